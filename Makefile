@@ -1,0 +1,56 @@
+# Two commands on a fresh machine: `make run` and `make test`.
+# When DATABASE_URL is not set, .ci/pg starts a private PostgreSQL under .data/pg.
+
+SHELL := /bin/bash
+GO ?= go
+BIN := bin
+export GOFLAGS ?= -buildvcs=false
+
+# The database: yours if DATABASE_URL is set, else the private cluster (started on demand).
+DB_URL = $(if $(DATABASE_URL),$(DATABASE_URL),$(shell .ci/pg url))
+
+.PHONY: all build run demo test test-engine test-short bench db-url db-stop fmt vet clean
+
+all: build
+
+build:
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+run: build
+	@url="$(DB_URL)"; test -n "$$url" || { echo "no database (see the messages above)"; exit 1; }; \
+	mkdir -p .data/journal; \
+	DATABASE_URL="$$url" $(BIN)/svcd $(ARGS)
+
+demo: build
+	@url="$(DB_URL)"; test -n "$$url" || exit 1; \
+	mkdir -p .data/journal; \
+	DATABASE_URL="$$url" $(BIN)/svcd --demo $(ARGS)
+
+# The whole suite against a real PostgreSQL; the engine also under the race detector.
+test:
+	@url="$(DB_URL)"; test -n "$$url" || { echo "no database (see the messages above)"; exit 1; }; \
+	echo "database: $$url"; \
+	DATABASE_URL="$$url" $(GO) test -count=1 -timeout 20m ./... && \
+	DATABASE_URL="$$url" $(GO) test -count=1 -race -timeout 20m ./engine/... ./gateway/...
+
+test-short:
+	@DATABASE_URL="$(DB_URL)" $(GO) test -count=1 -short ./...
+
+bench:
+	@url="$(DB_URL)"; DATABASE_URL="$$url" BENCH_OUT=bench/out ./bench/run.sh
+
+db-url:
+	@echo "$(DB_URL)"
+
+db-stop:
+	@.ci/pg stop
+
+fmt:
+	gofmt -l -w $$(git ls-files '*.go')
+
+vet:
+	$(GO) vet ./...
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,82 @@
+// Command svc is the operator's CLI: it works against the same database (and journal) as
+// svcd. Run `svc help` for the commands and `svc COMMAND -h` for each one's flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// command is one operator command.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error
+}
+
+// commands lists every command; each lives in its own file.
+func commands() []command {
+	return []command{
+		{"migrate", "apply database migrations", runMigrate},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "svc:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		return nil
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], env, stdout, stderr)
+		}
+	}
+	usage(stderr)
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: svc COMMAND [flags]   (svc COMMAND -h for a command's flags)")
+	fmt.Fprintln(w, "\ncommands:")
+	cs := commands()
+	sort.Slice(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
+	for _, c := range cs {
+		fmt.Fprintf(w, "  %-22s %s\n", c.name, c.summary)
+	}
+}
+
+// dbFlag adds the --database-url flag every database command takes.
+func dbFlag(fs *flag.FlagSet, env func(string) string) *string {
+	def := env("SVC_DATABASE_URL")
+	if def == "" {
+		def = env("DATABASE_URL")
+	}
+	return fs.String("database-url", def, "PostgreSQL URL (SVC_DATABASE_URL or DATABASE_URL)")
+}
+
+func needDB(url string) error {
+	if url == "" {
+		return errors.New("--database-url (or DATABASE_URL) is required")
+	}
+	return nil
+}

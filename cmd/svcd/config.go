@@ -1,0 +1,143 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is everything svcd can be told. Each flag has an environment variable (SVC_ + the
+// flag's name in upper case with - as _), read when the flag is not given; flags win.
+type config struct {
+	Addr            string
+	DatabaseURL     string
+	DBMaxConns      int
+	Migrate         bool
+	LogLevel        string
+	LogFormat       string
+	AccessLog       bool
+	BodyLimit       int
+	ShutdownTimeout time.Duration
+	PublicBaseURL   string
+	Demo            bool
+}
+
+// flagSet declares the flags on fs with defaults taken from the environment.
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("svcd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	env := envDefaults{getenv: getenv}
+
+	fs.StringVar(&c.Addr, "addr", env.str("addr", ":8080"), "HTTP listen address")
+	fs.StringVar(&c.DatabaseURL, "database-url", env.str("database-url", getenv("DATABASE_URL")), "PostgreSQL URL (also DATABASE_URL)")
+	fs.IntVar(&c.DBMaxConns, "db-max-conns", env.int("db-max-conns", 32), "largest number of PostgreSQL connections")
+	fs.BoolVar(&c.Migrate, "migrate", env.bool("migrate", true), "apply database migrations at start")
+	fs.StringVar(&c.LogLevel, "log-level", env.str("log-level", "info"), "debug, info, warn or error")
+	fs.StringVar(&c.LogFormat, "log-format", env.str("log-format", "json"), "json or text")
+	fs.BoolVar(&c.AccessLog, "access-log", env.bool("access-log", true), "log every request")
+	fs.IntVar(&c.BodyLimit, "body-limit", env.int("body-limit", 1<<20), "largest request body in bytes")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", env.duration("shutdown-timeout", 20*time.Second), "time in-flight requests get to finish on SIGTERM")
+	fs.StringVar(&c.PublicBaseURL, "public-base-url", env.str("public-base-url", "http://localhost:8080"), "address users reach the service at (hosted pages, links in mail)")
+	fs.BoolVar(&c.Demo, "demo", env.bool("demo", false), "seed a sandbox merchant with an API key and print the key")
+
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if env.err != nil {
+		return c, env.err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	return c, c.validate()
+}
+
+func (c config) validate() error {
+	var errs []error
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		errs = append(errs, fmt.Errorf("-addr %q: want host:port, e.g. :8080", c.Addr))
+	}
+	if c.DatabaseURL == "" {
+		errs = append(errs, errors.New("-database-url (or DATABASE_URL) is required; `make run` starts a local PostgreSQL and sets it"))
+	}
+	if c.DBMaxConns < 2 {
+		errs = append(errs, errors.New("-db-max-conns must be at least 2"))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("-log-level %q: want debug, info, warn or error", c.LogLevel))
+	}
+	if c.LogFormat != "json" && c.LogFormat != "text" {
+		errs = append(errs, fmt.Errorf("-log-format %q: want json or text", c.LogFormat))
+	}
+	if c.BodyLimit < 1024 {
+		errs = append(errs, errors.New("-body-limit must be at least 1024 bytes"))
+	}
+	if c.ShutdownTimeout <= 0 {
+		errs = append(errs, errors.New("-shutdown-timeout must be positive"))
+	}
+	if !strings.HasPrefix(c.PublicBaseURL, "http://") && !strings.HasPrefix(c.PublicBaseURL, "https://") {
+		errs = append(errs, fmt.Errorf("-public-base-url %q: want an http(s) URL", c.PublicBaseURL))
+	}
+	return errors.Join(errs...)
+}
+
+// envDefaults reads SVC_* variables as flag defaults and remembers the first bad value.
+type envDefaults struct {
+	getenv func(string) string
+	err    error
+}
+
+func envName(flagName string) string {
+	return "SVC_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+func (e *envDefaults) str(name, def string) string {
+	if v := e.getenv(envName(name)); v != "" {
+		return v
+	}
+	return def
+}
+
+func (e *envDefaults) int(name string, def int) int {
+	v := e.getenv(envName(name))
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil && e.err == nil {
+		e.err = fmt.Errorf("%s=%q: want an integer", envName(name), v)
+	}
+	return n
+}
+
+func (e *envDefaults) bool(name string, def bool) bool {
+	v := e.getenv(envName(name))
+	if v == "" {
+		return def
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil && e.err == nil {
+		e.err = fmt.Errorf("%s=%q: want true or false", envName(name), v)
+	}
+	return b
+}
+
+func (e *envDefaults) duration(name string, def time.Duration) time.Duration {
+	v := e.getenv(envName(name))
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil && e.err == nil {
+		e.err = fmt.Errorf("%s=%q: want a duration such as 20s", envName(name), v)
+	}
+	return d
+}

@@ -1,0 +1,113 @@
+// Command svcd is the server: the HTTP gateway, the matching engine and the payments
+// services in one process. main only wires; see run.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"svc/gateway"
+	"svc/persistence/postgres"
+)
+
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "svcd:", err)
+		os.Exit(1)
+	}
+}
+
+// run starts everything, serves until ctx is cancelled (SIGINT/SIGTERM), then stops in
+// reverse order: stop accepting, drain in-flight requests, close the pools.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, stdout)
+
+	if cfg.Migrate {
+		mctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		err := postgres.Migrate(mctx, cfg.DatabaseURL)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		log.Info("database migrated")
+	}
+	octx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	pool, err := postgres.Open(octx, cfg.DatabaseURL, int32(cfg.DBMaxConns))
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	gcfg := gateway.DefaultConfig()
+	gcfg.Addr = cfg.Addr
+	gcfg.BodyLimit = cfg.BodyLimit
+	gcfg.AccessLog = cfg.AccessLog
+	gcfg.Version = version
+	gcfg.ShutdownTimeout = cfg.ShutdownTimeout
+	srv, err := gateway.New(gcfg, gateway.Deps{
+		Logger:   log,
+		Metrics:  reg,
+		Gatherer: reg,
+		Ready: []gateway.ReadyCheck{
+			{Name: "postgres", Check: func(ctx context.Context) error { return pool.Ping(ctx) }},
+		},
+	})
+	if err != nil {
+		return err
+	}
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.ListenAndServe() }()
+	log.Info("svcd listening", "addr", cfg.Addr, "version", version)
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: draining in-flight requests", "timeout", cfg.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Error("shutdown", "error", err)
+	}
+	<-serveErr
+	log.Info("stopped")
+	return nil
+}
+
+func newLogger(cfg config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}

@@ -1,0 +1,109 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Keys of values the middleware keeps on a request.
+const (
+	keyRequestID = "svc.request_id"
+	keyCause     = "svc.cause"
+	keyPrincipal = "svc.principal"
+)
+
+type okEnvelope struct {
+	Success bool   `json:"success"`
+	Data    any    `json:"data"`
+	Message string `json:"message,omitempty"`
+	Meta    any    `json:"meta,omitempty"`
+}
+
+type errEnvelope struct {
+	Success   bool         `json:"success"`
+	Message   string       `json:"message"`
+	Detail    string       `json:"detail,omitempty"`
+	Errors    []FieldError `json:"errors,omitempty"`
+	RequestID string       `json:"request_id,omitempty"`
+}
+
+// OK writes 200 {success: true, data}.
+func OK(ctx *fasthttp.RequestCtx, data any) { write(ctx, http.StatusOK, okEnvelope{Success: true, Data: data}) }
+
+// Created writes 201 {success: true, data}.
+func Created(ctx *fasthttp.RequestCtx, data any) {
+	write(ctx, http.StatusCreated, okEnvelope{Success: true, Data: data})
+}
+
+// Message writes 200 {success: true, data, message}; data may be nil.
+func Message(ctx *fasthttp.RequestCtx, data any, message string) {
+	write(ctx, http.StatusOK, okEnvelope{Success: true, Data: data, Message: message})
+}
+
+// Array writes 200 with data as the array itself and paging in a top-level meta, the shape
+// DESIGN.md section 6 gives the lists the spec calls arrays.
+func Array(ctx *fasthttp.RequestCtx, items any, meta *PageMeta) {
+	env := okEnvelope{Success: true, Data: items}
+	if meta != nil {
+		env.Meta = meta
+	}
+	write(ctx, http.StatusOK, env)
+}
+
+// Page writes 200 {data: {items, meta}}, the page-object shape of the other lists.
+func Page(ctx *fasthttp.RequestCtx, items any, meta PageMeta) {
+	write(ctx, http.StatusOK, okEnvelope{Success: true, Data: struct {
+		Items any      `json:"items"`
+		Meta  PageMeta `json:"meta"`
+	}{items, meta}})
+}
+
+// Fail writes the error envelope for err (see From). The cause of a 500 is kept on the
+// request for the access log and never written to the client.
+func Fail(ctx *fasthttp.RequestCtx, err error) {
+	ae := From(err)
+	if ae.Code == CodeInternal {
+		ctx.SetUserValue(keyCause, err)
+	}
+	env := errEnvelope{Success: false, Message: ae.Code, Detail: ae.Detail, Errors: ae.Fields}
+	if ae.Status() >= 500 {
+		env.RequestID = RequestID(ctx)
+	}
+	write(ctx, ae.Status(), env)
+}
+
+// Cause returns the internal error behind a 500 written by Fail, if any.
+func Cause(ctx *fasthttp.RequestCtx) error {
+	err, _ := ctx.UserValue(keyCause).(error)
+	return err
+}
+
+func write(ctx *fasthttp.RequestCtx, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		ctx.SetUserValue(keyCause, err)
+		status = http.StatusInternalServerError
+		b = []byte(`{"success":false,"message":"INTERNAL_ERROR","detail":"internal error"}`)
+	}
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("application/json")
+	ctx.SetBody(b)
+}
+
+// RawJSON writes an already-encoded success body (hot paths that encode by hand).
+func RawJSON(ctx *fasthttp.RequestCtx, status int, body []byte) {
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("application/json")
+	ctx.SetBody(body)
+}
+
+// SetRequestID records the request id; RequestID reads it back.
+func SetRequestID(ctx *fasthttp.RequestCtx, id string) { ctx.SetUserValue(keyRequestID, id) }
+
+// RequestID returns the id given to this request by the middleware.
+func RequestID(ctx *fasthttp.RequestCtx) string {
+	s, _ := ctx.UserValue(keyRequestID).(string)
+	return s
+}

@@ -1,0 +1,120 @@
+package gateway
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/fasthttp/router"
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"svc/gateway/api"
+)
+
+// recover turns a panic anywhere below into a 500 envelope carrying the request id; the
+// panic value and stack go to the log only.
+func (s *Server) recover(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("panic in handler",
+					"request_id", api.RequestID(ctx),
+					"method", string(ctx.Method()), "path", string(ctx.Path()),
+					"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				ctx.ResetBody()
+				api.Fail(ctx, api.NewError(api.CodeInternal, "internal error"))
+			}
+		}()
+		next(ctx)
+	}
+}
+
+// requestID takes a sane X-Request-Id from the client or makes one, and echoes it.
+func (s *Server) requestID(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		id := ctx.Request.Header.Peek("X-Request-Id")
+		var rid string
+		if validRequestID(id) {
+			rid = string(id)
+		} else {
+			rid = uuid.Must(uuid.NewV7()).String()
+		}
+		api.SetRequestID(ctx, rid)
+		ctx.Response.Header.Set("X-Request-Id", rid)
+		next(ctx)
+	}
+}
+
+func validRequestID(b []byte) bool {
+	if len(b) == 0 || len(b) > 128 {
+		return false
+	}
+	for _, c := range b {
+		if c < 0x21 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// observe records metrics and writes the access log line after the handler ran.
+func (s *Server) observe(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		start := time.Now()
+		next(ctx)
+		elapsed := time.Since(start)
+		route, _ := ctx.UserValue(router.MatchedRoutePathParam).(string)
+		if route == "" {
+			route = "unmatched"
+		}
+		status := ctx.Response.StatusCode()
+		if s.metrics != nil {
+			s.metrics.observe(string(ctx.Method()), route, status, elapsed)
+		}
+		cause := api.Cause(ctx)
+		if !s.cfg.AccessLog && cause == nil {
+			return
+		}
+		level := slog.LevelInfo
+		if status >= 500 {
+			level = slog.LevelError
+		}
+		attrs := []slog.Attr{
+			slog.String("request_id", api.RequestID(ctx)),
+			slog.String("method", string(ctx.Method())),
+			slog.String("route", route),
+			slog.String("path", string(ctx.Path())),
+			slog.Int("status", status),
+			slog.Float64("ms", float64(elapsed.Microseconds())/1000),
+			slog.String("ip", ctx.RemoteIP().String()),
+			slog.Int("bytes", len(ctx.Response.Body())),
+		}
+		if p, ok := api.PrincipalOf(ctx); ok {
+			attrs = append(attrs, slog.String("merchant_id", p.MerchantID.String()), slog.String("environment", string(p.Environment)))
+		}
+		if cause != nil {
+			attrs = append(attrs, slog.String("error", cause.Error()))
+		}
+		s.log.LogAttrs(ctx, level, "request", attrs...)
+	}
+}
+
+// protect wraps a handler with authentication; without an Authenticator every protected
+// route is 401.
+func (s *Server) protect(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		if s.deps.Auth == nil {
+			api.Fail(ctx, api.NewError(api.CodeUnauthorized, "authentication is not configured"))
+			return
+		}
+		p, err := s.deps.Auth.Authenticate(ctx)
+		if err != nil {
+			api.Fail(ctx, err)
+			return
+		}
+		api.SetPrincipal(ctx, p)
+		next(ctx)
+	}
+}
