@@ -30,7 +30,9 @@ type errEnvelope struct {
 }
 
 // OK writes 200 {success: true, data}.
-func OK(ctx *fasthttp.RequestCtx, data any) { write(ctx, http.StatusOK, okEnvelope{Success: true, Data: data}) }
+func OK(ctx *fasthttp.RequestCtx, data any) {
+	write(ctx, http.StatusOK, okEnvelope{Success: true, Data: data})
+}
 
 // Created writes 201 {success: true, data}.
 func Created(ctx *fasthttp.RequestCtx, data any) {

@@ -12,7 +12,9 @@ type Validator struct {
 }
 
 // Add records an invalid field.
-func (v *Validator) Add(field, message string) { v.fields = append(v.fields, FieldError{field, message}) }
+func (v *Validator) Add(field, message string) {
+	v.fields = append(v.fields, FieldError{field, message})
+}
 
 // Check records message for field unless ok.
 func (v *Validator) Check(ok bool, field, message string) bool {

@@ -31,9 +31,9 @@ type Op struct {
 	Description string
 	Public      bool // no authentication
 	Query       []Param
-	Body        Schema            // request body (application/json); nil for none
+	Body        Schema           // request body (application/json); nil for none
 	Responses   map[int]Response // status -> response; errors are added from Errors
-	Errors      []string          // error codes this operation answers with
+	Errors      []string         // error codes this operation answers with
 }
 
 // Response is one documented response.
