@@ -1,0 +1,119 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+
+	"golang.org/x/crypto/argon2"
+)
+
+// Argon2id parameters (OWASP: 19 MiB, 2 passes, 1 lane).
+const (
+	argonMemoryKiB = 19 * 1024
+	argonTime      = 2
+	argonThreads   = 1
+	argonKeyLen    = 32
+	argonSaltLen   = 16
+)
+
+var errBadHash = errors.New("auth: malformed password hash")
+
+// Hasher hashes and verifies passwords with argon2id. Each hash takes 19 MiB, so at most
+// a few run at once (the rest wait), which bounds memory under a login flood.
+type Hasher struct {
+	sem   chan struct{}
+	dummy string // verified for unknown emails so the answer takes as long
+}
+
+// NewHasher allows concurrent hashes at once (at least 1).
+func NewHasher(concurrent int) *Hasher {
+	if concurrent < 1 {
+		concurrent = 1
+	}
+	h := &Hasher{sem: make(chan struct{}, concurrent)}
+	d, err := h.hash(rand.Text())
+	if err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	h.dummy = d
+	return h
+}
+
+// Hash returns the PHC-style encoding $argon2id$v=19$m=19456,t=2,p=1$<salt>$<hash>.
+func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
+	if err := h.acquire(ctx); err != nil {
+		return "", err
+	}
+	defer h.release()
+	return h.hash(password)
+}
+
+func (h *Hasher) hash(password string) (string, error) {
+	salt := make([]byte, argonSaltLen)
+	if _, err := rand.Read(salt); err != nil {
+		return "", err
+	}
+	key := argon2.IDKey([]byte(password), salt, argonTime, argonMemoryKiB, argonThreads, argonKeyLen)
+	b64 := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemoryKiB, argonTime, argonThreads,
+		b64.EncodeToString(salt), b64.EncodeToString(key)), nil
+}
+
+// Verify reports whether password matches encoded, in constant time. The parameters are
+// read from the encoding, so hashes made with older parameters still verify.
+func (h *Hasher) Verify(ctx context.Context, encoded, password string) (bool, error) {
+	if err := h.acquire(ctx); err != nil {
+		return false, err
+	}
+	defer h.release()
+	return verifyHash(encoded, password)
+}
+
+// VerifyDummy spends the time of one verification without a real hash: used when the email
+// is unknown, so the answer cannot tell the two cases apart by timing.
+func (h *Hasher) VerifyDummy(ctx context.Context, password string) {
+	_, _ = h.Verify(ctx, h.dummy, password)
+}
+
+func (h *Hasher) acquire(ctx context.Context) error {
+	select {
+	case h.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (h *Hasher) release() { <-h.sem }
+
+func verifyHash(encoded, password string) (bool, error) {
+	parts := strings.Split(encoded, "$")
+	if len(parts) != 6 || parts[0] != "" || parts[1] != "argon2id" {
+		return false, errBadHash
+	}
+	var version int
+	if _, err := fmt.Sscanf(parts[2], "v=%d", &version); err != nil || version != argon2.Version {
+		return false, errBadHash
+	}
+	var m, t uint32
+	var p uint8
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil || m == 0 || t == 0 || p == 0 || m > 1<<20 || t > 16 {
+		return false, errBadHash
+	}
+	b64 := base64.RawStdEncoding
+	salt, err := b64.DecodeString(parts[4])
+	if err != nil {
+		return false, errBadHash
+	}
+	want, err := b64.DecodeString(parts[5])
+	if err != nil || len(want) == 0 {
+		return false, errBadHash
+	}
+	got := argon2.IDKey([]byte(password), salt, t, m, p, uint32(len(want)))
+	return subtle.ConstantTimeCompare(got, want) == 1, nil
+}
