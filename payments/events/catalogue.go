@@ -1,0 +1,43 @@
+package events
+
+import "slices"
+
+// Type is the name of an event, as sent in the delivery envelope's "event" field.
+type Type string
+
+// The event catalogue: every event name of the spec ("Events", "Event names").
+const (
+	DepositReceived          Type = "deposit.received"           // NGN transfer received; conversion beginning
+	DepositPendingWithdrawal Type = "deposit.pending_withdrawal" // conversion done; asset on its way
+	DepositSettled           Type = "deposit.settled"            // deposit fully settled
+	DepositFailed            Type = "deposit.failed"             // deposit could not be completed
+	DepositFlagged           Type = "deposit.flagged"            // deposit held for compliance review
+	WithdrawalCompleted      Type = "withdrawal.completed"       // withdrawal confirmed on-chain
+	OnrampCompleted          Type = "onramp.completed"           // an onramp (virtual account) became active
+	OfframpCompleted         Type = "offramp.completed"          // an offramp was completed
+	TransferCompleted        Type = "transfer.completed"         // a bank transfer was completed
+	PayoutCompleted          Type = "payout.completed"           // an NGN payout was settled
+	CustomerCreated          Type = "customer.created"           // customer created
+	CustomerTier1Verified    Type = "customer.tier1_verified"    // Tier 1 (BVN) verification passed
+	CustomerTier2Verified    Type = "customer.tier2_verified"    // Tier 2 verification passed
+	CustomerTier2Rejected    Type = "customer.tier2_rejected"    // Tier 2 verification failed
+	CustomerBalanceCredited  Type = "customer.balance.credited"  // customer's internal balance credited
+	CustomerBalanceRefunded  Type = "customer.balance.refunded"  // customer's internal balance refunded
+	CheckoutPaymentCompleted Type = "checkout.payment.completed" // payment made through a checkout link
+	VirtualAccountCreated    Type = "virtual_account.created"    // a virtual bank account was provisioned
+	TestWebhook              Type = "test.webhook"               // generic event of the test operation
+)
+
+var catalogue = []Type{
+	DepositReceived, DepositPendingWithdrawal, DepositSettled, DepositFailed, DepositFlagged,
+	WithdrawalCompleted, OnrampCompleted, OfframpCompleted, TransferCompleted, PayoutCompleted,
+	CustomerCreated, CustomerTier1Verified, CustomerTier2Verified, CustomerTier2Rejected,
+	CustomerBalanceCredited, CustomerBalanceRefunded, CheckoutPaymentCompleted,
+	VirtualAccountCreated, TestWebhook,
+}
+
+// All returns every event name of the catalogue, in the spec's order.
+func All() []Type { return slices.Clone(catalogue) }
+
+// Known reports whether name is in the catalogue.
+func Known(name string) bool { return slices.Contains(catalogue, Type(name)) }

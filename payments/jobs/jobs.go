@@ -1,0 +1,82 @@
+// Package jobs builds the one river client of the process: the durable PostgreSQL job queue
+// every payments domain runs its background work on (DESIGN.md section 4).
+//
+// Each domain adds its workers to one *river.Workers and names its queue; cmd/svcd then
+// builds a single client for all of them:
+//
+//	workers := river.NewWorkers()
+//	webhooks.Register(workers, deliverer)           // adds the webhook delivery worker
+//	client, err := jobs.New(pool, jobs.Config{
+//		Workers: workers,
+//		Queues:  map[string]int{events.Queue: 50},  // queue -> concurrent jobs
+//	})
+//	recorder := events.NewRecorder(client)          // Record enqueues through the client
+//	err = client.Start(ctx) ... client.Stop(ctx)
+//
+// A client built with no Workers only inserts (tools such as `svc webhooks replay`).
+package jobs
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+)
+
+// Client is the river client of the process, with pgx transactions.
+type Client = river.Client[pgx.Tx]
+
+// Config says what the client works.
+type Config struct {
+	// Workers holds every domain's workers; nil builds an insert-only client.
+	Workers *river.Workers
+	// Queues maps each queue to the number of jobs worked at once on it. Required with
+	// Workers.
+	Queues map[string]int
+	// FetchPollInterval is how often idle queues are polled as a fallback to LISTEN/NOTIFY
+	// (default 1s; tests use less).
+	FetchPollInterval time.Duration
+	// FetchCooldown is the shortest time between two fetches of a queue (default 100ms;
+	// lower it for throughput).
+	FetchCooldown time.Duration
+	// RescueStuckJobsAfter is how long a running job may go without finishing before it is
+	// considered lost with its process (killed mid-job) and retried (default 1h).
+	RescueStuckJobsAfter time.Duration
+	// JobTimeout is the default time a job may run (workers may set their own; default 1m).
+	JobTimeout time.Duration
+	Logger     *slog.Logger
+}
+
+// New builds the client; it works nothing until Start.
+func New(pool *pgxpool.Pool, cfg Config) (*Client, error) {
+	rc := &river.Config{
+		Logger:               cfg.Logger,
+		FetchPollInterval:    cfg.FetchPollInterval,
+		FetchCooldown:        cfg.FetchCooldown,
+		RescueStuckJobsAfter: cfg.RescueStuckJobsAfter,
+		JobTimeout:           cfg.JobTimeout,
+	}
+	if rc.Logger == nil {
+		rc.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Workers != nil {
+		if len(cfg.Queues) == 0 {
+			return nil, errors.New("jobs: Queues is required when there are Workers")
+		}
+		rc.Workers = cfg.Workers
+		rc.Queues = make(map[string]river.QueueConfig, len(cfg.Queues))
+		for name, n := range cfg.Queues {
+			rc.Queues[name] = river.QueueConfig{MaxWorkers: n}
+		}
+	}
+	c, err := river.NewClient(riverpgxv5.New(pool), rc)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: new river client: %w", err)
+	}
+	return c, nil
+}
