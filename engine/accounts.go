@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"bytes"
+	"slices"
+	"sync"
+)
+
+// Balance of one asset in one account, in the asset's engine units.
+type Balance struct {
+	Available int64
+	Locked    int64 // held by open orders
+}
+
+// Balances of one account, indexed by Asset (index 0, AssetNone, is always zero).
+type Balances [numAssets]Balance
+
+// account is one trading account. Every runner may touch any account, so each account
+// has its own mutex; a runner never holds two account mutexes at once, and holds one
+// only for a few field updates (no matching, no journal, no allocation in steady state).
+type account struct {
+	mu        sync.Mutex
+	id        AccountID
+	bal       Balances
+	orders    map[OrderID]*order // open and recently closed orders, for views and cancel routing
+	transfers map[TransferID]struct{}
+}
+
+// empty reports whether a holds nothing worth snapshotting.
+func (a *account) empty() bool {
+	return a.bal == Balances{} && len(a.orders) == 0 && len(a.transfers) == 0
+}
+
+const accountShards = 64
+
+// accountTable finds accounts by id. Accounts are created on first use and never
+// removed; runners cache the pointers they have seen, so the shard locks are taken
+// only on a runner's first sight of an account.
+type accountTable struct {
+	shards [accountShards]struct {
+		mu sync.RWMutex
+		m  map[AccountID]*account
+		_  [32]byte // keep neighbouring shard locks off one cache line
+	}
+}
+
+func shardOf(id AccountID) int { return int(id[15]^id[7]) % accountShards }
+
+func (t *accountTable) get(id AccountID) *account {
+	s := &t.shards[shardOf(id)]
+	s.mu.RLock()
+	a := s.m[id]
+	s.mu.RUnlock()
+	return a
+}
+
+func (t *accountTable) getOrCreate(id AccountID) *account {
+	if a := t.get(id); a != nil {
+		return a
+	}
+	s := &t.shards[shardOf(id)]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a := s.m[id]; a != nil {
+		return a
+	}
+	if s.m == nil {
+		s.m = make(map[AccountID]*account)
+	}
+	a := &account{id: id, orders: make(map[OrderID]*order)}
+	s.m[id] = a
+	return a
+}
+
+// sorted returns every account ordered by id.
+func (t *accountTable) sorted() []*account {
+	var all []*account
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.RLock()
+		for _, a := range s.m {
+			all = append(all, a)
+		}
+		s.mu.RUnlock()
+	}
+	slices.SortFunc(all, func(x, y *account) int { return bytes.Compare(x.id[:], y.id[:]) })
+	return all
+}
+
+// accountCache is a runner's private map of accounts it has seen.
+type accountCache struct {
+	table *accountTable
+	m     map[AccountID]*account
+}
+
+func (c *accountCache) get(id AccountID) *account {
+	if a, ok := c.m[id]; ok {
+		return a
+	}
+	a := c.table.getOrCreate(id)
+	c.m[id] = a
+	return a
+}
+
+// apply adds d to a's balance of asset; the caller holds a.mu.
+func (a *account) apply(asset Asset, avail, locked int64) {
+	b := &a.bal[asset]
+	b.Available += avail
+	b.Locked += locked
+}

@@ -1,0 +1,85 @@
+package engine
+
+import "strconv"
+
+// EventKind says what an Event records.
+type EventKind uint8
+
+// Event kinds.
+const (
+	// EventAccepted: an order entered the engine. Deltas[0] locks its reservation.
+	// A GTC limit order that is not filled at once rests in the book.
+	EventAccepted EventKind = iota + 1
+	// EventTrade: Qty traded at Price (the maker's price) between the taker OrderID and
+	// MakerOrderID. Deltas hold all four balance changes (buyer quote, buyer base,
+	// seller base, seller quote). Amount is the notional in quote units.
+	EventTrade
+	// EventCancelled: the order's remaining Qty left the book (Reason says why);
+	// Deltas[0] releases what it still held.
+	EventCancelled
+	// EventDone: a market buy finished FILLED; Deltas[0] releases what its reservation
+	// had left (possibly nothing), Qty is its final filled quantity.
+	EventDone
+	// EventCredit: Amount of Asset added to Account's available balance (TransferID).
+	EventCredit
+	// EventDebit: Amount of Asset taken from Account's available balance (TransferID).
+	EventDebit
+)
+
+var eventKindNames = [...]string{"", "ORDER_ACCEPTED", "TRADE", "ORDER_CANCELLED", "ORDER_DONE", "CREDIT", "DEBIT"}
+
+func (k EventKind) String() string {
+	if k > 0 && int(k) < len(eventKindNames) {
+		return eventKindNames[k]
+	}
+	return "EventKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// BalanceDelta is a change to one account's balance of one asset.
+type BalanceDelta struct {
+	Account   AccountID
+	Asset     Asset
+	Available int64
+	Locked    int64
+}
+
+// Event is a fact the engine journals. Events are flat values; consumers (journal,
+// market data, WebSocket hub, projector) read them, never engine internals.
+//
+// Seq numbers the events of one stream: each symbol is a stream, and credits and
+// debits form the stream with Symbol "". Within a stream Seq increases by one per
+// event; across streams there is no order.
+type Event struct {
+	Seq    uint64
+	Time   int64 // unix nanoseconds of the command that caused the event
+	Kind   EventKind
+	Symbol string // "" for credits and debits
+
+	Account       AccountID // the order's owner (the taker for a trade), or the credited account
+	OrderID       OrderID   // the order accepted, cancelled or done; the taker of a trade
+	ClientOrderID string    // EventAccepted only
+	Side          Side      // the order's side (the taker's for a trade)
+	Type          OrderType
+	TIF           TimeInForce
+	STP           STPMode
+	PostOnly      bool
+	Reason        CancelReason // EventCancelled
+	Price         Price        // the limit price (EventAccepted) or the execution price (EventTrade)
+	Qty           Qty          // ordered (accepted), traded (trade), left unfilled (cancelled), filled (done)
+	QuoteQty      int64        // EventAccepted of a market buy by amount
+
+	MakerOrderID OrderID   // EventTrade
+	MakerAccount AccountID // EventTrade
+
+	Asset      Asset      // EventCredit, EventDebit
+	Amount     int64      // credit or debit amount; notional of a trade
+	TransferID TransferID // EventCredit, EventDebit
+
+	NDeltas uint8
+	Deltas  [4]BalanceDelta
+}
+
+func (e *Event) addDelta(acct AccountID, asset Asset, avail, locked int64) {
+	e.Deltas[e.NDeltas] = BalanceDelta{Account: acct, Asset: asset, Available: avail, Locked: locked}
+	e.NDeltas++
+}
