@@ -11,8 +11,13 @@ import (
 	"svc/gateway/openapi"
 )
 
+type healthBody struct {
+	Status  string `json:"status"`
+	Version string `json:"version"`
+}
+
 func (s *Server) health(ctx *fasthttp.RequestCtx) {
-	api.OK(ctx, map[string]string{"status": "ok", "version": s.cfg.Version})
+	api.OK(ctx, healthBody{Status: "ok", Version: s.cfg.Version})
 }
 
 // ready checks every dependency within two seconds; any failure is 503 NOT_READY naming it.

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,6 +14,19 @@ import (
 type httpMetrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	// series caches the children per (method, route, status): the vectors' own label
+	// hashing costs more than the rest of a small request.
+	series sync.Map // seriesKey -> *series
+}
+
+type seriesKey struct {
+	method, route string
+	status        int
+}
+
+type series struct {
+	count   prometheus.Counter
+	latency prometheus.Observer
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
@@ -35,9 +49,19 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 	return m, nil
 }
 
-func (m *httpMetrics) observe(method, route string, status int, d time.Duration) {
-	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
-	m.latency.WithLabelValues(method, route).Observe(d.Seconds())
+func (m *httpMetrics) observe(method []byte, route string, status int, d time.Duration) {
+	// string(method) in a map key does not allocate.
+	v, ok := m.series.Load(seriesKey{string(method), route, status})
+	if !ok {
+		k := seriesKey{string(method), route, status}
+		v, _ = m.series.LoadOrStore(k, &series{
+			count:   m.requests.WithLabelValues(k.method, route, strconv.Itoa(status)),
+			latency: m.latency.WithLabelValues(k.method, route),
+		})
+	}
+	sr := v.(*series)
+	sr.count.Inc()
+	sr.latency.Observe(d.Seconds())
 }
 
 func (s *Server) metricsHandler() fasthttp.RequestHandler {

@@ -1,13 +1,16 @@
 package gateway
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/fasthttp/router"
-	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
@@ -39,12 +42,33 @@ func (s *Server) requestID(next fasthttp.RequestHandler) fasthttp.RequestHandler
 		if validRequestID(id) {
 			rid = string(id)
 		} else {
-			rid = uuid.Must(uuid.NewV7()).String()
+			rid = s.ids.next()
 		}
 		api.SetRequestID(ctx, rid)
 		ctx.Response.Header.Set("X-Request-Id", rid)
 		next(ctx)
 	}
+}
+
+// requestIDs makes request ids without a syscall or lock: a random per-process prefix and
+// a counter, so ids are unique across restarts and instances without coordination.
+type requestIDs struct {
+	prefix string
+	n      atomic.Uint64
+}
+
+func newRequestIDs() *requestIDs {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return &requestIDs{prefix: hex.EncodeToString(b[:])}
+}
+
+func (r *requestIDs) next() string {
+	var buf [32]byte
+	out := append(buf[:0], r.prefix...)
+	out = append(out, '-')
+	out = strconv.AppendUint(out, r.n.Add(1), 36)
+	return string(out)
 }
 
 func validRequestID(b []byte) bool {
@@ -71,7 +95,7 @@ func (s *Server) observe(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 		}
 		status := ctx.Response.StatusCode()
 		if s.metrics != nil {
-			s.metrics.observe(string(ctx.Method()), route, status, elapsed)
+			s.metrics.observe(ctx.Method(), route, status, elapsed)
 		}
 		cause := api.Cause(ctx)
 		if !s.cfg.AccessLog && cause == nil {
@@ -80,6 +104,9 @@ func (s *Server) observe(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 		level := slog.LevelInfo
 		if status >= 500 {
 			level = slog.LevelError
+		}
+		if !s.log.Enabled(ctx, level) {
+			return
 		}
 		attrs := []slog.Attr{
 			slog.String("request_id", api.RequestID(ctx)),

@@ -85,6 +85,7 @@ type Server struct {
 	doc     *openapi.Doc
 	srv     *fasthttp.Server
 	metrics *httpMetrics
+	ids     *requestIDs
 	docJSON []byte
 }
 
@@ -97,7 +98,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, deps: deps, log: log}
+	s := &Server{cfg: cfg, deps: deps, log: log, ids: newRequestIDs()}
 	if deps.Metrics != nil {
 		m, err := newHTTPMetrics(deps.Metrics)
 		if err != nil {
