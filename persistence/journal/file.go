@@ -1,0 +1,469 @@
+package journal
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// DefaultDir is where the file journal lives unless FileOptions.Dir is set.
+const DefaultDir = ".data/journal"
+
+const segmentExt = ".journal"
+
+// FileOptions configure OpenFile. Zero fields take the defaults.
+type FileOptions struct {
+	// Dir holds the segments. Default DefaultDir; created if missing.
+	Dir string
+	// SegmentSize: a new segment is started before a group that would be
+	// written to a segment already this large. Default 64 MiB.
+	SegmentSize int64
+	// MaxRecordSize bounds one payload. Default 1 MiB.
+	MaxRecordSize int
+	// MaxGroupBytes bounds one coalesced write (frames included) unless a
+	// single record is larger. Default 8 MiB.
+	MaxGroupBytes int
+	// MaxQueuedGroups: Append waits while this many groups wait to be
+	// written. Default 4.
+	MaxQueuedGroups int
+}
+
+func (o *FileOptions) setDefaults() error {
+	if o.Dir == "" {
+		o.Dir = DefaultDir
+	}
+	if o.SegmentSize == 0 {
+		o.SegmentSize = 64 << 20
+	}
+	if o.MaxRecordSize == 0 {
+		o.MaxRecordSize = 1 << 20
+	}
+	if o.MaxGroupBytes == 0 {
+		o.MaxGroupBytes = 8 << 20
+	}
+	if o.MaxQueuedGroups == 0 {
+		o.MaxQueuedGroups = 4
+	}
+	switch {
+	case o.SegmentSize < 0:
+		return fmt.Errorf("journal: SegmentSize %d < 0", o.SegmentSize)
+	case o.MaxRecordSize < 0 || o.MaxRecordSize > 1<<30:
+		return fmt.Errorf("journal: MaxRecordSize %d out of range", o.MaxRecordSize)
+	case o.MaxGroupBytes < 0:
+		return fmt.Errorf("journal: MaxGroupBytes %d < 0", o.MaxGroupBytes)
+	case o.MaxQueuedGroups < 0:
+		return fmt.Errorf("journal: MaxQueuedGroups %d < 0", o.MaxQueuedGroups)
+	}
+	return nil
+}
+
+// File is the segmented file journal.
+//
+// Layout: Dir holds segment files named after the offset of their first
+// record, zero padded to 20 digits, with the extension ".journal"
+// (00000000000000000001.journal), plus a LOCK file held with flock while the
+// journal is open. A segment is a sequence of frames, little endian:
+//
+//	[length u32][crc32c u32][offset u64][payload: length bytes]
+//
+// where length is the payload length and the CRC32C covers offset and
+// payload. Offsets run without gaps from the segment's name.
+//
+// Each coalesced group is one write followed by one fdatasync; a segment's
+// creation is followed by an fsync of the directory. Recovery on open scans
+// the last segment: a partial frame, or a bad frame after which nothing valid
+// follows, is a torn tail and is truncated away. A bad frame followed by a
+// valid later record, a bad frame in an earlier segment (found by ReadFrom),
+// or a gap in offsets is corruption and yields an error wrapping ErrCorrupt.
+type File struct {
+	opts FileOptions
+	c    committer
+	lock *os.File
+
+	segMu    sync.RWMutex
+	segments []uint64 // first offsets, ascending
+
+	// Committer goroutine only.
+	seg     *os.File
+	segSize int64
+}
+
+var _ Journal = (*File)(nil)
+
+// OpenFile opens (creating if needed) the journal in opts.Dir and recovers its
+// tail. Call Start before Append.
+func OpenFile(opts FileOptions) (*File, error) {
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	lock, err := os.OpenFile(filepath.Join(opts.Dir, "LOCK"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	if err := lockDir(lock); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("journal: %s is in use: %w", opts.Dir, err)
+	}
+	j := &File{opts: opts, lock: lock}
+	last, err := j.recover()
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	j.c = committer{
+		encode:    appendFrame,
+		sizeOf:    func(p []byte) int { return frameSize(len(p)) },
+		flush:     j.flush,
+		maxRecord: opts.MaxRecordSize,
+		maxBytes:  max(opts.MaxGroupBytes, frameSize(opts.MaxRecordSize)),
+		maxRecs:   int(^uint32(0) >> 1),
+		maxQueued: opts.MaxQueuedGroups,
+	}
+	j.c.init(last)
+	return j, nil
+}
+
+// recover lists the segments, repairs the tail of the last one and opens it
+// for appending. It returns the last offset.
+func (j *File) recover() (uint64, error) {
+	entries, err := os.ReadDir(j.opts.Dir)
+	if err != nil {
+		return 0, fmt.Errorf("journal: %w", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, segmentExt) {
+			continue
+		}
+		first, err := strconv.ParseUint(strings.TrimSuffix(name, segmentExt), 10, 64)
+		if err != nil || first == 0 || segmentName(first) != name {
+			return 0, fmt.Errorf("journal: unexpected file %s in %s", name, j.opts.Dir)
+		}
+		j.segments = append(j.segments, first)
+	}
+	slices.Sort(j.segments)
+	if len(j.segments) == 0 {
+		return 0, nil
+	}
+	first := j.segments[len(j.segments)-1]
+	path := j.segmentPath(first)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("journal: %w", err)
+	}
+	end, next, err := scanTail(data, first, j.opts.MaxRecordSize)
+	if err != nil {
+		var ce *CorruptError
+		if errors.As(err, &ce) {
+			ce.Where = filepath.Base(path)
+		}
+		return 0, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return 0, fmt.Errorf("journal: %w", err)
+	}
+	if end < len(data) {
+		if err := f.Truncate(int64(end)); err != nil {
+			f.Close()
+			return 0, fmt.Errorf("journal: truncating torn tail: %w", err)
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return 0, fmt.Errorf("journal: truncating torn tail: %w", err)
+		}
+	}
+	if _, err := f.Seek(int64(end), io.SeekStart); err != nil {
+		f.Close()
+		return 0, fmt.Errorf("journal: %w", err)
+	}
+	j.seg, j.segSize = f, int64(end)
+	return next - 1, nil
+}
+
+// scanTail validates the frames of the last segment, whose first record has
+// offset first. It returns the end of the valid prefix and the next offset.
+// A bad or partial frame is a torn tail unless a valid later record follows
+// it, which is corruption.
+func scanTail(data []byte, first uint64, maxPayload int) (end int, next uint64, err error) {
+	next = first
+	for end < len(data) {
+		off, _, n, err := decodeFrame(data[end:], maxPayload)
+		if err == nil && off == next {
+			end += n
+			next++
+			continue
+		}
+		reason := "bad frame"
+		switch {
+		case err != nil:
+			reason = err.Error()
+		default:
+			reason = fmt.Sprintf("offset %d out of sequence", off)
+		}
+		if err == nil || laterRecord(data[end+1:], next, maxPayload) {
+			return 0, 0, &CorruptError{Pos: int64(end), Offset: next, Reason: reason}
+		}
+		return end, next, nil
+	}
+	return end, next, nil
+}
+
+// laterRecord reports whether b holds, at any position, a valid frame with an
+// offset in [next, next+len(b)/frameHeaderSize]: evidence that data after a
+// bad frame was once written in full.
+func laterRecord(b []byte, next uint64, maxPayload int) bool {
+	hi := next + uint64(len(b)/frameHeaderSize)
+	for i := 0; i+frameHeaderSize <= len(b); i++ {
+		off := binary.LittleEndian.Uint64(b[i+8 : i+16])
+		if off < next || off > hi {
+			continue
+		}
+		if _, _, _, err := decodeFrame(b[i:], maxPayload); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func segmentName(first uint64) string { return fmt.Sprintf("%020d%s", first, segmentExt) }
+
+func (j *File) segmentPath(first uint64) string {
+	return filepath.Join(j.opts.Dir, segmentName(first))
+}
+
+// Dir is the journal's directory.
+func (j *File) Dir() string { return j.opts.Dir }
+
+// Start starts the committer goroutine.
+func (j *File) Start() error { return j.c.start() }
+
+// Append makes payloads durable; see Journal.
+func (j *File) Append(ctx context.Context, payloads [][]byte) (uint64, error) {
+	return j.c.append(ctx, payloads)
+}
+
+// LastOffset is the last durable offset.
+func (j *File) LastOffset() uint64 { return j.c.durable.Load() }
+
+// Err is the sticky failure, or nil.
+func (j *File) Err() error { return j.c.stickyErr() }
+
+// Close flushes queued groups, stops the committer and closes the files.
+func (j *File) Close() error {
+	j.c.close()
+	var err error
+	if j.seg != nil {
+		err = j.seg.Close()
+		j.seg = nil
+	}
+	if j.lock != nil {
+		if e := j.lock.Close(); err == nil {
+			err = e
+		}
+		j.lock = nil
+	}
+	return err
+}
+
+// flush writes one group: rotate if needed, one write, one fdatasync.
+func (j *File) flush(g *group) error {
+	if j.seg == nil || j.segSize >= j.opts.SegmentSize {
+		if err := j.rotate(g.first); err != nil {
+			return err
+		}
+	}
+	n, err := j.seg.Write(g.buf)
+	j.segSize += int64(n)
+	if err != nil {
+		return failed("write", err)
+	}
+	if err := datasync(j.seg); err != nil {
+		return failed("fdatasync", err)
+	}
+	return nil
+}
+
+// rotate closes the current segment (already synced) and creates the one
+// starting at first, then syncs the directory.
+func (j *File) rotate(first uint64) error {
+	if j.seg != nil {
+		if j.segSize == 0 {
+			// An empty last segment (recovered from a torn tail): reuse it
+			// only if it is named for this offset.
+			j.segMu.RLock()
+			name := j.segments[len(j.segments)-1]
+			j.segMu.RUnlock()
+			if name == first {
+				return nil
+			}
+		}
+		if err := j.seg.Close(); err != nil {
+			return failed("close segment", err)
+		}
+		j.seg = nil
+	}
+	f, err := os.OpenFile(j.segmentPath(first), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return failed("create segment", err)
+	}
+	if err := syncDir(j.opts.Dir); err != nil {
+		f.Close()
+		return failed("sync directory", err)
+	}
+	j.seg, j.segSize = f, 0
+	j.segMu.Lock()
+	j.segments = append(j.segments, first)
+	j.segMu.Unlock()
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if e := d.Close(); err == nil {
+		err = e
+	}
+	return err
+}
+
+// ReadFrom calls fn for each durable record with offset >= from (0 means 1),
+// up to the offset that was durable when it was called. Damaged data yields an
+// error wrapping ErrCorrupt; from older than the first segment yields
+// ErrOffsetNotFound.
+func (j *File) ReadFrom(ctx context.Context, from uint64, fn func(offset uint64, payload []byte) error) error {
+	limit := j.LastOffset()
+	if from == 0 {
+		from = 1
+	}
+	if from > limit {
+		return nil
+	}
+	j.segMu.RLock()
+	segs := slices.Clone(j.segments)
+	j.segMu.RUnlock()
+	i, found := slices.BinarySearch(segs, from)
+	if !found {
+		if i == 0 {
+			return fmt.Errorf("%w: %d (oldest segment starts at %d)", ErrOffsetNotFound, from, segs[0])
+		}
+		i--
+	}
+	r := segmentReader{buf: make([]byte, 0, 1<<20), maxPayload: j.opts.MaxRecordSize}
+	next := segs[i]
+	for ; i < len(segs) && next <= limit; i++ {
+		if segs[i] != next {
+			return &CorruptError{Where: segmentName(segs[i]), Pos: 0, Offset: next, Reason: "segment does not continue the previous one"}
+		}
+		var err error
+		next, err = r.read(ctx, j.segmentPath(segs[i]), next, from, limit, fn)
+		if err != nil {
+			return err
+		}
+	}
+	if next <= limit {
+		return &CorruptError{Where: j.opts.Dir, Pos: -1, Offset: next, Reason: "durable records missing"}
+	}
+	return nil
+}
+
+type segmentReader struct {
+	buf        []byte
+	maxPayload int
+}
+
+// read delivers the records of one segment with offsets in [from, limit]. The
+// segment must start at next; it returns the offset after its last record.
+func (r *segmentReader) read(ctx context.Context, path string, next, from, limit uint64,
+	fn func(uint64, []byte) error) (uint64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return next, fmt.Errorf("journal: %w", err)
+	}
+	defer f.Close()
+	name := filepath.Base(path)
+	var pos int64 // file position of r.buf[0]
+	buf := r.buf[:0]
+	eof := false
+	for count := 0; ; {
+		if len(buf) < frameHeaderSize || !frameComplete(buf, r.maxPayload) {
+			if eof {
+				if len(buf) == 0 {
+					return next, nil
+				}
+				if next > limit {
+					return next, nil // a group being written after limit
+				}
+				return next, &CorruptError{Where: name, Pos: pos, Offset: next, Reason: errShortFrame.Error()}
+			}
+			// Refill: keep the partial frame, grow if one frame needs it.
+			need := frameHeaderSize
+			if len(buf) >= 4 {
+				need = frameHeaderSize + int(binary.LittleEndian.Uint32(buf[0:4]))
+			}
+			if cap(r.buf) < need {
+				r.buf = make([]byte, 0, max(need, 2*cap(r.buf)))
+			}
+			m := copy(r.buf[:cap(r.buf)], buf)
+			buf = r.buf[:m]
+			n, err := io.ReadFull(f, r.buf[m:cap(r.buf)])
+			buf = r.buf[:m+n]
+			switch err {
+			case nil:
+			case io.EOF, io.ErrUnexpectedEOF:
+				eof = true
+			default:
+				return next, fmt.Errorf("journal: %w", err)
+			}
+			continue
+		}
+		off, payload, n, err := decodeFrame(buf, r.maxPayload)
+		if err != nil || off != next {
+			if next > limit {
+				return next, nil
+			}
+			reason := fmt.Sprintf("offset %d out of sequence", off)
+			if err != nil {
+				reason = err.Error()
+			}
+			return next, &CorruptError{Where: name, Pos: pos, Offset: next, Reason: reason}
+		}
+		if off > limit {
+			return next, nil
+		}
+		if off >= from {
+			if err := fn(off, payload); err != nil {
+				return next, err
+			}
+		}
+		next++
+		buf = buf[n:]
+		pos += int64(n)
+		if count++; count&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return next, err
+			}
+		}
+	}
+}
+
+// frameComplete reports whether b starts with a whole frame, or with a header
+// whose length is over the limit (decodeFrame then reports it).
+func frameComplete(b []byte, maxPayload int) bool {
+	length := binary.LittleEndian.Uint32(b[0:4])
+	return uint64(length) > uint64(maxPayload) || len(b) >= frameHeaderSize+int(length)
+}
