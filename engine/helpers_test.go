@@ -136,15 +136,15 @@ func checkCore(c *core, net *[numAssets]int64) error {
 				prev = l
 				var tot Qty
 				cnt := 0
-				var lastT int64
+				var lastSeq uint64
 				for o := l.head; o != nil; o = o.next {
 					if o.lvl != l || o.price != l.price || o.side != s {
 						return fmt.Errorf("%s: order %x in wrong level", m.symbol, o.id)
 					}
-					if o.time <= lastT {
+					if o.seq <= lastSeq {
 						return fmt.Errorf("%s: FIFO broken at %v %d", m.symbol, s, l.price)
 					}
-					lastT = o.time
+					lastSeq = o.seq
 					if o.remaining <= 0 || o.state.Closed() || b.index[o.id] != o {
 						return fmt.Errorf("%s: bad resting order %x rem %d state %v", m.symbol, o.id, o.remaining, o.state)
 					}

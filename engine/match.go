@@ -1,6 +1,9 @@
 package engine
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // market is one symbol's state machine: validation, risk (reserve on accept, settle from
 // fills and cancels), and matching in the book. It is single-threaded: only its runner
@@ -189,6 +192,7 @@ func (m *market) place(c *Command, r *Result) {
 	acct.mu.Unlock()
 
 	e := m.event(EventAccepted, c.Time)
+	o.seq = e.Seq
 	e.Account, e.OrderID, e.ClientOrderID = acct.id, o.id, o.clientID
 	e.Side, e.Type, e.TIF, e.STP, e.PostOnly = side, o.typ, tif, o.stp, o.postOnly
 	e.Price, e.Qty, e.QuoteQty = price, c.Qty, c.QuoteQty
@@ -480,15 +484,7 @@ func (m *market) cancelAll(c *Command, r *Result) {
 	}
 	a.mu.Unlock()
 	// Cancel in time priority so the events do not depend on map order.
-	slices.SortFunc(m.scratch, func(x, y *order) int {
-		if x.time != y.time {
-			if x.time < y.time {
-				return -1
-			}
-			return 1
-		}
-		return compareIDs(x.id, y.id)
-	})
+	slices.SortFunc(m.scratch, func(x, y *order) int { return cmp.Compare(x.seq, y.seq) })
 	for _, o := range m.scratch {
 		m.cancelResting(o, ReasonUser, c.Time)
 	}

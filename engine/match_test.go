@@ -3,8 +3,8 @@ package engine
 import "testing"
 
 const (
-	ngn  = 10_000    // 1 NGN in engine units
-	usdt = 1_000_000 // 1 USDT in engine units
+	ngn  = 10_000     // 1 NGN in engine units
+	usdt = 1_000_000  // 1 USDT in engine units
 	px   = Price(100) // 1.00 NGN in price units
 	one  = Qty(100)   // 1 base in lots
 )

@@ -15,6 +15,7 @@ type order struct {
 	mkt        *market
 
 	// immutable after accept
+	seq      uint64 // sequence of its EventAccepted: FIFO order within a level
 	id       OrderID
 	clientID string
 	time     int64

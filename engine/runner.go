@@ -152,9 +152,9 @@ func (rn *runner) process(n int) {
 		r.release(1)
 		return
 	}
-	if err := rn.eng.refusal(); err != nil {
+	if rn.eng.failed.Load() {
 		for i := 0; i < n; i++ {
-			r.at(i).done.Complete(Result{}, err)
+			r.at(i).done.Complete(Result{}, ErrUnavailable)
 		}
 		r.release(n)
 		return

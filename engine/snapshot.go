@@ -154,6 +154,7 @@ func writeOrder(w *enc, o *order) {
 	w.id(o.acct.id)
 	w.s(o.clientID)
 	w.i(o.time)
+	w.u(o.seq)
 	w.i(int64(o.price))
 	w.i(o.quoteQty)
 	flags := uint64(o.side) | uint64(o.typ)<<2 | uint64(o.tif)<<4 | uint64(o.stp)<<6 |
@@ -293,6 +294,7 @@ func readOrder(r *dec, m *market) *order {
 	o.mkt = m
 	o.clientID = r.s()
 	o.time = r.i()
+	o.seq = r.u()
 	o.price = Price(r.i())
 	o.quoteQty = r.i()
 	f := r.u()
