@@ -1,0 +1,213 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"svc/persistence/postgres"
+)
+
+// The SQL of webhooks. Every tenant query filters by merchant_id and environment; deleted
+// endpoints (deleted_at set) are invisible to merchants.
+
+const endpointCols = `id, url, events, is_active, coalesce(disabled_reason, ''), created_at, updated_at`
+
+func scanEndpoint(row pgx.Row) (Endpoint, error) {
+	var e Endpoint
+	err := row.Scan(&e.ID, &e.URL, &e.Events, &e.IsActive, &e.DisabledReason, &e.CreatedAt, &e.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return e, ErrNotFound
+	}
+	return e, err
+}
+
+func insertEndpoint(ctx context.Context, q postgres.Querier, t Tenant, e Endpoint, secretEnc []byte) error {
+	_, err := q.Exec(ctx, `insert into webhook_endpoints
+		(id, merchant_id, environment, url, events, is_active, secret_enc, created_at, updated_at)
+		values ($1, $2, $3, $4, $5, true, $6, $7, $7)`,
+		e.ID, t.MerchantID, t.Environment, e.URL, e.Events, secretEnc, e.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("insert webhook endpoint: %w", err)
+	}
+	return nil
+}
+
+func listEndpoints(ctx context.Context, q postgres.Querier, t Tenant) ([]Endpoint, error) {
+	rows, err := q.Query(ctx, `select `+endpointCols+` from webhook_endpoints
+		where merchant_id = $1 and environment = $2 and deleted_at is null
+		order by created_at, id`, t.MerchantID, t.Environment)
+	if err != nil {
+		return nil, fmt.Errorf("list webhook endpoints: %w", err)
+	}
+	defer rows.Close()
+	out := []Endpoint{}
+	for rows.Next() {
+		e, err := scanEndpoint(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+func getEndpoint(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID) (Endpoint, error) {
+	return scanEndpoint(q.QueryRow(ctx, `select `+endpointCols+` from webhook_endpoints
+		where id = $1 and merchant_id = $2 and environment = $3 and deleted_at is null`,
+		id, t.MerchantID, t.Environment))
+}
+
+// updateEndpoint applies the given fields; re-activating clears the disabled reason.
+func updateEndpoint(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID, url *string, evs []string, setEvents bool, active *bool, now time.Time) (Endpoint, error) {
+	return scanEndpoint(q.QueryRow(ctx, `update webhook_endpoints set
+			url = coalesce($4, url),
+			events = case when $5 then $6::text[] else events end,
+			is_active = coalesce($7, is_active),
+			disabled_reason = case when $7 is null then disabled_reason else null end,
+			updated_at = $8
+		where id = $1 and merchant_id = $2 and environment = $3 and deleted_at is null
+		returning `+endpointCols, id, t.MerchantID, t.Environment, url, setEvents, evs, active, now))
+}
+
+func deleteEndpoint(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID, now time.Time) error {
+	tag, err := q.Exec(ctx, `update webhook_endpoints set deleted_at = $4, is_active = false, updated_at = $4
+		where id = $1 and merchant_id = $2 and environment = $3 and deleted_at is null`,
+		id, t.MerchantID, t.Environment, now)
+	if err != nil {
+		return fmt.Errorf("delete webhook endpoint: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+func setSecret(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID, enc []byte, now time.Time) (Endpoint, error) {
+	return scanEndpoint(q.QueryRow(ctx, `update webhook_endpoints set secret_enc = $4, updated_at = $5
+		where id = $1 and merchant_id = $2 and environment = $3 and deleted_at is null
+		returning `+endpointCols, id, t.MerchantID, t.Environment, enc, now))
+}
+
+func endpointSecret(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID) (string, []byte, error) {
+	var (
+		url string
+		enc []byte
+	)
+	err := q.QueryRow(ctx, `select url, secret_enc from webhook_endpoints
+		where id = $1 and merchant_id = $2 and environment = $3 and deleted_at is null`,
+		id, t.MerchantID, t.Environment).Scan(&url, &enc)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil, ErrNotFound
+	}
+	return url, enc, err
+}
+
+// target is what the worker needs for one attempt, read afresh each time.
+type target struct {
+	tenant    Tenant
+	url       string
+	secretEnc []byte
+	active    bool
+	deleted   bool
+	event     string
+	data      []byte
+	createdAt time.Time
+}
+
+var errGone = errors.New("endpoint or event no longer exists for this tenant")
+
+func loadTarget(ctx context.Context, q postgres.Querier, endpointID, eventID uuid.UUID) (target, error) {
+	var t target
+	err := q.QueryRow(ctx, `select ep.merchant_id, ep.environment, ep.url, ep.secret_enc, ep.is_active,
+			ep.deleted_at is not null, ev.type, ev.data, ev.created_at
+		from webhook_endpoints ep
+		join events ev on ev.id = $2 and ev.merchant_id = ep.merchant_id and ev.environment = ep.environment
+		where ep.id = $1`, endpointID, eventID).
+		Scan(&t.tenant.MerchantID, &t.tenant.Environment, &t.url, &t.secretEnc, &t.active, &t.deleted,
+			&t.event, &t.data, &t.createdAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return t, errGone
+	}
+	if err != nil {
+		return t, fmt.Errorf("load delivery target: %w", err)
+	}
+	return t, nil
+}
+
+func disableEndpoint(ctx context.Context, q postgres.Querier, id uuid.UUID, reason string, now time.Time) error {
+	_, err := q.Exec(ctx, `update webhook_endpoints set is_active = false, disabled_reason = $2, updated_at = $3
+		where id = $1 and is_active`, id, reason, now)
+	if err != nil {
+		return fmt.Errorf("disable webhook endpoint: %w", err)
+	}
+	return nil
+}
+
+func insertLog(ctx context.Context, q postgres.Querier, t Tenant, l LogEntry) error {
+	_, err := q.Exec(ctx, `insert into webhook_logs
+		(id, merchant_id, environment, endpoint_id, endpoint_url, event_id, event, payload,
+		 status_code, success, error, duration_ms, attempt, test, created_at)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+		l.ID, t.MerchantID, t.Environment, l.EndpointID, l.EndpointURL, l.EventID, l.Event, string(l.Payload),
+		l.StatusCode, l.Success, l.Error, l.Duration.Milliseconds(), l.Attempt, l.Test, l.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("insert webhook log: %w", err)
+	}
+	return nil
+}
+
+func listLogs(ctx context.Context, q postgres.Querier, t Tenant, f LogFilter) ([]LogEntry, int64, error) {
+	where := []string{"merchant_id = $1", "environment = $2"}
+	args := []any{t.MerchantID, t.Environment}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
+	}
+	if f.Event != "" {
+		add("event = ?", f.Event)
+	}
+	if f.EndpointID != nil {
+		add("endpoint_id = ?", *f.EndpointID)
+	}
+	if f.Success != nil {
+		add("success = ?", *f.Success)
+	}
+	cond := strings.Join(where, " and ")
+	var total int64
+	if err := q.QueryRow(ctx, `select count(*) from webhook_logs where `+cond, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count webhook logs: %w", err)
+	}
+	args = append(args, f.Limit, f.Offset)
+	rows, err := q.Query(ctx, `select id, endpoint_id, endpoint_url, event_id, event, payload::text, status_code,
+			success, error, duration_ms, attempt, test, created_at
+		from webhook_logs where `+cond+`
+		order by created_at desc, id desc
+		limit $`+strconv.Itoa(len(args)-1)+` offset $`+strconv.Itoa(len(args)), args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list webhook logs: %w", err)
+	}
+	defer rows.Close()
+	out := []LogEntry{}
+	for rows.Next() {
+		var (
+			l       LogEntry
+			payload string
+			ms      int64
+		)
+		if err := rows.Scan(&l.ID, &l.EndpointID, &l.EndpointURL, &l.EventID, &l.Event, &payload, &l.StatusCode,
+			&l.Success, &l.Error, &ms, &l.Attempt, &l.Test, &l.CreatedAt); err != nil {
+			return nil, 0, err
+		}
+		l.Payload = []byte(payload)
+		l.Duration = time.Duration(ms) * time.Millisecond
+		out = append(out, l)
+	}
+	return out, total, rows.Err()
+}
