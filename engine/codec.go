@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// Event wire format, used by the journal: one event per record, little-endian, fixed
+// order of fields, so encoding is a few appends and decoding a few loads with no
+// allocation but the two strings. The first byte is the format version; a reader refuses
+// versions it does not know rather than guessing.
+//
+//	version u8 | seq u64 | time i64 | kind u8 | side u8 | type u8 | tif u8 | stp u8 |
+//	post_only u8 | reason u8 | asset u8 | price i64 | qty i64 | quote_qty i64 | amount i64 |
+//	account [16] | order [16] | maker_order [16] | maker_account [16] | transfer [16] |
+//	symbol_len u8 | symbol | client_order_id_len u8 | client_order_id |
+//	n_deltas u8 | n x (account [16] | asset u8 | available i64 | locked i64)
+const eventCodecVersion byte = 1
+
+const eventFixedSize = 1 + 8 + 8 + 8 + 4*8 + 5*16
+
+// ErrBadEvent means a record is not an event this version can read.
+var ErrBadEvent = errors.New("engine: bad event record")
+
+// AppendEvent appends the wire form of e to dst.
+func AppendEvent(dst []byte, e *Event) []byte {
+	dst = append(dst, eventCodecVersion)
+	dst = binary.LittleEndian.AppendUint64(dst, e.Seq)
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.Time))
+	dst = append(dst, byte(e.Kind), byte(e.Side), byte(e.Type), byte(e.TIF), byte(e.STP), b2u(e.PostOnly), byte(e.Reason), byte(e.Asset))
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.Price))
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.Qty))
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.QuoteQty))
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.Amount))
+	dst = append(dst, e.Account[:]...)
+	dst = append(dst, e.OrderID[:]...)
+	dst = append(dst, e.MakerOrderID[:]...)
+	dst = append(dst, e.MakerAccount[:]...)
+	dst = append(dst, e.TransferID[:]...)
+	dst = appendShortString(dst, e.Symbol)
+	dst = appendShortString(dst, e.ClientOrderID)
+	n := int(e.NDeltas)
+	if n > len(e.Deltas) {
+		n = len(e.Deltas)
+	}
+	dst = append(dst, byte(n))
+	for i := 0; i < n; i++ {
+		d := &e.Deltas[i]
+		dst = append(dst, d.Account[:]...)
+		dst = append(dst, byte(d.Asset))
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(d.Available))
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(d.Locked))
+	}
+	return dst
+}
+
+// DecodeEvent reads one event written by AppendEvent into e. Strings are copied (the
+// record buffer may be reused). Any malformed or trailing byte is ErrBadEvent.
+func DecodeEvent(src []byte, e *Event) error {
+	if len(src) < eventFixedSize+3 || src[0] != eventCodecVersion {
+		return ErrBadEvent
+	}
+	*e = Event{}
+	p := src[1:]
+	u64 := func() uint64 { v := binary.LittleEndian.Uint64(p); p = p[8:]; return v }
+	e.Seq = u64()
+	e.Time = int64(u64())
+	e.Kind, e.Side, e.Type, e.TIF, e.STP = EventKind(p[0]), Side(p[1]), OrderType(p[2]), TimeInForce(p[3]), STPMode(p[4])
+	if p[5] > 1 {
+		return ErrBadEvent
+	}
+	e.PostOnly, e.Reason, e.Asset = p[5] == 1, CancelReason(p[6]), Asset(p[7])
+	p = p[8:]
+	e.Price = Price(u64())
+	e.Qty = Qty(u64())
+	e.QuoteQty = int64(u64())
+	e.Amount = int64(u64())
+	for _, id := range []*[16]byte{(*[16]byte)(&e.Account), (*[16]byte)(&e.OrderID), (*[16]byte)(&e.MakerOrderID), (*[16]byte)(&e.MakerAccount), (*[16]byte)(&e.TransferID)} {
+		copy(id[:], p[:16])
+		p = p[16:]
+	}
+	var ok bool
+	if e.Symbol, p, ok = readShortString(p); !ok {
+		return ErrBadEvent
+	}
+	if e.ClientOrderID, p, ok = readShortString(p); !ok {
+		return ErrBadEvent
+	}
+	if len(p) < 1 {
+		return ErrBadEvent
+	}
+	n := int(p[0])
+	p = p[1:]
+	if n > len(e.Deltas) || len(p) != n*(16+1+16) {
+		return ErrBadEvent
+	}
+	e.NDeltas = uint8(n)
+	for i := 0; i < n; i++ {
+		d := &e.Deltas[i]
+		copy(d.Account[:], p[:16])
+		d.Asset = Asset(p[16])
+		p = p[17:]
+		d.Available = int64(u64())
+		d.Locked = int64(u64())
+	}
+	return nil
+}
+
+func b2u(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func appendShortString(dst []byte, s string) []byte {
+	if len(s) > 255 {
+		s = s[:255] // client order ids are limited to 64 at the edge; symbols are short
+	}
+	dst = append(dst, byte(len(s)))
+	return append(dst, s...)
+}
+
+func readShortString(p []byte) (string, []byte, bool) {
+	if len(p) < 1 || len(p) < 1+int(p[0]) {
+		return "", p, false
+	}
+	n := int(p[0])
+	return string(p[1 : 1+n]), p[1+n:], true
+}
