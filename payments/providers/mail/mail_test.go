@@ -45,7 +45,7 @@ func (s *session) Auth(string) (sasl.Server, error) {
 	}), nil
 }
 func (s *session) Mail(from string, _ *smtp.MailOptions) error { s.cur.from = from; return nil }
-func (s *session) Rcpt(to string, _ *smtp.RcptOptions) error  { s.cur.to = to; return nil }
+func (s *session) Rcpt(to string, _ *smtp.RcptOptions) error   { s.cur.to = to; return nil }
 func (s *session) Data(r io.Reader) error {
 	b, err := io.ReadAll(r)
 	if err != nil {

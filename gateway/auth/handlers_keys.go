@@ -1,0 +1,118 @@
+package auth
+
+import (
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"svc/gateway/api"
+)
+
+type keyJSON struct {
+	ID          uuid.UUID       `json:"id"`
+	Name        string          `json:"name"`
+	KeyPrefix   string          `json:"key_prefix"`
+	Environment api.Environment `json:"environment"`
+	IsActive    bool            `json:"is_active"`
+	LastUsedAt  *Time           `json:"last_used_at"`
+	CreatedAt   Time            `json:"created_at"`
+	Key         string          `json:"key,omitempty"` // creation answer only
+}
+
+func toKeyJSON(k APIKey) keyJSON {
+	return keyJSON{ID: k.ID, Name: k.Name, KeyPrefix: k.KeyPrefix, Environment: k.Environment, IsActive: k.IsActive,
+		LastUsedAt: ptrTime(k.LastUsedAt), CreatedAt: Time(k.CreatedAt)}
+}
+
+func (s *Service) handleCreateKey(ctx *fasthttp.RequestCtx) {
+	var in struct {
+		Name        string `json:"name"`
+		Environment string `json:"environment"`
+	}
+	if err := api.Decode(ctx, &in); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	in.Name = strings.TrimSpace(in.Name)
+	if in.Environment == "" {
+		in.Environment = string(api.Sandbox)
+	}
+	var v api.Validator
+	v.Length("name", in.Name, 1, 100)
+	v.OneOf("environment", in.Environment, string(api.Sandbox), string(api.Live))
+	if err := v.Err(); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	p, _ := api.PrincipalOf(ctx)
+	k, err := s.CreateAPIKey(ctx, p, in.Name, api.Environment(in.Environment))
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	out := toKeyJSON(k.APIKey)
+	out.Key = k.Key
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	api.Created(ctx, out)
+}
+
+func (s *Service) handleListKeys(ctx *fasthttp.RequestCtx) {
+	page, err := api.Paging(ctx, "limit", 20, 100)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	env := string(ctx.QueryArgs().Peek("environment"))
+	if env != "" && env != string(api.Sandbox) && env != string(api.Live) {
+		api.Fail(ctx, api.Invalid("environment", "must be sandbox or live"))
+		return
+	}
+	p, _ := api.PrincipalOf(ctx)
+	keys, total, err := s.ListAPIKeys(ctx, p, api.Environment(env), page)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	out := make([]keyJSON, len(keys))
+	for i, k := range keys {
+		out[i] = toKeyJSON(k)
+	}
+	meta := page.Meta(total)
+	api.Array(ctx, out, &meta)
+}
+
+func pathID(ctx *fasthttp.RequestCtx) (uuid.UUID, bool) {
+	s, _ := ctx.UserValue("id").(string)
+	id, err := uuid.Parse(s)
+	return id, err == nil
+}
+
+func (s *Service) handleRevokeKey(ctx *fasthttp.RequestCtx) {
+	id, ok := pathID(ctx)
+	if !ok {
+		api.Fail(ctx, ErrNotFound)
+		return
+	}
+	p, _ := api.PrincipalOf(ctx)
+	k, err := s.RevokeAPIKey(ctx, p, id)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	api.Message(ctx, toKeyJSON(k), "API key revoked")
+}
+
+func (s *Service) handleDeleteKey(ctx *fasthttp.RequestCtx) {
+	id, ok := pathID(ctx)
+	if !ok {
+		api.Fail(ctx, ErrNotFound)
+		return
+	}
+	p, _ := api.PrincipalOf(ctx)
+	if err := s.DeleteAPIKey(ctx, p, id); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	api.Message(ctx, map[string]any{"id": id, "deleted": true}, "API key deleted")
+}
