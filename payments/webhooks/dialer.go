@@ -26,7 +26,7 @@ var refusedPrefixes = []struct {
 	{netip.MustParsePrefix("198.18.0.0/15"), "private"}, // benchmarking
 	{netip.MustParsePrefix("198.51.100.0/24"), "reserved"},
 	{netip.MustParsePrefix("203.0.113.0/24"), "reserved"},
-	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"}, // and 255.255.255.255
+	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},  // and 255.255.255.255
 	{netip.MustParsePrefix("64:ff9b::/96"), "reserved"}, // NAT64 can reach any IPv4
 	{netip.MustParsePrefix("64:ff9b:1::/48"), "reserved"},
 	{netip.MustParsePrefix("2001:db8::/32"), "reserved"},

@@ -40,8 +40,8 @@ type WorkerConfig struct {
 	// sender's timeout + 10s). A job running longer is presumed lost with its process and
 	// is rescued once the client's RescueStuckJobsAfter has also passed.
 	JobTimeout time.Duration
-	Logger    *slog.Logger
-	Now       func() time.Time
+	Logger     *slog.Logger
+	Now        func() time.Time
 }
 
 // Worker delivers one event to one endpoint per river job (events.DeliveryArgs). On every

@@ -1,0 +1,277 @@
+// Package webhooks is the HTTP edge of webhook endpoint management and delivery logs
+// (spec "Webhook endpoints"): a gateway RouteSet over the payments/webhooks service.
+package webhooks
+
+import (
+	"context"
+	"time"
+
+	"github.com/fasthttp/router"
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"svc/gateway/api"
+	wh "svc/payments/webhooks"
+)
+
+// Service is what the handlers need; *payments/webhooks.Service is one.
+type Service interface {
+	Create(ctx context.Context, t wh.Tenant, in wh.CreateInput) (wh.Created, error)
+	List(ctx context.Context, t wh.Tenant) ([]wh.Endpoint, error)
+	Get(ctx context.Context, t wh.Tenant, id uuid.UUID) (wh.Endpoint, error)
+	Update(ctx context.Context, t wh.Tenant, id uuid.UUID, in wh.UpdateInput) (wh.Endpoint, error)
+	Delete(ctx context.Context, t wh.Tenant, id uuid.UUID) error
+	RotateSecret(ctx context.Context, t wh.Tenant, id uuid.UUID) (wh.Created, error)
+	Test(ctx context.Context, t wh.Tenant, id uuid.UUID, event string) (wh.TestResult, error)
+	Logs(ctx context.Context, t wh.Tenant, f wh.LogFilter) ([]wh.LogEntry, int64, error)
+}
+
+var _ Service = (*wh.Service)(nil)
+
+// Routes is the RouteSet of /v1/webhooks.
+type Routes struct {
+	svc Service
+}
+
+// New returns the routes over svc.
+func New(svc Service) *Routes { return &Routes{svc: svc} }
+
+// Register adds every route, each behind protect (authentication).
+func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandler) fasthttp.RequestHandler) {
+	r.POST("/v1/webhooks/endpoints", protect(rs.create))
+	r.GET("/v1/webhooks/endpoints", protect(rs.list))
+	r.GET("/v1/webhooks/endpoints/{id}", protect(rs.get))
+	r.PATCH("/v1/webhooks/endpoints/{id}", protect(rs.update))
+	r.DELETE("/v1/webhooks/endpoints/{id}", protect(rs.delete))
+	r.POST("/v1/webhooks/endpoints/{id}/rotate-secret", protect(rs.rotate))
+	r.POST("/v1/webhooks/endpoints/{id}/test", protect(rs.test))
+	r.GET("/v1/webhooks/logs", protect(rs.logs))
+}
+
+// requestTimeout bounds the database work of one request; a test send adds its own 10 s.
+const requestTimeout = 30 * time.Second
+
+func tenantOf(ctx *fasthttp.RequestCtx) (wh.Tenant, bool) {
+	p, ok := api.PrincipalOf(ctx)
+	if !ok {
+		api.Fail(ctx, api.NewError(api.CodeUnauthorized, "not authenticated"))
+		return wh.Tenant{}, false
+	}
+	return wh.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true
+}
+
+// pathID reads :id; anything but a UUID cannot name an endpoint, so it is 404.
+func pathID(ctx *fasthttp.RequestCtx) (uuid.UUID, bool) {
+	s, _ := ctx.UserValue("id").(string)
+	id, err := uuid.Parse(s)
+	if err != nil {
+		api.Fail(ctx, wh.ErrNotFound)
+		return uuid.Nil, false
+	}
+	return id, true
+}
+
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+type endpointJSON struct {
+	ID             string   `json:"id"`
+	URL            string   `json:"url"`
+	Events         []string `json:"events"`
+	IsActive       bool     `json:"is_active"`
+	DisabledReason *string  `json:"disabled_reason"`
+	Secret         string   `json:"secret,omitempty"`
+	CreatedAt      string   `json:"created_at"`
+	UpdatedAt      string   `json:"updated_at"`
+}
+
+func endpointOut(e wh.Endpoint, secret string) endpointJSON {
+	out := endpointJSON{ID: e.ID.String(), URL: e.URL, Events: e.Events, IsActive: e.IsActive, Secret: secret,
+		CreatedAt: ts(e.CreatedAt), UpdatedAt: ts(e.UpdatedAt)}
+	if out.Events == nil {
+		out.Events = []string{}
+	}
+	if e.DisabledReason != "" {
+		r := e.DisabledReason
+		out.DisabledReason = &r
+	}
+	return out
+}
+
+type createBody struct {
+	URL    string   `json:"url"`
+	Events []string `json:"events"`
+}
+
+func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
+	t, ok := tenantOf(ctx)
+	if !ok {
+		return
+	}
+	var b createBody
+	if err := api.Decode(ctx, &b); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	var v api.Validator
+	v.Required("url", b.URL)
+	if err := v.Err(); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	c, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	e, err := rs.svc.Create(c, t, wh.CreateInput{URL: b.URL, Events: b.Events})
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	api.Created(ctx, endpointOut(e.Endpoint, e.Secret))
+}
+
+func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
+	t, ok := tenantOf(ctx)
+	if !ok {
+		return
+	}
+	c, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	eps, err := rs.svc.List(c, t)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	out := make([]endpointJSON, len(eps))
+	for i, e := range eps {
+		out[i] = endpointOut(e, "")
+	}
+	n := int64(len(out))
+	api.Array(ctx, out, &api.PageMeta{Total: n, Page: 1, Limit: len(out), TotalPages: min(n, 1)})
+}
+
+func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
+	t, ok := tenantOf(ctx)
+	if !ok {
+		return
+	}
+	id, ok := pathID(ctx)
+	if !ok {
+		return
+	}
+	c, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	e, err := rs.svc.Get(c, t, id)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	api.OK(ctx, endpointOut(e, ""))
+}
+
+type updateBody struct {
+	URL      *string   `json:"url"`
+	Events   *[]string `json:"events"`
+	IsActive *bool     `json:"is_active"`
+}
+
+func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
+	t, ok := tenantOf(ctx)
+	if !ok {
+		return
+	}
+	id, ok := pathID(ctx)
+	if !ok {
+		return
+	}
+	var b updateBody
+	if err := api.Decode(ctx, &b); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	c, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	e, err := rs.svc.Update(c, t, id, wh.UpdateInput{URL: b.URL, Events: b.Events, IsActive: b.IsActive})
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	api.OK(ctx, endpointOut(e, ""))
+}
+
+func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
+	t, ok := tenantOf(ctx)
+	if !ok {
+		return
+	}
+	id, ok := pathID(ctx)
+	if !ok {
+		return
+	}
+	c, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	if err := rs.svc.Delete(c, t, id); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	api.Message(ctx, map[string]string{"id": id.String()}, "webhook endpoint deleted")
+}
+
+func (rs *Routes) rotate(ctx *fasthttp.RequestCtx) {
+	t, ok := tenantOf(ctx)
+	if !ok {
+		return
+	}
+	id, ok := pathID(ctx)
+	if !ok {
+		return
+	}
+	c, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	e, err := rs.svc.RotateSecret(c, t, id)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	api.OK(ctx, map[string]string{"id": e.ID.String(), "secret": e.Secret})
+}
+
+type testBody struct {
+	Event string `json:"event"`
+}
+
+type testJSON struct {
+	Success    bool    `json:"success"`
+	Event      string  `json:"event"`
+	StatusCode *int    `json:"status_code"`
+	Error      *string `json:"error"`
+	DurationMS int64   `json:"duration_ms"`
+	LogID      string  `json:"log_id"`
+}
+
+func (rs *Routes) test(ctx *fasthttp.RequestCtx) {
+	t, ok := tenantOf(ctx)
+	if !ok {
+		return
+	}
+	id, ok := pathID(ctx)
+	if !ok {
+		return
+	}
+	var b testBody
+	if len(ctx.PostBody()) > 0 { // the body is optional
+		if err := api.Decode(ctx, &b); err != nil {
+			api.Fail(ctx, err)
+			return
+		}
+	}
+	c, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	r, err := rs.svc.Test(c, t, id, b.Event)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	api.OK(ctx, testJSON{Success: r.Success, Event: r.Event, StatusCode: r.StatusCode, Error: r.Error,
+		DurationMS: r.Duration.Milliseconds(), LogID: r.LogID.String()})
+}
