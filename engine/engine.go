@@ -108,6 +108,9 @@ func (e *Engine) Start() error {
 func (e *Engine) Stop() {
 	e.stopOnce.Do(func() {
 		prev := e.state.Swap(stateStopped)
+		for _, rn := range e.runners {
+			rn.ring.close()
+		}
 		e.stopping.Store(true)
 		if prev != stateRunning {
 			return

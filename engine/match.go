@@ -253,16 +253,18 @@ func (m *market) place(c *Command, r *Result) {
 		m.book.add(o)
 	}
 
-	acct.mu.Lock()
-	acct.bal[p.Base].Available += t.baseAvail
-	acct.bal[p.Quote].Available += t.quoteAvail
-	acct.bal[lockAsset].Locked += t.locked
-	o.filled = t.filled
-	if byAmount {
-		o.qty = t.filled
+	if state != Open || t != (taker{}) { // a passive order that rested untouched changed nothing more
+		acct.mu.Lock()
+		acct.bal[p.Base].Available += t.baseAvail
+		acct.bal[p.Quote].Available += t.quoteAvail
+		acct.bal[lockAsset].Locked += t.locked
+		o.filled = t.filled
+		if byAmount {
+			o.qty = t.filled
+		}
+		o.state, o.reason = state, reason
+		acct.mu.Unlock()
 	}
-	o.state, o.reason = state, reason
-	acct.mu.Unlock()
 	if state.Closed() {
 		m.retire(o)
 	}

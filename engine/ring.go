@@ -39,10 +39,17 @@ func newRing(size int) *ring {
 	return r
 }
 
-// push copies cmd into the ring, or reports false at once if the ring is full.
-func (r *ring) push(cmd *Command, done Completer) bool {
+// closedBit in tail marks a closed ring: no claim succeeds after it is set.
+const closedBit = 1 << 63
+
+// push copies cmd into the ring; it fails at once with ErrBusy if the ring is full and
+// with ErrStopped if it is closed.
+func (r *ring) push(cmd *Command, done Completer) error {
 	for {
 		pos := r.tail.Load()
+		if pos&closedBit != 0 {
+			return ErrStopped
+		}
 		s := &r.slots[pos&r.mask]
 		seq := s.seq.Load()
 		switch {
@@ -51,12 +58,21 @@ func (r *ring) push(cmd *Command, done Completer) bool {
 				s.cmd = *cmd
 				s.done = done
 				s.seq.Store(pos + 1)
-				return true
+				return nil
 			}
 		case seq < pos:
-			return false
+			return ErrBusy
 		}
 	}
+}
+
+// close makes every later push fail; claims made before it still get published.
+func (r *ring) close() { r.tail.Or(closedBit) }
+
+// drained reports whether the ring is closed and every claimed slot was consumed.
+func (r *ring) drained() bool {
+	t := r.tail.Load()
+	return t&closedBit != 0 && t&^closedBit == r.head
 }
 
 // at returns the i-th slot after head if it is published, else nil.

@@ -38,7 +38,6 @@ type runner struct {
 	results  []Result
 	maxBatch int
 
-	producers atomic.Int64 // submitters between their state check and their push
 	sleeping  atomic.Bool
 	wake      chan struct{}
 }
@@ -60,15 +59,11 @@ func newRunner(e *Engine, h handler, ringSize, maxBatch int) *runner {
 
 // submit pushes cmd, waking the runner if it sleeps.
 func (rn *runner) submit(cmd *Command, done Completer) error {
-	rn.producers.Add(1)
 	if err := rn.eng.refusal(); err != nil {
-		rn.producers.Add(-1)
 		return err
 	}
-	ok := rn.ring.push(cmd, done)
-	rn.producers.Add(-1)
-	if !ok {
-		return ErrBusy
+	if err := rn.ring.push(cmd, done); err != nil {
+		return err
 	}
 	if rn.sleeping.Load() && rn.sleeping.CompareAndSwap(true, false) {
 		select {
@@ -100,7 +95,7 @@ func (rn *runner) run(wg *sync.WaitGroup) {
 			continue
 		}
 		if rn.eng.stopping.Load() {
-			if rn.producers.Load() == 0 && rn.ring.at(0) == nil {
+			if rn.ring.drained() {
 				return
 			}
 			runtime.Gosched()

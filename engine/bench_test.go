@@ -1,0 +1,382 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// benchCore is a core with nAccts richly funded accounts, driven synchronously as a
+// runner drives it (events handed off every 256 commands).
+type benchCore struct {
+	c     *core
+	m     *market
+	accts []AccountID
+	n     int
+	cmd   Command
+	res   Result
+}
+
+func newBenchCore(b testing.TB, nAccts int) *benchCore {
+	c, err := newCore(DefaultPairs(), 1<<16)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bc := &benchCore{c: c, m: c.bySymbol["USDT-NGN"]}
+	for i := 0; i < nAccts; i++ {
+		a := acc(i + 1)
+		bc.accts = append(bc.accts, a)
+		for as := NGN; as < numAssets; as++ {
+			cmd := Command{Kind: CmdCredit, Account: a, Asset: as, Amount: 1 << 60, TransferID: tid(uint64(i*8) + uint64(as))}
+			c.exec(&cmd, &bc.res)
+		}
+	}
+	c.funds.ev = c.funds.ev[:0]
+	return bc
+}
+
+func (bc *benchCore) run(cmd *Command) *Result {
+	bc.res = Result{}
+	bc.m.exec(cmd, &bc.res)
+	bc.n++
+	if bc.n&255 == 0 {
+		bc.m.ev = bc.m.ev[:0]
+	}
+	return &bc.res
+}
+
+// addCancel reproduces the shape of geseq/orderbook's BenchmarkThroughput: every four
+// operations cancel the two oldest resting orders and add a buy and a sell that do not
+// cross, around a mid price that moves by a tick at random.
+type addCancel struct {
+	bc    *benchCore
+	r     *rand.Rand
+	fifo  []OrderID // resting ids, oldest first (ring)
+	head  int
+	owner []AccountID
+	next  uint64
+	mid   Price
+	cmd   Command
+}
+
+func newAddCancel(b testing.TB, resting int) *addCancel {
+	w := &addCancel{bc: newBenchCore(b, 64), r: rand.New(rand.NewPCG(1, 2)), mid: 150000}
+	size := 1
+	for size < resting+8 {
+		size <<= 1
+	}
+	w.fifo = make([]OrderID, 0, resting+8)
+	for i := 0; i < resting; i++ {
+		w.add(Side(1 + i%2))
+	}
+	return w
+}
+
+func (w *addCancel) add(s Side) {
+	w.next++
+	off := Price(1 + w.r.IntN(500))
+	p := w.mid - off
+	bk := w.bc.m.book
+	if s == Sell {
+		p = w.mid + off
+		if bl := bk.bestLevel(Buy); bl != nil && p <= bl.price {
+			p = bl.price + 1
+		}
+	} else if al := bk.bestLevel(Sell); al != nil && p >= al.price {
+		p = al.price - 1
+	}
+	a := w.bc.accts[w.next%uint64(len(w.bc.accts))]
+	w.cmd = Command{Kind: CmdPlace, Symbol: "USDT-NGN", Account: a, OrderID: oid(w.next), Side: s, Type: Limit, Price: p, Qty: 100 + Qty(w.r.IntN(10))*100, Time: int64(w.next)}
+	w.bc.run(&w.cmd)
+	w.fifo = append(w.fifo, w.cmd.OrderID)
+	w.owner = append(w.owner, a)
+}
+
+func (w *addCancel) cancel() {
+	id, a := w.fifo[w.head], w.owner[w.head]
+	w.head++
+	if w.head >= 1<<12 && w.head*2 >= len(w.fifo) { // compact now and then, amortized O(1)
+		n := copy(w.fifo, w.fifo[w.head:])
+		copy(w.owner, w.owner[w.head:])
+		w.fifo, w.owner, w.head = w.fifo[:n], w.owner[:n], 0
+	}
+	w.cmd = Command{Kind: CmdCancel, Account: a, OrderID: id}
+	if r := w.bc.run(&w.cmd); r.Code != OK {
+		panic(r.Code.String())
+	}
+}
+
+func (w *addCancel) op(i int) {
+	switch i & 3 {
+	case 0:
+		switch w.r.IntN(3) {
+		case 0:
+			w.mid++
+		case 1:
+			w.mid--
+		}
+		w.cancel()
+	case 1:
+		w.cancel()
+	case 2:
+		w.add(Buy)
+	case 3:
+		w.add(Sell)
+	}
+}
+
+func benchAddCancel(b *testing.B, resting int) {
+	w := newAddCancel(b, resting)
+	// the FIFO slices shift; keep them from reallocating by a large initial capacity
+	w.fifo = append(make([]OrderID, 0, resting*4+1024), w.fifo...)
+	w.owner = append(make([]AccountID, 0, resting*4+1024), w.owner...)
+	for i := 0; i < 4096; i++ { // warm up pools, maps and the closed-order ring
+		w.op(i)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w.op(i)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+}
+
+// BenchmarkAddCancelShallow: add/cancel with ~100 resting orders, risk checks on.
+func BenchmarkAddCancelShallow(b *testing.B) { benchAddCancel(b, 100) }
+
+// BenchmarkAddCancelDeep: add/cancel with 50,000 resting orders, risk checks on.
+func BenchmarkAddCancelDeep(b *testing.B) { benchAddCancel(b, 50_000) }
+
+// mixed is the exchange-core-like workload: about 1,000 resting orders over about 750
+// levels; limit adds near the touch, cancels, IOC and market takers.
+type mixed struct {
+	bc    *benchCore
+	r     *rand.Rand
+	live  []OrderID
+	owner []AccountID
+	next  uint64
+	mid   Price
+	cmd   Command
+}
+
+func newMixed(b testing.TB) *mixed {
+	w := &mixed{bc: newBenchCore(b, 256), r: rand.New(rand.NewPCG(7, 7)), mid: 150000}
+	w.live = make([]OrderID, 0, 4096)
+	w.owner = make([]AccountID, 0, 4096)
+	for len(w.live) < 1000 {
+		w.limit(GTC, false)
+	}
+	return w
+}
+
+func (w *mixed) limit(tif TimeInForce, aggressive bool) {
+	w.next++
+	s := Side(1 + w.r.IntN(2))
+	// spread offsets so ~1,000 orders cover ~750 levels: dense near the touch
+	off := Price(1 + w.r.IntN(40)*w.r.IntN(20))
+	if aggressive {
+		off = -Price(w.r.IntN(5))
+	}
+	p := w.mid - off
+	if s == Sell {
+		p = w.mid + off
+	}
+	a := w.bc.accts[w.r.IntN(len(w.bc.accts))]
+	w.cmd = Command{Kind: CmdPlace, Symbol: "USDT-NGN", Account: a, OrderID: oid(w.next), Side: s, Type: Limit, TIF: tif, Price: p, Qty: 100 + Qty(w.r.IntN(20))*50, Time: int64(w.next)}
+	r := w.bc.run(&w.cmd)
+	if tif == GTC && !r.State.Closed() {
+		w.live = append(w.live, w.cmd.OrderID)
+		w.owner = append(w.owner, a)
+	}
+}
+
+func (w *mixed) op() {
+	n := w.r.IntN(100)
+	switch {
+	case n < 80 && len(w.bc.m.book.index) < 1000: // passive add near the touch
+		w.limit(GTC, false)
+	case n < 80: // cancel, keeping the book near 1,000 orders
+		if len(w.live) == 0 {
+			w.limit(GTC, false)
+			return
+		}
+		i := w.r.IntN(len(w.live))
+		w.cmd = Command{Kind: CmdCancel, Account: w.owner[i], OrderID: w.live[i]}
+		last := len(w.live) - 1
+		w.live[i], w.owner[i] = w.live[last], w.owner[last]
+		w.live, w.owner = w.live[:last], w.owner[:last]
+		w.bc.run(&w.cmd) // may be NOT_CANCELLABLE after a fill: still a command
+	case n < 85: // aggressive GTC: takes, may rest
+		w.limit(GTC, true)
+	case n < 93:
+		w.limit(IOC, true)
+	default:
+		w.next++
+		a := w.bc.accts[w.r.IntN(len(w.bc.accts))]
+		w.cmd = Command{Kind: CmdPlace, Symbol: "USDT-NGN", Account: a, OrderID: oid(w.next), Side: Side(1 + w.r.IntN(2)), Type: Market, Qty: 100 + Qty(w.r.IntN(10))*100, Time: int64(w.next)}
+		w.bc.run(&w.cmd)
+	}
+	if w.r.IntN(64) == 0 {
+		w.mid += Price(w.r.IntN(3) - 1)
+	}
+}
+
+// BenchmarkMixed: the mixed workload, matching and risk checks on.
+func BenchmarkMixed(b *testing.B) {
+	w := newMixed(b)
+	for i := 0; i < 20000; i++ {
+		w.op()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w.op()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")
+	b.ReportMetric(float64(len(w.bc.m.book.index)), "resting")
+	b.ReportMetric(float64(w.bc.m.book.levels(Buy)+w.bc.m.book.levels(Sell)), "levels")
+}
+
+// BenchmarkMixedLatency: the mixed workload with each command timed into an HdrHistogram.
+func BenchmarkMixedLatency(b *testing.B) {
+	w := newMixed(b)
+	for i := 0; i < 20000; i++ {
+		w.op()
+	}
+	h := hdrhistogram.New(1, int64(time.Second), 3)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		w.op()
+		h.RecordValue(int64(time.Since(t0)))
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(h.ValueAtQuantile(50)), "p50-ns")
+	b.ReportMetric(float64(h.ValueAtQuantile(99)), "p99-ns")
+	b.ReportMetric(float64(h.ValueAtQuantile(99.99)), "p99.99-ns")
+}
+
+// completion counts results delivered back by the runner.
+type completion struct {
+	done  chan struct{}
+	n     int64
+	codes [16]int64
+	want  int64
+}
+
+func (c *completion) Complete(r Result, err error) {
+	c.codes[r.Code&15]++
+	c.n++
+	if c.n == c.want {
+		close(c.done)
+	}
+}
+
+// BenchmarkRingOneProducer: one producer submits mixed commands through the ring of
+// one symbol (journal: DiscardJournal); the runner delivers every result back.
+func BenchmarkRingOneProducer(b *testing.B) {
+	e, err := New(Config{Journal: &DiscardJournal{}, RingSize: 1 << 14})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// fund through the engine itself
+	e.Start()
+	defer e.Stop()
+	cmds := ringWorkload(b, e, "USDT-NGN", 1<<16, 1)
+	c := &completion{done: make(chan struct{}), want: int64(b.N)}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cmd := &cmds[i&(len(cmds)-1)]
+		for e.SubmitAsync(cmd, c) == ErrBusy {
+		}
+	}
+	<-c.done
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")
+}
+
+// ringWorkload funds accounts and builds n commands (a power of two) cycling through
+// passive limits, cancels of them, and IOC takers; ids are unique per round by tag.
+func ringWorkload(b testing.TB, e *Engine, symbol string, n int, tag uint64) []Command {
+	const accts = 64
+	for i := 0; i < accts; i++ {
+		for as := NGN; as < numAssets; as++ {
+			if r, err := e.Submit(&Command{Kind: CmdCredit, Account: acc(int(tag)<<16 | i), Asset: as, Amount: 1 << 60, TransferID: tid(tag<<32 | uint64(i)<<8 | uint64(as))}); err != nil || (r.Code != OK && r.Code != AlreadyApplied) {
+				b.Fatal(r.Code, err)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(tag, 3))
+	cmds := make([]Command, 0, n)
+	var pending []Command
+	id := tag << 40
+	for len(cmds) < n {
+		k := r.IntN(10)
+		switch {
+		case k < 5 || len(pending) == 0:
+			id++
+			s := Side(1 + r.IntN(2))
+			off := Price(1 + r.IntN(300))
+			p := 150000 - off
+			if s == Sell {
+				p = 150000 + off
+			}
+			c := Command{Kind: CmdPlace, Symbol: symbol, Account: acc(int(tag)<<16 | r.IntN(accts)), OrderID: oid(id), Side: s, Type: Limit, Price: p, Qty: 100 + Qty(r.IntN(10))*100}
+			cmds = append(cmds, c)
+			pending = append(pending, c)
+		case k < 9:
+			c := pending[0]
+			pending = pending[1:]
+			cmds = append(cmds, Command{Kind: CmdCancel, Symbol: symbol, Account: c.Account, OrderID: c.OrderID})
+		default:
+			id++
+			cmds = append(cmds, Command{Kind: CmdPlace, Symbol: symbol, Account: acc(int(tag)<<16 | r.IntN(accts)), OrderID: oid(id), Side: Side(1 + r.IntN(2)), Type: Limit, TIF: IOC, Price: 150000, Qty: 100})
+		}
+	}
+	return cmds
+}
+
+// BenchmarkRingSymbols: three producers spread over 1, 2 or 3 symbols.
+func BenchmarkRingSymbols(b *testing.B) {
+	for _, nsym := range []int{1, 2, 3} {
+		b.Run(string(rune('0'+nsym)), func(b *testing.B) {
+			e, _ := New(Config{Journal: &DiscardJournal{}, RingSize: 1 << 14})
+			e.Start()
+			defer e.Stop()
+			syms := []string{"USDT-NGN", "USDC-NGN", "USD-NGN"}[:nsym]
+			const producers = 3
+			var work [producers][]Command
+			for p := 0; p < producers; p++ {
+				work[p] = ringWorkload(b, e, syms[p%nsym], 1<<15, uint64(p+1))
+			}
+			per := b.N/producers + 1
+			done := make(chan struct{}, producers)
+			b.ResetTimer()
+			for p := 0; p < producers; p++ {
+				go func(p int) {
+					c := &completion{done: make(chan struct{}), want: int64(per)}
+					cmds := work[p]
+					for i := 0; i < per; i++ {
+						for e.SubmitAsync(&cmds[i&(len(cmds)-1)], c) == ErrBusy {
+						}
+					}
+					<-c.done
+					done <- struct{}{}
+				}(p)
+			}
+			for p := 0; p < producers; p++ {
+				<-done
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(per*producers)/b.Elapsed().Seconds(), "cmds/s")
+		})
+	}
+}
+
+var _ = sort.Ints
