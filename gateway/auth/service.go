@@ -336,12 +336,12 @@ func (s *Service) ResetPassword(ctx context.Context, email, code, newPassword st
 
 // Tokens is the answer of login and refresh.
 type Tokens struct {
-	AccessToken           string    `json:"access_token"`
-	TokenType             string    `json:"token_type"`
-	ExpiresIn             int       `json:"expires_in"`
-	ExpiresAt             Time      `json:"expires_at"`
-	RefreshToken          string    `json:"refresh_token"`
-	RefreshTokenExpiresAt Time      `json:"refresh_token_expires_at"`
+	AccessToken           string `json:"access_token"`
+	TokenType             string `json:"token_type"`
+	ExpiresIn             int    `json:"expires_in"`
+	ExpiresAt             Time   `json:"expires_at"`
+	RefreshToken          string `json:"refresh_token"`
+	RefreshTokenExpiresAt Time   `json:"refresh_token_expires_at"`
 }
 
 // Login checks email and password and starts a new refresh-token family. An unknown
