@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"svc/payments/webhooks"
 )
 
 // config is everything svcd can be told. Each flag has an environment variable (SVC_ + the
@@ -25,6 +27,12 @@ type config struct {
 	ShutdownTimeout time.Duration
 	PublicBaseURL   string
 	Demo            bool
+
+	WebhookSecretKey     string        // AES-256-GCM key of endpoint secrets (hex or base64, 32 bytes)
+	WebhookAllowInsecure bool          // http and loopback/private receivers (development, tests)
+	WebhookRetryBase     time.Duration // first retry wait; the schedule scales from it
+	WebhookCAFile        string        // extra trusted CAs for receivers (PEM)
+	WebhookWorkers       int           // deliveries in flight at once
 }
 
 // flagSet declares the flags on fs with defaults taken from the environment.
@@ -45,6 +53,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", env.duration("shutdown-timeout", 20*time.Second), "time in-flight requests get to finish on SIGTERM")
 	fs.StringVar(&c.PublicBaseURL, "public-base-url", env.str("public-base-url", "http://localhost:8080"), "address users reach the service at (hosted pages, links in mail)")
 	fs.BoolVar(&c.Demo, "demo", env.bool("demo", false), "seed a sandbox merchant with an API key and print the key")
+
+	fs.StringVar(&c.WebhookSecretKey, "webhook-secret-key", env.str("webhook-secret-key", ""), "32-byte key (64 hex chars or base64) encrypting webhook endpoint secrets; unset: a development key, and live endpoints are refused")
+	fs.BoolVar(&c.WebhookAllowInsecure, "webhook-allow-insecure", env.bool("webhook-allow-insecure", false), "allow http webhook URLs and loopback/private receivers (local development and tests only)")
+	fs.DurationVar(&c.WebhookRetryBase, "webhook-retry-base", env.duration("webhook-retry-base", 5*time.Second), "first webhook retry wait; later waits scale from it (5s gives 5s, 5m, 30m, 2h, 5h, 10h, 10h, 14h, 20h, 24h)")
+	fs.StringVar(&c.WebhookCAFile, "webhook-ca-file", env.str("webhook-ca-file", ""), "PEM file of extra certificate authorities trusted for webhook receivers")
+	fs.IntVar(&c.WebhookWorkers, "webhook-workers", env.int("webhook-workers", 50), "webhook deliveries in flight at once")
 
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -85,6 +99,17 @@ func (c config) validate() error {
 	}
 	if !strings.HasPrefix(c.PublicBaseURL, "http://") && !strings.HasPrefix(c.PublicBaseURL, "https://") {
 		errs = append(errs, fmt.Errorf("-public-base-url %q: want an http(s) URL", c.PublicBaseURL))
+	}
+	if c.WebhookSecretKey != "" {
+		if _, err := webhooks.ParseKey(c.WebhookSecretKey); err != nil {
+			errs = append(errs, fmt.Errorf("-webhook-secret-key: %w", err))
+		}
+	}
+	if c.WebhookRetryBase <= 0 {
+		errs = append(errs, errors.New("-webhook-retry-base must be positive"))
+	}
+	if c.WebhookWorkers < 1 {
+		errs = append(errs, errors.New("-webhook-workers must be at least 1"))
 	}
 	return errors.Join(errs...)
 }

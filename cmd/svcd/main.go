@@ -61,6 +61,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer pool.Close()
 
+	bg, err := newBackground(cfg, pool, log)
+	if err != nil {
+		return err
+	}
+
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
@@ -77,10 +82,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Ready: []gateway.ReadyCheck{
 			{Name: "postgres", Check: func(ctx context.Context) error { return pool.Ping(ctx) }},
 		},
+		Routes: []gateway.RouteSet{bg.webhooks},
 	})
 	if err != nil {
 		return err
 	}
+
+	if err := bg.start(ctx); err != nil {
+		return fmt.Errorf("start jobs: %w", err)
+	}
+	defer bg.stop(cfg.ShutdownTimeout, log)
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.ListenAndServe() }()

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	gwwebhooks "svc/gateway/webhooks"
+	"svc/payments/events"
+	"svc/payments/jobs"
+	"svc/payments/webhooks"
+)
+
+// background is the one river client of the process (every domain's workers) and what the
+// handlers need from it.
+type background struct {
+	jobs     *jobs.Client
+	recorder *events.Recorder // other domains record their events through this
+	webhooks *gwwebhooks.Routes
+}
+
+// newBackground registers every domain's workers on one river client. A domain adds its
+// workers to `workers` and its queue to `queues` here.
+func newBackground(cfg config, pool *pgxpool.Pool, log *slog.Logger) (*background, error) {
+	cipher, err := webhookCipher(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	var roots *x509.CertPool
+	if cfg.WebhookCAFile != "" {
+		if roots, err = webhooks.LoadCAFile(cfg.WebhookCAFile); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.WebhookAllowInsecure {
+		log.Warn("webhooks: --webhook-allow-insecure is on: http endpoints and loopback/private addresses are allowed (local development only)")
+	}
+	sender := webhooks.NewSender(webhooks.SenderConfig{
+		AllowInsecure: cfg.WebhookAllowInsecure, RootCAs: roots, UserAgent: "svc-webhooks/" + version,
+	})
+
+	workers := river.NewWorkers()
+	queues := map[string]int{}
+	if err := webhooks.Register(workers, webhooks.NewWorker(pool, cipher, sender, webhooks.WorkerConfig{
+		RetryBase: cfg.WebhookRetryBase, Logger: log.With("component", "webhooks"),
+	})); err != nil {
+		return nil, err
+	}
+	queues[events.Queue] = cfg.WebhookWorkers
+
+	client, err := jobs.New(pool, jobs.Config{
+		Workers: workers, Queues: queues, Logger: log.With("component", "jobs"),
+		FetchCooldown: 20 * time.Millisecond,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &background{
+		jobs:     client,
+		recorder: events.NewRecorder(client),
+		webhooks: gwwebhooks.New(webhooks.NewService(pool, cipher, sender)),
+	}, nil
+}
+
+// webhookCipher uses --webhook-secret-key; without it, a development key derived from the
+// database URL, loudly, and live endpoints are refused.
+func webhookCipher(cfg config, log *slog.Logger) (*webhooks.Cipher, error) {
+	if cfg.WebhookSecretKey == "" {
+		log.Warn("webhooks: NO --webhook-secret-key (SVC_WEBHOOK_SECRET_KEY) SET: endpoint secrets are encrypted with a " +
+			"development key derived from the database URL, and live endpoints cannot be created. " +
+			"Generate a key with `openssl rand -hex 32` for any real deployment.")
+		return webhooks.DevCipher(cfg.DatabaseURL), nil
+	}
+	key, err := webhooks.ParseKey(cfg.WebhookSecretKey)
+	if err != nil {
+		return nil, fmt.Errorf("--webhook-secret-key: %w", err)
+	}
+	return webhooks.NewCipher(key)
+}
+
+// start runs the job workers until stop.
+func (b *background) start(ctx context.Context) error {
+	return b.jobs.Start(context.WithoutCancel(ctx))
+}
+
+// stop lets running jobs finish within timeout, then cancels them (they are retried later).
+func (b *background) stop(timeout time.Duration, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := b.jobs.Stop(ctx); err != nil {
+		log.Warn("jobs: soft stop timed out; cancelling running jobs", "error", err)
+		hctx, hcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer hcancel()
+		_ = b.jobs.StopAndCancel(hctx)
+	}
+}
