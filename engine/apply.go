@@ -76,7 +76,7 @@ func (m *market) apply(e *Event) error {
 			m.book.add(o)
 		}
 	case EventTrade:
-		mk := m.book.index[e.MakerOrderID]
+		mk := m.orderOf(e.MakerAccount, e.MakerOrderID)
 		tk := m.orderOf(e.Account, e.OrderID)
 		if mk == nil || tk == nil {
 			return fmt.Errorf("engine: apply: trade %d on %q: unknown order", e.Seq, e.Symbol)
@@ -152,9 +152,6 @@ func fillView(o *order, q Qty) {
 
 // orderOf finds an order of this market by account and id, resting or not.
 func (m *market) orderOf(acct AccountID, id OrderID) *order {
-	if o := m.book.index[id]; o != nil {
-		return o
-	}
 	a := m.accts.table.get(acct)
 	if a == nil {
 		return nil

@@ -17,12 +17,14 @@ type LevelChange struct {
 }
 
 // book is one symbol's order book. It holds levels and FIFO queues and knows nothing
-// of balances. Both sides are btree maps keyed so that the best level is the minimum:
+// of balances. The index from order id to order (O(1) cancel) is the owning account's
+// order map: a cancel always names its account, and keeping one map instead of two
+// halves the hash-map work per order, the largest cost on the add/cancel path. Both sides are btree maps keyed so that the best level is the minimum:
 // asks by price, bids by -price.
 type book struct {
 	sides [2]btree.Map[int64, *level] // [0] bids, [1] asks
 	best  [2]*level                   // cached minimum of each side, nil if empty
-	index map[OrderID]*order          // resting orders by id
+	orders int                        // resting orders
 	free  []*level
 
 	track   bool // record LevelChanges
@@ -30,8 +32,7 @@ type book struct {
 }
 
 func newBook() *book {
-	b := &book{index: make(map[OrderID]*order, 1024)}
-	return b
+	return &book{}
 }
 
 func sideIdx(s Side) int { return int(s - 1) }
@@ -59,7 +60,7 @@ func (b *book) add(o *order) {
 		}
 	}
 	l.push(o)
-	b.index[o.id] = o
+	b.orders++
 	b.changed(o.side, l)
 }
 
@@ -67,7 +68,7 @@ func (b *book) add(o *order) {
 func (b *book) remove(o *order) {
 	l := o.lvl
 	l.remove(o)
-	delete(b.index, o.id)
+	b.orders--
 	b.changed(o.side, l)
 	if l.count == 0 {
 		b.dropLevel(o.side, l)

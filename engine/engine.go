@@ -357,5 +357,18 @@ func (e *Engine) Apply(events []Event) error {
 	return nil
 }
 
+// Replayed records that the engine's state now holds every journal offset up to offset
+// (after Restore and Apply of the journal's tail), so the next snapshot is labelled right.
+// Like Apply, it is only for an engine that is not started.
+func (e *Engine) Replayed(offset uint64) error {
+	if e.state.Load() != stateNew {
+		return ErrRunning
+	}
+	if offset > e.offset.Load() {
+		e.offset.Store(offset)
+	}
+	return nil
+}
+
 // Offset returns the highest journal offset the engine has seen acknowledged (or restored).
 func (e *Engine) Offset() uint64 { return e.offset.Load() }

@@ -145,7 +145,7 @@ func checkCore(c *core, net *[numAssets]int64) error {
 						return fmt.Errorf("%s: FIFO broken at %v %d", m.symbol, s, l.price)
 					}
 					lastSeq = o.seq
-					if o.remaining <= 0 || o.state.Closed() || b.index[o.id] != o {
+					if o.remaining <= 0 || o.state.Closed() || o.acct.orders[o.id] != o {
 						return fmt.Errorf("%s: bad resting order %x rem %d state %v", m.symbol, o.id, o.remaining, o.state)
 					}
 					if o.remaining+o.filled != o.qty {
@@ -172,8 +172,8 @@ func checkCore(c *core, net *[numAssets]int64) error {
 				}
 			}
 		}
-		if seen != len(b.index) {
-			return fmt.Errorf("%s: index has %d orders, book %d", m.symbol, len(b.index), seen)
+		if seen != b.orders {
+			return fmt.Errorf("%s: book counts %d orders, holds %d", m.symbol, b.orders, seen)
 		}
 		if bb, ba := b.best[0], b.best[1]; bb != nil && ba != nil && bb.price >= ba.price {
 			return fmt.Errorf("%s: crossed book %d >= %d", m.symbol, bb.price, ba.price)

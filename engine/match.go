@@ -455,18 +455,20 @@ func (m *market) retire(o *order) {
 
 func (m *market) cancel(c *Command, r *Result) {
 	r.OrderID = c.OrderID
-	o := m.book.index[c.OrderID]
-	if o == nil || o.acct.id != c.Account {
-		r.Code = RejectUnknownOrder
-		if a := m.accts.table.get(c.Account); a != nil {
-			a.mu.Lock()
-			if x := a.orders[c.OrderID]; x != nil {
-				r.Code, r.State, r.Reason, r.Filled = RejectNotCancellable, x.state, x.reason, x.filled
-			}
-			a.mu.Unlock()
-		}
+	r.Code = RejectUnknownOrder
+	a := m.accts.get(c.Account)
+	a.mu.Lock()
+	o := a.orders[c.OrderID]
+	if o == nil || o.mkt != m {
+		a.mu.Unlock()
 		return
 	}
+	if o.lvl == nil {
+		r.Code, r.State, r.Reason, r.Filled = RejectNotCancellable, o.state, o.reason, o.filled
+		a.mu.Unlock()
+		return
+	}
+	a.mu.Unlock()
 	m.cancelResting(o, ReasonUser, c.Time)
 	r.Code, r.State, r.Reason, r.Filled, r.Seq = OK, Cancelled, ReasonUser, o.filled, m.seq
 }
@@ -490,6 +492,7 @@ func (m *market) cancelAll(c *Command, r *Result) {
 	for _, o := range m.scratch {
 		m.cancelResting(o, ReasonUser, c.Time)
 	}
+	r.Cancelled = len(m.scratch)
 	clear(m.scratch)
 	if len(m.scratch) > 0 {
 		r.Seq = m.seq

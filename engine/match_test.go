@@ -120,12 +120,12 @@ func TestTimeInForce(t *testing.T) {
 	}
 	wantBal(t, x, b, NGN, (10_000_000-1500)*ngn, 0)
 
-	before := len(x.c.bySymbol["USDT-NGN"].book.index)
+	before := x.c.bySymbol["USDT-NGN"].book.orders
 	r = x.exec(Command{Kind: CmdPlace, Symbol: "USDT-NGN", Account: b, OrderID: oid(4), Side: Buy, Type: Limit, TIF: FOK, Price: 1502 * px, Qty: 2 * one})
 	if r.State != Cancelled || r.Reason != ReasonFOKUnfillable || r.Filled != 0 {
 		t.Fatalf("FOK unfillable: %+v", r)
 	}
-	if len(x.c.bySymbol["USDT-NGN"].book.index) != before {
+	if x.c.bySymbol["USDT-NGN"].book.orders != before {
 		t.Fatal("FOK touched the book")
 	}
 	r = x.exec(Command{Kind: CmdPlace, Symbol: "USDT-NGN", Account: b, OrderID: oid(5), Side: Buy, Type: Limit, TIF: FOK, Price: 1502 * px, Qty: one})
@@ -276,10 +276,10 @@ func TestCancelAll(t *testing.T) {
 		t.Fatal(r.Code)
 	}
 	wantBal(t, x, a, USDT, 10_000*usdt, 0)
-	if n := len(x.c.bySymbol["USDT-NGN"].book.index); n != 1 {
+	if n := x.c.bySymbol["USDT-NGN"].book.orders; n != 1 {
 		t.Fatalf("%d orders left", n)
 	}
-	if n := len(x.c.bySymbol["USDC-NGN"].book.index); n != 1 {
+	if n := x.c.bySymbol["USDC-NGN"].book.orders; n != 1 {
 		t.Fatal("cancel-all crossed symbols")
 	}
 	x.check()

@@ -247,4 +247,6 @@ type Result struct {
 	Filled  Qty          // the order's cumulative filled quantity
 	Seq     uint64       // sequence of the command's last event in its stream (0 if none)
 	Offset  uint64       // the journal offset returned for the batch holding the command
+	// Cancelled is how many orders a CancelAll cancelled.
+	Cancelled int
 }
