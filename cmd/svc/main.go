@@ -25,6 +25,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"migrate", "apply database migrations", runMigrate},
+		{"webhooks", "webhooks replay EVENT_ID: deliver an event again", runWebhooks},
 	}
 }
 
