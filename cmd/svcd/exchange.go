@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"svc/engine"
+	"svc/gateway/api"
+	"svc/gateway/trading"
+	"svc/persistence/eventlog"
+	"svc/persistence/journal"
+	"svc/persistence/projection"
+	"svc/persistence/snapshot"
+)
+
+// exchange is one environment's trading core: its journal, the engine recovered from the
+// newest snapshot plus the journal's tail, the projector writing history to PostgreSQL, and
+// the periodic snapshots. Sandbox and live each have one and never share a book.
+type exchange struct {
+	env       string
+	log       *slog.Logger
+	journal   journal.Journal
+	el        *eventlog.Log
+	engine    *engine.Engine
+	projector *projection.Projector
+	snaps     *snapshot.Store
+	every     time.Duration
+
+	wg     sync.WaitGroup
+	cancel context.CancelFunc
+}
+
+// openExchange recovers an environment's engine and starts it; run starts the background
+// loops; close stops everything in reverse order.
+func openExchange(ctx context.Context, cfg config, env string, pool *pgxpool.Pool, log *slog.Logger) (*exchange, error) {
+	log = log.With("env", env)
+	var j journal.Journal
+	switch cfg.Journal {
+	case "kafka":
+		k, err := journal.OpenKafka(ctx, journal.KafkaOptions{Brokers: cfg.KafkaBrokers, Topic: cfg.KafkaTopic + "-" + env})
+		if err != nil {
+			return nil, fmt.Errorf("%s journal (kafka): %w", env, err)
+		}
+		j = k
+	default:
+		f, err := journal.OpenFile(journal.FileOptions{Dir: filepath.Join(cfg.JournalDir, env)})
+		if err != nil {
+			return nil, fmt.Errorf("%s journal (%s): %w", env, filepath.Join(cfg.JournalDir, env), err)
+		}
+		j = f
+	}
+	x := &exchange{env: env, log: log, journal: j, every: cfg.SnapshotEvery,
+		snaps: &snapshot.Store{Dir: filepath.Join(cfg.SnapshotDir, env), Keep: 3}}
+	if err := x.recover(ctx); err != nil {
+		_ = j.Close()
+		return nil, err
+	}
+	return x, nil
+}
+
+func (x *exchange) recover(ctx context.Context) error {
+	start := time.Now()
+	if err := x.journal.Start(); err != nil {
+		return fmt.Errorf("%s journal start: %w", x.env, err)
+	}
+	el := eventlog.New(x.journal)
+	eng, err := engine.New(engine.Config{Journal: el})
+	if err != nil {
+		return err
+	}
+	var from uint64
+	if off, data, ok, err := x.snaps.Latest(); err != nil {
+		return fmt.Errorf("%s snapshots: %w", x.env, err)
+	} else if ok {
+		if off > x.journal.LastOffset() {
+			return fmt.Errorf("%s snapshot at offset %d is ahead of the journal (last %d): wrong journal folder or topic?", x.env, off, x.journal.LastOffset())
+		}
+		if from, err = eng.Restore(data); err != nil {
+			return fmt.Errorf("%s restore snapshot %d: %w", x.env, off, err)
+		}
+	}
+	last, n, err := eventlog.Replay(ctx, x.journal, from, eng, nil)
+	if err != nil {
+		return fmt.Errorf("%s replay: %w", x.env, err)
+	}
+	if err := eng.Replayed(last); err != nil {
+		return err
+	}
+	if err := eng.Start(); err != nil {
+		return err
+	}
+	x.engine, x.el = eng, el
+	x.log.Info("exchange recovered", "snapshot_offset", from, "replayed_events", n, "journal_offset", last,
+		"ms", time.Since(start).Milliseconds())
+	return nil
+}
+
+// attachProjector creates the projector, catches it up and wakes it on every durable append.
+func (x *exchange) attachProjector(ctx context.Context, pool *pgxpool.Pool) error {
+	x.projector = projection.New(pool, x.env, x.journal, x.log)
+	x.el.OnDurable = func(uint64) { x.projector.Wake() }
+	return x.projector.CatchUp(ctx)
+}
+
+// run starts the projector and the snapshot loop.
+func (x *exchange) run() {
+	ctx, cancel := context.WithCancel(context.Background())
+	x.cancel = cancel
+	x.wg.Add(2)
+	go func() {
+		defer x.wg.Done()
+		_ = x.projector.Run(ctx)
+	}()
+	go func() {
+		defer x.wg.Done()
+		x.snapshotLoop(ctx)
+	}()
+}
+
+func (x *exchange) snapshotLoop(ctx context.Context) {
+	if x.every <= 0 {
+		return
+	}
+	t := time.NewTicker(x.every)
+	defer t.Stop()
+	var lastOffset uint64
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if x.engine.Offset() == lastOffset || x.engine.Failed() {
+			continue
+		}
+		off, err := x.snapshot()
+		if err != nil {
+			x.log.Error("snapshot failed", "error", err)
+			continue
+		}
+		lastOffset = off
+	}
+}
+
+func (x *exchange) snapshot() (uint64, error) {
+	data, off, err := x.engine.Snapshot(nil)
+	if err != nil {
+		return 0, err
+	}
+	name, err := x.snaps.Save(off, data)
+	if err != nil {
+		return 0, err
+	}
+	x.log.Info("snapshot saved", "offset", off, "bytes", len(data), "file", name)
+	return off, nil
+}
+
+// ready reports whether the exchange accepts orders.
+func (x *exchange) ready(context.Context) error {
+	if err := x.journal.Err(); err != nil {
+		return err
+	}
+	if x.engine.Failed() {
+		return errors.New("engine fail-stopped after a journal error")
+	}
+	return nil
+}
+
+// close stops accepting commands, lets the runners drain, writes a final snapshot (a fast
+// next start), stops the loops and closes the journal.
+func (x *exchange) close() {
+	if x.cancel != nil {
+		x.cancel()
+	}
+	x.wg.Wait()
+	if x.engine != nil {
+		if !x.engine.Failed() && x.journal.Err() == nil {
+			if _, err := x.snapshot(); err != nil {
+				x.log.Warn("final snapshot failed", "error", err)
+			}
+		}
+		x.engine.Stop()
+	}
+	if err := x.journal.Close(); err != nil {
+		x.log.Warn("journal close", "error", err)
+	}
+}
+
+// exchanges are the sandbox and live cores.
+type exchanges map[api.Environment]*exchange
+
+func openExchanges(ctx context.Context, cfg config, pool *pgxpool.Pool, log *slog.Logger) (exchanges, error) {
+	xs := exchanges{}
+	for _, env := range []api.Environment{api.Sandbox, api.Live} {
+		x, err := openExchange(ctx, cfg, string(env), pool, log)
+		if err == nil {
+			err = x.attachProjector(ctx, pool)
+			if err != nil {
+				x.close()
+			}
+		}
+		if err != nil {
+			xs.close()
+			return nil, err
+		}
+		x.run()
+		xs[env] = x
+	}
+	return xs, nil
+}
+
+func (xs exchanges) ready(ctx context.Context) error {
+	for env, x := range xs {
+		if err := x.ready(ctx); err != nil {
+			return fmt.Errorf("%s: %w", env, err)
+		}
+	}
+	return nil
+}
+
+func (xs exchanges) close() {
+	for _, x := range xs {
+		x.close()
+	}
+}
+
+func (xs exchanges) tradingRoutes(pool *pgxpool.Pool) *trading.Handlers {
+	engines := map[api.Environment]trading.Exchange{}
+	projectors := map[api.Environment]*projection.Projector{}
+	for env, x := range xs {
+		engines[env] = x.engine
+		projectors[env] = x.projector
+	}
+	return trading.New(engines, trading.Projections{Store: projection.NewStore(pool), Projectors: projectors}, nil)
+}

@@ -1,0 +1,87 @@
+package trading
+
+import (
+	o "svc/gateway/openapi"
+)
+
+var orderSchema = o.Obj(map[string]o.Schema{
+	"id":              o.UUID("order id (UUIDv7)"),
+	"client_order_id": o.Nullable(o.Str("your own id, up to 64 characters")),
+	"symbol":          o.Enum("USDT-NGN", "USDC-NGN", "USD-NGN"),
+	"side":            o.Enum("buy", "sell"),
+	"type":            o.Enum("limit", "market"),
+	"time_in_force":   o.Enum("GTC", "IOC", "FOK"),
+	"post_only":       o.Bool(""),
+	"quantity":        o.Decimal("ordered base quantity"),
+	"quote_quantity":  o.Decimal("market buy by amount: the quote amount"),
+	"filled_quantity": o.Decimal("base quantity filled so far"),
+	"price":           o.Nullable(o.Decimal("limit price; null for market orders")),
+	"status":          o.Enum("OPEN", "PARTIALLY_FILLED", "FILLED", "CANCELLED"),
+	"cancel_reason":   o.Nullable(o.Enum("USER", "IOC_REMAINDER", "FOK_UNFILLABLE", "SELF_TRADE_PREVENTION", "INSUFFICIENT_FUNDS")),
+	"created_at":      o.Time(""),
+}, "id", "symbol", "side", "type", "quantity", "filled_quantity", "price", "status", "created_at")
+
+var tradeSchema = o.Obj(map[string]o.Schema{
+	"id":         o.UUID(""),
+	"order_id":   o.UUID("your order that filled"),
+	"symbol":     o.Str(""),
+	"side":       o.Enum("buy", "sell"),
+	"quantity":   o.Decimal("this fill"),
+	"price":      o.Decimal("execution price (the resting order's)"),
+	"liquidity":  o.Enum("maker", "taker"),
+	"created_at": o.Time(""),
+})
+
+var balanceSchema = o.Obj(map[string]o.Schema{
+	"asset": o.Enum("NGN", "USDT", "USDC", "USD"), "available": o.Decimal(""), "locked": o.Decimal("held by open orders"), "total": o.Decimal("available + locked"),
+})
+
+var pageMeta = o.Obj(map[string]o.Schema{"total": o.Int(""), "page": o.Int(""), "limit": o.Int(""), "total_pages": o.Int("")})
+
+// Docs documents the trading routes.
+func (h *Handlers) Docs() []o.Op {
+	paging := []o.Param{{Name: "page", Schema: o.Int("1-indexed, default 1")}, {Name: "limit", Schema: o.Int("default 20, at most 100")}}
+	return []o.Op{
+		{Method: "POST", Path: "/v1/trading/orders", Tag: "trading", Summary: "Place an order",
+			Description: "Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset.",
+			Body: o.Obj(map[string]o.Schema{
+				"symbol":                o.Enum("USDT-NGN", "USDC-NGN", "USD-NGN"),
+				"side":                  o.Enum("buy", "sell"),
+				"type":                  o.Enum("limit", "market"),
+				"quantity":              o.Decimal("base quantity; step 0.01, at least 1"),
+				"price":                 o.Decimal("required for limit orders; tick 0.01 NGN; price x quantity at least 1,000 NGN"),
+				"quote_quantity":        o.Decimal("market buy by quote amount instead of quantity (extension)"),
+				"time_in_force":         o.Enum("GTC", "IOC", "FOK"),
+				"post_only":             o.Bool("limit only: rejected if it would trade at once"),
+				"client_order_id":       o.Str("up to 64 characters"),
+				"self_trade_prevention": o.Enum("cancel_resting", "cancel_taker", "cancel_both"),
+			}, "symbol", "side", "type"),
+			Responses: map[int]o.Response{201: {Description: "the order", Data: orderSchema}},
+			Errors:    []string{"VALIDATION_ERROR", "INVALID_JSON", "INSUFFICIENT_BALANCE", "ENGINE_BUSY", "ENGINE_UNAVAILABLE"}},
+		{Method: "GET", Path: "/v1/trading/orders", Tag: "trading", Summary: "List your orders",
+			Query:     append([]o.Param{{Name: "symbol"}, {Name: "status", Schema: o.Enum("OPEN", "PARTIALLY_FILLED", "FILLED", "CANCELLED")}, {Name: "side", Schema: o.Enum("buy", "sell")}}, paging...),
+			Responses: map[int]o.Response{200: {Description: "a page of orders", Data: o.Obj(map[string]o.Schema{"items": o.Arr(orderSchema), "meta": pageMeta})}},
+			Errors:    []string{"VALIDATION_ERROR"}},
+		{Method: "DELETE", Path: "/v1/trading/orders", Tag: "trading", Summary: "Cancel all your open orders on a symbol",
+			Query:     []o.Param{{Name: "symbol", Required: true}},
+			Responses: map[int]o.Response{200: {Description: "how many were cancelled", Data: o.Obj(map[string]o.Schema{"symbol": o.Str(""), "cancelled": o.Int("")})}},
+			Errors:    []string{"VALIDATION_ERROR", "ENGINE_BUSY", "ENGINE_UNAVAILABLE"}},
+		{Method: "GET", Path: "/v1/trading/orders/{id}", Tag: "trading", Summary: "Get an order",
+			Responses: map[int]o.Response{200: {Description: "the order", Data: orderSchema}}, Errors: []string{"NOT_FOUND"}},
+		{Method: "DELETE", Path: "/v1/trading/orders/{id}", Tag: "trading", Summary: "Cancel an order",
+			Description: "OPEN or PARTIALLY_FILLED -> CANCELLED, releasing what it locked. FILLED or CANCELLED -> 422 ORDER_NOT_CANCELLABLE.",
+			Responses:   map[int]o.Response{200: {Description: "the cancelled order", Data: orderSchema}},
+			Errors:      []string{"NOT_FOUND", "ORDER_NOT_CANCELLABLE", "ENGINE_BUSY", "ENGINE_UNAVAILABLE"}},
+		{Method: "GET", Path: "/v1/trading/trades", Tag: "trading", Summary: "List your trades",
+			Query: append([]o.Param{{Name: "symbol"}, {Name: "order_id", Schema: o.UUID("")},
+				{Name: "from", Description: "RFC 3339 or Unix ms, inclusive"}, {Name: "to", Description: "RFC 3339 or Unix ms, exclusive"}}, paging...),
+			Responses: map[int]o.Response{200: {Description: "data is the array of trades; paging in the top-level meta", Data: o.Arr(tradeSchema)}},
+			Errors:    []string{"VALIDATION_ERROR"}},
+		{Method: "GET", Path: "/v1/trading/balances", Tag: "trading", Summary: "Your trading balances",
+			Responses: map[int]o.Response{200: {Description: "one entry per asset", Data: o.Arr(balanceSchema)}}},
+		{Method: "POST", Path: "/v1/trading/sandbox/fund", Tag: "trading", Summary: "Add test funds to your sandbox trading balance (test keys only)",
+			Body:      o.Obj(map[string]o.Schema{"asset": o.Enum("NGN", "USDT", "USDC", "USD"), "amount": o.Decimal("")}, "asset", "amount"),
+			Responses: map[int]o.Response{201: {Description: "the credit and the new balance", Data: o.Obj(map[string]o.Schema{"transfer_id": o.UUID(""), "asset": o.Str(""), "amount": o.Decimal(""), "balance": balanceSchema, "created_at": o.Time("")})}},
+			Errors:    []string{"VALIDATION_ERROR", "SANDBOX_ONLY", "ENGINE_UNAVAILABLE"}},
+	}
+}

@@ -1,0 +1,195 @@
+package trading
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/fasthttp/router"
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"svc/engine"
+	"svc/gateway/api"
+)
+
+// Handlers serves the trading routes.
+type Handlers struct {
+	exchanges map[api.Environment]Exchange
+	history   History
+	now       Clock
+	// acks remembers, per tenant, the highest journal offset acknowledged to it, so history
+	// reads wait for the projection to pass it (read-your-writes).
+	acks sync.Map // tenantKey -> *atomicOffset
+}
+
+type tenantKey struct {
+	env      api.Environment
+	merchant uuid.UUID
+}
+
+type atomicOffset struct {
+	mu sync.Mutex
+	v  uint64
+}
+
+// New returns the trading handlers over one exchange per environment. history may be nil
+// (lists then answer 503); clock nil means time.Now.
+func New(exchanges map[api.Environment]Exchange, history History, clock Clock) *Handlers {
+	if clock == nil {
+		clock = time.Now
+	}
+	return &Handlers{exchanges: exchanges, history: history, now: clock}
+}
+
+// Register adds the trading routes.
+func (h *Handlers) Register(r *router.Router, protect func(fasthttp.RequestHandler) fasthttp.RequestHandler) {
+	r.POST("/v1/trading/orders", protect(h.placeOrder))
+	r.GET("/v1/trading/orders", protect(h.listOrders))
+	r.DELETE("/v1/trading/orders", protect(h.cancelAll))
+	r.GET("/v1/trading/orders/{id}", protect(h.getOrder))
+	r.DELETE("/v1/trading/orders/{id}", protect(h.cancelOrder))
+	r.GET("/v1/trading/trades", protect(h.listTrades))
+	r.GET("/v1/trading/balances", protect(h.balances))
+	r.POST("/v1/trading/sandbox/fund", protect(h.sandboxFund))
+}
+
+func (h *Handlers) exchange(ctx *fasthttp.RequestCtx) (api.Principal, Exchange, bool) {
+	p, ok := api.PrincipalOf(ctx)
+	if !ok {
+		api.Fail(ctx, api.NewError(api.CodeUnauthorized, "authentication required"))
+		return p, nil, false
+	}
+	ex := h.exchanges[p.Environment]
+	if ex == nil {
+		api.Fail(ctx, api.Errorf(api.CodeEngineUnavailable, "the %s exchange is not running", p.Environment))
+		return p, nil, false
+	}
+	return p, ex, true
+}
+
+func (h *Handlers) acked(p api.Principal, offset uint64) {
+	v, _ := h.acks.LoadOrStore(tenantKey{p.Environment, p.MerchantID}, &atomicOffset{})
+	a := v.(*atomicOffset)
+	a.mu.Lock()
+	if offset > a.v {
+		a.v = offset
+	}
+	a.mu.Unlock()
+}
+
+func (h *Handlers) lastAck(p api.Principal) uint64 {
+	v, ok := h.acks.Load(tenantKey{p.Environment, p.MerchantID})
+	if !ok {
+		return 0
+	}
+	a := v.(*atomicOffset)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.v
+}
+
+// engineError maps the engine's Go errors (it could not run the command at all).
+func engineError(err error) error {
+	switch {
+	case errors.Is(err, engine.ErrBusy):
+		return api.NewError(api.CodeEngineBusy, "the engine is busy; retry shortly")
+	case errors.Is(err, engine.ErrUnavailable), errors.Is(err, engine.ErrStopped):
+		return api.NewError(api.CodeEngineUnavailable, "the engine is not accepting commands")
+	}
+	return err
+}
+
+// resultError maps a rejection to its API error; the engine changed nothing.
+func resultError(code engine.ResultCode) error {
+	switch code {
+	case engine.OK, engine.AlreadyApplied:
+		return nil
+	case engine.RejectInsufficientFunds:
+		return api.NewError(api.CodeInsufficientBalance, "insufficient available balance")
+	case engine.RejectPostOnlyWouldTake:
+		return api.Invalid("post_only", "the order would trade immediately, so it was rejected")
+	case engine.RejectDuplicateOrderID:
+		return api.NewError(api.CodeConflict, "duplicate order id")
+	case engine.RejectUnknownOrder:
+		return api.NewError(api.CodeNotFound, "order not found")
+	case engine.RejectNotCancellable:
+		return api.NewError(api.CodeOrderNotCancellable, "the order is already filled or cancelled")
+	case engine.RejectUnknownSymbol:
+		return api.Invalid("symbol", "unknown symbol")
+	case engine.RejectInvalidPrice:
+		return api.Invalid("price", "invalid price")
+	case engine.RejectInvalidQuantity:
+		return api.Invalid("quantity", "invalid quantity")
+	case engine.RejectBelowMinQty:
+		return api.Invalid("quantity", "below the minimum quantity")
+	case engine.RejectBelowMinNotional:
+		return api.Invalid("quantity", "price x quantity is below the minimum notional")
+	case engine.RejectInvalidAsset:
+		return api.Invalid("asset", "unknown asset")
+	case engine.RejectInvalidAmount:
+		return api.Invalid("amount", "invalid amount")
+	}
+	return api.Invalid("order", code.String())
+}
+
+type orderBody struct {
+	ID             string  `json:"id"`
+	ClientOrderID  *string `json:"client_order_id"`
+	Symbol         string  `json:"symbol"`
+	Side           string  `json:"side"`
+	Type           string  `json:"type"`
+	TimeInForce    string  `json:"time_in_force"`
+	PostOnly       bool    `json:"post_only"`
+	Quantity       string  `json:"quantity"`
+	QuoteQuantity  *string `json:"quote_quantity,omitempty"`
+	FilledQuantity string  `json:"filled_quantity"`
+	Price          *string `json:"price"`
+	Status         string  `json:"status"`
+	CancelReason   *string `json:"cancel_reason"`
+	CreatedAt      string  `json:"created_at"`
+}
+
+func orderJSON(ex Exchange, v engine.OrderView) orderBody {
+	pair, _ := ex.Pair(v.Symbol)
+	b := orderBody{
+		ID:             uuid.UUID(v.ID).String(),
+		Symbol:         v.Symbol,
+		Side:           v.Side.String(),
+		Type:           v.Type.String(),
+		TimeInForce:    v.TIF.String(),
+		PostOnly:       v.PostOnly,
+		Quantity:       pair.FormatQty(v.Qty),
+		FilledQuantity: pair.FormatQty(v.Filled),
+		Status:         v.State.String(),
+		CreatedAt:      FormatTime(time.Unix(0, v.Time)),
+	}
+	if v.ClientOrderID != "" {
+		s := v.ClientOrderID
+		b.ClientOrderID = &s
+	}
+	if v.Type == engine.Limit {
+		s := pair.FormatPrice(v.Price)
+		b.Price = &s
+	}
+	if v.QuoteQty > 0 {
+		s := engine.FormatAmount(pair.Quote, v.QuoteQty)
+		b.QuoteQuantity = &s
+	}
+	if v.State == engine.Cancelled && v.Reason != engine.ReasonNone {
+		s := v.Reason.String()
+		b.CancelReason = &s
+	}
+	return b
+}
+
+// FormatTime is the API's timestamp: UTC, milliseconds, Z.
+func FormatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+func pathParam(ctx *fasthttp.RequestCtx, name string) string {
+	s, _ := ctx.UserValue(name).(string)
+	return s
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,401 @@
+package trading
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"svc/engine"
+	"svc/gateway/api"
+)
+
+type placeOrderRequest struct {
+	Symbol              string  `json:"symbol"`
+	Side                string  `json:"side"`
+	Type                string  `json:"type"`
+	Quantity            *string `json:"quantity"`
+	Price               *string `json:"price"`
+	QuoteQuantity       *string `json:"quote_quantity"`
+	TimeInForce         string  `json:"time_in_force"`
+	PostOnly            bool    `json:"post_only"`
+	ClientOrderID       string  `json:"client_order_id"`
+	SelfTradePrevention string  `json:"self_trade_prevention"`
+}
+
+// toCommand validates the request field by field and builds the engine command; every
+// mistake is reported at once as a field error.
+func (req *placeOrderRequest) toCommand(ex Exchange, cmd *engine.Command) error {
+	var v api.Validator
+	pair, ok := ex.Pair(req.Symbol)
+	if req.Symbol == "" {
+		v.Add("symbol", "is required")
+	} else if !ok {
+		v.Add("symbol", "must be one of "+symbolList(ex))
+	}
+	switch req.Side {
+	case "buy":
+		cmd.Side = engine.Buy
+	case "sell":
+		cmd.Side = engine.Sell
+	case "":
+		v.Add("side", "is required")
+	default:
+		v.Add("side", "must be buy or sell")
+	}
+	switch req.Type {
+	case "limit":
+		cmd.Type = engine.Limit
+	case "market":
+		cmd.Type = engine.Market
+	case "":
+		v.Add("type", "is required")
+	default:
+		v.Add("type", "must be limit or market")
+	}
+	switch strings.ToUpper(req.TimeInForce) {
+	case "", "GTC":
+		cmd.TIF = engine.GTC
+	case "IOC":
+		cmd.TIF = engine.IOC
+	case "FOK":
+		cmd.TIF = engine.FOK
+	default:
+		v.Add("time_in_force", "must be GTC, IOC or FOK")
+	}
+	switch strings.ToLower(req.SelfTradePrevention) {
+	case "", "cancel_resting":
+		cmd.STP = engine.STPCancelResting
+	case "cancel_taker":
+		cmd.STP = engine.STPCancelTaker
+	case "cancel_both":
+		cmd.STP = engine.STPCancelBoth
+	default:
+		v.Add("self_trade_prevention", "must be cancel_resting, cancel_taker or cancel_both")
+	}
+	v.Length("client_order_id", req.ClientOrderID, 0, 64)
+	cmd.ClientOrderID = req.ClientOrderID
+	cmd.PostOnly = req.PostOnly
+	if !ok {
+		return v.Err()
+	}
+	cmd.Symbol = pair.Symbol
+
+	if cmd.Type == engine.Market {
+		if req.PostOnly {
+			v.Add("post_only", "is only allowed on limit orders")
+		}
+		if req.QuoteQuantity != nil {
+			if cmd.Side != engine.Buy {
+				v.Add("quote_quantity", "is only allowed on market buy orders")
+			}
+			if req.Quantity != nil {
+				v.Add("quantity", "must not be sent with quote_quantity")
+			}
+			amt, err := engine.ParseAmount(pair.Quote, *req.QuoteQuantity)
+			if err != nil {
+				v.Add("quote_quantity", decimalMessage(err, pair.Quote.DisplayDecimals()))
+			} else if amt < pair.MinNotional {
+				v.Add("quote_quantity", "must be at least "+engine.FormatAmount(pair.Quote, pair.MinNotional)+" "+pair.Quote.String())
+			}
+			cmd.QuoteQty = amt
+			return v.Err()
+		}
+	}
+	if req.Quantity == nil {
+		v.Add("quantity", "is required")
+	} else if q, err := pair.ParseQty(*req.Quantity); err != nil {
+		v.Add("quantity", decimalMessage(err, pair.QtyDecimals))
+	} else if q < pair.MinQty {
+		v.Add("quantity", "must be at least "+pair.FormatQty(pair.MinQty))
+	} else {
+		cmd.Qty = q
+	}
+	if cmd.Type == engine.Limit {
+		if req.Price == nil {
+			v.Add("price", "is required for limit orders")
+		} else if p, err := pair.ParsePrice(*req.Price); err != nil {
+			v.Add("price", decimalMessage(err, pair.PriceDecimals))
+		} else {
+			cmd.Price = p
+			if cmd.Qty > 0 {
+				notional, ok := notional(pair, p, cmd.Qty)
+				if !ok {
+					v.Add("quantity", "price x quantity is too large")
+				} else if notional < pair.MinNotional {
+					v.Add("quantity", "price x quantity must be at least "+engine.FormatAmount(pair.Quote, pair.MinNotional)+" "+pair.Quote.String())
+				}
+			}
+		}
+	}
+	return v.Err()
+}
+
+// notional is price x qty in quote units, or false on overflow. The engine checks it again;
+// this is only for the field error.
+func notional(pair engine.PairConfig, p engine.Price, q engine.Qty) (int64, bool) {
+	a, b := int64(p), int64(q)
+	if a != 0 && b > (1<<62)/a {
+		return 0, false
+	}
+	n := a * b
+	// price units x lots are 10^-(PriceDecimals+QtyDecimals) quote; scale to quote units.
+	for i := pair.PriceDecimals + pair.QtyDecimals; i < pair.Quote.Decimals(); i++ {
+		if n > (1<<62)/10 {
+			return 0, false
+		}
+		n *= 10
+	}
+	return n, true
+}
+
+func decimalMessage(err error, decimals int) string {
+	var de *engine.DecimalError
+	if !errors.As(err, &de) {
+		return "must be a positive decimal string"
+	}
+	switch de.Reason {
+	case engine.ReasonEmpty:
+		return "is required"
+	case engine.ReasonTooManyDecimals:
+		return "must have at most " + itoa(decimals) + " decimal places"
+	case engine.ReasonZero, engine.ReasonNegative:
+		return "must be greater than 0"
+	case engine.ReasonExponent:
+		return "must be a plain decimal string (no exponent)"
+	case engine.ReasonOverflow:
+		return "is too large"
+	case engine.ReasonNotOnTick:
+		return "must be a multiple of the tick size"
+	case engine.ReasonNotOnStep:
+		return "must be a multiple of the step size"
+	}
+	return "must be a positive decimal string"
+}
+
+func symbolList(ex Exchange) string {
+	var names []string
+	for _, p := range ex.Pairs() {
+		names = append(names, p.Symbol)
+	}
+	return strings.Join(names, ", ")
+}
+
+func (h *Handlers) placeOrder(ctx *fasthttp.RequestCtx) {
+	p, ex, ok := h.exchange(ctx)
+	if !ok {
+		return
+	}
+	var req placeOrderRequest
+	if err := api.Decode(ctx, &req); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	cmd := engine.Command{Kind: engine.CmdPlace, Account: engine.AccountID(p.MerchantID), Time: h.now().UnixNano()}
+	if err := req.toCommand(ex, &cmd); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	cmd.OrderID = engine.OrderID(uuid.Must(uuid.NewV7()))
+	res, err := ex.Submit(&cmd)
+	if err != nil {
+		api.Fail(ctx, engineError(err))
+		return
+	}
+	if err := resultError(res.Code); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	h.acked(p, res.Offset)
+	view, ok := ex.Order(cmd.Account, cmd.OrderID)
+	if !ok { // only if the engine forgot it at once, which its retention rules out
+		api.Fail(ctx, errors.New("trading: placed order not found in the engine"))
+		return
+	}
+	api.Created(ctx, orderJSON(ex, view))
+}
+
+func (h *Handlers) getOrder(ctx *fasthttp.RequestCtx) {
+	p, ex, ok := h.exchange(ctx)
+	if !ok {
+		return
+	}
+	id, err := uuid.Parse(pathParam(ctx, "id"))
+	if err != nil {
+		api.Fail(ctx, api.NewError(api.CodeNotFound, "order not found"))
+		return
+	}
+	if view, ok := ex.Order(engine.AccountID(p.MerchantID), engine.OrderID(id)); ok {
+		api.OK(ctx, orderJSON(ex, view))
+		return
+	}
+	row, err := h.orderFromHistory(ctx, p, id)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	api.OK(ctx, orderJSON(ex, row.View))
+}
+
+func (h *Handlers) orderFromHistory(ctx *fasthttp.RequestCtx, p api.Principal, id uuid.UUID) (OrderRow, error) {
+	if h.history == nil {
+		return OrderRow{}, api.NewError(api.CodeNotFound, "order not found")
+	}
+	c, cancel := h.readContext(p)
+	defer cancel()
+	if err := h.history.WaitFor(c, p.Environment, h.lastAck(p)); err != nil {
+		return OrderRow{}, err
+	}
+	row, found, err := h.history.GetOrder(c, p.Environment, p.MerchantID, id)
+	if err != nil {
+		return OrderRow{}, err
+	}
+	if !found {
+		return OrderRow{}, api.NewError(api.CodeNotFound, "order not found")
+	}
+	return row, nil
+}
+
+func (h *Handlers) listOrders(ctx *fasthttp.RequestCtx) {
+	p, ex, ok := h.exchange(ctx)
+	if !ok {
+		return
+	}
+	page, err := api.Paging(ctx, "limit", 20, 100)
+	var v api.Validator
+	f := OrderFilter{
+		Symbol: string(ctx.QueryArgs().Peek("symbol")),
+		Status: strings.ToUpper(string(ctx.QueryArgs().Peek("status"))),
+		Side:   strings.ToLower(string(ctx.QueryArgs().Peek("side"))),
+	}
+	if f.Symbol != "" {
+		if _, ok := ex.Pair(f.Symbol); !ok {
+			v.Add("symbol", "must be one of "+symbolList(ex))
+		}
+	}
+	if f.Status != "" {
+		v.OneOf("status", f.Status, "OPEN", "PARTIALLY_FILLED", "FILLED", "CANCELLED")
+	}
+	if f.Side != "" {
+		v.OneOf("side", f.Side, "buy", "sell")
+	}
+	if err != nil || !v.Ok() {
+		api.Fail(ctx, mergeValidation(joinErrs(err, v.Err())))
+		return
+	}
+	if h.history == nil {
+		api.Fail(ctx, api.NewError(api.CodeEngineUnavailable, "order history is not available"))
+		return
+	}
+	c, cancel := h.readContext(p)
+	defer cancel()
+	if err := h.history.WaitFor(c, p.Environment, h.lastAck(p)); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	rows, total, err := h.history.ListOrders(c, p.Environment, p.MerchantID, f, page)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	items := make([]orderBody, 0, len(rows))
+	for _, r := range rows {
+		// The engine's copy is the freshest for orders it still holds.
+		if view, ok := ex.Order(engine.AccountID(p.MerchantID), r.View.ID); ok {
+			r.View = view
+		}
+		items = append(items, orderJSON(ex, r.View))
+	}
+	api.Page(ctx, items, page.Meta(total))
+}
+
+func (h *Handlers) cancelOrder(ctx *fasthttp.RequestCtx) {
+	p, ex, ok := h.exchange(ctx)
+	if !ok {
+		return
+	}
+	id, err := uuid.Parse(pathParam(ctx, "id"))
+	if err != nil {
+		api.Fail(ctx, api.NewError(api.CodeNotFound, "order not found"))
+		return
+	}
+	cmd := engine.Command{Kind: engine.CmdCancel, Account: engine.AccountID(p.MerchantID), OrderID: engine.OrderID(id), Time: h.now().UnixNano()}
+	res, err := ex.Submit(&cmd)
+	if err != nil {
+		api.Fail(ctx, engineError(err))
+		return
+	}
+	if res.Code == engine.RejectUnknownOrder {
+		// The engine forgets old closed orders; the history knows whether it existed.
+		if _, herr := h.orderFromHistory(ctx, p, id); herr == nil {
+			api.Fail(ctx, api.NewError(api.CodeOrderNotCancellable, "the order is already filled or cancelled"))
+			return
+		}
+	}
+	if err := resultError(res.Code); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	h.acked(p, res.Offset)
+	view, ok := ex.Order(cmd.Account, cmd.OrderID)
+	if !ok {
+		api.Fail(ctx, errors.New("trading: cancelled order not found in the engine"))
+		return
+	}
+	api.Message(ctx, orderJSON(ex, view), "order cancelled")
+}
+
+func (h *Handlers) cancelAll(ctx *fasthttp.RequestCtx) {
+	p, ex, ok := h.exchange(ctx)
+	if !ok {
+		return
+	}
+	symbol := string(ctx.QueryArgs().Peek("symbol"))
+	if symbol == "" {
+		api.Fail(ctx, api.Invalid("symbol", "is required"))
+		return
+	}
+	if _, ok := ex.Pair(symbol); !ok {
+		api.Fail(ctx, api.Invalid("symbol", "must be one of "+symbolList(ex)))
+		return
+	}
+	cmd := engine.Command{Kind: engine.CmdCancelAll, Account: engine.AccountID(p.MerchantID), Symbol: symbol, Time: h.now().UnixNano()}
+	res, err := ex.Submit(&cmd)
+	if err != nil {
+		api.Fail(ctx, engineError(err))
+		return
+	}
+	if err := resultError(res.Code); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	h.acked(p, res.Offset)
+	api.Message(ctx, map[string]any{"symbol": symbol, "cancelled": res.Cancelled}, "open orders cancelled")
+}
+
+// readContext bounds a history read: fasthttp's request context never expires by itself.
+func (h *Handlers) readContext(p api.Principal) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 5*time.Second)
+}
+
+func mergeValidation(err error) error {
+	var fields []api.FieldError
+	var visit func(error)
+	visit = func(e error) {
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, x := range j.Unwrap() {
+				visit(x)
+			}
+			return
+		}
+		var ae *api.Error
+		if errors.As(e, &ae) {
+			fields = append(fields, ae.Fields...)
+		}
+	}
+	visit(err)
+	return &api.Error{Code: api.CodeValidation, Detail: "request validation failed", Fields: fields}
+}

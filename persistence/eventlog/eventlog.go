@@ -1,0 +1,100 @@
+// Package eventlog connects the engine to the journal: it satisfies the engine's Journal
+// interface by encoding each event as one journal record, and replays the journal into an
+// engine at start-up. Offsets are the journal's, one per event.
+package eventlog
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"svc/engine"
+	"svc/persistence/journal"
+)
+
+// Log is the engine's journal on top of a byte journal.
+type Log struct {
+	j journal.Journal
+	// OnDurable, if set, is called after every successful append with the last offset
+	// (the projector's wake-up). It must not block.
+	OnDurable func(last uint64)
+	bufs      sync.Pool
+}
+
+var _ engine.Journal = (*Log)(nil)
+
+// New wraps j; j must be started by the caller.
+func New(j journal.Journal) *Log {
+	return &Log{j: j, bufs: sync.Pool{New: func() any { return &encodeBuf{} }}}
+}
+
+type encodeBuf struct {
+	data     []byte
+	payloads [][]byte
+	ends     []int
+}
+
+// Append encodes batch and makes it durable. Runners call it concurrently; the journal
+// group-commits their batches.
+func (l *Log) Append(batch []engine.Event) (uint64, error) {
+	b := l.bufs.Get().(*encodeBuf)
+	b.data, b.payloads, b.ends = b.data[:0], b.payloads[:0], b.ends[:0]
+	for i := range batch {
+		b.data = engine.AppendEvent(b.data, &batch[i])
+		b.ends = append(b.ends, len(b.data))
+	}
+	start := 0
+	for _, end := range b.ends {
+		b.payloads = append(b.payloads, b.data[start:end:end])
+		start = end
+	}
+	last, err := l.j.Append(context.Background(), b.payloads)
+	l.bufs.Put(b)
+	if err != nil {
+		return 0, err
+	}
+	if l.OnDurable != nil {
+		l.OnDurable(last)
+	}
+	return last, nil
+}
+
+// Journal is the underlying byte journal.
+func (l *Log) Journal() journal.Journal { return l.j }
+
+// Replay applies every record after `after` to eng, in chunks, and reports the last offset
+// applied and how many events were applied. progress, if set, is called after each chunk.
+func Replay(ctx context.Context, j journal.Journal, after uint64, eng interface{ Apply([]engine.Event) error }, progress func(offset uint64, n int)) (uint64, int, error) {
+	const chunk = 4096
+	events := make([]engine.Event, 0, chunk)
+	last, n := after, 0
+	flush := func() error {
+		if len(events) == 0 {
+			return nil
+		}
+		if err := eng.Apply(events); err != nil {
+			return fmt.Errorf("apply events up to offset %d: %w", last, err)
+		}
+		n += len(events)
+		events = events[:0]
+		if progress != nil {
+			progress(last, n)
+		}
+		return nil
+	}
+	err := j.ReadFrom(ctx, after+1, func(off uint64, payload []byte) error {
+		events = append(events, engine.Event{})
+		if err := engine.DecodeEvent(payload, &events[len(events)-1]); err != nil {
+			return fmt.Errorf("journal offset %d: %w", off, err)
+		}
+		last = off
+		if len(events) == chunk {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return last, n, err
+	}
+	return last, n, flush()
+}

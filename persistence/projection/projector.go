@@ -1,0 +1,207 @@
+// Package projection writes the exchange's read model to PostgreSQL: it tails the journal of
+// one environment, decodes the engine's events and stores orders and trades in batches,
+// together with the journal position in the same transaction, so replaying after a crash
+// neither loses nor repeats a row. History reads (order lists, trades) come from here.
+package projection
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"svc/engine"
+	"svc/persistence/postgres"
+)
+
+// Source is the journal the projector reads.
+type Source interface {
+	ReadFrom(ctx context.Context, from uint64, fn func(offset uint64, payload []byte) error) error
+	LastOffset() uint64
+}
+
+// Projector applies one environment's journal to the read model. Run owns its goroutine.
+type Projector struct {
+	pool      *pgxpool.Pool
+	env       string
+	src       Source
+	log       *slog.Logger
+	batchSize int
+	poll      time.Duration
+
+	applied atomic.Uint64
+	wake    chan struct{}
+
+	mu       sync.Mutex
+	advanced chan struct{} // closed and replaced whenever applied grows
+}
+
+// New returns a projector for env ("sandbox" or "live") reading src.
+func New(pool *pgxpool.Pool, env string, src Source, log *slog.Logger) *Projector {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Projector{pool: pool, env: env, src: src, log: log, batchSize: 4096, poll: 200 * time.Millisecond,
+		wake: make(chan struct{}, 1), advanced: make(chan struct{})}
+}
+
+func (p *Projector) positionName() string { return "trading:" + p.env }
+
+// Applied is the last journal offset written to PostgreSQL.
+func (p *Projector) Applied() uint64 { return p.applied.Load() }
+
+// Wake tells the projector new records are durable (it also polls).
+func (p *Projector) Wake() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// WaitFor returns once every offset up to offset is applied, or the context ends.
+func (p *Projector) WaitFor(ctx context.Context, offset uint64) error {
+	for {
+		p.mu.Lock()
+		ch := p.advanced
+		p.mu.Unlock()
+		if p.applied.Load() >= offset {
+			return nil
+		}
+		p.Wake()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("projection %s behind the journal (at %d, want %d): %w", p.env, p.applied.Load(), offset, ctx.Err())
+		}
+	}
+}
+
+// CatchUp loads the stored position and applies everything durable now; svcd calls it
+// before serving so history is complete from the first request.
+func (p *Projector) CatchUp(ctx context.Context) error {
+	var pos int64
+	err := p.pool.QueryRow(ctx, `select "offset" from projection_positions where name = $1`, p.positionName()).Scan(&pos)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("projection %s: read position: %w", p.env, err)
+	}
+	if uint64(pos) > p.applied.Load() {
+		p.applied.Store(uint64(pos))
+	}
+	return p.step(ctx)
+}
+
+// Run applies new records until ctx ends. An error is logged and retried after a pause:
+// the journal is durable, so the projection only ever lags.
+func (p *Projector) Run(ctx context.Context) error {
+	if err := p.CatchUp(ctx); err != nil && ctx.Err() == nil {
+		p.log.Error("projection catch-up failed; retrying", "env", p.env, "error", err)
+	}
+	t := time.NewTicker(p.poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-p.wake:
+		case <-t.C:
+		}
+		if err := p.step(ctx); err != nil && ctx.Err() == nil {
+			p.log.Error("projection failed; retrying", "env", p.env, "error", err)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}
+
+// step applies every durable record after the position, in batches.
+func (p *Projector) step(ctx context.Context) error {
+	for p.src.LastOffset() > p.applied.Load() {
+		b := newBatch(p.env)
+		var ev engine.Event
+		err := p.src.ReadFrom(ctx, p.applied.Load()+1, func(off uint64, payload []byte) error {
+			if err := engine.DecodeEvent(payload, &ev); err != nil {
+				return fmt.Errorf("journal offset %d: %w", off, err)
+			}
+			b.add(off, &ev)
+			if b.n >= p.batchSize {
+				return errBatchFull
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errBatchFull) {
+			return err
+		}
+		if b.n == 0 {
+			return nil
+		}
+		if err := p.commit(ctx, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var errBatchFull = errors.New("batch full")
+
+func (p *Projector) commit(ctx context.Context, b *batch) error {
+	err := postgres.InTx(ctx, p.pool, func(tx pgx.Tx) error {
+		// Guard against two projectors of one environment (e.g. two svcd by mistake).
+		var pos int64
+		err := tx.QueryRow(ctx, `select "offset" from projection_positions where name = $1 for update`, p.positionName()).Scan(&pos)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if uint64(pos) >= b.last {
+			return nil // already applied by someone else
+		}
+		if uint64(pos) != b.first-1 {
+			return fmt.Errorf("projection %s: stored position %d does not precede batch starting at %d", p.env, pos, b.first)
+		}
+		if err := b.write(ctx, tx); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `insert into projection_positions (name, "offset", updated_at) values ($1, $2, now())
+			on conflict (name) do update set "offset" = excluded."offset", updated_at = now()`, p.positionName(), int64(b.last))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("projection %s: commit offsets %d..%d: %w", p.env, b.first, b.last, err)
+	}
+	p.applied.Store(b.last)
+	p.mu.Lock()
+	close(p.advanced)
+	p.advanced = make(chan struct{})
+	p.mu.Unlock()
+	return nil
+}
+
+// TradeID is the id of the trade recorded by the event at seq of symbol: deterministic (a
+// replay writes the same id) and time-ordered like a UUIDv7 (48-bit milliseconds first).
+func TradeID(env, symbol string, seq uint64, unixNano int64) uuid.UUID {
+	h := sha1.New()
+	h.Write([]byte(env))
+	h.Write([]byte{0})
+	h.Write([]byte(symbol))
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], seq)
+	h.Write(b[:])
+	var id uuid.UUID
+	copy(id[:], h.Sum(nil))
+	ms := uint64(unixNano / 1e6)
+	id[0], id[1], id[2], id[3], id[4], id[5] = byte(ms>>40), byte(ms>>32), byte(ms>>24), byte(ms>>16), byte(ms>>8), byte(ms)
+	id[6] = 0x70 | id[6]&0x0f
+	id[8] = 0x80 | id[8]&0x3f
+	return id
+}
