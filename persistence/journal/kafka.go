@@ -26,7 +26,8 @@ type KafkaOptions struct {
 	// pure latency per group. Default 1ms (kafka-go's own default is 1s).
 	BatchTimeout time.Duration
 	// MaxBatchRecords bounds the records of one group, which is written as
-	// one produce request (kafka.Writer.BatchSize). Default 1024.
+	// one produce request. Default 1024. Each group is handed to kafka-go
+	// as one batch of exactly its size, so it is sent at once.
 	MaxBatchRecords int
 	// MaxBatchBytes bounds the size of one group (kafka.Writer.BatchBytes),
 	// counting 72 bytes of overhead per record. Default 1,000,000 (the
@@ -326,6 +327,11 @@ func (j *Kafka) flush(g *group) error {
 		j.msgs = append(j.msgs, kafka.Message{Key: j.keys[8*i : 8*i+8 : 8*i+8], Value: g.buf[start:end:end]})
 		start = end
 	}
+	// The group is complete: size the writer's batch to it so kafka-go sends
+	// it at once ("batch full") instead of waiting BatchTimeout. kafka-go
+	// reads BatchSize only inside WriteMessages (and Stats, which we never
+	// call), and only this goroutine calls WriteMessages.
+	j.w.BatchSize = n
 	if err := j.w.WriteMessages(context.Background(), j.msgs...); err != nil {
 		return failed("kafka produce", err)
 	}
