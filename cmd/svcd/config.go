@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"svc/gateway/auth"
 	"svc/payments/webhooks"
 )
 
@@ -33,6 +34,17 @@ type config struct {
 	WebhookRetryBase     time.Duration // first retry wait; the schedule scales from it
 	WebhookCAFile        string        // extra trusted CAs for receivers (PEM)
 	WebhookWorkers       int           // deliveries in flight at once
+
+	// Identity and access (gateway/auth).
+	JWTSecret        string
+	TrustedProxies   string
+	RateLimitDefault int
+	AuthRateLimit    int
+	SMTPAddr         string
+	SMTPFrom         string
+	SMTPUsername     string
+	SMTPPassword     string
+	MailLogBody      bool
 }
 
 // flagSet declares the flags on fs with defaults taken from the environment.
@@ -59,6 +71,16 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&c.WebhookRetryBase, "webhook-retry-base", env.duration("webhook-retry-base", 5*time.Second), "first webhook retry wait; later waits scale from it (5s gives 5s, 5m, 30m, 2h, 5h, 10h, 10h, 14h, 20h, 24h)")
 	fs.StringVar(&c.WebhookCAFile, "webhook-ca-file", env.str("webhook-ca-file", ""), "PEM file of extra certificate authorities trusted for webhook receivers")
 	fs.IntVar(&c.WebhookWorkers, "webhook-workers", env.int("webhook-workers", 50), "webhook deliveries in flight at once")
+
+	fs.StringVar(&c.JWTSecret, "jwt-secret", env.str("jwt-secret", ""), "secret (32+ bytes) signing access tokens; empty: a random one per start (tokens die on restart; not for live use)")
+	fs.StringVar(&c.TrustedProxies, "trusted-proxies", env.str("trusted-proxies", ""), "comma-separated CIDRs whose X-Forwarded-For is believed")
+	fs.IntVar(&c.RateLimitDefault, "rate-limit-default", env.int("rate-limit-default", 100), "requests per minute per merchant unless the merchant has its own")
+	fs.IntVar(&c.AuthRateLimit, "auth-rate-limit", env.int("auth-rate-limit", 10), "requests per minute per client address on /v1/auth")
+	fs.StringVar(&c.SMTPAddr, "smtp-addr", env.str("smtp-addr", ""), "SMTP server host:port; empty: mail goes to the mail_outbox table (svc mail outbox)")
+	fs.StringVar(&c.SMTPFrom, "smtp-from", env.str("smtp-from", "no-reply@localhost"), "sender address of the service's mail")
+	fs.StringVar(&c.SMTPUsername, "smtp-username", env.str("smtp-username", ""), "SMTP PLAIN auth user (optional)")
+	fs.StringVar(&c.SMTPPassword, "smtp-password", env.str("smtp-password", ""), "SMTP PLAIN auth password (prefer SVC_SMTP_PASSWORD)")
+	fs.BoolVar(&c.MailLogBody, "mail-log-body", env.bool("mail-log-body", false), "without SMTP, also write mail bodies (one-time codes) to the log; on with --demo")
 
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -111,7 +133,32 @@ func (c config) validate() error {
 	if c.WebhookWorkers < 1 {
 		errs = append(errs, errors.New("-webhook-workers must be at least 1"))
 	}
+	if c.JWTSecret != "" && len(c.JWTSecret) < 32 {
+		errs = append(errs, errors.New("-jwt-secret must be at least 32 bytes (e.g. `openssl rand -base64 48`)"))
+	}
+	if _, err := auth.ParsePrefixes(splitList(c.TrustedProxies)); err != nil {
+		errs = append(errs, fmt.Errorf("-trusted-proxies: %w", err))
+	}
+	if c.RateLimitDefault < 1 || c.AuthRateLimit < 1 {
+		errs = append(errs, errors.New("-rate-limit-default and -auth-rate-limit must be at least 1"))
+	}
+	if c.SMTPAddr != "" {
+		if _, _, err := net.SplitHostPort(c.SMTPAddr); err != nil {
+			errs = append(errs, fmt.Errorf("-smtp-addr %q: want host:port", c.SMTPAddr))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// splitList splits a comma-separated flag value, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // envDefaults reads SVC_* variables as flag defaults and remembers the first bad value.

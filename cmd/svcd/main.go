@@ -66,6 +66,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
+	authSvc, err := newAuth(cfg, pool, log)
+	if err != nil {
+		return err
+	}
+	authSvc.Start()
+	defer authSvc.Stop()
+	if cfg.Demo {
+		if err := seedDemo(ctx, cfg, authSvc, stdout); err != nil {
+			return err
+		}
+	}
+
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
@@ -79,10 +91,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Logger:   log,
 		Metrics:  reg,
 		Gatherer: reg,
+		Auth:     authSvc,
 		Ready: []gateway.ReadyCheck{
 			{Name: "postgres", Check: func(ctx context.Context) error { return pool.Ping(ctx) }},
 		},
-		Routes: []gateway.RouteSet{bg.webhooks},
+		Routes: []gateway.RouteSet{bg.webhooks, authSvc.Routes()},
 	})
 	if err != nil {
 		return err

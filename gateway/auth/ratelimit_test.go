@@ -17,7 +17,9 @@ func TestMerchantRateLimitHeadersAnd429(t *testing.T) {
 	if err := auth.NewStore(e.pool).SetRateLimit(context.Background(), m.ID, &three, "test", "limit test"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return e.do("GET", "/v1/test/ping", nil, apiKey(m.SandboxKey)).Header.Get("X-RateLimit-Limit") == "3" })
+	waitFor(t, func() bool {
+		return e.do("GET", "/v1/test/ping", nil, apiKey(m.SandboxKey)).Header.Get("X-RateLimit-Limit") == "3"
+	})
 	e.clk.advance(time.Minute) // refill
 	for i := 0; i < 3; i++ {
 		r := e.do("GET", "/v1/test/ping", nil, apiKey(m.SandboxKey))
@@ -41,7 +43,9 @@ func TestMerchantRateLimitHeadersAnd429(t *testing.T) {
 	if err := auth.NewStore(e.pool).SetRateLimit(context.Background(), other.ID, nil, "test", "default"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return e.do("GET", "/v1/test/ping", nil, apiKey(other.SandboxKey)).Header.Get("X-RateLimit-Limit") == "100" })
+	waitFor(t, func() bool {
+		return e.do("GET", "/v1/test/ping", nil, apiKey(other.SandboxKey)).Header.Get("X-RateLimit-Limit") == "100"
+	})
 }
 
 func TestAuthRoutesLimitedPerIP(t *testing.T) {
