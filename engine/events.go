@@ -14,7 +14,8 @@ const (
 	// MakerOrderID. Deltas hold all four balance changes (buyer quote, buyer base,
 	// seller base, seller quote). Amount is the notional in quote units.
 	EventTrade
-	// EventCancelled: the order's remaining Qty left the book (Reason says why);
+	// EventCancelled: the order's remaining Qty left the book (Reason says why) at its
+	// limit Price (0 for market orders);
 	// Deltas[0] releases what it still held.
 	EventCancelled
 	// EventDone: a market buy finished FILLED; Deltas[0] releases what its reservation

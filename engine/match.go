@@ -232,7 +232,7 @@ func (m *market) place(c *Command, r *Result) {
 			left = 0
 		}
 		e := m.event(EventCancelled, c.Time)
-		e.Account, e.OrderID, e.Side, e.Reason, e.Qty = acct.id, o.id, side, reason, left
+		e.Account, e.OrderID, e.Side, e.Reason, e.Qty, e.Price = acct.id, o.id, side, reason, left, o.price
 		e.addDelta(acct.id, lockAsset, rel, -rel)
 		t.locked -= rel
 		if lockAsset == p.Base {
@@ -424,7 +424,7 @@ func (m *market) cancelResting(o *order, reason CancelReason, now int64) {
 	}
 	rel := o.reserved
 	e := m.event(EventCancelled, now)
-	e.Account, e.OrderID, e.Side, e.Reason, e.Qty = o.acct.id, o.id, o.side, reason, o.remaining
+	e.Account, e.OrderID, e.Side, e.Reason, e.Qty, e.Price = o.acct.id, o.id, o.side, reason, o.remaining, o.price
 	e.addDelta(o.acct.id, asset, rel, -rel)
 	m.book.remove(o)
 	o.reserved = 0
