@@ -25,6 +25,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"migrate", "apply database migrations", runMigrate},
+		{"webhooks", "webhooks replay EVENT_ID: deliver an event again", runWebhooks},
 		{"merchant", "merchants: list, show, set-rate-limit, suspend, unsuspend", runMerchant},
 		{"mail", "mail kept when no SMTP server is configured: outbox", runMail},
 	}
