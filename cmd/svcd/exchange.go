@@ -105,7 +105,7 @@ func (x *exchange) recover(ctx context.Context) error {
 // attachProjector creates the projector, catches it up and wakes it on every durable append.
 func (x *exchange) attachProjector(ctx context.Context, pool *pgxpool.Pool) error {
 	x.projector = projection.New(pool, x.env, x.journal, x.log)
-	x.el.OnDurable = func(uint64) { x.projector.Wake() }
+	x.el.OnDurable = func([]engine.Event, uint64) { x.projector.Wake() }
 	return x.projector.CatchUp(ctx)
 }
 

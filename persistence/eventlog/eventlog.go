@@ -15,9 +15,11 @@ import (
 // Log is the engine's journal on top of a byte journal.
 type Log struct {
 	j journal.Journal
-	// OnDurable, if set, is called after every successful append with the last offset
-	// (the projector's wake-up). It must not block.
-	OnDurable func(last uint64)
+	// OnDurable, if set, is called after every successful append with the batch and the
+	// offset of its last event: the projector's wake-up and the market-data feed. It runs
+	// on the runner goroutine of the batch's symbol (one symbol's batches in order,
+	// different symbols concurrently), must not block, and must not keep batch.
+	OnDurable func(batch []engine.Event, last uint64)
 	bufs      sync.Pool
 }
 
@@ -54,7 +56,7 @@ func (l *Log) Append(batch []engine.Event) (uint64, error) {
 		return 0, err
 	}
 	if l.OnDurable != nil {
-		l.OnDurable(last)
+		l.OnDurable(batch, last)
 	}
 	return last, nil
 }
