@@ -9,7 +9,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-var benchClosed = 65536
+var benchClosed = 1 << 16 // the engine's default Config.ClosedOrders
 
 // benchCore is a core with nAccts richly funded accounts, driven synchronously as a
 // runner drives it (events handed off every 256 commands).

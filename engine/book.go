@@ -22,10 +22,10 @@ type LevelChange struct {
 // halves the hash-map work per order, the largest cost on the add/cancel path. Both sides are btree maps keyed so that the best level is the minimum:
 // asks by price, bids by -price.
 type book struct {
-	sides [2]btree.Map[int64, *level] // [0] bids, [1] asks
-	best  [2]*level                   // cached minimum of each side, nil if empty
-	orders int                        // resting orders
-	free  []*level
+	sides  [2]btree.Map[int64, *level] // [0] bids, [1] asks
+	best   [2]*level                   // cached minimum of each side, nil if empty
+	orders int                         // resting orders
+	free   []*level
 
 	track   bool // record LevelChanges
 	changes []LevelChange

@@ -38,8 +38,8 @@ type runner struct {
 	results  []Result
 	maxBatch int
 
-	sleeping  atomic.Bool
-	wake      chan struct{}
+	sleeping atomic.Bool
+	wake     chan struct{}
 }
 
 func newRunner(e *Engine, h handler, ringSize, maxBatch int) *runner {

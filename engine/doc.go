@@ -1,0 +1,89 @@
+// Package engine is the exchange core: fixed-point prices and quantities, one order book
+// per symbol, matching, trading accounts (available and locked balances), per-symbol
+// runner goroutines fed by bounded command rings, and the events that make it all
+// durable. It does no I/O, reads no clock (times come in with commands), encodes no JSON
+// and logs nothing.
+//
+// # Use
+//
+//	j := myJournal                    // anything with Append(batch []engine.Event) (uint64, error)
+//	eng, err := engine.New(engine.Config{Pairs: engine.DefaultPairs(), Journal: j})
+//	// recovery: eng.Restore(snapshot); eng.Apply(eventsAfterSnapshotOffset)
+//	eng.Start()
+//	res, err := eng.Submit(&engine.Command{Kind: engine.CmdPlace, Symbol: "USDT-NGN",
+//		Account: acct, OrderID: id, Side: engine.Buy, Type: engine.Limit,
+//		Price: 150000, Qty: 250, Time: nowUnixNano})
+//	// err is only ErrBusy (ring full, nothing queued), ErrUnavailable (fail-stopped after
+//	// a journal error) or ErrStopped; everything else is res.Code (OK, or a rejection
+//	// such as RejectInsufficientFunds) with res.State, res.Filled, res.Seq, res.Offset.
+//	eng.SubmitAsync(&cmd, completer)  // pipelined: completer.Complete(res, err) later
+//	eng.Order(acct, id); eng.OpenOrders(acct, "USDT-NGN", nil); eng.Balances(acct)
+//	eng.Depth("USDT-NGN", 20); eng.BestBidAsk("USDT-NGN")
+//	snap, offset, err := eng.Snapshot(nil) // barrier: pauses all runners at one offset
+//	eng.Stop()                        // drains the rings, waits for the goroutines
+//
+// Commands: CmdPlace (limit or market; GTC/IOC/FOK; post-only; self-trade prevention
+// STPCancelResting (default), STPCancelTaker, STPCancelBoth; client order id; a market
+// buy by quote amount sets QuoteQty and Qty 0), CmdCancel (Account + OrderID; the
+// symbol is found from the account's orders), CmdCancelAll (Account + Symbol), CmdCredit
+// and CmdDebit (Account, Asset, Amount, TransferID; a repeated TransferID answers
+// AlreadyApplied and changes nothing).
+//
+// # Units
+//
+// Price is an int64 count of 10^-PriceDecimals quote per base (0.01 NGN for the default
+// pairs USDT-NGN, USDC-NGN, USD-NGN), a multiple of TickSize. Qty is an int64 count of
+// lots of 10^-QtyDecimals base (0.01), a multiple of StepSize, at least MinQty (1.00).
+// Balances and amounts are int64 counts of each asset's engine unit (Asset.Decimals):
+// NGN 1e-4, USDT 1e-6, USDC 1e-6, USD 1e-2. NGN is kept at 1e-4 rather than kobo
+// because price (0.01) x quantity (0.01) is a multiple of 0.0001 NGN: with that unit every
+// notional is exact and no fill ever rounds. A lot converts to base units by a fixed
+// multiplier (1 lot = 10,000 USDT units = 1 USD unit). Payments' decimal strings (NGN
+// and USD with 2 places, USDT and USDC with 6) parse with ParseAmount; AppendAmount
+// prints at least the display places and more only for sub-kobo NGN. Parsers return
+// *DecimalError with a Reason (negative, zero, exponent, too many decimals, overflow,
+// off tick or step, below minimum). Products are overflow-checked with math/bits; the
+// pair's MaxPrice x MaxQty bound lets the matching loop multiply unchecked.
+//
+// # Model and invariants
+//
+// Risk surrounds the match. On accept an order locks what it may spend: price x qty of
+// the quote for a limit buy, qty of the base for a sell, the quote amount for a market
+// buy by amount, and for a market buy by quantity what the book says the quantity costs
+// now (capped at what is available). A fill at a better price than a buy's limit releases
+// the difference at once; whatever an order still holds when it is cancelled or done is
+// released in the same command. Matching is price-time priority at the maker's price;
+// FOK checks fillability before touching the book; a post-only order that would take is
+// rejected. After every command: available >= 0 for every account and asset; locked
+// equals the sum of the open orders' remaining reservations; each asset's total over all
+// accounts changes only by credits and debits; no book is crossed; each level is FIFO by
+// acceptance. The tests check all of these after every command (random, differential
+// against a naive book, fuzz).
+//
+// Each account has one mutex; runners of different symbols share accounts and never hold
+// two account mutexes at once. An account's order map (open orders and the last
+// Config.ClosedOrders closed orders of each symbol) is the id index used to cancel and
+// to answer Order and OpenOrders as soon as a command is acknowledged.
+//
+// # Events and the ordering contract
+//
+// A command's effects are events (EventAccepted with the amount locked, EventTrade with
+// all four balance deltas, EventCancelled with the amount released and a CancelReason:
+// user, IOC remainder, FOK unfillable, self-trade prevention, insufficient funds,
+// EventDone for a finished market buy, EventCredit and EventDebit with the TransferID).
+// Each symbol is a stream with its own Seq; credits and debits are the stream "".
+// A runner drains its ring in batches, runs them, hands the batch's events to
+// Journal.Append, and only when Append returns nil completes the commands: nothing is
+// acknowledged before it is durable. An Append error fail-stops the engine: that batch
+// and every later command get ErrUnavailable; restart from snapshot + journal.
+// Apply replays events without matching (balances by their deltas, books by order ids),
+// so the interleaving of symbols in the journal does not matter; Snapshot/Restore save
+// and load books and accounts in a versioned binary form.
+//
+// One caveat of journaling symbols in parallel: a runner may use balance produced by
+// another symbol's batch that is not yet durable. If that other batch's Append then
+// fails, the journal holds an effect without its cause; replay applies it anyway (Apply
+// never refuses a delta) and the account shows it. A journal that makes all runners'
+// batches durable in one ordered group commit, failing every later append after the
+// first failure, keeps that window to the batches in flight at the failure.
+package engine
