@@ -82,8 +82,8 @@ func (rc *receiver) wait(t *testing.T) received {
 	select {
 	case r := <-rc.arrived:
 		return r
-	case <-time.After(10 * time.Second):
-		t.Fatal("no delivery arrived within 10s")
+	case <-time.After(30 * time.Second):
+		t.Fatal("no delivery arrived within 30s")
 	}
 	return received{}
 }
@@ -602,15 +602,15 @@ func TestCrashMidDeliveryLosesNothing(t *testing.T) {
 	if _, err := h.pool.Exec(context.Background(), `delete from river_leader`); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second) // older than RescueStuckJobsAfter below
+	time.Sleep(2 * time.Second) // older than the job timeout and RescueStuckJobsAfter below
 	// The restarted process's worker presumes a job lost once it has run longer than its
-	// job timeout (20 s in production; 500 ms here).
+	// job timeout (20 s in production; 2 s here, enough for a TLS attempt on a loaded machine).
 	workers := river.NewWorkers()
-	w := webhooks.NewWorker(h.pool, h.cipher, h.sender, webhooks.WorkerConfig{RetryBase: 5 * time.Millisecond, JobTimeout: 500 * time.Millisecond})
+	w := webhooks.NewWorker(h.pool, h.cipher, h.sender, webhooks.WorkerConfig{RetryBase: 5 * time.Millisecond, JobTimeout: 2 * time.Second})
 	if err := webhooks.Register(workers, w); err != nil {
 		t.Fatal(err)
 	}
-	startClient(t, newClient(t, h.pool, workers, 500*time.Millisecond))
+	startClient(t, newClient(t, h.pool, workers, 2*time.Second))
 	second := rc.wait(t)
 	if first.header.Get("X-Svc-Event-Id") != id.String() || second.header.Get("X-Svc-Event-Id") != id.String() {
 		t.Fatal("the redelivery is not the same event")
