@@ -3,6 +3,7 @@ package auth
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 
@@ -52,8 +53,10 @@ func (c *ClientIP) Of(ctx *fasthttp.RequestCtx) netip.Addr {
 }
 
 func remoteAddr(ctx *fasthttp.RequestCtx) netip.Addr {
-	if ap, err := netip.ParseAddrPort(ctx.RemoteAddr().String()); err == nil {
-		return ap.Addr().Unmap()
+	if ta, ok := ctx.RemoteAddr().(*net.TCPAddr); ok {
+		if a, ok := netip.AddrFromSlice(ta.IP); ok {
+			return a.Unmap()
+		}
 	}
 	a, _ := netip.AddrFromSlice(ctx.RemoteIP())
 	return a.Unmap()

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"net/netip"
 
 	"github.com/google/uuid"
@@ -55,11 +56,12 @@ var bearerPrefix = []byte("bearer ")
 
 func (s *Service) identify(ctx *fasthttp.RequestCtx) (api.Principal, error) {
 	if key := ctx.Request.Header.Peek("X-Api-Key"); len(key) > 0 {
-		env, ok := KeyEnvironment(string(key))
+		env, ok := keyEnvironment(key)
 		if !ok {
 			return api.Principal{}, ErrUnauthorized
 		}
-		e, found, err := s.cache.key(ctx, HashSecret(string(key)))
+		h := sha256.Sum256(key)
+		e, found, err := s.cache.key(ctx, h[:])
 		if err != nil {
 			return api.Principal{}, err
 		}

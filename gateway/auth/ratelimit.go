@@ -116,15 +116,23 @@ func ceilSeconds(d time.Duration) int {
 	return int((d + time.Second - 1) / time.Second)
 }
 
+// Header names in fasthttp's canonical form (set without normalising on every request).
+var (
+	hdrLimit      = []byte("X-Ratelimit-Limit")
+	hdrRemaining  = []byte("X-Ratelimit-Remaining")
+	hdrReset      = []byte("X-Ratelimit-Reset")
+	hdrRetryAfter = []byte("Retry-After")
+)
+
 // SetHeaders writes X-RateLimit-Limit, -Remaining and -Reset (seconds until the bucket is
 // full again), and Retry-After (seconds) when refused.
 func (d Decision) SetHeaders(ctx *fasthttp.RequestCtx) {
 	h := &ctx.Response.Header
 	var buf [20]byte
-	h.SetBytesV("X-RateLimit-Limit", strconv.AppendInt(buf[:0], int64(d.Limit), 10))
-	h.SetBytesV("X-RateLimit-Remaining", strconv.AppendInt(buf[:0], int64(d.Remaining), 10))
-	h.SetBytesV("X-RateLimit-Reset", strconv.AppendInt(buf[:0], int64(ceilSeconds(d.Reset)), 10))
+	h.SetCanonical(hdrLimit, strconv.AppendInt(buf[:0], int64(d.Limit), 10))
+	h.SetCanonical(hdrRemaining, strconv.AppendInt(buf[:0], int64(d.Remaining), 10))
+	h.SetCanonical(hdrReset, strconv.AppendInt(buf[:0], int64(ceilSeconds(d.Reset)), 10))
 	if !d.Allowed {
-		h.SetBytesV("Retry-After", strconv.AppendInt(buf[:0], int64(max(1, ceilSeconds(d.RetryAfter))), 10))
+		h.SetCanonical(hdrRetryAfter, strconv.AppendInt(buf[:0], int64(max(1, ceilSeconds(d.RetryAfter))), 10))
 	}
 }

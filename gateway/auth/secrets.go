@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -23,6 +24,8 @@ const (
 	refreshPrefix    = "svc_rt_"
 	refreshRandBytes = 32
 )
+
+var livePrefixB, testPrefixB = []byte(LivePrefix), []byte(TestPrefix)
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
@@ -56,12 +59,14 @@ func NewAPIKey(env api.Environment) (key string, hash []byte, prefix string) {
 }
 
 // KeyEnvironment reads the environment from a key's prefix and checks its shape.
-func KeyEnvironment(key string) (api.Environment, bool) {
+func KeyEnvironment(key string) (api.Environment, bool) { return keyEnvironment([]byte(key)) }
+
+func keyEnvironment(key []byte) (api.Environment, bool) {
 	var env api.Environment
 	switch {
-	case strings.HasPrefix(key, LivePrefix):
+	case bytes.HasPrefix(key, livePrefixB):
 		env = api.Live
-	case strings.HasPrefix(key, TestPrefix):
+	case bytes.HasPrefix(key, testPrefixB):
 		env = api.Sandbox
 	default:
 		return "", false

@@ -266,20 +266,25 @@ func TestOTPExpiresAfterTenMinutes(t *testing.T) {
 func TestLoginTimingForUnknownEmail(t *testing.T) {
 	e := newEnv(t)
 	email, _ := e.registered()
-	measure := func(em string) time.Duration {
-		var ds []time.Duration
-		for i := 0; i < 7; i++ {
-			start := time.Now()
-			e.want(e.do("POST", "/v1/auth/login", map[string]string{"email": em, "password": "wrong password"}), 401, "INVALID_CREDENTIALS")
-			ds = append(ds, time.Since(start))
-		}
+	ghost := "ghost-" + uuid.NewString()[:6] + "@example.test"
+	try := func(em string) time.Duration {
+		start := time.Now()
+		e.want(e.do("POST", "/v1/auth/login", map[string]string{"email": em, "password": "wrong password"}), 401, "INVALID_CREDENTIALS")
+		return time.Since(start)
+	}
+	// Interleaved, so load from elsewhere on the machine falls on both alike.
+	var ks, us []time.Duration
+	for i := 0; i < 9; i++ {
+		ks, us = append(ks, try(email)), append(us, try(ghost))
+	}
+	med := func(ds []time.Duration) time.Duration {
 		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 		return ds[len(ds)/2]
 	}
-	known, unknown := measure(email), measure("ghost-"+uuid.NewString()[:6]+"@example.test")
+	known, unknown := med(ks), med(us)
 	ratio := float64(unknown) / float64(known)
 	t.Logf("median login: known email %v, unknown email %v (ratio %.2f)", known, unknown, ratio)
-	if ratio < 0.6 || ratio > 1.6 {
+	if ratio < 0.5 || ratio > 2 { // without the dummy verification the ratio is about 0.03
 		t.Fatalf("unknown-email login takes %v vs %v for a known email: timing tells them apart", unknown, known)
 	}
 }
