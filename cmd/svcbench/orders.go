@@ -1,14 +1,258 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 )
 
 func init() {
-	commands["orders"] = command{summary: "HTTP order placement load against svcd (and a bare fasthttp server in the same run)", run: runOrders}
-	commands["bare"] = command{summary: "the same load against only an in-process bare fasthttp server (the ceiling)", run: runBare}
+	commands["orders"] = command{summary: "HTTP order placement load against svcd, side by side with a bare fasthttp server", run: runOrders}
+	commands["bare"] = command{summary: "the same load against only the in-process bare fasthttp server (the ceiling)", run: runBare}
 }
 
-func runOrders(args []string, stdout, stderr io.Writer) error { return errors.New("not implemented yet") }
-func runBare(args []string, stdout, stderr io.Writer) error  { return errors.New("not implemented yet") }
+// ordersConfig is everything `svcbench orders` was asked to do.
+type ordersConfig struct {
+	URL           string
+	Keys          []string
+	KeysFrom      string // a file holding svcd --demo output ("API key:  ...")
+	SeedMerchants int    // create (or reuse) this many bench merchants through the database
+	DatabaseURL   string
+	Conns         int
+	Duration      time.Duration
+	Warmup        time.Duration
+	Mix           string  // place or place-cancel
+	Rate          float64 // requests/s; 0 = closed loop
+	MaxRequests   int64   // per run; 0 = only the duration bounds it
+	Timeout       time.Duration
+	CompareBare   bool
+	HalfPeak      bool // after the closed-loop run, an open-loop run at half its rate
+	Rounds        int  // bare+svcd pairs, alternated; medians reported
+	Symbol        string
+	Mid           int64 // mid price in price units (0.01 quote)
+	Spread        int64 // ticks either side of mid an order is placed within
+	Fund          bool
+	CancelAtEnd   bool
+	Plot          string
+	FailOnErrors  bool
+}
+
+const (
+	mixPlace       = "place"
+	mixPlaceCancel = "place-cancel"
+)
+
+func defaultPlotPath() string {
+	dir := os.Getenv("BENCH_OUT")
+	if dir == "" {
+		dir = filepath.Join("bench", "out")
+	}
+	return filepath.Join(dir, "orders-latency.png")
+}
+
+// parseOrdersFlags reads the flags of `svcbench orders` (bare: of `svcbench bare`, which
+// needs no server or keys).
+func parseOrdersFlags(args []string, bare bool, stderr io.Writer) (ordersConfig, error) {
+	c := ordersConfig{}
+	name := "svcbench orders"
+	if bare {
+		name = "svcbench bare"
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var keys string
+	fs.StringVar(&c.URL, "url", "http://127.0.0.1:8080", "svcd base URL")
+	fs.StringVar(&keys, "keys", os.Getenv("SVCBENCH_KEYS"), "comma-separated sandbox API keys (also SVCBENCH_KEYS); connections use them in turn")
+	fs.StringVar(&c.KeysFrom, "keys-from", "", "file with svcd --demo output: every 'API key:' line in it is used")
+	fs.IntVar(&c.SeedMerchants, "seed-merchants", 0, "create (or reuse) N bench merchants svcbench-N@svcbench.local in --database-url with a 10M/min rate limit and a fresh sandbox key each")
+	fs.StringVar(&c.DatabaseURL, "database-url", os.Getenv("DATABASE_URL"), "PostgreSQL URL for --seed-merchants (also DATABASE_URL)")
+	fs.IntVar(&c.Conns, "conns", 32, "keep-alive connections (one client goroutine each)")
+	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "measured time of each run")
+	fs.DurationVar(&c.Warmup, "warmup", time.Second, "unmeasured time before each run")
+	fs.StringVar(&c.Mix, "mix", mixPlace, "place (limit orders only) or place-cancel (each resting order is cancelled by the next request of its connection)")
+	fs.Float64Var(&c.Rate, "rate", 0, "open loop at this many requests/s in total (latency from the scheduled time); 0 = closed loop")
+	fs.Int64Var(&c.MaxRequests, "max-requests", 5_000_000, "upper bound on requests per run (0: the duration only)")
+	fs.DurationVar(&c.Timeout, "timeout", 5*time.Second, "per-request timeout")
+	fs.BoolVar(&c.CompareBare, "compare-bare", true, "run the same load against an in-process bare fasthttp server answering a fixed body, and print the ratio")
+	fs.BoolVar(&c.HalfPeak, "half-peak", false, "then run open loop against svcd at half the closed-loop peak and report its p99 (the 'p99 at half of the peak rate' figure)")
+	fs.IntVar(&c.Rounds, "rounds", 1, "alternating bare/svcd rounds; medians are reported")
+	fs.StringVar(&c.Symbol, "symbol", "USDT-NGN", "trading pair")
+	fs.Int64Var(&c.Mid, "mid", 150000, "mid price in price units (150000 = 1500.00)")
+	fs.Int64Var(&c.Spread, "spread", 20, "orders are placed within this many ticks of mid; buys reach 2 ticks above mid and sells 2 below, so some match")
+	fs.BoolVar(&c.Fund, "fund", true, "top up each key's sandbox balances first (POST /v1/trading/sandbox/fund)")
+	fs.BoolVar(&c.CancelAtEnd, "cancel-at-end", true, "cancel each key's open orders on the symbol when done")
+	fs.StringVar(&c.Plot, "plot", defaultPlotPath(), "latency distribution PNG ('' = none)")
+	fs.BoolVar(&c.FailOnErrors, "fail-on-errors", true, "exit 1 when svcd answered anything but 2xx or a request failed")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	c.Keys = splitKeys(keys)
+	switch {
+	case c.Conns < 1 || c.Conns > 10_000:
+		return c, errors.New("--conns must be 1..10000")
+	case c.Duration <= 0 || c.Duration > time.Hour:
+		return c, errors.New("--duration must be in (0, 1h]")
+	case c.Warmup < 0 || c.Warmup > 10*time.Minute:
+		return c, errors.New("--warmup must be in [0, 10m]")
+	case c.Mix != mixPlace && c.Mix != mixPlaceCancel:
+		return c, fmt.Errorf("--mix must be %s or %s", mixPlace, mixPlaceCancel)
+	case c.Rate < 0:
+		return c, errors.New("--rate must be >= 0")
+	case c.MaxRequests < 0:
+		return c, errors.New("--max-requests must be >= 0")
+	case c.Timeout <= 0:
+		return c, errors.New("--timeout must be > 0")
+	case c.Rounds < 1 || c.Rounds > 100:
+		return c, errors.New("--rounds must be 1..100")
+	case c.Mid <= 0 || c.Spread < 3 || c.Spread >= c.Mid:
+		return c, errors.New("--mid must be > 0 and --spread in [3, mid)")
+	case c.SeedMerchants < 0 || c.SeedMerchants > 100:
+		return c, errors.New("--seed-merchants must be 0..100")
+	}
+	if bare {
+		return c, nil
+	}
+	u, err := url.Parse(c.URL)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return c, fmt.Errorf("--url must be http://host:port (got %q)", c.URL)
+	}
+	if c.SeedMerchants > 0 && c.DatabaseURL == "" {
+		return c, errors.New("--seed-merchants needs --database-url (or DATABASE_URL)")
+	}
+	if len(c.Keys) == 0 && c.KeysFrom == "" && c.SeedMerchants == 0 {
+		return c, errors.New("no API keys: give --keys, --keys-from (svcd --demo output) or --seed-merchants")
+	}
+	return c, nil
+}
+
+func splitKeys(s string) []string {
+	var out []string
+	for _, k := range strings.Split(s, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func runBare(args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseOrdersFlags(args, true, stderr)
+	if err != nil {
+		return err
+	}
+	bare, err := startBare()
+	if err != nil {
+		return err
+	}
+	defer bare.Close()
+	w := newWorkload(cfg, bare.Addr(), []string{"bare"})
+	res := runLoad(context.Background(), "bare", w, cfg.Rate)
+	printResult(stdout, res)
+	return writePlot(cfg.Plot, stdout, []*runResult{res})
+}
+
+func runOrders(args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseOrdersFlags(args, false, stderr)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	keys, err := gatherKeys(ctx, cfg, stdout)
+	cancel()
+	if err != nil {
+		return err
+	}
+	u, _ := url.Parse(cfg.URL)
+	addr := u.Host
+	if u.Port() == "" {
+		addr += ":80"
+	}
+	if cfg.Fund {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := fundKeys(ctx, addr, keys, cfg, stdout)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	mode := "closed loop"
+	if cfg.Rate > 0 {
+		mode = fmt.Sprintf("open loop at %.0f req/s", cfg.Rate)
+	}
+	fmt.Fprintf(stdout, "svcbench orders: %s, %d conns, %s (+%s warm-up), mix %s, %s, %d key(s), %d round(s)\n",
+		cfg.URL, cfg.Conns, cfg.Duration, cfg.Warmup, cfg.Mix, mode, len(keys), cfg.Rounds)
+
+	var bare *bareServer
+	if cfg.CompareBare {
+		if bare, err = startBare(); err != nil {
+			return err
+		}
+		defer bare.Close()
+	}
+	var svcRuns, bareRuns []*runResult
+	for r := 0; r < cfg.Rounds; r++ {
+		if bare != nil {
+			res := runLoad(context.Background(), "bare fasthttp", newWorkload(cfg, bare.Addr(), []string{"bare"}), cfg.Rate)
+			printResult(stdout, res)
+			bareRuns = append(bareRuns, res)
+		}
+		res := runLoad(context.Background(), "svcd", newWorkload(cfg, addr, keys), cfg.Rate)
+		printResult(stdout, res)
+		svcRuns = append(svcRuns, res)
+		if bare != nil {
+			fmt.Fprintf(stdout, "round %d: svcd/bare = %.1f%%\n\n", r+1, 100*res.RPS()/bareRuns[r].RPS())
+		}
+	}
+	svc := medianRun(svcRuns)
+	plotRuns := []*runResult{svc}
+	fmt.Fprintf(stdout, "== svcd: %.0f req/s (median of %d), p50 %s p99 %s p99.9 %s\n", svc.RPS(), len(svcRuns),
+		fmtMicros(svc.Summary().P50), fmtMicros(svc.Summary().P99), fmtMicros(svc.Summary().P999))
+	if bare != nil {
+		b := medianRun(bareRuns)
+		plotRuns = append(plotRuns, b)
+		fmt.Fprintf(stdout, "== bare fasthttp: %.0f req/s (median of %d), p50 %s p99 %s p99.9 %s\n", b.RPS(), len(bareRuns),
+			fmtMicros(b.Summary().P50), fmtMicros(b.Summary().P99), fmtMicros(b.Summary().P999))
+		fmt.Fprintf(stdout, "== ratio svcd/bare: %.1f%% (median of the per-round ratios: %.1f%%; target >= 60%%)\n",
+			100*svc.RPS()/b.RPS(), 100*medianRatio(svcRuns, bareRuns))
+	}
+	var failed int64
+	for _, r := range svcRuns {
+		failed += r.Failures()
+	}
+	if cfg.HalfPeak {
+		rate := svc.RPS() / 2
+		fmt.Fprintf(stdout, "\nhalf-peak: open loop at %.0f req/s (half of %.0f)\n", rate, svc.RPS())
+		half := runLoad(context.Background(), "svcd @ half peak", newWorkload(cfg, addr, keys), rate)
+		printResult(stdout, half)
+		failed += half.Failures()
+		s := half.Summary()
+		fmt.Fprintf(stdout, "== p99 at half of the peak rate (%.0f req/s offered, %.0f done): %s (target <= 2ms); p50 %s p99.9 %s\n",
+			rate, half.RPS(), fmtMicros(s.P99), fmtMicros(s.P50), fmtMicros(s.P999))
+		plotRuns = append(plotRuns, half)
+	}
+	if cfg.CancelAtEnd {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cancelAll(ctx, addr, keys, cfg.Symbol, stdout)
+		cancel()
+	}
+	if err := writePlot(cfg.Plot, stdout, plotRuns); err != nil {
+		return err
+	}
+	if failed > 0 {
+		fmt.Fprintf(stdout, "\n!!! svcd: %d requests failed or answered non-2xx (see the status lines above) !!!\n", failed)
+		if cfg.FailOnErrors {
+			return fmt.Errorf("%d failed or non-2xx requests", failed)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"svc/gateway/api"
+	"svc/gateway/auth"
+	"svc/persistence/postgres"
+)
+
+// benchRateLimit is the requests/minute given to seeded bench merchants (the largest
+// `svc merchant set-rate-limit` accepts), so the limiter never caps a run.
+const benchRateLimit = 10_000_000
+
+var demoKeyLine = regexp.MustCompile(`API key:\s+(\S+)`)
+
+// keysFromText returns every key printed on an "API key:" line (svcd --demo output).
+func keysFromText(r io.Reader) []string {
+	var keys []string
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		if m := demoKeyLine.FindStringSubmatch(sc.Text()); m != nil {
+			keys = append(keys, m[1])
+		}
+	}
+	return keys
+}
+
+// gatherKeys collects --keys, the keys in --keys-from and those of --seed-merchants.
+func gatherKeys(ctx context.Context, cfg ordersConfig, out io.Writer) ([]string, error) {
+	keys := append([]string(nil), cfg.Keys...)
+	if cfg.KeysFrom != "" {
+		f, err := os.Open(cfg.KeysFrom)
+		if err != nil {
+			return nil, err
+		}
+		got := keysFromText(f)
+		f.Close()
+		if len(got) == 0 {
+			return nil, fmt.Errorf("no 'API key:' line in %s", cfg.KeysFrom)
+		}
+		keys = append(keys, got...)
+	}
+	if cfg.SeedMerchants > 0 {
+		got, err := seedMerchants(ctx, cfg.DatabaseURL, cfg.SeedMerchants)
+		if err != nil {
+			return nil, fmt.Errorf("seed merchants: %w", err)
+		}
+		fmt.Fprintf(out, "seeded %d bench merchant(s) svcbench-N@svcbench.local (rate limit %d/min), one new sandbox key each\n", len(got), benchRateLimit)
+		keys = append(keys, got...)
+	}
+	return keys, nil
+}
+
+// seedMerchants makes (or reuses) n verified merchants with a raised rate limit and returns
+// a new sandbox key of each. Distinct merchants are distinct trading accounts, so their
+// crossing orders trade instead of meeting self-trade prevention.
+func seedMerchants(ctx context.Context, dbURL string, n int) ([]string, error) {
+	pool, err := postgres.Open(ctx, dbURL, 2)
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+	st := auth.NewStore(pool)
+	limit := benchRateLimit
+	var keys []string
+	for i := 1; i <= n; i++ {
+		email := fmt.Sprintf("svcbench-%d@svcbench.local", i)
+		m, err := st.Merchant(ctx, email)
+		if err != nil {
+			hash, herr := auth.NewHasher(1).Hash(ctx, time.Now().String()+email)
+			if herr != nil {
+				return nil, herr
+			}
+			m, err = auth.SeedMerchant(ctx, pool, auth.SeedOptions{Email: email, PasswordHash: hash,
+				BusinessName: "svcbench", RateLimit: &limit, KYCApproved: true})
+			if err != nil {
+				return nil, err
+			}
+		} else if m.RateLimitPerMinute == nil || *m.RateLimitPerMinute != limit {
+			if err := st.SetRateLimit(ctx, m.ID, &limit, "svcbench", "load benchmark"); err != nil {
+				return nil, err
+			}
+		}
+		_, key, err := auth.CreateKey(ctx, pool, m.ID, api.Sandbox, "svcbench")
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, key)
+	}
+	return keys, nil
+}
+
+type balanceRow struct {
+	Asset     string `json:"asset"`
+	Available string `json:"available"`
+}
+
+// fundKeys tops up NGN and the symbol's base asset of every key's sandbox account when
+// below the top-up amount, so buys and sells never meet INSUFFICIENT_BALANCE.
+func fundKeys(ctx context.Context, addr string, keys []string, cfg ordersConfig, out io.Writer) error {
+	base := cfg.Symbol
+	if i := len(base) - len("-NGN"); i > 0 && base[i:] == "-NGN" {
+		base = base[:i]
+	}
+	topUp := map[string]float64{"NGN": 1e10, base: 1e7}
+	c := &fasthttp.HostClient{Addr: addr, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
+	defer c.CloseIdleConnections()
+	seen := map[string]bool{}
+	for _, key := range keys {
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		code, body, err := call(c, addr, key, fasthttp.MethodGet, "/v1/trading/balances", nil)
+		if err != nil {
+			return err
+		}
+		if code != 200 {
+			return fmt.Errorf("GET /v1/trading/balances with key %s...: %d %s", keyPrefix(key), code, body)
+		}
+		var env struct {
+			Data []balanceRow `json:"data"`
+		}
+		if err := json.Unmarshal(body, &env); err != nil {
+			return fmt.Errorf("balances: %w", err)
+		}
+		have := map[string]float64{}
+		for _, b := range env.Data {
+			var v float64
+			fmt.Sscan(b.Available, &v)
+			have[b.Asset] = v
+		}
+		for asset, amount := range topUp {
+			if have[asset] >= amount/2 {
+				continue
+			}
+			req := fmt.Sprintf(`{"asset":%q,"amount":"%.0f"}`, asset, amount)
+			code, body, err := call(c, addr, key, fasthttp.MethodPost, "/v1/trading/sandbox/fund", []byte(req))
+			if err != nil {
+				return err
+			}
+			if code != 201 {
+				return fmt.Errorf("fund %s with key %s...: %d %s", asset, keyPrefix(key), code, body)
+			}
+		}
+	}
+	fmt.Fprintf(out, "funded %d key(s) (NGN and %s topped up where low)\n", len(seen), base)
+	return nil
+}
+
+// cancelAll cancels every key's open orders on symbol (best effort, reported).
+func cancelAll(ctx context.Context, addr string, keys []string, symbol string, out io.Writer) {
+	c := &fasthttp.HostClient{Addr: addr, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
+	defer c.CloseIdleConnections()
+	seen := map[string]bool{}
+	for _, key := range keys {
+		if seen[key] || ctx.Err() != nil {
+			continue
+		}
+		seen[key] = true
+		code, body, err := call(c, addr, key, fasthttp.MethodDelete, "/v1/trading/orders?symbol="+symbol, nil)
+		if err != nil || code != 200 {
+			fmt.Fprintf(out, "cancel-at-end with key %s...: %d %v %s\n", keyPrefix(key), code, err, body)
+		}
+	}
+}
+
+func call(c *fasthttp.HostClient, addr, key, method, uri string, body []byte) (int, []byte, error) {
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.Header.SetMethod(method)
+	req.SetRequestURI("http://" + addr + uri)
+	req.Header.Set("X-Api-Key", key)
+	if body != nil {
+		req.Header.SetContentType("application/json")
+		req.SetBody(body)
+	}
+	if err := c.Do(req, resp); err != nil {
+		return 0, nil, fmt.Errorf("%s %s: %w", method, uri, err)
+	}
+	return resp.StatusCode(), append([]byte(nil), resp.Body()...), nil
+}
+
+func keyPrefix(k string) string {
+	if len(k) > 16 {
+		return k[:16]
+	}
+	return k
+}
