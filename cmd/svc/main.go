@@ -28,6 +28,7 @@ func commands() []command {
 		{"webhooks", "webhooks replay EVENT_ID: deliver an event again", runWebhooks},
 		{"merchant", "merchants: list, show, set-rate-limit, suspend, unsuspend", runMerchant},
 		{"mail", "mail kept when no SMTP server is configured: outbox", runMail},
+		{"journal", "exchange journal: inspect, replay --verify (rebuild and compare with the snapshot)", runJournal},
 	}
 }
 
