@@ -90,7 +90,6 @@ func (h *Handlers) sandboxFund(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	h.acked(p, res.Offset)
 	b := ex.Balances(cmd.Account)[asset]
 	api.Created(ctx, map[string]any{
 		"transfer_id": transfer.String(),

@@ -18,6 +18,8 @@ type Exchange interface {
 	Balances(acct engine.AccountID) engine.Balances
 	Pair(symbol string) (engine.PairConfig, bool)
 	Pairs() []engine.PairConfig
+	// Offset is the highest journal offset acknowledged so far.
+	Offset() uint64
 }
 
 // OrderFilter selects orders of one account.

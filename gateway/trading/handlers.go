@@ -1,9 +1,9 @@
 package trading
 
 import (
+	"context"
 	"errors"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/fasthttp/router"
@@ -19,19 +19,6 @@ type Handlers struct {
 	exchanges map[api.Environment]Exchange
 	history   History
 	now       Clock
-	// acks remembers, per tenant, the highest journal offset acknowledged to it, so history
-	// reads wait for the projection to pass it (read-your-writes).
-	acks sync.Map // tenantKey -> *atomicOffset
-}
-
-type tenantKey struct {
-	env      api.Environment
-	merchant uuid.UUID
-}
-
-type atomicOffset struct {
-	mu sync.Mutex
-	v  uint64
 }
 
 // New returns the trading handlers over one exchange per environment. history may be nil
@@ -69,25 +56,16 @@ func (h *Handlers) exchange(ctx *fasthttp.RequestCtx) (api.Principal, Exchange, 
 	return p, ex, true
 }
 
-func (h *Handlers) acked(p api.Principal, offset uint64) {
-	v, _ := h.acks.LoadOrStore(tenantKey{p.Environment, p.MerchantID}, &atomicOffset{})
-	a := v.(*atomicOffset)
-	a.mu.Lock()
-	if offset > a.v {
-		a.v = offset
+// settled returns a context for a history read that has waited until the projection holds
+// every event acknowledged (to anyone) before the read began, so a list never misses an
+// acknowledged order nor shows a state older than one already answered.
+func (h *Handlers) settled(p api.Principal, ex Exchange) (context.Context, context.CancelFunc, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	if err := h.history.WaitFor(ctx, p.Environment, ex.Offset()); err != nil {
+		cancel()
+		return nil, nil, err
 	}
-	a.mu.Unlock()
-}
-
-func (h *Handlers) lastAck(p api.Principal) uint64 {
-	v, ok := h.acks.Load(tenantKey{p.Environment, p.MerchantID})
-	if !ok {
-		return 0
-	}
-	a := v.(*atomicOffset)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.v
+	return ctx, cancel, nil
 }
 
 // engineError maps the engine's Go errors (it could not run the command at all).

@@ -1,10 +1,8 @@
 package trading
 
 import (
-	"context"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
@@ -209,7 +207,6 @@ func (h *Handlers) placeOrder(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	h.acked(p, res.Offset)
 	view, ok := ex.Order(cmd.Account, cmd.OrderID)
 	if !ok { // only if the engine forgot it at once, which its retention rules out
 		api.Fail(ctx, errors.New("trading: placed order not found in the engine"))
@@ -232,7 +229,7 @@ func (h *Handlers) getOrder(ctx *fasthttp.RequestCtx) {
 		api.OK(ctx, orderJSON(ex, view))
 		return
 	}
-	row, err := h.orderFromHistory(ctx, p, id)
+	row, err := h.orderFromHistory(p, ex, id)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -240,15 +237,15 @@ func (h *Handlers) getOrder(ctx *fasthttp.RequestCtx) {
 	api.OK(ctx, orderJSON(ex, row.View))
 }
 
-func (h *Handlers) orderFromHistory(ctx *fasthttp.RequestCtx, p api.Principal, id uuid.UUID) (OrderRow, error) {
+func (h *Handlers) orderFromHistory(p api.Principal, ex Exchange, id uuid.UUID) (OrderRow, error) {
 	if h.history == nil {
 		return OrderRow{}, api.NewError(api.CodeNotFound, "order not found")
 	}
-	c, cancel := h.readContext(p)
-	defer cancel()
-	if err := h.history.WaitFor(c, p.Environment, h.lastAck(p)); err != nil {
+	c, cancel, err := h.settled(p, ex)
+	if err != nil {
 		return OrderRow{}, err
 	}
+	defer cancel()
 	row, found, err := h.history.GetOrder(c, p.Environment, p.MerchantID, id)
 	if err != nil {
 		return OrderRow{}, err
@@ -290,12 +287,12 @@ func (h *Handlers) listOrders(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, api.NewError(api.CodeEngineUnavailable, "order history is not available"))
 		return
 	}
-	c, cancel := h.readContext(p)
-	defer cancel()
-	if err := h.history.WaitFor(c, p.Environment, h.lastAck(p)); err != nil {
+	c, cancel, err := h.settled(p, ex)
+	if err != nil {
 		api.Fail(ctx, err)
 		return
 	}
+	defer cancel()
 	rows, total, err := h.history.ListOrders(c, p.Environment, p.MerchantID, f, page)
 	if err != nil {
 		api.Fail(ctx, err)
@@ -330,7 +327,7 @@ func (h *Handlers) cancelOrder(ctx *fasthttp.RequestCtx) {
 	}
 	if res.Code == engine.RejectUnknownOrder {
 		// The engine forgets old closed orders; the history knows whether it existed.
-		if _, herr := h.orderFromHistory(ctx, p, id); herr == nil {
+		if _, herr := h.orderFromHistory(p, ex, id); herr == nil {
 			api.Fail(ctx, api.NewError(api.CodeOrderNotCancellable, "the order is already filled or cancelled"))
 			return
 		}
@@ -339,7 +336,6 @@ func (h *Handlers) cancelOrder(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	h.acked(p, res.Offset)
 	view, ok := ex.Order(cmd.Account, cmd.OrderID)
 	if !ok {
 		api.Fail(ctx, errors.New("trading: cancelled order not found in the engine"))
@@ -372,13 +368,7 @@ func (h *Handlers) cancelAll(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	h.acked(p, res.Offset)
 	api.Message(ctx, map[string]any{"symbol": symbol, "cancelled": res.Cancelled}, "open orders cancelled")
-}
-
-// readContext bounds a history read: fasthttp's request context never expires by itself.
-func (h *Handlers) readContext(p api.Principal) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), 5*time.Second)
 }
 
 func mergeValidation(err error) error {

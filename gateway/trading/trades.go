@@ -52,12 +52,12 @@ func (h *Handlers) listTrades(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, api.NewError(api.CodeEngineUnavailable, "trade history is not available"))
 		return
 	}
-	c, cancel := h.readContext(p)
-	defer cancel()
-	if err := h.history.WaitFor(c, p.Environment, h.lastAck(p)); err != nil {
+	c, cancel, err := h.settled(p, ex)
+	if err != nil {
 		api.Fail(ctx, err)
 		return
 	}
+	defer cancel()
 	rows, total, err := h.history.ListTrades(c, p.Environment, p.MerchantID, f, page)
 	if err != nil {
 		api.Fail(ctx, err)
