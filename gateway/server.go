@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/fasthttp/router"
@@ -119,6 +121,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		"Every route is under /v1. Authenticate with X-Api-Key (svc_sk_test_ for sandbox, svc_sk_live_ for live) or Authorization: Bearer <JWT>.",
 		api.Codes())
 	s.routes()
+	if missing := s.undocumented(); len(missing) > 0 {
+		return nil, fmt.Errorf("gateway: routes missing from the OpenAPI document: %s", strings.Join(missing, ", "))
+	}
 	var err error
 	if s.docJSON, err = s.doc.JSON(); err != nil {
 		return nil, fmt.Errorf("gateway: render OpenAPI document: %w", err)
@@ -137,6 +142,28 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		Logger:                fasthttpLogger{log},
 	}
 	return s, nil
+}
+
+// undocumented lists registered routes the OpenAPI document does not describe, and
+// documented operations no route serves; the server refuses to start with either.
+func (s *Server) undocumented() []string {
+	var out []string
+	registered := map[string]bool{}
+	for method, paths := range s.router.List() {
+		for _, p := range paths {
+			registered[method+" "+p] = true
+			if !s.doc.Has(method, p) {
+				out = append(out, method+" "+p)
+			}
+		}
+	}
+	for _, op := range s.doc.Ops() {
+		if !registered[op.Method+" "+op.Path] {
+			out = append(out, "(documented only) "+op.Method+" "+op.Path)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Handler is the whole middleware chain around the router (used by tests without sockets).

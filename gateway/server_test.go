@@ -362,3 +362,17 @@ func TestEveryRouteIsDocumented(t *testing.T) {
 		t.Fatalf("bad document: %v", err)
 	}
 }
+
+type undocumentedRoutes struct{}
+
+func (undocumentedRoutes) Register(r *router.Router, protect func(fasthttp.RequestHandler) fasthttp.RequestHandler) {
+	r.GET("/v1/secret-route", func(ctx *fasthttp.RequestCtx) {})
+}
+func (undocumentedRoutes) Docs() []openapi.Op { return nil }
+
+func TestServerRefusesUndocumentedRoutes(t *testing.T) {
+	_, err := gateway.New(gateway.DefaultConfig(), gateway.Deps{Routes: []gateway.RouteSet{undocumentedRoutes{}}})
+	if err == nil || !strings.Contains(err.Error(), "GET /v1/secret-route") {
+		t.Fatalf("err = %v", err)
+	}
+}
