@@ -45,6 +45,14 @@ type config struct {
 	SMTPUsername     string
 	SMTPPassword     string
 	MailLogBody      bool
+
+	// Exchange core: journal and snapshots.
+	Journal       string
+	JournalDir    string
+	KafkaBrokers  []string
+	KafkaTopic    string
+	SnapshotDir   string
+	SnapshotEvery time.Duration
 }
 
 // flagSet declares the flags on fs with defaults taken from the environment.
@@ -82,11 +90,23 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.SMTPPassword, "smtp-password", env.str("smtp-password", ""), "SMTP PLAIN auth password (prefer SVC_SMTP_PASSWORD)")
 	fs.BoolVar(&c.MailLogBody, "mail-log-body", env.bool("mail-log-body", false), "without SMTP, also write mail bodies (one-time codes) to the log; on with --demo")
 
+	fs.StringVar(&c.Journal, "journal", env.str("journal", "file"), "where the engine's events are made durable: file or kafka")
+	fs.StringVar(&c.JournalDir, "journal-dir", env.str("journal-dir", ".data/journal"), "file journal folder (one sub-folder per environment)")
+	brokers := fs.String("kafka-brokers", env.str("kafka-brokers", ""), "comma-separated Kafka bootstrap addresses (with --journal=kafka)")
+	fs.StringVar(&c.KafkaTopic, "kafka-topic", env.str("kafka-topic", "svc-journal"), "Kafka topic prefix; the environment is appended (svc-journal-sandbox)")
+	fs.StringVar(&c.SnapshotDir, "snapshot-dir", env.str("snapshot-dir", ".data/snapshots"), "engine snapshot folder (one sub-folder per environment)")
+	fs.DurationVar(&c.SnapshotEvery, "snapshot-every", env.duration("snapshot-every", time.Minute), "how often to snapshot the engine when it changed (0: only at shutdown)")
+
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if env.err != nil {
 		return c, env.err
+	}
+	for _, b := range strings.Split(*brokers, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			c.KafkaBrokers = append(c.KafkaBrokers, b)
+		}
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
@@ -146,6 +166,24 @@ func (c config) validate() error {
 		if _, _, err := net.SplitHostPort(c.SMTPAddr); err != nil {
 			errs = append(errs, fmt.Errorf("-smtp-addr %q: want host:port", c.SMTPAddr))
 		}
+	}
+	switch c.Journal {
+	case "file":
+		if c.JournalDir == "" {
+			errs = append(errs, errors.New("-journal-dir is required with -journal=file"))
+		}
+	case "kafka":
+		if len(c.KafkaBrokers) == 0 {
+			errs = append(errs, errors.New("-kafka-brokers is required with -journal=kafka"))
+		}
+		if c.KafkaTopic == "" {
+			errs = append(errs, errors.New("-kafka-topic is required with -journal=kafka"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("-journal %q: want file or kafka", c.Journal))
+	}
+	if c.SnapshotEvery < 0 {
+		errs = append(errs, errors.New("-snapshot-every must not be negative"))
 	}
 	return errors.Join(errs...)
 }

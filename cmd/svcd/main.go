@@ -78,6 +78,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 
+	exchanges, err := openExchanges(ctx, cfg, pool, log)
+	if err != nil {
+		return err
+	}
+	defer exchanges.close()
+
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
@@ -94,8 +100,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Auth:     authSvc,
 		Ready: []gateway.ReadyCheck{
 			{Name: "postgres", Check: func(ctx context.Context) error { return pool.Ping(ctx) }},
+			{Name: "exchange", Check: exchanges.ready},
 		},
-		Routes: []gateway.RouteSet{bg.webhooks, authSvc.Routes()},
+		Routes: []gateway.RouteSet{bg.webhooks, authSvc.Routes(), exchanges.tradingRoutes(pool)},
 	})
 	if err != nil {
 		return err
