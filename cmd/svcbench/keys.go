@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -108,11 +109,14 @@ type balanceRow struct {
 // fundKeys tops up NGN and the symbol's base asset of every key's sandbox account when
 // below the top-up amount, so buys and sells never meet INSUFFICIENT_BALANCE.
 func fundKeys(ctx context.Context, addr string, keys []string, cfg ordersConfig, out io.Writer) error {
-	base := cfg.Symbol
-	if i := len(base) - len("-NGN"); i > 0 && base[i:] == "-NGN" {
-		base = base[:i]
+	topUp := map[string]float64{"NGN": 1e10}
+	var bases []string
+	for _, sym := range cfg.Symbols {
+		if base, _, ok := strings.Cut(sym, "-"); ok {
+			topUp[base] = 1e7
+			bases = append(bases, base)
+		}
 	}
-	topUp := map[string]float64{"NGN": 1e10, base: 1e7}
 	c := &fasthttp.HostClient{Addr: addr, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
 	defer c.CloseIdleConnections()
 	seen := map[string]bool{}
@@ -157,12 +161,12 @@ func fundKeys(ctx context.Context, addr string, keys []string, cfg ordersConfig,
 			}
 		}
 	}
-	fmt.Fprintf(out, "funded %d key(s) (NGN and %s topped up where low)\n", len(seen), base)
+	fmt.Fprintf(out, "funded %d key(s) (NGN and %s topped up where low)\n", len(seen), strings.Join(bases, ", "))
 	return nil
 }
 
-// cancelAll cancels every key's open orders on symbol (best effort, reported).
-func cancelAll(ctx context.Context, addr string, keys []string, symbol string, out io.Writer) {
+// cancelAll cancels every key's open orders on the symbols (best effort, reported).
+func cancelAll(ctx context.Context, addr string, keys []string, symbols []string, out io.Writer) {
 	c := &fasthttp.HostClient{Addr: addr, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
 	defer c.CloseIdleConnections()
 	seen := map[string]bool{}
@@ -171,9 +175,11 @@ func cancelAll(ctx context.Context, addr string, keys []string, symbol string, o
 			continue
 		}
 		seen[key] = true
-		code, body, err := call(c, addr, key, fasthttp.MethodDelete, "/v1/trading/orders?symbol="+symbol, nil)
-		if err != nil || code != 200 {
-			fmt.Fprintf(out, "cancel-at-end with key %s...: %d %v %s\n", keyPrefix(key), code, err, body)
+		for _, symbol := range symbols {
+			code, body, err := call(c, addr, key, fasthttp.MethodDelete, "/v1/trading/orders?symbol="+symbol, nil)
+			if err != nil || code != 200 {
+				fmt.Fprintf(out, "cancel-at-end %s with key %s...: %d %v %s\n", symbol, keyPrefix(key), code, err, body)
+			}
 		}
 	}
 }

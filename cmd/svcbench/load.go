@@ -80,6 +80,7 @@ type worker struct {
 	w       *workload
 	client  *fasthttp.HostClient
 	key     string
+	symbol  string
 	rnd     *rand.Rand
 	body    []byte
 	pending []byte // id of this worker's resting order to cancel next (place-cancel)
@@ -127,7 +128,7 @@ func runLoad(ctx context.Context, name string, w *workload, rate float64) *runRe
 	var wg sync.WaitGroup
 	for i := range workers {
 		wk := &worker{
-			w: w, client: client, key: w.keys[i%len(w.keys)],
+			w: w, client: client, key: w.keys[i%len(w.keys)], symbol: cfg.Symbols[i%len(cfg.Symbols)],
 			rnd: rand.New(rand.NewPCG(uint64(i)+1, uint64(start.UnixNano()))),
 			all: newHist(), place: newHist(), cancel: newHist(),
 			status: map[int]int64{}, errors: map[string]int64{},
@@ -214,7 +215,7 @@ func (wk *worker) one(req *fasthttp.Request, resp *fasthttp.Response, t0 time.Ti
 		req.Header.SetMethod(fasthttp.MethodPost)
 		req.SetRequestURI("/v1/trading/orders")
 		req.Header.SetContentType("application/json")
-		wk.body = orderBody(wk.body[:0], cfg.Symbol, wk.rnd, cfg.Mid, cfg.Spread)
+		wk.body = orderBody(wk.body[:0], wk.symbol, wk.rnd, cfg.Mid, cfg.Spread)
 		req.SetBodyRaw(wk.body)
 	}
 	err := wk.client.Do(req, resp)

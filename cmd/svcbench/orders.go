@@ -33,11 +33,11 @@ type ordersConfig struct {
 	MaxRequests   int64   // per run; 0 = only the duration bounds it
 	Timeout       time.Duration
 	CompareBare   bool
-	HalfPeak      bool // after the closed-loop run, an open-loop run at half its rate
-	Rounds        int  // bare+svcd pairs, alternated; medians reported
-	Symbol        string
-	Mid           int64 // mid price in price units (0.01 quote)
-	Spread        int64 // ticks either side of mid an order is placed within
+	HalfPeak      bool     // after the closed-loop run, an open-loop run at half its rate
+	Rounds        int      // bare+svcd pairs, alternated; medians reported
+	Symbols       []string // connection i trades Symbols[i % len]
+	Mid           int64    // mid price in price units (0.01 quote)
+	Spread        int64    // ticks either side of mid an order is placed within
 	Fund          bool
 	CancelAtEnd   bool
 	Plot          string
@@ -83,7 +83,8 @@ func parseOrdersFlags(args []string, bare bool, stderr io.Writer) (ordersConfig,
 	fs.BoolVar(&c.CompareBare, "compare-bare", true, "run the same load against an in-process bare fasthttp server answering a fixed body, and print the ratio")
 	fs.BoolVar(&c.HalfPeak, "half-peak", false, "then run open loop against svcd at half the closed-loop peak and report its p99 (the 'p99 at half of the peak rate' figure)")
 	fs.IntVar(&c.Rounds, "rounds", 1, "alternating bare/svcd rounds; medians are reported")
-	fs.StringVar(&c.Symbol, "symbol", "USDT-NGN", "trading pair")
+	var symbols string
+	fs.StringVar(&symbols, "symbols", "USDT-NGN", "comma-separated trading pairs; connection i trades pair i mod n (each pair has its own engine runner; all share one journal group commit)")
 	fs.Int64Var(&c.Mid, "mid", 150000, "mid price in price units (150000 = 1500.00)")
 	fs.Int64Var(&c.Spread, "spread", 20, "orders are placed within this many ticks of mid; buys reach 2 ticks above mid and sells 2 below, so some match")
 	fs.BoolVar(&c.Fund, "fund", true, "top up each key's sandbox balances first (POST /v1/trading/sandbox/fund)")
@@ -97,6 +98,10 @@ func parseOrdersFlags(args []string, bare bool, stderr io.Writer) (ordersConfig,
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	c.Keys = splitKeys(keys)
+	c.Symbols = splitKeys(symbols)
+	if len(c.Symbols) == 0 {
+		return c, errors.New("--symbols is empty")
+	}
 	switch {
 	case c.Conns < 1 || c.Conns > 10_000:
 		return c, errors.New("--conns must be 1..10000")
@@ -189,8 +194,8 @@ func runOrders(args []string, stdout, stderr io.Writer) error {
 	if cfg.Rate > 0 {
 		mode = fmt.Sprintf("open loop at %.0f req/s", cfg.Rate)
 	}
-	fmt.Fprintf(stdout, "svcbench orders: %s, %d conns, %s (+%s warm-up), mix %s, %s, %d key(s), %d round(s)\n",
-		cfg.URL, cfg.Conns, cfg.Duration, cfg.Warmup, cfg.Mix, mode, len(keys), cfg.Rounds)
+	fmt.Fprintf(stdout, "svcbench orders: %s, %d conns, %s (+%s warm-up), mix %s, %s, %d key(s), symbols %s, %d round(s)\n",
+		cfg.URL, cfg.Conns, cfg.Duration, cfg.Warmup, cfg.Mix, mode, len(keys), strings.Join(cfg.Symbols, ","), cfg.Rounds)
 
 	var bare *bareServer
 	if cfg.CompareBare {
@@ -242,7 +247,7 @@ func runOrders(args []string, stdout, stderr io.Writer) error {
 	}
 	if cfg.CancelAtEnd {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		cancelAll(ctx, addr, keys, cfg.Symbol, stdout)
+		cancelAll(ctx, addr, keys, cfg.Symbols, stdout)
 		cancel()
 	}
 	if err := writePlot(cfg.Plot, stdout, plotRuns); err != nil {

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# bench/run.sh: what `make bench` runs. Go benchmarks of the engine, the journal and the
+# gateway skeleton, then the HTTP order load: svcd with the file journal on a free port,
+# loaded by `svcbench orders` side by side with a bare fasthttp server.
+#
+#   DATABASE_URL=postgres://... BENCH_OUT=bench/out ./bench/run.sh
+#
+# Every step has a time limit (the whole run stays under 10 minutes). Results go to
+# $BENCH_OUT (git-ignored): one .txt per step and the latency plot orders-latency.png.
+# Knobs: SVCBENCH_CONNS (128), SVCBENCH_DURATION (8s), SVCBENCH_ROUNDS (3),
+# SVCBENCH_MERCHANTS (4), BENCH_SKIP_GO=1 (only the HTTP load).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+OUT=${BENCH_OUT:-bench/out}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+CONNS=${SVCBENCH_CONNS:-128}
+DURATION=${SVCBENCH_DURATION:-8s}
+ROUNDS=${SVCBENCH_ROUNDS:-3}
+MERCHANTS=${SVCBENCH_MERCHANTS:-4}
+
+if [ -z "${DATABASE_URL:-}" ] && [ -x .ci/pg ]; then
+	DATABASE_URL=$(.ci/pg url)
+fi
+if [ -z "${DATABASE_URL:-}" ]; then
+	echo "bench/run.sh: DATABASE_URL is not set (svcd needs PostgreSQL; try make bench)" >&2
+	exit 2
+fi
+export DATABASE_URL
+
+{
+	echo "date:    $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "commit:  $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+	echo "nproc:   $(nproc)"
+	echo "cpu:     $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
+	echo "go:      $(go version)"
+	echo "load:    $(cut -d' ' -f1-3 /proc/loadavg)"
+} | tee "$OUT/machine.txt"
+
+step() { echo; echo "=== $1 ==="; }
+
+if [ "${BENCH_SKIP_GO:-0}" != 1 ]; then
+	step "engine (go test -bench . -count 5 ./engine) -> $OUT/engine.txt"
+	timeout 200 go test -run '^$' -bench . -benchmem -count 5 -benchtime 0.5s ./engine 2>&1 | tee "$OUT/engine.txt" || echo "!!! engine benchmarks failed or timed out"
+
+	step "journal (go test -bench . ./persistence/journal) -> $OUT/journal.txt"
+	timeout 120 go test -run '^$' -bench . -benchmem ./persistence/journal 2>&1 | tee "$OUT/journal.txt" || echo "!!! journal benchmarks failed or timed out"
+
+	step "gateway skeleton (BenchmarkSkeleton) -> $OUT/gateway.txt"
+	timeout 60 go test -run '^$' -bench BenchmarkSkeleton -benchmem ./gateway 2>&1 | tee "$OUT/gateway.txt" || echo "!!! gateway benchmark failed or timed out"
+fi
+
+step "svcd + svcbench orders -> $OUT/svcbench-orders.txt"
+BIN=$(mktemp -d)
+DATA=$(mktemp -d -p "$OUT" svcd-data.XXXXXX) # on the same disk as the repo: fsync is real
+SVCD_PID=
+cleanup() {
+	if [ -n "$SVCD_PID" ] && kill -0 "$SVCD_PID" 2>/dev/null; then
+		kill -TERM "$SVCD_PID" 2>/dev/null || true
+		for _ in $(seq 100); do kill -0 "$SVCD_PID" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$SVCD_PID" 2>/dev/null || true
+	fi
+	rm -rf "$BIN" "$DATA"
+}
+trap cleanup EXIT
+timeout 180 go build -o "$BIN/svcd" ./cmd/svcd
+timeout 180 go build -o "$BIN/svcbench" ./cmd/svcbench
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$BIN/svcd" --addr "127.0.0.1:$PORT" --journal-dir "$DATA/journal" --snapshot-dir "$DATA/snapshots" \
+	--demo --access-log=false --log-level warn --database-url "$DATABASE_URL" >"$OUT/svcd.log" 2>&1 &
+SVCD_PID=$!
+up=
+for _ in $(seq 150); do
+	if curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; then up=1; break; fi
+	kill -0 "$SVCD_PID" 2>/dev/null || break
+	sleep 0.2
+done
+if [ -z "$up" ]; then
+	echo "!!! svcd did not come up on :$PORT; its log:" >&2
+	tail -20 "$OUT/svcd.log" >&2
+	exit 1
+fi
+# Keys: seeded bench merchants (distinct accounts, so crossing orders trade; 10M
+# requests/minute each, so the rate limiter never caps the run). The demo key svcd printed
+# (--keys-from "$OUT/svcd.log") is left out: its 100,000/minute limit would answer 429.
+rc=0
+timeout 300 "$BIN/svcbench" orders --url "http://127.0.0.1:$PORT" \
+	--seed-merchants "$MERCHANTS" --conns "$CONNS" --duration "$DURATION" --rounds "$ROUNDS" \
+	--half-peak --plot "$OUT/orders-latency.png" 2>&1 | tee "$OUT/svcbench-orders.txt" || rc=$?
+
+echo
+echo "results: $OUT/{machine,engine,journal,gateway,svcbench-orders}.txt, plot $OUT/orders-latency.png, svcd log $OUT/svcd.log"
+if [ "$rc" != 0 ]; then
+	echo "!!! svcbench orders exited with $rc" >&2
+fi
+exit "$rc"
