@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"svc/engine"
@@ -239,4 +241,32 @@ func (xs exchanges) tradingRoutes(pool *pgxpool.Pool) *trading.Handlers {
 		projectors[env] = x.projector
 	}
 	return trading.New(engines, trading.Projections{Store: projection.NewStore(pool), Projectors: projectors}, nil)
+}
+
+// demoFunds are what --demo puts in the demo merchant's sandbox trading account, once: the
+// credits carry fixed transfer ids, which the engine applies only the first time.
+var demoFunds = []struct{ asset, amount string }{
+	{"NGN", "100000000"}, {"USDT", "50000"}, {"USDC", "50000"}, {"USD", "50000"},
+}
+
+func (xs exchanges) fundDemo(merchantID uuid.UUID, stdout io.Writer) error {
+	x := xs[api.Sandbox]
+	for _, f := range demoFunds {
+		asset, _ := engine.ParseAsset(f.asset)
+		amount, err := engine.ParseAmount(asset, f.amount)
+		if err != nil {
+			return err
+		}
+		transfer := uuid.NewSHA1(uuid.NameSpaceOID, []byte("svc demo funding "+merchantID.String()+" "+f.asset))
+		res, err := x.engine.Submit(&engine.Command{Kind: engine.CmdCredit, Account: engine.AccountID(merchantID),
+			Asset: asset, Amount: amount, TransferID: engine.TransferID(transfer), Time: time.Now().UnixNano()})
+		if err != nil {
+			return fmt.Errorf("demo funding: %w", err)
+		}
+		if res.Code != engine.OK && res.Code != engine.AlreadyApplied {
+			return fmt.Errorf("demo funding %s: %s", f.asset, res.Code)
+		}
+	}
+	fmt.Fprintf(stdout, "trading:  sandbox balances funded once with 100,000,000 NGN and 50,000 each of USDT, USDC, USD\n\n")
+	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"svc/gateway"
+	"svc/gateway/auth"
 	"svc/persistence/postgres"
 )
 
@@ -83,6 +84,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer exchanges.close()
+	if cfg.Demo {
+		m, err := auth.NewStore(pool).Merchant(ctx, demoEmail)
+		if err != nil {
+			return fmt.Errorf("demo merchant: %w", err)
+		}
+		if err := exchanges.fundDemo(m.ID, stdout); err != nil {
+			return err
+		}
+	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
