@@ -1,10 +1,9 @@
 package auth
 
 import (
-	"hash/maphash"
-	"math"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -12,37 +11,30 @@ import (
 
 // Limiter is a set of token buckets keyed by a string (a merchant id, a client address).
 // A bucket of limit L holds at most L tokens and refills at L per minute; a request takes
-// one. Buckets of idle keys are dropped when a shard grows past a bound, so a flood of
-// distinct addresses cannot grow memory without limit.
+// one. Each bucket is one atomic word (GCRA, the "virtual scheduling" form of a token
+// bucket: the time at which the bucket would be full again), so concurrent requests of one
+// merchant never wait on a lock. Buckets of idle keys are dropped when the set grows past a
+// bound, so a flood of distinct addresses cannot grow memory without limit.
 type Limiter struct {
-	now    func() time.Time
-	seed   maphash.Seed
-	shards [64]limiterShard
-}
-
-type limiterShard struct {
-	mu      sync.Mutex
-	buckets map[string]*bucket
+	now     func() time.Time
+	buckets sync.Map // string -> *bucket
+	count   atomic.Int64
 }
 
 type bucket struct {
-	limit  int
-	tokens float64
-	last   time.Time
+	limit    int64
+	interval int64        // nanoseconds per token: one minute / limit
+	full     atomic.Int64 // unix nanoseconds at which the bucket is full again
 }
 
-const maxBucketsPerShard = 4096
+const maxBuckets = 1 << 18
 
 // NewLimiter returns an empty limiter reading time from now (time.Now when nil).
 func NewLimiter(now func() time.Time) *Limiter {
 	if now == nil {
 		now = time.Now
 	}
-	l := &Limiter{now: now, seed: maphash.MakeSeed()}
-	for i := range l.shards {
-		l.shards[i].buckets = map[string]*bucket{}
-	}
-	return l
+	return &Limiter{now: now}
 }
 
 // Decision is the outcome of one Take.
@@ -54,56 +46,72 @@ type Decision struct {
 	RetryAfter time.Duration // until one token is back (when refused)
 }
 
+func newBucket(limit int64, full int64) *bucket {
+	b := &bucket{limit: limit, interval: int64(time.Minute) / limit}
+	b.full.Store(full)
+	return b
+}
+
 // Take spends one token of key's bucket of the given per-minute limit. A changed limit
 // (the operator raised it) applies from this call on, keeping the tokens already spent.
 func (l *Limiter) Take(key string, limit int) Decision {
 	if limit < 1 {
 		limit = 1
 	}
-	now := l.now()
-	sh := &l.shards[maphash.String(l.seed, key)%uint64(len(l.shards))]
-	sh.mu.Lock()
-	b := sh.buckets[key]
-	if b == nil {
-		if len(sh.buckets) >= maxBucketsPerShard {
-			sh.sweep(now)
+	now := l.now().UnixNano()
+	v, ok := l.buckets.Load(key)
+	if !ok {
+		if l.count.Load() >= maxBuckets {
+			l.sweep(now)
 		}
-		b = &bucket{limit: limit, tokens: float64(limit), last: now}
-		sh.buckets[key] = b
+		var loaded bool
+		v, loaded = l.buckets.LoadOrStore(key, newBucket(int64(limit), now))
+		if !loaded {
+			l.count.Add(1)
+		}
 	}
-	if b.limit != limit {
-		spent := float64(b.limit) - b.tokens
-		b.limit = limit
-		b.tokens = math.Max(0, float64(limit)-spent)
+	b := v.(*bucket)
+	if b.limit != int64(limit) {
+		// Keep what was spent, counted in tokens, under the new rate.
+		spent := max(0, b.full.Load()-now) / b.interval
+		nb := newBucket(int64(limit), now+min(spent, int64(limit))*(int64(time.Minute)/int64(limit)))
+		if l.buckets.CompareAndSwap(key, b, nb) {
+			b = nb
+		} else if v, ok := l.buckets.Load(key); ok {
+			b = v.(*bucket)
+		}
 	}
-	rate := float64(b.limit) / 60 // tokens per second
-	if el := now.Sub(b.last).Seconds(); el > 0 {
-		b.tokens = math.Min(float64(b.limit), b.tokens+el*rate)
+	window := b.limit * b.interval // the time a full bucket stands for
+	for {
+		full := b.full.Load()
+		if full-now > window { // the clock stepped back: start from a full bucket
+			if !b.full.CompareAndSwap(full, now) {
+				continue
+			}
+			full = now
+		}
+		next := max(full, now) + b.interval
+		if next-now > window {
+			wait := next - now - window
+			return Decision{Limit: int(b.limit), Remaining: 0, Reset: time.Duration(full - now), RetryAfter: time.Duration(wait)}
+		}
+		if b.full.CompareAndSwap(full, next) {
+			return Decision{Allowed: true, Limit: int(b.limit), Remaining: int((window - (next - now)) / b.interval),
+				Reset: time.Duration(next - now)}
+		}
 	}
-	b.last = now
-	d := Decision{Limit: b.limit}
-	if b.tokens >= 1 {
-		b.tokens--
-		d.Allowed = true
-	} else {
-		d.RetryAfter = seconds((1 - b.tokens) / rate)
-	}
-	d.Remaining = int(b.tokens)
-	d.Reset = seconds((float64(b.limit) - b.tokens) / rate)
-	sh.mu.Unlock()
-	return d
 }
 
 // sweep drops buckets that have refilled completely (they hold no state worth keeping).
-func (sh *limiterShard) sweep(now time.Time) {
-	for k, b := range sh.buckets {
-		if b.tokens+now.Sub(b.last).Seconds()*float64(b.limit)/60 >= float64(b.limit) {
-			delete(sh.buckets, k)
+func (l *Limiter) sweep(now int64) {
+	l.buckets.Range(func(k, v any) bool {
+		if v.(*bucket).full.Load() <= now {
+			if l.buckets.CompareAndDelete(k, v) {
+				l.count.Add(-1)
+			}
 		}
-	}
-	if len(sh.buckets) >= maxBucketsPerShard { // all busy: forget the whole shard rather than grow
-		clear(sh.buckets)
-	}
+		return true
+	})
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
