@@ -1,0 +1,221 @@
+package main
+
+// The process side of the crash test: build the binaries, start svcd on a free port,
+// read the demo key from its output, SIGKILL or SIGTERM it.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// buildBinaries builds svcd and svc once into dir.
+func buildBinaries(t *testing.T, dir string) {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("crash test needs the go command to build svcd: %v", err)
+	}
+	start := time.Now()
+	cmd := exec.Command(goBin, "build", "-o", dir+string(filepath.Separator), "svc/cmd/svcd", "svc/cmd/svc")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build svcd svc: %v\n%s", err, out)
+	}
+	t.Logf("built svcd and svc in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// svcdProc is one svcd process at a time, restarted on a fresh port each time.
+type svcdProc struct {
+	t     *testing.T
+	bin   string
+	args  []string // everything but --addr
+	env   []string
+	runs  int
+	logMu sync.Mutex
+	log   []string // the last lines of every run's output, for failures
+
+	mu      sync.RWMutex
+	base    string // http://127.0.0.1:PORT of the current run
+	demoKey string
+
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// baseEnv is the test's environment without anything svcd would read as configuration.
+func baseEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "SVC_") || strings.HasPrefix(kv, "DATABASE_URL=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+var demoKeyLine = regexp.MustCompile(`API key:\s+(svc_sk_test_\S+)`)
+
+// lineSink receives the process's output line by line.
+type lineSink struct {
+	p       *svcdProc
+	run     int
+	partial []byte
+	key     chan string
+}
+
+func (s *lineSink) Write(b []byte) (int, error) {
+	s.partial = append(s.partial, b...)
+	for {
+		i := bytes.IndexByte(s.partial, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		line := string(s.partial[:i])
+		s.partial = s.partial[i+1:]
+		if m := demoKeyLine.FindStringSubmatch(line); m != nil {
+			select {
+			case s.key <- m[1]:
+			default:
+			}
+		}
+		s.p.logMu.Lock()
+		s.p.log = append(s.p.log, fmt.Sprintf("[run %d] %s", s.run, line))
+		if len(s.p.log) > 400 {
+			s.p.log = s.p.log[len(s.p.log)-300:]
+		}
+		s.p.logMu.Unlock()
+	}
+}
+
+// start runs svcd and returns once it has printed the demo key and /ready answers 200.
+func (p *svcdProc) start() time.Duration {
+	t := p.t
+	t.Helper()
+	p.runs++
+	began := time.Now()
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	cmd := exec.Command(p.bin, append([]string{"--addr", addr}, p.args...)...)
+	cmd.Env = p.env
+	sink := &lineSink{p: p, run: p.runs, key: make(chan string, 1)}
+	cmd.Stdout = sink
+	cmd.Stderr = &lineSink{p: p, run: p.runs, key: make(chan string, 1)}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start svcd: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	p.cmd, p.exited = cmd, exited
+
+	deadline := time.After(60 * time.Second)
+	var key string
+	select {
+	case key = <-sink.key:
+	case <-exited:
+		p.fail("svcd exited during start-up (%v)", cmd.ProcessState)
+	case <-deadline:
+		p.fail("svcd printed no demo API key within 60s")
+	}
+	base := "http://" + addr
+	for {
+		resp, err := http.Get(base + "/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		select {
+		case <-exited:
+			p.fail("svcd exited before it was ready (%v)", cmd.ProcessState)
+		case <-deadline:
+			p.fail("svcd not ready within 60s")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	p.mu.Lock()
+	p.base, p.demoKey = base, key
+	p.mu.Unlock()
+	return time.Since(began)
+}
+
+// current is the address and demo key of the running svcd.
+func (p *svcdProc) current() (base, demoKey string) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.base, p.demoKey
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (p *svcdProc) kill() {
+	p.signal(syscall.SIGKILL)
+}
+
+// stop sends SIGTERM (graceful shutdown: drain, final snapshot) and waits.
+func (p *svcdProc) stop() {
+	p.signal(syscall.SIGTERM)
+}
+
+func (p *svcdProc) signal(sig syscall.Signal) {
+	if p.cmd == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(sig)
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		p.fail("svcd did not exit within 30s of %v", sig)
+	}
+	p.cmd = nil
+}
+
+// dumpLog writes the collected output to the test log.
+func (p *svcdProc) dumpLog() {
+	p.logMu.Lock()
+	defer p.logMu.Unlock()
+	lines := p.log
+	if len(lines) > 150 {
+		lines = lines[len(lines)-150:]
+	}
+	p.t.Logf("last %d lines of svcd output:\n%s", len(lines), strings.Join(lines, "\n"))
+}
+
+func (p *svcdProc) fail(format string, args ...any) {
+	p.t.Helper()
+	p.dumpLog()
+	p.t.Fatalf(format, args...)
+}
+
+// runCmd runs a binary with a timeout and returns its combined output.
+func runCmd(t *testing.T, timeout time.Duration, bin string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = baseEnv()
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
