@@ -1,6 +1,10 @@
 package marketdata
 
-import "svc/engine"
+import (
+	"math"
+
+	"svc/engine"
+)
 
 // Interval is a kline width.
 type Interval struct {
@@ -66,7 +70,15 @@ const MaxCandles = 1500
 type Series struct {
 	iv      Interval
 	candles []Candle
+	from    int64 // candles opening at or after from are all here; math.MinInt64: all history
 }
+
+// Complete reports whether the series holds every candle opening at or after ms.
+func (s *Series) Complete(ms int64) bool { return ms >= s.from }
+
+// From is the earliest open time from which the series is complete (math.MinInt64 when
+// it holds the symbol's whole history).
+func (s *Series) From() int64 { return s.from }
 
 // add records a trade at ms (never before the newest candle's open) and returns the
 // candle it went into.
@@ -82,6 +94,7 @@ func (s *Series) add(ms int64, p engine.Price, q engine.Qty, seq uint64) *Candle
 	if n == MaxCandles {
 		copy(s.candles, s.candles[n/4:])
 		s.candles = s.candles[:n-n/4]
+		s.from = s.candles[0].OpenTime
 	}
 	s.candles = append(s.candles, Candle{OpenTime: open, Open: p, High: p, Low: p, Close: p, Volume: q, Trades: 1, LastSeq: seq})
 	return &s.candles[len(s.candles)-1]
@@ -130,10 +143,15 @@ func (s *Series) Last() (Candle, bool) {
 }
 
 // Seed replaces the series with candles (oldest first, of this interval), keeping the
-// newest MaxCandles.
-func (s *Series) Seed(candles []Candle) {
+// newest MaxCandles. complete says candles are the symbol's whole history; otherwise the
+// series is complete from the oldest candle kept.
+func (s *Series) Seed(candles []Candle, complete bool) {
 	if len(candles) > MaxCandles {
-		candles = candles[len(candles)-MaxCandles:]
+		candles, complete = candles[len(candles)-MaxCandles:], false
 	}
 	s.candles = append(s.candles[:0], candles...)
+	s.from = math.MinInt64
+	if !complete && len(candles) > 0 {
+		s.from = candles[0].OpenTime
+	}
 }

@@ -164,7 +164,7 @@ func TestLateTradeCountsInNewestCandle(t *testing.T) {
 
 func TestSeededTradesAreNotCountedTwice(t *testing.T) {
 	m := NewMarket(engine.DefaultPairs()[0])
-	m.SeedCandles(0, []Candle{{OpenTime: ms(0), Open: 10, High: 10, Low: 10, Close: 10, Volume: 5, Trades: 1, LastSeq: 4}}, 4)
+	m.SeedCandles(0, []Candle{{OpenTime: ms(0), Open: 10, High: 10, Low: 10, Close: 10, Volume: 5, Trades: 1, LastSeq: 4}}, true, 4)
 	e := engine.Event{Seq: 4, Kind: engine.EventTrade, Time: t0.UnixNano(), Price: 10, Qty: 5}
 	if _, ok, _ := m.Apply(&e); ok {
 		t.Fatal("seeded trade applied again")

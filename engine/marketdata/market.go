@@ -1,6 +1,10 @@
 package marketdata
 
-import "svc/engine"
+import (
+	"math"
+
+	"svc/engine"
+)
 
 // Trade is one execution as the market data shows it.
 type Trade struct {
@@ -41,15 +45,15 @@ type Market struct {
 func NewMarket(pair engine.PairConfig) *Market {
 	m := &Market{Pair: pair, Book: NewBook()}
 	for i := range m.series {
-		m.series[i].iv = Intervals[i]
+		m.series[i].iv, m.series[i].from = Intervals[i], math.MinInt64
 	}
 	return m
 }
 
-// SeedCandles loads the candles of interval i (oldest first), built from trades up to
-// sequence upTo; later trades arriving through Apply are added to them.
-func (m *Market) SeedCandles(i int, candles []Candle, upTo uint64) {
-	m.series[i].Seed(candles)
+// SeedCandles loads the candles of interval i (oldest first; complete: the whole history),
+// built from trades up to sequence upTo; later trades arriving through Apply are added.
+func (m *Market) SeedCandles(i int, candles []Candle, complete bool, upTo uint64) {
+	m.series[i].Seed(candles, complete)
 	m.tradeSeq = max(m.tradeSeq, upTo)
 	if c, ok := m.series[0].Last(); ok && i == 0 {
 		m.lastPrice, m.hasLast, m.lastMs = c.Close, true, max(m.lastMs, c.OpenTime)

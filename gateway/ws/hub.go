@@ -1,0 +1,741 @@
+package ws
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fasthttp/websocket"
+	"github.com/google/uuid"
+
+	"svc/engine"
+	"svc/engine/marketdata"
+	"svc/gateway/api"
+	"svc/persistence/projection"
+)
+
+// Exchange is what the hub needs of one environment's engine (*engine.Engine has it).
+type Exchange interface {
+	Depth(symbol string, n int) (engine.Depth, error)
+	Pairs() []engine.PairConfig
+}
+
+// CandleStore loads persisted candles, built from the projected trades.
+type CandleStore interface {
+	// LastCandles returns the newest limit candles of symbol for interval Intervals[iv],
+	// oldest first.
+	LastCandles(ctx context.Context, env api.Environment, symbol string, iv, limit int) ([]marketdata.Candle, error)
+}
+
+// HubConfig configures one environment's hub.
+type HubConfig struct {
+	Env      api.Environment
+	Exchange Exchange
+	Log      *slog.Logger
+	// Queue is how many durable batches may wait between the engine's runners and the
+	// hub goroutine (default 8192). When it is full, a batch is dropped and its symbol
+	// resynchronised from the engine rather than blocking a runner.
+	Queue int
+	// FlushEvery is the most often a symbol's book diff, trades and klines are published
+	// (default 20 ms): changes within it are merged into one message per channel.
+	FlushEvery time.Duration
+	// TickerEvery is how often ticker channels are published, if changed (default 1 s).
+	TickerEvery time.Duration
+	Now         func() time.Time
+}
+
+// Hub keeps the market data of one environment from the engine's durable events and fans
+// it out to WebSocket subscribers. The engine's runners call Publish (never blocking);
+// one goroutine (Run) applies the events, encodes each channel's message once and queues
+// it on every subscriber's connection. The REST market routes read the same replicas.
+type Hub struct {
+	cfg HubConfig
+	log *slog.Logger
+	in  chan *batch
+	ctl chan func()
+
+	mu       sync.RWMutex // guards markets for readers other than the hub goroutine
+	symbols  []*symbolState
+	bySymbol map[string]*symbolState
+
+	private map[engine.AccountID]*privateSubs // hub goroutine only
+
+	dropped   atomic.Uint64 // batches dropped because the queue was full
+	resyncs   atomic.Uint64
+	needSync  atomic.Bool
+	lastFlush time.Time
+	flushDue  bool
+	batches   sync.Pool
+}
+
+type batch struct{ events []engine.Event }
+
+type symbolState struct {
+	idx    int
+	pair   engine.PairConfig
+	m      *marketdata.Market
+	resync atomic.Bool
+
+	pub     uint64 // last_sequence of the last diff published (or of the book's reset)
+	pending []marketdata.Trade
+
+	book, trades, ticker subSet
+	klines               [marketdata.NumIntervals]subSet
+	chBook, chTrades     string
+	chTicker             string
+	chKlines             [marketdata.NumIntervals]string
+
+	snap       *websocket.PreparedMessage // cached snapshot at snapSeq
+	snapSeq    uint64
+	lastTicker marketdata.Ticker
+	tickerSent bool
+
+	bids, asks []marketdata.Level // scratch
+}
+
+type privateSubs struct{ orders, balances subSet }
+
+// NewHub returns a hub over the exchange's pairs; call Seed, then run Run.
+func NewHub(cfg HubConfig) *Hub {
+	if cfg.Queue <= 0 {
+		cfg.Queue = 8192
+	}
+	if cfg.FlushEvery <= 0 {
+		cfg.FlushEvery = 20 * time.Millisecond
+	}
+	if cfg.TickerEvery <= 0 {
+		cfg.TickerEvery = time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	h := &Hub{cfg: cfg, log: cfg.Log, in: make(chan *batch, cfg.Queue), ctl: make(chan func(), 256),
+		bySymbol: map[string]*symbolState{}, private: map[engine.AccountID]*privateSubs{}}
+	h.batches.New = func() any { return &batch{} }
+	for i, p := range cfg.Exchange.Pairs() {
+		s := &symbolState{idx: i, pair: p, m: marketdata.NewMarket(p),
+			chBook: "orderbook:" + p.Symbol, chTrades: "trades:" + p.Symbol, chTicker: "ticker:" + p.Symbol}
+		for k, iv := range marketdata.Intervals {
+			s.chKlines[k] = "klines:" + p.Symbol + ":" + iv.Name
+		}
+		h.symbols = append(h.symbols, s)
+		h.bySymbol[p.Symbol] = s
+	}
+	return h
+}
+
+// Env is the hub's environment.
+func (h *Hub) Env() api.Environment { return h.cfg.Env }
+
+// Seed loads every book from the engine and the recent candles from store (nil: none).
+// Call it after Publish is wired to the journal and before Run; events that arrive in the
+// meantime wait in the queue and those the depth already holds are skipped.
+func (h *Hub) Seed(ctx context.Context, store CandleStore) error {
+	for _, s := range h.symbols {
+		if err := h.resetBook(s); err != nil {
+			return err
+		}
+		if store == nil {
+			continue
+		}
+		var upTo uint64
+		for iv := range marketdata.Intervals {
+			cs, err := store.LastCandles(ctx, h.cfg.Env, s.pair.Symbol, iv, marketdata.MaxCandles)
+			if err != nil {
+				return fmt.Errorf("market data %s %s: %w", h.cfg.Env, s.pair.Symbol, err)
+			}
+			for _, c := range cs {
+				upTo = max(upTo, c.LastSeq)
+			}
+			s.m.SeedCandles(iv, cs, len(cs) < marketdata.MaxCandles, upTo)
+		}
+	}
+	return nil
+}
+
+// resetBook loads s's whole book from the engine (growing the depth asked for until
+// both sides fit).
+func (h *Hub) resetBook(s *symbolState) error {
+	n := 1024
+	for {
+		d, err := h.cfg.Exchange.Depth(s.pair.Symbol, n)
+		if err != nil {
+			return fmt.Errorf("market data: depth of %s: %w", s.pair.Symbol, err)
+		}
+		if len(d.Bids) < n && len(d.Asks) < n {
+			h.mu.Lock()
+			s.m.Book.Reset(d)
+			h.mu.Unlock()
+			s.pub, s.snap = d.Seq, nil
+			return nil
+		}
+		n *= 8
+	}
+}
+
+// Publish hands a durable batch to the hub (eventlog.Log.OnDurable). It copies the
+// events, never blocks and never keeps batch. If the queue is full the batch is dropped
+// and its symbol is marked for a resync from the engine.
+func (h *Hub) Publish(events []engine.Event) {
+	if len(events) == 0 {
+		return
+	}
+	b := h.batches.Get().(*batch)
+	b.events = append(b.events[:0], events...)
+	select {
+	case h.in <- b:
+	default:
+		h.batches.Put(b)
+		h.dropped.Add(1)
+		if s := h.bySymbol[events[0].Symbol]; s != nil {
+			s.resync.Store(true)
+			h.needSync.Store(true)
+		}
+	}
+}
+
+// Dropped is the number of batches dropped because the hub's queue was full.
+func (h *Hub) Dropped() uint64 { return h.dropped.Load() }
+
+// Run is the hub's goroutine: it returns when ctx is done, after closing every
+// connection it serves.
+func (h *Hub) Run(ctx context.Context) {
+	flush := time.NewTimer(time.Hour)
+	flush.Stop()
+	tick := time.NewTicker(h.cfg.TickerEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			h.closeAll()
+			return
+		case b := <-h.in:
+			h.apply(b)
+			for n := 0; n < 256; n++ { // take what is already queued before deciding to flush
+				select {
+				case b = <-h.in:
+					h.apply(b)
+					continue
+				default:
+				}
+				break
+			}
+			if h.needSync.Load() {
+				h.resyncAll()
+			}
+			if !h.flushDue {
+				if wait := h.cfg.FlushEvery - h.cfg.Now().Sub(h.lastFlush); wait > 0 {
+					h.flushDue = true
+					flush.Reset(wait)
+				} else {
+					h.flush()
+				}
+			}
+		case <-flush.C:
+			h.flush()
+		case f := <-h.ctl:
+			f()
+		case <-tick.C:
+			if h.needSync.Load() {
+				h.resyncAll()
+			}
+			h.publishTickers()
+		}
+	}
+}
+
+// do runs f on the hub goroutine.
+func (h *Hub) do(f func()) { h.ctl <- f }
+
+func (h *Hub) apply(b *batch) {
+	h.mu.Lock()
+	for i := range b.events {
+		e := &b.events[i]
+		if e.Symbol != "" {
+			if s := h.bySymbol[e.Symbol]; s != nil {
+				// while a resync is pending the book refuses events (a gap) but the
+				// candles still take the trades
+				tr, isTrade, err := s.m.Apply(e)
+				if err != nil && !s.resync.Load() {
+					h.log.Warn("market data gap, resynchronising", "env", h.cfg.Env, "symbol", e.Symbol, "error", err)
+					s.resync.Store(true)
+					h.needSync.Store(true)
+				}
+				if isTrade && s.trades.len() > 0 {
+					s.pending = append(s.pending, tr)
+				}
+			}
+		}
+	}
+	h.mu.Unlock()
+	if len(h.private) > 0 {
+		for i := range b.events {
+			h.privateEvent(&b.events[i])
+		}
+	}
+	b.events = b.events[:0]
+	h.batches.Put(b)
+}
+
+// resyncAll reloads the books marked for resync and sends their subscribers a snapshot.
+func (h *Hub) resyncAll() {
+	h.needSync.Store(false)
+	for _, s := range h.symbols {
+		if !s.resync.Load() {
+			continue
+		}
+		s.resync.Store(false)
+		h.flushSymbol(s) // what was applied before the loss still goes out in order
+		if err := h.resetBook(s); err != nil {
+			h.log.Error("market data resync failed", "env", h.cfg.Env, "symbol", s.pair.Symbol, "error", err)
+			s.resync.Store(true)
+			h.needSync.Store(true)
+			continue
+		}
+		h.resyncs.Add(1)
+		if s.book.len() > 0 {
+			pm := h.snapshot(s)
+			s.book.each(func(c *conn) { c.send(pm) })
+		}
+	}
+}
+
+func (h *Hub) flush() {
+	h.flushDue = false
+	h.lastFlush = h.cfg.Now()
+	for _, s := range h.symbols {
+		h.flushSymbol(s)
+	}
+}
+
+func (h *Hub) flushSymbol(s *symbolState) {
+	h.mu.Lock()
+	book := s.m.Book
+	seq := book.Seq()
+	var bids, asks []marketdata.Level
+	changed := book.Changed()
+	if changed {
+		s.bids, s.asks = book.TakeChanges(s.bids[:0], s.asks[:0])
+		bids, asks = s.bids, s.asks
+	}
+	dirty := s.m.TakeDirtyCandles()
+	h.mu.Unlock()
+	if len(bids)+len(asks) > 0 && s.book.len() > 0 {
+		msg := appendBook(make([]byte, 0, 128+24*(len(bids)+len(asks))), s.chBook, &s.pair, s.pub+1, seq, bids, asks, book.Time()/1e6)
+		s.pub = seq
+		h.broadcast(&s.book, msg)
+	} else if s.book.len() == 0 {
+		s.pub = seq
+	}
+	if len(s.pending) > 0 {
+		if s.trades.len() > 0 {
+			env := string(h.cfg.Env)
+			msg := appendTrades(make([]byte, 0, 64+160*len(s.pending)), s.chTrades, env, &s.pair, s.pending,
+				func(env, symbol string, seq uint64, ns int64) []byte {
+					id := projection.TradeID(env, symbol, seq, ns)
+					var b [36]byte
+					return append(b[:0], id.String()...)
+				})
+			h.broadcast(&s.trades, msg)
+		}
+		s.pending = s.pending[:0]
+	}
+	for iv := range marketdata.Intervals {
+		if dirty&(1<<iv) == 0 || s.klines[iv].len() == 0 {
+			continue
+		}
+		c, ok := s.m.Series(iv).Last()
+		if !ok {
+			continue
+		}
+		h.broadcast(&s.klines[iv], appendKlineMsg(nil, s.chKlines[iv], &s.pair, marketdata.Intervals[iv], &c))
+	}
+}
+
+func (h *Hub) broadcast(set *subSet, msg []byte) {
+	pm, err := websocket.NewPreparedMessage(websocket.TextMessage, msg)
+	if err != nil {
+		h.log.Error("prepare message", "error", err)
+		return
+	}
+	set.each(func(c *conn) { c.send(pm) })
+}
+
+// snapshot returns the book snapshot message of s at its current sequence, encoded once
+// per sequence however many subscribe.
+func (h *Hub) snapshot(s *symbolState) *websocket.PreparedMessage {
+	seq := s.m.Book.Seq()
+	if s.snap != nil && s.snapSeq == seq {
+		return s.snap
+	}
+	bids, asks := s.m.Book.Depth(0, nil, nil)
+	ms := s.m.Book.Time() / 1e6
+	if ms == 0 {
+		ms = h.cfg.Now().UnixMilli()
+	}
+	msg := appendBook(make([]byte, 0, 128+24*(len(bids)+len(asks))), s.chBook, &s.pair, 0, seq, bids, asks, ms)
+	pm, err := websocket.NewPreparedMessage(websocket.TextMessage, msg)
+	if err != nil {
+		return nil
+	}
+	s.snap, s.snapSeq = pm, seq
+	return pm
+}
+
+func (h *Hub) publishTickers() {
+	now := h.cfg.Now().UnixMilli()
+	for _, s := range h.symbols {
+		if s.ticker.len() == 0 {
+			continue
+		}
+		t := s.m.Ticker(now)
+		if s.tickerSent && t == s.lastTicker {
+			continue
+		}
+		s.lastTicker, s.tickerSent = t, true
+		h.broadcast(&s.ticker, appendTickerMsg(nil, s.chTicker, &s.pair, t, now))
+	}
+}
+
+// channel is a parsed channel name.
+type channel struct {
+	name    string
+	kind    byte // 'b' orderbook, 't' trades, 'k' ticker, 'c' klines, 'o' orders, 'B' balances
+	sym     *symbolState
+	iv      int
+	private bool
+}
+
+var errUnknownChannel = errors.New("unknown channel")
+
+func (h *Hub) parseChannel(name string) (channel, error) {
+	switch name {
+	case "orders":
+		return channel{name: name, kind: 'o', private: true}, nil
+	case "balances":
+		return channel{name: name, kind: 'B', private: true}, nil
+	}
+	kind, rest, ok := cut(name)
+	if !ok {
+		return channel{}, errUnknownChannel
+	}
+	ch := channel{name: name}
+	sym := rest
+	switch kind {
+	case "orderbook":
+		ch.kind = 'b'
+	case "trades":
+		ch.kind = 't'
+	case "ticker":
+		ch.kind = 'k'
+	case "klines":
+		ch.kind = 'c'
+		var iv string
+		if sym, iv, ok = cut(rest); !ok {
+			return channel{}, errors.New("klines channels are klines:SYMBOL:INTERVAL")
+		}
+		if ch.iv, ok = marketdata.ParseInterval(iv); !ok {
+			return channel{}, errors.New("unknown interval " + iv)
+		}
+	default:
+		return channel{}, errUnknownChannel
+	}
+	if ch.sym = h.bySymbol[sym]; ch.sym == nil {
+		return channel{}, errors.New("unknown symbol " + sym)
+	}
+	return ch, nil
+}
+
+func cut(s string) (string, string, bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == ':' {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+func (h *Hub) set(c *conn, ch channel) *subSet {
+	switch ch.kind {
+	case 'b':
+		return &ch.sym.book
+	case 't':
+		return &ch.sym.trades
+	case 'k':
+		return &ch.sym.ticker
+	case 'c':
+		return &ch.sym.klines[ch.iv]
+	}
+	acct := engine.AccountID(c.principal.MerchantID)
+	ps := h.private[acct]
+	if ps == nil {
+		ps = &privateSubs{}
+		h.private[acct] = ps
+	}
+	if ch.kind == 'o' {
+		return &ps.orders
+	}
+	return &ps.balances
+}
+
+// subscribe runs on the hub goroutine: it adds c to the channels, acknowledges, and sends
+// each channel's initial state (the book snapshot, the current ticker and candle).
+func (h *Hub) subscribe(c *conn, chs []channel, ack []byte) {
+	for _, ch := range chs {
+		if ch.kind == 'b' && ch.sym.m.Book.Changed() {
+			// A snapshot taken inside a diff window would miss the levels that change
+			// back before the window closes: publish the window first.
+			h.flushSymbol(ch.sym)
+		}
+	}
+	for _, ch := range chs {
+		h.set(c, ch).add(c)
+	}
+	c.sendBytes(ack)
+	now := h.cfg.Now().UnixMilli()
+	for _, ch := range chs {
+		s := ch.sym
+		switch ch.kind {
+		case 'b':
+			if pm := h.snapshot(s); pm != nil {
+				c.send(pm)
+			}
+		case 'k':
+			c.sendBytes(appendTickerMsg(nil, s.chTicker, &s.pair, s.m.Ticker(now), now))
+		case 'c':
+			if cd, ok := s.m.Series(ch.iv).Last(); ok {
+				c.sendBytes(appendKlineMsg(nil, ch.name, &s.pair, marketdata.Intervals[ch.iv], &cd))
+			}
+		}
+	}
+}
+
+func (h *Hub) unsubscribe(c *conn, chs []channel, ack []byte) {
+	for _, ch := range chs {
+		h.set(c, ch).remove(c)
+	}
+	h.prunePrivate(c)
+	if ack != nil {
+		c.sendBytes(ack)
+	}
+}
+
+func (h *Hub) prunePrivate(c *conn) {
+	acct := engine.AccountID(c.principal.MerchantID)
+	if ps := h.private[acct]; ps != nil && ps.orders.len() == 0 && ps.balances.len() == 0 {
+		delete(h.private, acct)
+	}
+}
+
+// closeAll closes every connection subscribed to anything (shutdown).
+func (h *Hub) closeAll() {
+	seen := map[*conn]bool{}
+	visit := func(c *conn) {
+		if !seen[c] {
+			seen[c] = true
+			c.fail(websocket.CloseGoingAway, "server shutting down")
+		}
+	}
+	for _, s := range h.symbols {
+		s.book.each(visit)
+		s.trades.each(visit)
+		s.ticker.each(visit)
+		for i := range s.klines {
+			s.klines[i].each(visit)
+		}
+	}
+	for _, ps := range h.private {
+		ps.orders.each(visit)
+		ps.balances.each(visit)
+	}
+}
+
+// privateEvent sends an order or balance update to the subscribers of the accounts the
+// event concerns: only the merchant's own connections of this environment.
+func (h *Hub) privateEvent(e *engine.Event) {
+	if e.Kind == engine.EventTrade {
+		h.orderUpdate(e.Account, e, e.OrderID, e.Side, "taker")
+		other := engine.Sell
+		if e.Side == engine.Sell {
+			other = engine.Buy
+		}
+		h.orderUpdate(e.MakerAccount, e, e.MakerOrderID, other, "maker")
+	} else if e.Symbol != "" {
+		h.orderUpdate(e.Account, e, e.OrderID, e.Side, "")
+	}
+	for i := 0; i < int(e.NDeltas); i++ {
+		d := &e.Deltas[i]
+		ps := h.private[d.Account]
+		if ps == nil || ps.balances.len() == 0 {
+			continue
+		}
+		msg, _ := json.Marshal(balanceMsg{Type: "balance", Channel: "balances", Data: balanceData{
+			Asset: d.Asset.String(), AvailableDelta: engine.FormatAmount(d.Asset, d.Available),
+			LockedDelta: engine.FormatAmount(d.Asset, d.Locked), Cause: e.Kind.String(),
+			Symbol: e.Symbol, Sequence: e.Seq,
+		}, Timestamp: e.Time / 1e6})
+		ps.balances.each(func(c *conn) { c.sendBytes(msg) })
+	}
+}
+
+func (h *Hub) orderUpdate(acct engine.AccountID, e *engine.Event, id engine.OrderID, side engine.Side, liquidity string) {
+	ps := h.private[acct]
+	if ps == nil || ps.orders.len() == 0 {
+		return
+	}
+	s := h.bySymbol[e.Symbol]
+	if s == nil {
+		return
+	}
+	d := orderData{Event: e.Kind.String(), OrderID: uuid.UUID(id).String(), Symbol: e.Symbol, Side: side.String(),
+		Quantity: s.pair.FormatQty(e.Qty), Sequence: e.Seq, Liquidity: liquidity}
+	if e.Price > 0 {
+		p := s.pair.FormatPrice(e.Price)
+		d.Price = &p
+	}
+	switch e.Kind {
+	case engine.EventAccepted:
+		d.Type, d.ClientOrderID, d.TimeInForce = e.Type.String(), e.ClientOrderID, e.TIF.String()
+	case engine.EventCancelled:
+		d.Reason = e.Reason.String()
+	}
+	msg, _ := json.Marshal(orderMsg{Type: "order", Channel: "orders", Data: d, Timestamp: e.Time / 1e6})
+	ps.orders.each(func(c *conn) { c.sendBytes(msg) })
+}
+
+type orderMsg struct {
+	Type      string    `json:"type"`
+	Channel   string    `json:"channel"`
+	Data      orderData `json:"data"`
+	Timestamp int64     `json:"timestamp"`
+}
+
+type orderData struct {
+	Event         string  `json:"event"` // ORDER_ACCEPTED, TRADE, ORDER_CANCELLED, ORDER_DONE
+	OrderID       string  `json:"order_id"`
+	ClientOrderID string  `json:"client_order_id,omitempty"`
+	Symbol        string  `json:"symbol"`
+	Side          string  `json:"side"`
+	Type          string  `json:"type,omitempty"`
+	TimeInForce   string  `json:"time_in_force,omitempty"`
+	Price         *string `json:"price"`
+	Quantity      string  `json:"quantity"`
+	Liquidity     string  `json:"liquidity,omitempty"`
+	Reason        string  `json:"reason,omitempty"`
+	Sequence      uint64  `json:"sequence"`
+}
+
+type balanceMsg struct {
+	Type      string      `json:"type"`
+	Channel   string      `json:"channel"`
+	Data      balanceData `json:"data"`
+	Timestamp int64       `json:"timestamp"`
+}
+
+type balanceData struct {
+	Asset          string `json:"asset"`
+	AvailableDelta string `json:"available_delta"`
+	LockedDelta    string `json:"locked_delta"`
+	Cause          string `json:"cause"`
+	Symbol         string `json:"symbol,omitempty"`
+	Sequence       uint64 `json:"sequence"`
+}
+
+// subSet is a set of connections that iterates fast (a slice) and removes in O(1).
+type subSet struct {
+	conns []*conn
+	idx   map[*conn]int
+}
+
+func (s *subSet) len() int { return len(s.conns) }
+
+func (s *subSet) add(c *conn) bool {
+	if s.idx == nil {
+		s.idx = map[*conn]int{}
+	}
+	if _, ok := s.idx[c]; ok {
+		return false
+	}
+	s.idx[c] = len(s.conns)
+	s.conns = append(s.conns, c)
+	return true
+}
+
+func (s *subSet) remove(c *conn) {
+	i, ok := s.idx[c]
+	if !ok {
+		return
+	}
+	last := len(s.conns) - 1
+	s.conns[i] = s.conns[last]
+	s.idx[s.conns[i]] = i
+	s.conns[last] = nil
+	s.conns = s.conns[:last]
+	delete(s.idx, c)
+}
+
+func (s *subSet) each(f func(*conn)) {
+	for _, c := range s.conns {
+		f(c)
+	}
+}
+
+// Pairs are the hub's symbols in engine order.
+func (h *Hub) Pairs() []engine.PairConfig {
+	out := make([]engine.PairConfig, len(h.symbols))
+	for i, s := range h.symbols {
+		out[i] = s.pair
+	}
+	return out
+}
+
+// OrderBook returns up to depth levels per side of symbol's replica and the stream
+// sequence they correspond to (the same sequence numbers as the orderbook channel).
+func (h *Hub) OrderBook(symbol string, depth int) (seq uint64, bids, asks []marketdata.Level, ok bool) {
+	s := h.bySymbol[symbol]
+	if s == nil {
+		return 0, nil, nil, false
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	bids, asks = s.m.Book.Depth(depth, make([]marketdata.Level, 0, min(depth, 64)), make([]marketdata.Level, 0, min(depth, 64)))
+	return s.m.Book.Seq(), bids, asks, true
+}
+
+// Ticker returns symbol's rolling 24-hour ticker at nowMs.
+func (h *Hub) Ticker(symbol string, nowMs int64) (marketdata.Ticker, bool) {
+	s := h.bySymbol[symbol]
+	if s == nil {
+		return marketdata.Ticker{}, false
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return s.m.Ticker(nowMs), true
+}
+
+// Candles returns symbol's candles of interval iv from memory (see Series.Range for
+// start, end and limit; -1 for none). complete is false when older candles than memory
+// holds may belong to the answer: the caller then asks the persisted trades.
+func (h *Hub) Candles(symbol string, iv int, start, end int64, limit int) (cs []marketdata.Candle, complete, ok bool) {
+	s := h.bySymbol[symbol]
+	if s == nil {
+		return nil, false, false
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	se := s.m.Series(iv)
+	cs = se.Range(start, end, limit, nil)
+	if start >= 0 {
+		return cs, se.Complete(start), true
+	}
+	return cs, len(cs) == limit || se.Complete(math.MinInt64), true
+}
