@@ -15,7 +15,9 @@ import (
 
 	"svc/engine"
 	"svc/gateway/api"
+	"svc/gateway/market"
 	"svc/gateway/trading"
+	"svc/gateway/ws"
 	"svc/persistence/eventlog"
 	"svc/persistence/journal"
 	"svc/persistence/projection"
@@ -32,6 +34,7 @@ type exchange struct {
 	el        *eventlog.Log
 	engine    *engine.Engine
 	projector *projection.Projector
+	hub       *ws.Hub // market data and the WebSocket fan-out of this environment
 	snaps     *snapshot.Store
 	every     time.Duration
 
@@ -107,18 +110,29 @@ func (x *exchange) recover(ctx context.Context) error {
 // attachProjector creates the projector, catches it up and wakes it on every durable append.
 func (x *exchange) attachProjector(ctx context.Context, pool *pgxpool.Pool) error {
 	x.projector = projection.New(pool, x.env, x.journal, x.log)
-	x.el.OnDurable = func([]engine.Event, uint64) { x.projector.Wake() }
-	return x.projector.CatchUp(ctx)
+	x.hub = ws.NewHub(ws.HubConfig{Env: api.Environment(x.env), Exchange: x.engine, Log: x.log})
+	x.el.OnDurable = func(batch []engine.Event, _ uint64) {
+		x.projector.Wake()
+		x.hub.Publish(batch)
+	}
+	if err := x.projector.CatchUp(ctx); err != nil {
+		return err
+	}
+	return x.hub.Seed(ctx, market.NewStore(pool))
 }
 
 // run starts the projector and the snapshot loop.
 func (x *exchange) run() {
 	ctx, cancel := context.WithCancel(context.Background())
 	x.cancel = cancel
-	x.wg.Add(2)
+	x.wg.Add(3)
 	go func() {
 		defer x.wg.Done()
 		_ = x.projector.Run(ctx)
+	}()
+	go func() {
+		defer x.wg.Done()
+		x.hub.Run(ctx)
 	}()
 	go func() {
 		defer x.wg.Done()
@@ -269,4 +283,15 @@ func (xs exchanges) fundDemo(merchantID uuid.UUID, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "trading:  sandbox balances funded once with 100,000,000 NGN and 50,000 each of USDT, USDC, USD\n\n")
 	return nil
+}
+
+// marketRoutes serves the REST market data and the WebSocket stream from each
+// environment's hub.
+func (xs exchanges) marketRoutes(pool *pgxpool.Pool, auth ws.Authenticator, log *slog.Logger) (*market.Handlers, *ws.Server) {
+	sources := map[api.Environment]market.Source{}
+	hubs := map[api.Environment]*ws.Hub{}
+	for env, x := range xs {
+		sources[env], hubs[env] = x.hub, x.hub
+	}
+	return market.New(sources, market.NewStore(pool), nil), ws.NewServer(ws.Config{Hubs: hubs, Auth: auth, Log: log})
 }

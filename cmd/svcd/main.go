@@ -97,6 +97,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
+	marketREST, marketWS := exchanges.marketRoutes(pool, authSvc, log)
 	gcfg := gateway.DefaultConfig()
 	gcfg.Addr = cfg.Addr
 	gcfg.BodyLimit = cfg.BodyLimit
@@ -112,7 +113,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			{Name: "postgres", Check: func(ctx context.Context) error { return pool.Ping(ctx) }},
 			{Name: "exchange", Check: exchanges.ready},
 		},
-		Routes: []gateway.RouteSet{bg.webhooks, authSvc.Routes(), exchanges.tradingRoutes(pool)},
+		Routes: []gateway.RouteSet{bg.webhooks, authSvc.Routes(), exchanges.tradingRoutes(pool), marketREST, marketWS},
 	})
 	if err != nil {
 		return err
