@@ -6,7 +6,7 @@
 //
 // # Use
 //
-//	j := myJournal                    // anything with Append(batch []engine.Event) (uint64, error)
+//	j := myJournal                    // a Journal; an OrderedJournal (eventlog.Log) for group commit
 //	eng, err := engine.New(engine.Config{Pairs: engine.DefaultPairs(), Journal: j})
 //	// recovery: eng.Restore(snapshot); eng.Apply(eventsAfterSnapshotOffset)
 //	eng.Start()
@@ -72,18 +72,25 @@
 // user, IOC remainder, FOK unfillable, self-trade prevention, insufficient funds,
 // EventDone for a finished market buy, EventCredit and EventDebit with the TransferID).
 // Each symbol is a stream with its own Seq; credits and debits are the stream "".
-// A runner drains its ring in batches, runs them, hands the batch's events to
-// Journal.Append, and only when Append returns nil completes the commands: nothing is
-// acknowledged before it is durable. An Append error fail-stops the engine: that batch
-// and every later command get ErrUnavailable; restart from snapshot + journal.
-// Apply replays events without matching (balances by their deltas, books by order ids),
-// so the interleaving of symbols in the journal does not matter; Snapshot/Restore save
-// and load books and accounts in a versioned binary form.
+// A runner drains its ring in batches. Holding the engine's sequencer lock, it runs the
+// batch and hands its events to the journal (OrderedJournal.Enqueue, which fixes their
+// offsets and returns at once; Journal.Append for a plain Journal); it releases the lock,
+// waits until the batch is durable (Pending.Wait), and only then completes the commands:
+// nothing is acknowledged before it is durable. Because running a batch and enqueueing it
+// is atomic with respect to the other runners, the journal order is a serial order of
+// the state changes: when a batch spends balance another runner's batch produced (a
+// credit, trade proceeds, a release), the cause is journaled first, in the same group
+// commit or an earlier one. Every prefix of the journal (what a crash leaves) therefore
+// replays to non-negative balances, and one that ends at a batch boundary to the state
+// the engine had then. The lock is not held during the wait, so the batches of all
+// runners still share one group commit (fsync, acks=all). The price is that matching is
+// serialized across symbols: runners overlap only in waiting, ring I/O and replies.
+// An error from the journal fail-stops the engine: that batch and every later command get
+// ErrUnavailable; restart from snapshot + journal.
+// Apply replays events without matching (balances by their deltas, books by order ids);
+// Snapshot/Restore save and load books and accounts in a versioned binary form.
 //
-// One caveat of journaling symbols in parallel: a runner may use balance produced by
-// another symbol's batch that is not yet durable. If that other batch's Append then
-// fails, the journal holds an effect without its cause; replay applies it anyway (Apply
-// never refuses a delta) and the account shows it. A journal that makes all runners'
-// batches durable in one ordered group commit, failing every later append after the
-// first failure, keeps that window to the batches in flight at the failure.
+// Commands whose batch produced no events (rejections, depth queries) are answered
+// without waiting for the journal: they may reflect effects that are not durable yet, as
+// may the read views (Order, OpenOrders, Balances), which show the in-memory state.
 package engine

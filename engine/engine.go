@@ -43,7 +43,8 @@ type Engine struct {
 	cfg     Config
 	core    *core
 	journal Journal
-	runners []*runner // one per market, then the funds runner
+	ordered OrderedJournal // journal, if it implements OrderedJournal
+	runners []*runner      // one per market, then the funds runner
 	byMkt   map[*market]*runner
 	funds   *runner
 
@@ -56,6 +57,11 @@ type Engine struct {
 
 	waiters sync.Pool
 	barrier sync.Mutex
+
+	// seq is the sequencer lock: a runner holds it while it runs a batch and hands the
+	// batch to the journal (Enqueue, or Append for a plain Journal), so the journal's
+	// order is a serial order of the state changes. Waits for durability happen outside.
+	seq sync.Mutex
 }
 
 // New builds an Engine from cfg. It starts no goroutines.
@@ -80,6 +86,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, core: c, journal: cfg.Journal, byMkt: make(map[*market]*runner)}
+	e.ordered, _ = cfg.Journal.(OrderedJournal)
 	for _, m := range c.markets {
 		rn := newRunner(e, m, cfg.RingSize, cfg.MaxBatch)
 		e.runners = append(e.runners, rn)

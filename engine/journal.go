@@ -2,19 +2,68 @@ package engine
 
 import "sync"
 
-// Journal makes batches of events durable. The engine declares it; persistence/journal
-// (file, Kafka) and MemJournal satisfy it.
+// Journal makes batches of events durable. The engine declares it; persistence/eventlog
+// (over the file or Kafka journal of persistence/journal) and MemJournal satisfy it.
 //
-// Every runner calls Append from its own goroutine, so Append must be safe for concurrent
-// use; an implementation may hold a caller until a group commit covering its batch is
-// durable (fsync, acks=all) and share one commit among all runners. batch is valid only
-// during the call: copy or encode it before returning. Within one symbol (one Event.Symbol)
-// batches arrive in sequence order; across symbols in any order. lastOffset is the
-// journal's position of the batch's last event (offsets grow with every append; the engine
-// only compares them). A non-nil error is fatal: the engine stops accepting commands
-// (ErrUnavailable) and the commands of the failed batch are answered with ErrUnavailable.
+// Runners of different symbols share accounts, so one batch may depend on another
+// runner's batch (a credit, or trade proceeds, spent by an order on another symbol). The
+// engine therefore runs each batch and hands it to the journal under one sequencer lock:
+// the journal receives the batches in an order that is a valid serial order of the state
+// changes, and a cause is never journaled after its effect.
+//
+// A Journal that is only a Journal has Append called under that lock, so its appends are
+// serialized and cannot share a group commit across runners; it suits tests and tools.
+// A journal that also implements OrderedJournal gets Enqueue under the lock and Wait
+// outside it, so runners overlap their waits and one group commit covers many batches.
+//
+// Append makes batch durable and returns the journal's position of its last event
+// (offsets grow with every append; the engine only compares them). batch is valid only
+// during the call: copy or encode it before returning. Within one symbol (one
+// Event.Symbol) batches arrive in sequence order. A non-nil error is fatal: the engine
+// stops accepting commands (ErrUnavailable) and the commands of the failed batch are
+// answered with ErrUnavailable.
 type Journal interface {
 	Append(batch []Event) (lastOffset uint64, err error)
+}
+
+// OrderedJournal is a Journal that separates fixing a batch's place in the journal from
+// waiting for it to be durable. The engine calls Enqueue with its sequencer lock held, one
+// call at a time, in the order that the journal must keep; Enqueue assigns the batch its
+// offsets and returns without waiting for durability. The engine then releases the lock,
+// calls Wait on the Pending exactly once (from the same runner goroutine) and answers the
+// batch's commands only when Wait returns nil. Batches must become durable in Enqueue
+// order: if one fails, every batch enqueued after it must fail too.
+//
+// batch stays valid and unchanged from Enqueue until Wait returns (an implementation may
+// keep it until then, e.g. to publish it once durable). An error from Enqueue or Wait is
+// fatal, as for Append.
+type OrderedJournal interface {
+	Journal
+	Enqueue(batch []Event) (Pending, error)
+}
+
+// Pending is a batch an OrderedJournal has ordered but not necessarily made durable.
+type Pending interface {
+	// Wait blocks until the batch is durable and returns the offset of its last event,
+	// or the error that keeps it from being durable. It is called exactly once.
+	Wait() (lastOffset uint64, err error)
+}
+
+// durable is the Pending of a batch that was durable as soon as it was enqueued.
+type durable struct{ off uint64 }
+
+var durables = sync.Pool{New: func() any { return new(durable) }}
+
+func newDurable(off uint64) *durable {
+	d := durables.Get().(*durable)
+	d.off = off
+	return d
+}
+
+func (d *durable) Wait() (uint64, error) {
+	off := d.off
+	durables.Put(d)
+	return off, nil
 }
 
 // MemJournal is an in-memory Journal, for tests and for running without persistence.
@@ -24,6 +73,8 @@ type MemJournal struct {
 	events []Event
 }
 
+var _ OrderedJournal = (*MemJournal)(nil)
+
 // Append copies batch.
 func (j *MemJournal) Append(batch []Event) (uint64, error) {
 	j.mu.Lock()
@@ -31,6 +82,12 @@ func (j *MemJournal) Append(batch []Event) (uint64, error) {
 	n := uint64(len(j.events))
 	j.mu.Unlock()
 	return n, nil
+}
+
+// Enqueue copies batch; it is durable at once.
+func (j *MemJournal) Enqueue(batch []Event) (Pending, error) {
+	n, _ := j.Append(batch)
+	return newDurable(n), nil
 }
 
 // Events returns a copy of every event appended so far, in append order.
@@ -60,6 +117,8 @@ type DiscardJournal struct {
 	n  uint64
 }
 
+var _ OrderedJournal = (*DiscardJournal)(nil)
+
 // Append counts batch.
 func (j *DiscardJournal) Append(batch []Event) (uint64, error) {
 	j.mu.Lock()
@@ -67,4 +126,10 @@ func (j *DiscardJournal) Append(batch []Event) (uint64, error) {
 	n := j.n
 	j.mu.Unlock()
 	return n, nil
+}
+
+// Enqueue counts batch; it is "durable" at once.
+func (j *DiscardJournal) Enqueue(batch []Event) (Pending, error) {
+	n, _ := j.Append(batch)
+	return newDurable(n), nil
 }

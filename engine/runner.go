@@ -28,8 +28,9 @@ type query struct {
 
 type depthQuery = query
 
-// runner is the goroutine that owns one handler: it drains its ring in batches, runs the
-// commands, appends the batch's events to the journal and only then completes them.
+// runner is the goroutine that owns one handler: it drains its ring in batches; under the
+// engine's sequencer lock it runs the commands and hands the batch's events to the
+// journal; outside the lock it waits until they are durable, and only then completes them.
 type runner struct {
 	eng      *Engine
 	h        handler
@@ -147,11 +148,11 @@ func (rn *runner) process(n int) {
 		r.release(1)
 		return
 	}
-	if rn.eng.failed.Load() {
-		for i := 0; i < n; i++ {
-			r.at(i).done.Complete(Result{}, ErrUnavailable)
-		}
-		r.release(n)
+	e := rn.eng
+	e.seq.Lock()
+	if e.failed.Load() {
+		e.seq.Unlock()
+		rn.failAll(n)
 		return
 	}
 	st := rn.h.pending()
@@ -168,19 +169,27 @@ func (rn *runner) process(n int) {
 	var off uint64
 	if len(st.ev) > 0 {
 		var err error
-		off, err = rn.eng.journal.Append(st.ev)
+		if e.ordered != nil {
+			var p Pending
+			p, err = e.ordered.Enqueue(st.ev)
+			e.seq.Unlock()
+			if err == nil {
+				off, err = p.Wait()
+			}
+		} else {
+			off, err = e.journal.Append(st.ev)
+			e.seq.Unlock()
+		}
 		st.ev = st.ev[:0]
 		if err != nil {
-			rn.eng.fail()
-			for i := 0; i < n; i++ {
-				r.at(i).done.Complete(Result{}, ErrUnavailable)
-			}
-			r.release(n)
+			e.fail()
+			rn.failAll(n)
 			return
 		}
-		rn.eng.noteOffset(off)
+		e.noteOffset(off)
 	} else {
-		off = rn.eng.offset.Load()
+		e.seq.Unlock()
+		off = e.offset.Load()
 	}
 	for i := 0; i < n; i++ {
 		res := &rn.results[i]
@@ -188,6 +197,14 @@ func (rn *runner) process(n int) {
 		r.at(i).done.Complete(*res, nil)
 	}
 	r.release(n)
+}
+
+// failAll answers the first n commands with ErrUnavailable.
+func (rn *runner) failAll(n int) {
+	for i := 0; i < n; i++ {
+		rn.ring.at(i).done.Complete(Result{}, ErrUnavailable)
+	}
+	rn.ring.release(n)
 }
 
 func (rn *runner) depth(q *query) {

@@ -138,6 +138,18 @@ func (f *failJournal) Append(b []Event) (uint64, error) {
 	return f.MemJournal.Append(b)
 }
 
+func (f *failJournal) Enqueue(b []Event) (Pending, error) {
+	off, err := f.Append(b)
+	return failPending{off, err}, nil // fails in Wait, as a failed group commit does
+}
+
+type failPending struct {
+	off uint64
+	err error
+}
+
+func (p failPending) Wait() (uint64, error) { return p.off, p.err }
+
 func TestJournalErrorFailStops(t *testing.T) {
 	j := &failJournal{after: 1}
 	e := newEngine(t, j, 64)
@@ -169,6 +181,22 @@ type blockJournal struct {
 func (b *blockJournal) Append(ev []Event) (uint64, error) {
 	<-b.gate
 	return b.MemJournal.Append(ev)
+}
+
+// Enqueue records at once; Wait blocks until the gate opens (a slow fsync).
+func (b *blockJournal) Enqueue(ev []Event) (Pending, error) {
+	off, _ := b.MemJournal.Append(ev)
+	return blockPending{b.gate, off}, nil
+}
+
+type blockPending struct {
+	gate chan struct{}
+	off  uint64
+}
+
+func (p blockPending) Wait() (uint64, error) {
+	<-p.gate
+	return p.off, nil
 }
 
 func TestResultOnlyAfterJournalAndBusy(t *testing.T) {

@@ -1,6 +1,6 @@
-// Package eventlog connects the engine to the journal: it satisfies the engine's Journal
-// interface by encoding each event as one journal record, and replays the journal into an
-// engine at start-up. Offsets are the journal's, one per event.
+// Package eventlog connects the engine to the journal: it satisfies the engine's
+// OrderedJournal interface by encoding each event as one journal record, and replays the
+// journal into an engine at start-up. Offsets are the journal's, one per event.
 package eventlog
 
 import (
@@ -12,22 +12,29 @@ import (
 	"svc/persistence/journal"
 )
 
-// Log is the engine's journal on top of a byte journal.
+// Log is the engine's journal on top of a byte journal. It is an engine.OrderedJournal:
+// the engine enqueues batches under its sequencer lock and waits for durability outside
+// it, so batches of all runners share group commits and keep a causal order.
 type Log struct {
 	j journal.Journal
 	// OnDurable, if set, is called after every successful append with the batch and the
 	// offset of its last event: the projector's wake-up and the market-data feed. It runs
-	// on the runner goroutine of the batch's symbol (one symbol's batches in order,
-	// different symbols concurrently), must not block, and must not keep batch.
+	// on the runner goroutine of the batch's symbol, after the batch is durable and before
+	// its commands are answered (one symbol's batches in order, different symbols
+	// concurrently), must not block, and must not keep batch.
 	OnDurable func(batch []engine.Event, last uint64)
-	bufs      sync.Pool
+	bufs      sync.Pool // *encodeBuf
+	pendings  sync.Pool // *pending
 }
 
-var _ engine.Journal = (*Log)(nil)
+var _ engine.OrderedJournal = (*Log)(nil)
 
 // New wraps j; j must be started by the caller.
 func New(j journal.Journal) *Log {
-	return &Log{j: j, bufs: sync.Pool{New: func() any { return &encodeBuf{} }}}
+	l := &Log{j: j}
+	l.bufs.New = func() any { return &encodeBuf{} }
+	l.pendings.New = func() any { return &pending{l: l} }
+	return l
 }
 
 type encodeBuf struct {
@@ -36,9 +43,7 @@ type encodeBuf struct {
 	ends     []int
 }
 
-// Append encodes batch and makes it durable. Runners call it concurrently; the journal
-// group-commits their batches.
-func (l *Log) Append(batch []engine.Event) (uint64, error) {
+func (l *Log) encode(batch []engine.Event) *encodeBuf {
 	b := l.bufs.Get().(*encodeBuf)
 	b.data, b.payloads, b.ends = b.data[:0], b.payloads[:0], b.ends[:0]
 	for i := range batch {
@@ -50,8 +55,45 @@ func (l *Log) Append(batch []engine.Event) (uint64, error) {
 		b.payloads = append(b.payloads, b.data[start:end:end])
 		start = end
 	}
-	last, err := l.j.Append(context.Background(), b.payloads)
-	l.bufs.Put(b)
+	return b
+}
+
+// Append encodes batch and makes it durable.
+func (l *Log) Append(batch []engine.Event) (uint64, error) {
+	p, err := l.Enqueue(batch)
+	if err != nil {
+		return 0, err
+	}
+	return p.Wait()
+}
+
+// Enqueue encodes batch and queues it in the journal, which fixes its offsets; the
+// returned Pending's Wait makes sure it is durable and then calls OnDurable. batch must
+// stay unchanged until Wait returns.
+func (l *Log) Enqueue(batch []engine.Event) (engine.Pending, error) {
+	b := l.encode(batch)
+	t, err := l.j.Enqueue(context.Background(), b.payloads)
+	l.bufs.Put(b) // the journal copied the payloads
+	if err != nil {
+		return nil, err
+	}
+	p := l.pendings.Get().(*pending)
+	p.t, p.batch = t, batch
+	return p, nil
+}
+
+// pending is a batch between Enqueue and the end of Wait.
+type pending struct {
+	l     *Log
+	t     journal.Ticket
+	batch []engine.Event
+}
+
+func (p *pending) Wait() (uint64, error) {
+	l, batch := p.l, p.batch
+	last, err := p.t.Wait(context.Background())
+	p.t, p.batch = journal.Ticket{}, nil
+	l.pendings.Put(p)
 	if err != nil {
 		return 0, err
 	}

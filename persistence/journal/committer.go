@@ -97,19 +97,31 @@ func (c *committer) stickyErr() error {
 }
 
 func (c *committer) append(ctx context.Context, payloads [][]byte) (uint64, error) {
+	t, err := c.enqueue(ctx, payloads)
+	if err != nil {
+		return 0, err
+	}
+	return t.Wait(ctx)
+}
+
+// enqueue assigns offsets to payloads, copies them into the queued groups and
+// returns without waiting for the write. Concurrent calls are ordered by mu:
+// a call's records all come after those of every call that returned before it
+// started.
+func (c *committer) enqueue(ctx context.Context, payloads [][]byte) (Ticket, error) {
 	if len(payloads) == 0 {
 		if err := c.stickyErr(); err != nil {
-			return 0, err
+			return Ticket{}, err
 		}
-		return c.durable.Load(), nil
+		return Ticket{last: c.durable.Load()}, nil
 	}
 	for _, p := range payloads {
 		if len(p) > c.maxRecord {
-			return 0, ErrTooLarge
+			return Ticket{}, ErrTooLarge
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return 0, err
+		return Ticket{}, err
 	}
 	c.mu.Lock()
 	var g *group
@@ -118,15 +130,15 @@ func (c *committer) append(ctx context.Context, payloads [][]byte) (uint64, erro
 			if c.err != nil {
 				err := c.err
 				c.mu.Unlock()
-				return 0, err
+				return Ticket{}, err
 			}
 			if c.closed {
 				c.mu.Unlock()
-				return 0, ErrClosed
+				return Ticket{}, ErrClosed
 			}
 			if !c.started {
 				c.mu.Unlock()
-				return 0, ErrNotStarted
+				return Ticket{}, ErrNotStarted
 			}
 			size := c.sizeOf(payloads[i])
 			if n := len(c.queue); n > 0 {
@@ -147,7 +159,7 @@ func (c *committer) append(ctx context.Context, payloads [][]byte) (uint64, erro
 			case <-wait:
 			case <-ctx.Done():
 				// Records already queued (i > 0) will still be written.
-				return 0, ctx.Err()
+				return Ticket{}, ctx.Err()
 			}
 			c.mu.Lock()
 		}
@@ -168,12 +180,33 @@ func (c *committer) append(ctx context.Context, payloads [][]byte) (uint64, erro
 	}
 	// Groups are flushed in order and a failure fails every later group, so
 	// the last group touched answers for the whole batch.
+	return Ticket{g: g, last: last}, nil
+}
+
+// Ticket is a batch that Enqueue has placed in the journal: its offsets are
+// fixed and every batch enqueued later comes after it, but it may not be
+// durable yet. The zero Ticket (and the Ticket of an empty batch) is durable.
+type Ticket struct {
+	g    *group
+	last uint64
+}
+
+// Last is the offset of the batch's last record.
+func (t Ticket) Last() uint64 { return t.last }
+
+// Wait blocks until the batch is durable and returns the offset of its last
+// record, or the journal's sticky error if it never will be. If ctx ends
+// first it returns ctx's error; the records may still become durable.
+func (t Ticket) Wait(ctx context.Context) (uint64, error) {
+	if t.g == nil {
+		return t.last, nil
+	}
 	select {
-	case <-g.done:
-		if g.err != nil {
-			return 0, g.err
+	case <-t.g.done:
+		if t.g.err != nil {
+			return 0, t.g.err
 		}
-		return last, nil
+		return t.last, nil
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}

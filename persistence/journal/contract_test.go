@@ -162,6 +162,38 @@ func testContract(t *testing.T, open func(t *testing.T) Journal) {
 			off = s.last + 1
 		}
 	})
+	t.Run("Enqueue fixes the order at once and Wait returns when durable", func(t *testing.T) {
+		j := open(t)
+		ctx := context.Background()
+		var tickets []Ticket
+		next := uint64(1)
+		buf := make([][]byte, 0, 8)
+		for _, n := range []int{3, 1, 8, 2} {
+			buf = append(buf[:0], batchOf(next, n)...)
+			tk, err := j.Enqueue(ctx, buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tk.Last() != next+uint64(n)-1 {
+				t.Fatalf("Last %d, want %d", tk.Last(), next+uint64(n)-1)
+			}
+			for i := range buf { // the journal copied them
+				buf[i] = []byte("overwritten")
+			}
+			tickets = append(tickets, tk)
+			next += uint64(n)
+		}
+		for i := len(tickets) - 1; i >= 0; i-- {
+			last, err := tickets[i].Wait(ctx)
+			if err != nil || last != tickets[i].Last() {
+				t.Fatalf("Wait: %d %v", last, err)
+			}
+			if j.LastOffset() < last {
+				t.Fatalf("LastOffset %d after Wait returned %d", j.LastOffset(), last)
+			}
+		}
+		checkPayloads(t, readAll(t, j, 1), 1, int(next-1))
+	})
 	t.Run("append after close fails", func(t *testing.T) {
 		j := open(t)
 		mustAppend(t, j, batchOf(1, 1))

@@ -15,6 +15,14 @@
 // contiguous and keep their order; concurrent Appends are ordered by the
 // journal.
 //
+// Enqueue and Ticket.Wait are the two halves of Append, for a caller that
+// must fix the order of its batches under its own lock without holding that
+// lock through a sync (the engine's sequencer): Enqueue assigns offsets,
+// copies the payloads into the queued group and returns at once; a batch
+// enqueued after another one returned gets later offsets and is durable no
+// earlier, since groups are made durable in order and the first failure fails
+// every later group. Wait returns when the batch's group is durable.
+//
 // The write path runs in one committer goroutine per journal. It is started
 // by Start and stopped by Close, which flushes what is queued and waits for
 // the goroutine to exit; constructors start nothing.

@@ -254,6 +254,11 @@ func (j *File) Append(ctx context.Context, payloads [][]byte) (uint64, error) {
 	return j.c.append(ctx, payloads)
 }
 
+// Enqueue queues payloads for the next group commit; see Journal.
+func (j *File) Enqueue(ctx context.Context, payloads [][]byte) (Ticket, error) {
+	return j.c.enqueue(ctx, payloads)
+}
+
 // LastOffset is the last durable offset.
 func (j *File) LastOffset() uint64 { return j.c.durable.Load() }
 

@@ -216,6 +216,48 @@ func TestFile(t *testing.T) {
 		}
 	})
 
+	t.Run("a failed group fails every batch enqueued after it", func(t *testing.T) {
+		j := openFile(t, FileOptions{})
+		ctx := context.Background()
+		gate := make(chan struct{})
+		flush := j.c.flush
+		calls := 0
+		j.c.flush = func(g *group) error { // committer goroutine only
+			if calls++; calls == 1 {
+				<-gate
+				return failed("write", errors.New("disk on fire"))
+			}
+			return flush(g)
+		}
+		first, err := j.Enqueue(ctx, batchOf(1, 2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var later []Ticket
+		for i := 0; i < 3; i++ {
+			tk, err := j.Enqueue(ctx, batchOf(uint64(3+i), 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			later = append(later, tk)
+		}
+		close(gate)
+		if _, err := first.Wait(ctx); !errors.Is(err, ErrFailed) {
+			t.Fatalf("first: %v", err)
+		}
+		for _, tk := range later {
+			if _, err := tk.Wait(ctx); !errors.Is(err, ErrFailed) {
+				t.Fatalf("later batch %d: %v", tk.Last(), err)
+			}
+		}
+		if _, err := j.Enqueue(ctx, batchOf(9, 1)); !errors.Is(err, ErrFailed) {
+			t.Fatalf("enqueue after failure: %v", err)
+		}
+		if j.LastOffset() != 0 {
+			t.Fatalf("LastOffset %d", j.LastOffset())
+		}
+	})
+
 	t.Run("a second open of the same directory is refused", func(t *testing.T) {
 		j := openFile(t, FileOptions{})
 		if _, err := OpenFile(FileOptions{Dir: j.Dir()}); err == nil {

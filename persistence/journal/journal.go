@@ -15,6 +15,13 @@ type Journal interface {
 	// offset of the last one. Safe for concurrent use. An empty batch
 	// returns LastOffset.
 	Append(ctx context.Context, payloads [][]byte) (last uint64, err error)
+	// Enqueue is the first half of Append: it assigns the payloads their
+	// offsets, copies them and returns at once; Ticket.Wait is the second
+	// half. Calls are ordered: a batch enqueued after another Enqueue
+	// returned gets later offsets and becomes durable no earlier (a failure
+	// fails every batch enqueued after it). The payloads may be reused as
+	// soon as Enqueue returns. Safe for concurrent use.
+	Enqueue(ctx context.Context, payloads [][]byte) (Ticket, error)
 	// ReadFrom calls fn for each durable record with offset >= from, in
 	// order. An error from fn stops the read and is returned as is.
 	ReadFrom(ctx context.Context, from uint64, fn func(offset uint64, payload []byte) error) error

@@ -300,6 +300,11 @@ func (j *Kafka) Append(ctx context.Context, payloads [][]byte) (uint64, error) {
 	return j.c.append(ctx, payloads)
 }
 
+// Enqueue queues payloads for the next produce request; see Journal.
+func (j *Kafka) Enqueue(ctx context.Context, payloads [][]byte) (Ticket, error) {
+	return j.c.enqueue(ctx, payloads)
+}
+
 // LastOffset is the last acknowledged journal offset.
 func (j *Kafka) LastOffset() uint64 { return j.c.durable.Load() }
 

@@ -65,6 +65,15 @@ func (m *Memory) Append(ctx context.Context, payloads [][]byte) (uint64, error) 
 	return uint64(len(m.records)), nil
 }
 
+// Enqueue stores copies of payloads; they are durable at once.
+func (m *Memory) Enqueue(ctx context.Context, payloads [][]byte) (Ticket, error) {
+	last, err := m.Append(ctx, payloads)
+	if err != nil {
+		return Ticket{}, err
+	}
+	return Ticket{last: last}, nil
+}
+
 // ReadFrom calls fn for records with offset >= from, up to the last offset at
 // the time of the call.
 func (m *Memory) ReadFrom(ctx context.Context, from uint64, fn func(offset uint64, payload []byte) error) error {
