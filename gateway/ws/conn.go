@@ -60,7 +60,7 @@ func (c *conn) sendJSON(v any) {
 }
 
 // fail closes the connection with code and reason (once): the writer sends the close
-// frame and gives the peer a moment to answer it.
+// frame, then ends the reader; the connection closes when the upgrade handler returns.
 func (c *conn) fail(code int, why string) {
 	c.once.Do(func() {
 		c.closeCode, c.closeWhy = code, why
@@ -71,6 +71,9 @@ func (c *conn) fail(code int, why string) {
 
 func (c *conn) writeLoop() {
 	defer close(c.writerDone)
+	// The hijacked connection's Close is a no-op until the upgrade handler returns, so
+	// the writer ends the reader by expiring its deadline.
+	defer func() { _ = c.ws.SetReadDeadline(time.Now().Add(-time.Second)) }()
 	cfg := &c.srv.cfg
 	ping := time.NewTicker(cfg.PingEvery)
 	defer ping.Stop()
@@ -80,22 +83,16 @@ func (c *conn) writeLoop() {
 			_ = c.ws.SetWriteDeadline(time.Now().Add(cfg.WriteTimeout))
 			if err := c.ws.WritePreparedMessage(pm); err != nil {
 				c.fail(websocket.CloseAbnormalClosure, "")
-				_ = c.ws.Close()
 				return
 			}
 		case <-ping.C:
 			if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(cfg.WriteTimeout)); err != nil {
 				c.fail(websocket.CloseAbnormalClosure, "")
-				_ = c.ws.Close()
 				return
 			}
 		case <-c.kill:
 			if c.closeCode != websocket.CloseAbnormalClosure {
-				_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(c.closeCode, c.closeWhy), time.Now().Add(time.Second))
-				// let the reader see the peer's close frame, or give up soon
-				_ = c.ws.SetReadDeadline(time.Now().Add(2 * time.Second))
-			} else {
-				_ = c.ws.Close()
+				_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(c.closeCode, c.closeWhy), time.Now().Add(cfg.WriteTimeout))
 			}
 			return
 		}

@@ -363,3 +363,45 @@ func place(t *testing.T, r *rig, who int, side engine.Side, price engine.Price, 
 		t.Fatalf("place: %v %v", res.Code, err)
 	}
 }
+
+func TestSlowConsumerIsClosedAndOthersKeepFlowing(t *testing.T) {
+	r := newRig(t, 2, ws.Config{QueueLen: 8, WriteTimeout: 10 * time.Second})
+	for i := 0; i < 1500; i++ { // a deep book: each snapshot is ~40 KB
+		place(t, r, 0, engine.Buy, engine.Price(100000+i), 100)
+	}
+	slow := r.dial(t, r.keys[1])
+	fast := r.dial(t, r.keys[0])
+	_ = fast.Subscribe("trades:" + sym)
+	next(t, fast, ofType("ack"))
+	// the slow client asks for snapshot after snapshot and reads nothing
+	for i := 0; i < 400 && r.server.SlowConsumers() == 0; i++ {
+		if err := slow.Subscribe("orderbook:" + sym); err != nil {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for r.server.SlowConsumers() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r.server.SlowConsumers() != 1 {
+		t.Fatalf("slow consumers %d", r.server.SlowConsumers())
+	}
+	// the others still get their messages at once
+	place(t, r, 1, engine.Sell, 100000, 100)
+	if m := next(t, fast, ofType("trades")); m.Channel != "trades:"+sym {
+		t.Fatalf("%+v", m)
+	}
+	// and the slow one finds the reason when it finally reads
+	_ = slow.Conn().SetReadDeadline(time.Now().Add(20 * time.Second))
+	for {
+		_, err := slow.Next()
+		if err != nil {
+			if !websocket.IsCloseError(err, websocket.CloseTryAgainLater) {
+				t.Fatalf("slow client: %v", err)
+			}
+			t.Logf("slow client closed: %v", err)
+			break
+		}
+	}
+}
