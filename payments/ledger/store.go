@@ -1,0 +1,392 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"svc/payments/money"
+	"svc/persistence/postgres"
+)
+
+// accountRow is a locked account.
+type accountRow struct {
+	id            uuid.UUID
+	account       Account
+	asset         money.Asset
+	allowNegative bool
+	balance       int64
+	lastSeq       int64
+}
+
+type slot struct {
+	account Account
+	asset   money.Asset
+}
+
+func (s slot) less(o slot) bool {
+	if s.account.Owner != o.account.Owner {
+		return s.account.Owner < o.account.Owner
+	}
+	if c := bytes.Compare(s.account.OwnerID[:], o.account.OwnerID[:]); c != 0 {
+		return c < 0
+	}
+	if s.asset != o.asset {
+		return s.asset < o.asset
+	}
+	return s.account.Purpose < o.account.Purpose
+}
+
+// Post writes t in the caller's transaction tx: it checks t (Validate), returns the earlier
+// post if t.Reference was already posted (Posted.Replayed; ErrReferenceConflict if with other
+// postings), creates missing accounts, locks every account touched (SELECT ... FOR UPDATE in
+// id order, so concurrent posts on overlapping accounts cannot deadlock each other), refuses
+// a post that would take an account below zero unless it AllowsNegative
+// (*InsufficientBalanceError), then writes the transaction, its entries (with per-account
+// sequence numbers and running balances) and the new balances.
+//
+// Errors: *InvalidTransactionError, *UnbalancedError, *InsufficientBalanceError,
+// ErrReferenceConflict, or the database's. The validation and balance errors are found
+// before anything is written, so tx stays usable; after any other error roll tx back.
+func Post(ctx context.Context, tx pgx.Tx, t Transaction) (Posted, error) {
+	if err := t.Validate(); err != nil {
+		return Posted{}, err
+	}
+	hash := t.hash()
+	if p, ok, err := replay(ctx, tx, t, hash); err != nil || ok {
+		return p, err
+	}
+
+	// Net change per account and asset, in a fixed order.
+	net := map[slot]int64{}
+	for _, p := range t.Postings {
+		k := slot{p.Account, p.Amount.Asset}
+		s, err := money.New(k.asset, net[k]).Add(p.Amount)
+		if err != nil {
+			return Posted{}, invalid("net change of %s: %v", p.Account, err)
+		}
+		net[k] = s.Minor
+	}
+	slots := make([]slot, 0, len(net))
+	for k := range net {
+		slots = append(slots, k)
+	}
+	sort.Slice(slots, func(i, j int) bool { return slots[i].less(slots[j]) })
+
+	rows, err := lockAccounts(ctx, tx, t.MerchantID, t.Environment, slots)
+	if err != nil {
+		return Posted{}, err
+	}
+	if len(rows) < len(slots) {
+		if err := createAccounts(ctx, tx, t.MerchantID, t.Environment, slots); err != nil {
+			return Posted{}, err
+		}
+		if rows, err = lockAccounts(ctx, tx, t.MerchantID, t.Environment, slots); err != nil {
+			return Posted{}, err
+		}
+		if len(rows) < len(slots) {
+			return Posted{}, fmt.Errorf("ledger: %d of %d accounts after creating them", len(rows), len(slots))
+		}
+	}
+
+	for _, k := range slots {
+		r := rows[k]
+		nb := r.balance + net[k]
+		if (net[k] > 0 && nb < r.balance) || (net[k] < 0 && nb > r.balance) {
+			return Posted{}, invalid("balance of %s %s would overflow", k.account, k.asset)
+		}
+		if nb < 0 && !r.allowNegative {
+			return Posted{}, &InsufficientBalanceError{Account: k.account, Asset: k.asset, Balance: r.balance, Change: net[k]}
+		}
+	}
+
+	id, err := uuid.NewV7()
+	if err != nil {
+		return Posted{}, err
+	}
+	meta := []byte("{}")
+	if len(t.Metadata) > 0 {
+		if meta, err = json.Marshal(t.Metadata); err != nil {
+			return Posted{}, err
+		}
+	}
+	var createdAt time.Time
+	err = tx.QueryRow(ctx, `insert into ledger_transactions
+			(id, merchant_id, environment, reference, kind, description, postings_hash, metadata)
+		values ($1, $2, $3, $4, $5, $6, $7, $8)
+		on conflict (merchant_id, environment, reference) do nothing
+		returning created_at`,
+		id, t.MerchantID, t.Environment, t.Reference, t.Kind, t.Description, hash, meta).Scan(&createdAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Posted concurrently by a transaction that committed while we waited for the locks.
+		if p, ok, err := replay(ctx, tx, t, hash); err != nil || ok {
+			return p, err
+		}
+		return Posted{}, errors.New("ledger: reference conflict without a row")
+	}
+	if err != nil {
+		return Posted{}, fmt.Errorf("ledger: insert transaction: %w", err)
+	}
+
+	// Entries in posting order; each gets its account's next sequence number.
+	n := len(t.Postings)
+	var (
+		eIDs     = make([]uuid.UUID, n)
+		eAccts   = make([]uuid.UUID, n)
+		eAssets  = make([]string, n)
+		eAmounts = make([]int64, n)
+		eSeqs    = make([]int64, n)
+		eAfter   = make([]int64, n)
+	)
+	for i, p := range t.Postings {
+		r := rows[slot{p.Account, p.Amount.Asset}]
+		r.lastSeq++
+		r.balance += p.Amount.Minor
+		if eIDs[i], err = uuid.NewV7(); err != nil {
+			return Posted{}, err
+		}
+		eAccts[i], eAssets[i], eAmounts[i], eSeqs[i], eAfter[i] = r.id, string(p.Amount.Asset), p.Amount.Minor, r.lastSeq, r.balance
+	}
+	aIDs := make([]uuid.UUID, len(slots))
+	aBal := make([]int64, len(slots))
+	aSeq := make([]int64, len(slots))
+	posted := Posted{ID: id, CreatedAt: createdAt, Balances: make([]Balance, len(slots))}
+	for i, k := range slots {
+		r := rows[k]
+		aIDs[i], aBal[i], aSeq[i] = r.id, r.balance, r.lastSeq
+		posted.Balances[i] = Balance{Account: k.account, Amount: money.New(k.asset, r.balance), UpdatedAt: createdAt}
+	}
+
+	b := &pgx.Batch{}
+	b.Queue(`insert into ledger_entries (id, transaction_id, account_id, asset, amount, seq, balance_after, created_at)
+		select e.id, $1, e.account_id, e.asset, e.amount, e.seq, e.balance_after, $2
+		from unnest($3::uuid[], $4::uuid[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[])
+			as e(id, account_id, asset, amount, seq, balance_after)`,
+		id, createdAt, eIDs, eAccts, eAssets, eAmounts, eSeqs, eAfter)
+	b.Queue(`update ledger_accounts a set balance = u.balance, last_seq = u.last_seq, updated_at = $1
+		from unnest($2::uuid[], $3::bigint[], $4::bigint[]) as u(id, balance, last_seq)
+		where a.id = u.id`, createdAt, aIDs, aBal, aSeq)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		if isNegativeBalance(err) { // the database's own guard (should be unreachable)
+			return Posted{}, &InsufficientBalanceError{}
+		}
+		return Posted{}, fmt.Errorf("ledger: write entries: %w", err)
+	}
+	return posted, nil
+}
+
+func isNegativeBalance(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23514" && pgErr.ConstraintName == "ledger_accounts_non_negative"
+}
+
+func replay(ctx context.Context, q postgres.Querier, t Transaction, hash []byte) (Posted, bool, error) {
+	var (
+		id        uuid.UUID
+		stored    []byte
+		createdAt time.Time
+	)
+	err := q.QueryRow(ctx, `select id, postings_hash, created_at from ledger_transactions
+		where merchant_id = $1 and environment = $2 and reference = $3`,
+		t.MerchantID, t.Environment, t.Reference).Scan(&id, &stored, &createdAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Posted{}, false, nil
+	}
+	if err != nil {
+		return Posted{}, false, fmt.Errorf("ledger: read reference: %w", err)
+	}
+	if !bytes.Equal(stored, hash) {
+		return Posted{}, false, fmt.Errorf("%w: %q", ErrReferenceConflict, t.Reference)
+	}
+	return Posted{ID: id, Replayed: true, CreatedAt: createdAt}, true, nil
+}
+
+func slotArrays(slots []slot) (owners []string, ownerIDs []uuid.UUID, assets, purposes []string) {
+	for _, s := range slots {
+		owners = append(owners, string(s.account.Owner))
+		ownerIDs = append(ownerIDs, s.account.OwnerID)
+		assets = append(assets, string(s.asset))
+		purposes = append(purposes, string(s.account.Purpose))
+	}
+	return
+}
+
+// lockAccounts locks the existing accounts of slots in id order and returns them by slot.
+func lockAccounts(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, env string, slots []slot) (map[slot]*accountRow, error) {
+	owners, ownerIDs, assets, purposes := slotArrays(slots)
+	rows, err := tx.Query(ctx, `select a.id, a.owner_type, a.owner_id, a.asset, a.purpose, a.allow_negative, a.balance, a.last_seq
+		from ledger_accounts a
+		join unnest($3::text[], $4::uuid[], $5::text[], $6::text[]) as k(owner_type, owner_id, asset, purpose)
+		  on a.owner_type = k.owner_type and a.owner_id = k.owner_id and a.asset = k.asset and a.purpose = k.purpose
+		where a.merchant_id = $1 and a.environment = $2
+		order by a.id
+		for update of a`, merchantID, env, owners, ownerIDs, assets, purposes)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: lock accounts: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[slot]*accountRow, len(slots))
+	for rows.Next() {
+		r := &accountRow{}
+		var owner, asset, purpose string
+		if err := rows.Scan(&r.id, &owner, &r.account.OwnerID, &asset, &purpose, &r.allowNegative, &r.balance, &r.lastSeq); err != nil {
+			return nil, fmt.Errorf("ledger: lock accounts: %w", err)
+		}
+		r.account.Owner, r.account.Purpose, r.asset = OwnerType(owner), Purpose(purpose), money.Asset(asset)
+		out[slot{r.account, r.asset}] = r
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("ledger: lock accounts: %w", err)
+	}
+	return out, nil
+}
+
+// createAccounts inserts the missing accounts of slots (in slot order, so concurrent
+// creators wait for each other in the same order).
+func createAccounts(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, env string, slots []slot) error {
+	ids := make([]uuid.UUID, len(slots))
+	neg := make([]bool, len(slots))
+	ord := make([]int32, len(slots))
+	for i, s := range slots {
+		var err error
+		if ids[i], err = uuid.NewV7(); err != nil {
+			return err
+		}
+		neg[i] = s.account.AllowsNegative()
+		ord[i] = int32(i)
+	}
+	owners, ownerIDs, assets, purposes := slotArrays(slots)
+	_, err := tx.Exec(ctx, `insert into ledger_accounts (id, merchant_id, environment, owner_type, owner_id, asset, purpose, allow_negative)
+		select k.id, $1, $2, k.owner_type, k.owner_id, k.asset, k.purpose, k.allow_negative
+		from unnest($3::uuid[], $4::text[], $5::uuid[], $6::text[], $7::text[], $8::bool[], $9::int[])
+			as k(id, owner_type, owner_id, asset, purpose, allow_negative, ord)
+		order by k.ord
+		on conflict (merchant_id, environment, owner_type, owner_id, asset, purpose) do nothing`,
+		merchantID, env, ids, owners, ownerIDs, assets, purposes, neg, ord)
+	if err != nil {
+		return fmt.Errorf("ledger: create accounts: %w", err)
+	}
+	return nil
+}
+
+// GetBalance returns the balance of one account in one asset; an account never posted to
+// has a zero balance (and a zero UpdatedAt).
+func GetBalance(ctx context.Context, q postgres.Querier, merchantID uuid.UUID, env string, a Account, asset money.Asset) (Balance, error) {
+	b := Balance{Account: a, Amount: money.Zero(asset)}
+	err := q.QueryRow(ctx, `select balance, updated_at from ledger_accounts
+		where merchant_id = $1 and environment = $2 and owner_type = $3 and owner_id = $4 and asset = $5 and purpose = $6`,
+		merchantID, env, string(a.Owner), a.OwnerID, string(asset), string(a.Purpose)).Scan(&b.Amount.Minor, &b.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return b, nil
+	}
+	if err != nil {
+		return b, fmt.Errorf("ledger: read balance: %w", err)
+	}
+	return b, nil
+}
+
+// LockBalance is GetBalance that also locks the account row (FOR UPDATE) until tx ends,
+// creating the account if needed, so the caller can decide a posting from the balance
+// (e.g. a reversal debiting what is left and recording the shortfall as receivable).
+// Lock accounts in a fixed order when you lock several; Post then locks the rest.
+func LockBalance(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, env string, a Account, asset money.Asset) (Balance, error) {
+	if err := a.validate(); err != nil {
+		return Balance{}, err
+	}
+	if !asset.Valid() {
+		return Balance{}, invalid("unknown asset %q", asset)
+	}
+	s := []slot{{a, asset}}
+	rows, err := lockAccounts(ctx, tx, merchantID, env, s)
+	if err == nil && len(rows) == 0 {
+		if err = createAccounts(ctx, tx, merchantID, env, s); err == nil {
+			rows, err = lockAccounts(ctx, tx, merchantID, env, s)
+		}
+	}
+	if err != nil {
+		return Balance{}, err
+	}
+	r := rows[s[0]]
+	if r == nil {
+		return Balance{}, errors.New("ledger: account vanished")
+	}
+	return Balance{Account: a, Amount: money.New(asset, r.balance)}, nil
+}
+
+// OwnerBalances lists every account of one owner (all assets and purposes), by asset then
+// purpose.
+func OwnerBalances(ctx context.Context, q postgres.Querier, merchantID uuid.UUID, env string, owner OwnerType, ownerID uuid.UUID) ([]Balance, error) {
+	rows, err := q.Query(ctx, `select asset, purpose, balance, updated_at from ledger_accounts
+		where merchant_id = $1 and environment = $2 and owner_type = $3 and owner_id = $4
+		order by asset, purpose`, merchantID, env, string(owner), ownerID)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: read balances: %w", err)
+	}
+	defer rows.Close()
+	var out []Balance
+	for rows.Next() {
+		var (
+			asset, purpose string
+			b              Balance
+		)
+		if err := rows.Scan(&asset, &purpose, &b.Amount.Minor, &b.UpdatedAt); err != nil {
+			return nil, fmt.Errorf("ledger: read balances: %w", err)
+		}
+		b.Amount.Asset = money.Asset(asset)
+		b.Account = Account{Owner: owner, OwnerID: ownerID, Purpose: Purpose(purpose)}
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// ListEntries returns a page of the entries on the accounts f selects, newest first, and
+// the total count.
+func ListEntries(ctx context.Context, q postgres.Querier, f EntryFilter, limit, offset int) ([]Entry, int64, error) {
+	if limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	if offset < 0 || offset > math.MaxInt32 {
+		offset = 0
+	}
+	const where = `from ledger_entries e
+		join ledger_accounts a on a.id = e.account_id
+		join ledger_transactions t on t.id = e.transaction_id
+		where a.merchant_id = $1 and a.environment = $2 and a.owner_type = $3 and a.owner_id = $4
+		  and ($5 = '' or a.asset = $5) and ($6 = '' or a.purpose = $6)`
+	args := []any{f.MerchantID, f.Environment, string(f.Owner), f.OwnerID, string(f.Asset), string(f.Purpose)}
+	var total int64
+	if err := q.QueryRow(ctx, `select count(*) `+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("ledger: count entries: %w", err)
+	}
+	rows, err := q.Query(ctx, `select e.id, e.transaction_id, t.reference, t.kind, t.description, a.purpose,
+			e.asset, e.amount, e.balance_after, e.seq, e.created_at `+where+`
+		order by e.created_at desc, e.id desc limit $7 offset $8`, append(args, limit, offset)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("ledger: list entries: %w", err)
+	}
+	defer rows.Close()
+	var out []Entry
+	for rows.Next() {
+		var (
+			e              Entry
+			purpose, asset string
+		)
+		if err := rows.Scan(&e.ID, &e.TransactionID, &e.Reference, &e.Kind, &e.Description, &purpose,
+			&asset, &e.Amount.Minor, &e.BalanceAfter.Minor, &e.Seq, &e.CreatedAt); err != nil {
+			return nil, 0, fmt.Errorf("ledger: list entries: %w", err)
+		}
+		e.Amount.Asset, e.BalanceAfter.Asset = money.Asset(asset), money.Asset(asset)
+		e.Account = Account{Owner: f.Owner, OwnerID: f.OwnerID, Purpose: Purpose(purpose)}
+		out = append(out, e)
+	}
+	return out, total, rows.Err()
+}
