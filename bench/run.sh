@@ -8,7 +8,8 @@
 # Every step has a time limit (the whole run stays under 10 minutes). Results go to
 # $BENCH_OUT (git-ignored): one .txt per step and the latency plot orders-latency.png.
 # Knobs: SVCBENCH_CONNS (128), SVCBENCH_DURATION (8s), SVCBENCH_ROUNDS (3),
-# SVCBENCH_MERCHANTS (4), BENCH_SKIP_GO=1 (only the HTTP load).
+# SVCBENCH_MERCHANTS (4), BENCH_SKIP_GO=1 (only the HTTP load), SVCD_BIN (a prebuilt svcd
+# instead of building ./cmd/svcd from the working tree).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -64,7 +65,11 @@ cleanup() {
 	rm -rf "$BIN" "$DATA"
 }
 trap cleanup EXIT
-timeout 180 go build -o "$BIN/svcd" ./cmd/svcd
+if [ -n "${SVCD_BIN:-}" ]; then
+	cp "$SVCD_BIN" "$BIN/svcd"
+else
+	timeout 180 go build -o "$BIN/svcd" ./cmd/svcd
+fi
 timeout 180 go build -o "$BIN/svcbench" ./cmd/svcbench
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$BIN/svcd" --addr "127.0.0.1:$PORT" --journal-dir "$DATA/journal" --snapshot-dir "$DATA/snapshots" \
