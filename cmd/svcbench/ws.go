@@ -1,0 +1,496 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/fasthttp/router"
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"svc/engine"
+	"svc/gateway/api"
+	"svc/gateway/ws"
+)
+
+func init() {
+	commands["ws"] = command{summary: "WebSocket order-book fan-out: subscribers on one symbol while orders flow", run: runWS}
+	commands["ws-clients"] = command{summary: "(internal) the subscriber process of `svcbench ws`", run: runWSClients}
+}
+
+const wsBenchKey = "svc_sk_test_bench"
+const wsSymbol = "USDT-NGN"
+
+// benchJournal stands in for the journal: it counts and hands every batch to the hub, as
+// eventlog.Log.OnDurable does in svcd (no disk, so the figures isolate market data).
+type benchJournal struct {
+	n   atomic.Uint64
+	pub func([]engine.Event)
+}
+
+func (j *benchJournal) Append(b []engine.Event) (uint64, error) {
+	n := j.n.Add(uint64(len(b)))
+	if j.pub != nil {
+		j.pub(b)
+	}
+	return n, nil
+}
+
+type benchAuth struct{ p api.Principal }
+
+func (a benchAuth) Authenticate(ctx *fasthttp.RequestCtx) (api.Principal, error) {
+	if string(ctx.Request.Header.Peek("X-Api-Key")) != wsBenchKey {
+		return api.Principal{}, api.NewError(api.CodeUnauthorized, "bad key")
+	}
+	return a.p, nil
+}
+
+func raiseNoFile() uint64 {
+	var r syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r) == nil {
+		r.Cur = r.Max
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &r)
+		_ = syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r)
+	}
+	return r.Cur
+}
+
+func runWS(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("ws", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	connsList := fs.String("conns", "1000,10000", "subscriber counts to run, comma separated")
+	dur := fs.Duration("duration", 10*time.Second, "order flow per measurement")
+	traders := fs.Int("traders", 4, "goroutines submitting orders")
+	rate := fs.Float64("rate", 0, "orders/s in total (0: as fast as possible)")
+	flush := fs.Duration("flush", 20*time.Millisecond, "hub FlushEvery (diff conflation)")
+	rounds := fs.Int("rounds", 3, "rounds per subscriber count (medians reported)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the first round per count to FILE.N")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	nofile := raiseNoFile()
+	var counts []int
+	for _, s := range strings.Split(*connsList, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("--conns: %q", s)
+		}
+		counts = append(counts, n)
+	}
+
+	j := &benchJournal{}
+	eng, err := engine.New(engine.Config{Journal: j, RingSize: 1 << 14})
+	if err != nil {
+		return err
+	}
+	if err := eng.Start(); err != nil {
+		return err
+	}
+	defer eng.Stop()
+	accts := make([]engine.AccountID, *traders)
+	for i := range accts {
+		accts[i] = engine.AccountID(uuid.New())
+		for k, a := range []engine.Asset{engine.NGN, engine.USDT} {
+			var tid engine.TransferID
+			tid[0], tid[1] = byte(i+1), byte(k+1)
+			if _, err := eng.Submit(&engine.Command{Kind: engine.CmdCredit, Account: accts[i], Asset: a, Amount: 1 << 60, TransferID: tid}); err != nil {
+				return err
+			}
+		}
+	}
+	hub := ws.NewHub(ws.HubConfig{Env: api.Sandbox, Exchange: eng, FlushEvery: *flush, Queue: 1 << 16})
+	j.pub = hub.Publish
+	if err := hub.Seed(context.Background(), nil); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go hub.Run(ctx)
+	srv := ws.NewServer(ws.Config{Hubs: map[api.Environment]*ws.Hub{api.Sandbox: hub},
+		Auth: benchAuth{api.Principal{MerchantID: uuid.New(), Environment: api.Sandbox, Method: api.ByAPIKey}}})
+	rt := router.New()
+	srv.Register(rt, nil)
+	hs := &fasthttp.Server{Handler: rt.Handler, Concurrency: 1 << 20}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	go func() { _ = hs.Serve(ln) }()
+	defer hs.Shutdown()
+	url := "ws://" + ln.Addr().String() + "/v1/ws"
+
+	cpu := cpuModel()
+	fmt.Fprintf(stdout, "svcbench ws: nproc %d, %s, GOMAXPROCS %d, nofile %d, %s, flush %s, %d traders, order flow %s per run, %d rounds\n",
+		runtime.NumCPU(), cpu, runtime.GOMAXPROCS(0), nofile, time.Now().UTC().Format("2006-01-02"), *flush, *traders, *dur, *rounds)
+
+	drive := func(d time.Duration) (orders int64) {
+		var n atomic.Int64
+		dctx, dcancel := context.WithTimeout(context.Background(), d)
+		defer dcancel()
+		var wg sync.WaitGroup
+		per := 0.0
+		if *rate > 0 {
+			per = *rate / float64(len(accts))
+		}
+		for i, acct := range accts {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := rand.New(rand.NewPCG(uint64(i), 99))
+				var open []engine.OrderID
+				start := time.Now()
+				var sent int64
+				for dctx.Err() == nil {
+					if per > 0 {
+						due := start.Add(time.Duration(float64(sent) / per * float64(time.Second)))
+						if w := time.Until(due); w > 0 {
+							time.Sleep(w)
+						}
+					}
+					cmd := engine.Command{Kind: engine.CmdPlace, Symbol: wsSymbol, Account: acct, Time: time.Now().UnixNano()}
+					if len(open) > 50 || (len(open) > 0 && r.IntN(3) == 0) {
+						k := r.IntN(len(open))
+						cmd = engine.Command{Kind: engine.CmdCancel, Account: acct, OrderID: open[k], Time: cmd.Time}
+						open[k] = open[len(open)-1]
+						open = open[:len(open)-1]
+					} else {
+						cmd.OrderID = engine.OrderID(uuid.New())
+						cmd.Type, cmd.Side = engine.Limit, engine.Side(1+r.IntN(2))
+						off := engine.Price(1 + r.IntN(20))
+						if cmd.Side == engine.Buy {
+							cmd.Price = 150000 - off
+						} else {
+							cmd.Price = 150000 + off
+						}
+						if r.IntN(10) == 0 { // sometimes cross
+							cmd.Price = 150000 + (150000 - cmd.Price)
+						}
+						cmd.Qty = engine.Qty(100 * (1 + r.IntN(5)))
+						open = append(open, cmd.OrderID)
+					}
+					if _, err := eng.Submit(&cmd); err == nil {
+						n.Add(1)
+						sent++
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		return n.Load()
+	}
+
+	drive(time.Second) // warm up
+	type row struct {
+		conns                        int
+		orders, msgs, p50, p99, pmax []float64
+		memPerConn                   float64
+		closed                       int64
+	}
+	baseline := []float64{}
+	for r := 0; r < *rounds; r++ {
+		baseline = append(baseline, float64(drive(*dur))/dur.Seconds())
+	}
+	fmt.Fprintf(stdout, "no subscribers: orders/s %v (median %.0f)\n", rounded(baseline), median(baseline))
+
+	var rows []row
+	for _, n := range counts {
+		rw := row{conns: n}
+		before := memInUse()
+		child := exec.Command(os.Args[0], "ws-clients", "--url", url, "--n", strconv.Itoa(n))
+		child.Stderr = stderr
+		in, _ := child.StdinPipe()
+		outp, _ := child.StdoutPipe()
+		if err := child.Start(); err != nil {
+			return err
+		}
+		sc := bufio.NewScanner(outp)
+		readLine := func() (string, error) {
+			if !sc.Scan() {
+				return "", errors.New("ws-clients ended: " + fmt.Sprint(sc.Err()))
+			}
+			return sc.Text(), nil
+		}
+		line, err := readLine() // "ready N"
+		if err != nil {
+			return err
+		}
+		time.Sleep(time.Second)
+		after := memInUse()
+		rw.memPerConn = float64(after-before) / float64(n)
+		fmt.Fprintf(stdout, "%d subscribers connected (%s); server memory in use +%.1f MB = %.1f KB per connection (%d open; %s)\n",
+			n, line, float64(after-before)/1e6, rw.memPerConn/1024, srv.Connections(), memSplit())
+		for r := 0; r < *rounds; r++ {
+			fmt.Fprintln(in, "start")
+			if *cpuProfile != "" && r == 0 {
+				f, err := os.Create(fmt.Sprintf("%s.%d", *cpuProfile, n))
+				if err == nil {
+					_ = pprof.StartCPUProfile(f)
+				}
+			}
+			ord := drive(*dur)
+			if *cpuProfile != "" && r == 0 {
+				pprof.StopCPUProfile()
+			}
+			fmt.Fprintln(in, "stop")
+			line, err := readLine()
+			if err != nil {
+				return err
+			}
+			var st wsStats
+			if err := json.Unmarshal([]byte(line), &st); err != nil {
+				return fmt.Errorf("ws-clients: %q: %w", line, err)
+			}
+			rw.orders = append(rw.orders, float64(ord)/dur.Seconds())
+			rw.msgs = append(rw.msgs, float64(st.Messages)/st.Seconds)
+			rw.p50, rw.p99, rw.pmax = append(rw.p50, st.P50ms), append(rw.p99, st.P99ms), append(rw.pmax, st.MaxMs)
+			rw.closed = st.Closed
+			fmt.Fprintf(stdout, "  round %d: orders/s %.0f, messages/s %.0f, delay p50 %.1f ms p99 %.1f ms max %.1f ms, closed %d, gaps %d, slow consumers %d, hub drops %d\n",
+				r+1, float64(ord)/dur.Seconds(), float64(st.Messages)/st.Seconds, st.P50ms, st.P99ms, st.MaxMs, st.Closed, st.Gaps, srv.SlowConsumers(), hub.Dropped())
+		}
+		_ = in.Close()
+		_ = child.Wait()
+		rows = append(rows, rw)
+		for srv.Connections() > 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	fmt.Fprintf(stdout, "\n| subscribers | messages/s delivered | p50 delay | p99 delay | memory per connection | orders/s | vs no subscribers |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(stdout, "| 0 | - | - | - | - | %.0f | 100%% |\n", median(baseline))
+	for _, rw := range rows {
+		fmt.Fprintf(stdout, "| %d | %.0f | %.1f ms | %.1f ms | %.1f KB | %.0f | %.0f%% |\n", rw.conns, median(rw.msgs), median(rw.p50), median(rw.p99),
+			rw.memPerConn/1024, median(rw.orders), 100*median(rw.orders)/median(baseline))
+	}
+	return nil
+}
+
+func memInUse() uint64 {
+	runtime.GC()
+	debug.FreeOSMemory()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse + m.StackInuse + m.MSpanInuse + m.MCacheInuse
+}
+
+func memSplit() string {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return fmt.Sprintf("heap %.1f MB, stacks %.1f MB, goroutines %d", float64(m.HeapInuse)/1e6, float64(m.StackInuse)/1e6, runtime.NumGoroutine())
+}
+
+func rounded(v []float64) []int64 {
+	out := make([]int64, len(v))
+	for i, x := range v {
+		out[i] = int64(x)
+	}
+	return out
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "cpu unknown"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "model name") {
+			if i := strings.IndexByte(l, ':'); i >= 0 {
+				return strings.TrimSpace(l[i+1:])
+			}
+		}
+	}
+	return "cpu unknown"
+}
+
+type wsStats struct {
+	Messages int64   `json:"messages"`
+	Seconds  float64 `json:"seconds"`
+	P50ms    float64 `json:"p50_ms"`
+	P99ms    float64 `json:"p99_ms"`
+	MaxMs    float64 `json:"max_ms"`
+	Closed   int64   `json:"closed"`
+	Gaps     int64   `json:"gaps"`
+}
+
+// runWSClients is the subscriber process: n connections on orderbook:USDT-NGN, each
+// keeping a local book; "start" and "stop" on stdin bound a measurement, whose stats go
+// to stdout as one JSON line. Delay = receipt time - the diff's timestamp (the engine
+// event's time, unix ms), so it includes up to 1 ms of truncation.
+func runWSClients(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("ws-clients", flag.ContinueOnError)
+	url := fs.String("url", "", "ws URL")
+	n := fs.Int("n", 1000, "connections")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	raiseNoFile()
+	var (
+		measuring atomic.Bool
+		msgs      atomic.Int64
+		closed    atomic.Int64
+		gaps      atomic.Int64
+		shards    [64]struct {
+			sync.Mutex
+			h *hdrhistogram.Histogram // microseconds
+		}
+		ready   sync.WaitGroup
+		dialSem = make(chan struct{}, 64)
+	)
+	for i := range shards {
+		shards[i].h = hdrhistogram.New(1, 60_000_000, 3)
+	}
+	ready.Add(*n)
+	for i := 0; i < *n; i++ {
+		sh := &shards[i%len(shards)]
+		go func() {
+			dialSem <- struct{}{}
+			var c *ws.Client
+			var err error
+			for try := 0; try < 20; try++ {
+				if c, err = ws.Dial(*url, wsBenchKey); err == nil {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			<-dialSem
+			if err != nil {
+				fmt.Fprintln(stderr, "dial:", err)
+				closed.Add(1)
+				ready.Done()
+				return
+			}
+			// Light client: each message is read into a reused buffer and only its
+			// sequences and timestamp are looked at, so the subscriber process leaves the
+			// CPU to the server (a full JSON decode per message would dominate on 2 cores).
+			conn := c.Conn()
+			_ = c.Subscribe("orderbook:" + wsSymbol)
+			buf := make([]byte, 0, 4096)
+			var last uint64
+			once := false
+			for {
+				_, r, err := conn.NextReader()
+				if err != nil {
+					break
+				}
+				buf = buf[:0]
+				for {
+					if len(buf) == cap(buf) {
+						buf = append(buf, 0)[:len(buf)]
+					}
+					k, err := r.Read(buf[len(buf):cap(buf)])
+					buf = buf[:len(buf)+k]
+					if err != nil {
+						break
+					}
+				}
+				switch {
+				case bytesHas(buf, `"type":"snapshot"`):
+					last = jsonUint(buf, `"sequence":`)
+					if !once {
+						once = true
+						ready.Done()
+					}
+				case bytesHas(buf, `"type":"diff"`):
+					first, l := jsonUint(buf, `"first_sequence":`), jsonUint(buf, `"last_sequence":`)
+					if l <= last {
+						continue
+					}
+					if first > last+1 { // a gap: resync
+						gaps.Add(1)
+						_ = c.Subscribe("orderbook:" + wsSymbol)
+					}
+					last = l
+					if measuring.Load() {
+						msgs.Add(1)
+						d := time.Now().UnixMicro() - int64(jsonUint(buf, `"timestamp":`))*1000
+						sh.Lock()
+						_ = sh.h.RecordValue(max(d, 1))
+						sh.Unlock()
+					}
+				}
+			}
+			closed.Add(1)
+		}()
+	}
+	ready.Wait()
+	fmt.Fprintf(stdout, "ready %d\n", *n)
+	sc := bufio.NewScanner(os.Stdin)
+	var start time.Time
+	for sc.Scan() {
+		switch sc.Text() {
+		case "start":
+			for i := range shards {
+				shards[i].Lock()
+				shards[i].h.Reset()
+				shards[i].Unlock()
+			}
+			msgs.Store(0)
+			start = time.Now()
+			measuring.Store(true)
+		case "stop":
+			measuring.Store(false)
+			secs := time.Since(start).Seconds()
+			hist := hdrhistogram.New(1, 60_000_000, 3)
+			for i := range shards {
+				shards[i].Lock()
+				hist.Merge(shards[i].h)
+				shards[i].Unlock()
+			}
+			st := wsStats{Messages: msgs.Load(), Seconds: secs, P50ms: float64(hist.ValueAtQuantile(50)) / 1000,
+				P99ms: float64(hist.ValueAtQuantile(99)) / 1000, MaxMs: float64(hist.Max()) / 1000, Closed: closed.Load(), Gaps: gaps.Load()}
+			b, _ := json.Marshal(st)
+			fmt.Fprintln(stdout, string(b))
+		}
+	}
+	return nil
+}
+
+func bytesHas(b []byte, s string) bool { return strings.Contains(unsafeString(b), s) }
+
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// jsonUint reads the unsigned number after key (the last occurrence: timestamps and
+// sequences follow the levels).
+func jsonUint(b []byte, key string) uint64 {
+	i := strings.LastIndex(unsafeString(b), key)
+	if i < 0 {
+		return 0
+	}
+	var v uint64
+	for _, ch := range b[i+len(key):] {
+		if ch < '0' || ch > '9' {
+			break
+		}
+		v = v*10 + uint64(ch-'0')
+	}
+	return v
+}
