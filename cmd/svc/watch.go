@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"svc/gateway/ws"
+)
+
+// runWatch is `svc watch SYMBOL`: the reference WebSocket client. It keeps a local book
+// from the orderbook channel (snapshot, then diffs; a gap triggers a resync) and prints
+// the top of book after every update.
+func runWatch(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("svc watch", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	url := fs.String("url", "ws://127.0.0.1:8080/v1/ws", "WebSocket URL of svcd")
+	key := fs.String("api-key", env("SVC_API_KEY"), "API key (default $SVC_API_KEY)")
+	levels := fs.Int("levels", 1, "levels per side to print")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: svc watch [--url ws://HOST:PORT/v1/ws] [--api-key KEY] [--levels N] SYMBOL\n\nFollows SYMBOL's order book over the WebSocket stream and prints the top of book.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 || *key == "" {
+		fs.Usage()
+		return flag.ErrHelp
+	}
+	symbol := fs.Arg(0)
+	c, err := ws.Dial(*url, *key)
+	if err != nil {
+		return err
+	}
+	go func() {
+		<-ctx.Done()
+		_ = c.Close()
+	}()
+	book := &ws.Book{}
+	gaps := 0
+	err = c.Watch(symbol, book, func(b *ws.Book, m *ws.Message) bool {
+		if b.Gaps != gaps {
+			gaps = b.Gaps
+			fmt.Fprintf(stdout, "gap detected: resynchronised (%d so far)\n", gaps)
+		}
+		bids, asks := b.Levels(true, *levels), b.Levels(false, *levels)
+		fmt.Fprintf(stdout, "%s seq %d  bid %s  ask %s\n", symbol, b.Seq, side(bids), side(asks))
+		return true
+	}, nil)
+	if ctx.Err() != nil {
+		return nil
+	}
+	if errors.Is(err, io.EOF) {
+		return errors.New("connection closed")
+	}
+	return err
+}
+
+func side(ls [][2]string) string {
+	if len(ls) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(ls))
+	for i, l := range ls {
+		parts[i] = l[1] + "@" + l[0]
+	}
+	return strings.Join(parts, " ")
+}
