@@ -33,9 +33,20 @@ func Decode(ctx *fasthttp.RequestCtx, dst any) error {
 // DecodeBytes is Decode without the header check.
 func DecodeBytes(body []byte, dst any) error {
 	body = bytes.TrimSpace(body)
-	if len(body) == 0 {
+	if len(body) == 0 || body[0] != '{' {
+		var v any
+		if err := json.Unmarshal(body, &v); err != nil && len(body) > 0 {
+			return NewError(CodeInvalidJSON, syntaxDetail(err))
+		}
 		return NewError(CodeInvalidJSON, "request body must be a JSON object")
 	}
+	// Fast path: a well-formed body decodes in one pass. Only a failing body pays for the
+	// field-by-field pass that reports every wrong field.
+	if err := json.Unmarshal(body, dst); err == nil {
+		return nil
+	}
+	rv := reflect.ValueOf(dst).Elem()
+	rv.SetZero()
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil {
 		var typeErr *json.UnmarshalTypeError
@@ -50,7 +61,6 @@ func DecodeBytes(body []byte, dst any) error {
 
 	// Each top-level field on its own, so every wrong one is reported, not just the first.
 	var fieldErrs []FieldError
-	rv := reflect.ValueOf(dst).Elem()
 	rt := rv.Type()
 	for i := 0; i < rt.NumField(); i++ {
 		sf := rt.Field(i)
@@ -60,7 +70,16 @@ func DecodeBytes(body []byte, dst any) error {
 		}
 		raw, ok := fields[name]
 		if !ok {
-			continue
+			// encoding/json matches keys case-insensitively; so does this pass.
+			for k, v := range fields {
+				if strings.EqualFold(k, name) {
+					raw, ok = v, true
+					break
+				}
+			}
+			if !ok {
+				continue
+			}
 		}
 		fv := reflect.New(sf.Type)
 		if err := json.Unmarshal(raw, fv.Interface()); err != nil {
