@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"svc/engine"
@@ -68,8 +67,9 @@ func (b *batch) add(off uint64, e *engine.Event) {
 			makerSide = engine.Buy
 		}
 		b.trades = append(b.trades,
-			[]any{b.env, id, "taker", uuid.UUID(e.Account), uuid.UUID(e.OrderID), e.Symbol, e.Side.String(), int64(e.Price), int64(e.Qty), e.Amount, int64(e.Seq), at},
-			[]any{b.env, id, "maker", uuid.UUID(e.MakerAccount), uuid.UUID(e.MakerOrderID), e.Symbol, makerSide.String(), int64(e.Price), int64(e.Qty), e.Amount, int64(e.Seq), at},
+			// [16]byte, not uuid.UUID: pgx encodes it in binary instead of through driver.Valuer's text.
+			[]any{b.env, [16]byte(id), "taker", [16]byte(e.Account), [16]byte(e.OrderID), e.Symbol, e.Side.String(), int64(e.Price), int64(e.Qty), e.Amount, int64(e.Seq), at},
+			[]any{b.env, [16]byte(id), "maker", [16]byte(e.MakerAccount), [16]byte(e.MakerOrderID), e.Symbol, makerSide.String(), int64(e.Price), int64(e.Qty), e.Amount, int64(e.Seq), at},
 		)
 	case engine.EventCancelled:
 		if row, ok := b.newOrders[e.OrderID]; ok {
@@ -134,7 +134,7 @@ func (b *batch) write(ctx context.Context, tx pgx.Tx) error {
 			if r.cancelled {
 				reason = r.reason
 			}
-			rows = append(rows, []any{b.env, uuid.UUID(e.OrderID), uuid.UUID(e.Account), e.Symbol, e.Side.String(), e.Type.String(),
+			rows = append(rows, []any{b.env, [16]byte(e.OrderID), [16]byte(e.Account), e.Symbol, e.Side.String(), e.Type.String(),
 				e.TIF.String(), e.PostOnly, coid, int64(e.Price), r.qty, e.QuoteQty, r.filled,
 				status(r.filled, r.qty, r.cancelled, r.done), reason, time.Unix(0, e.Time).UTC(), r.updatedAt, int64(r.offset)})
 		}
@@ -147,7 +147,7 @@ func (b *batch) write(ctx context.Context, tx pgx.Tx) error {
 	}
 	if len(b.updates) > 0 {
 		n := len(b.updates)
-		ids := make([]uuid.UUID, 0, n)
+		ids := make([][16]byte, 0, n)
 		deltas := make([]int64, 0, n)
 		cancels := make([]bool, 0, n)
 		reasons := make([]string, 0, n)
@@ -156,7 +156,7 @@ func (b *batch) write(ctx context.Context, tx pgx.Tx) error {
 		ats := make([]time.Time, 0, n)
 		offs := make([]int64, 0, n)
 		for id, u := range b.updates {
-			ids = append(ids, uuid.UUID(id))
+			ids = append(ids, [16]byte(id))
 			deltas = append(deltas, u.delta)
 			cancels = append(cancels, u.cancelled)
 			reasons = append(reasons, u.reason)
