@@ -1,0 +1,112 @@
+package products
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"svc/gateway/api"
+	pp "svc/payments/products"
+)
+
+// The helpers below are shared by the commerce resources (products, invoices, checkout
+// links): tenant of the request, error mapping, amounts as JSON numbers, times.
+
+// RequestTimeout bounds the database work of one request.
+const RequestTimeout = 30 * time.Second
+
+// Context returns a context for a request's database work.
+func Context() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), RequestTimeout)
+}
+
+// Tenant returns the caller's tenant, or answers 401 and false.
+func Tenant(ctx *fasthttp.RequestCtx) (pp.Tenant, bool) {
+	p, ok := api.PrincipalOf(ctx)
+	if !ok {
+		api.Fail(ctx, api.NewError(api.CodeUnauthorized, "not authenticated"))
+		return pp.Tenant{}, false
+	}
+	return pp.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true
+}
+
+// PathID reads a UUID path parameter; anything else cannot name a record, so it is 404.
+func PathID(ctx *fasthttp.RequestCtx, name string, notFound error) (uuid.UUID, bool) {
+	s, _ := ctx.UserValue(name).(string)
+	id, err := uuid.Parse(s)
+	if err != nil {
+		api.Fail(ctx, notFound)
+		return uuid.Nil, false
+	}
+	return id, true
+}
+
+// Fail answers err, listing every field of a domain validation error.
+func Fail(ctx *fasthttp.RequestCtx, err error) {
+	var ve *pp.ValidationError
+	if errors.As(err, &ve) {
+		fields := make([]api.FieldError, len(ve.Fields))
+		for i, f := range ve.Fields {
+			fields[i] = api.FieldError{Field: f.Field, Message: f.Message}
+		}
+		api.Fail(ctx, &api.Error{Code: api.CodeValidation, Detail: "request validation failed", Fields: fields})
+		return
+	}
+	api.Fail(ctx, err)
+}
+
+// Num is a decimal written as a JSON number (the spec's "number" amounts), exactly.
+type Num string
+
+// MarshalJSON writes the digits as they are.
+func (n Num) MarshalJSON() ([]byte, error) {
+	if n == "" {
+		return []byte("0"), nil
+	}
+	return []byte(n), nil
+}
+
+// Amount is minor units of currency as a JSON number with the currency's places.
+func Amount(currency string, minor int64) Num { return Num(pp.FormatAmount(currency, minor)) }
+
+// Adjustment is a tax rate or discount as a JSON number (percent, or an amount).
+func Adjustment(a pp.Adjustment, currency string) Num {
+	return Num(pp.FormatAdjustment(a, currency))
+}
+
+// NumText returns a request number's text, or nil when absent.
+func NumText(n *json.Number) *string {
+	if n == nil {
+		return nil
+	}
+	s := n.String()
+	return &s
+}
+
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// Time formats a timestamp as UTC ISO 8601 with milliseconds.
+func Time(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// TimePtr is Time for optional timestamps.
+func TimePtr(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := Time(*t)
+	return &s
+}
+
+// Paging reads page and limit (default 20, at most 100).
+func Paging(ctx *fasthttp.RequestCtx) (api.PageParams, bool) {
+	p, err := api.Paging(ctx, "limit", 20, 100)
+	if err != nil {
+		api.Fail(ctx, err)
+		return p, false
+	}
+	return p, true
+}

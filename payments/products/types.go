@@ -1,0 +1,128 @@
+// Package products is the merchant's catalog (spec "Product"): what invoices and checkout
+// links can be built from. Prices are integers in the currency's minor unit; taxes and
+// discounts are percentages or fixed amounts (Adjustment). The service owns the rules, the
+// store the SQL; every read and write is scoped by Tenant.
+package products
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Tenant is the merchant and environment every query is scoped by.
+type Tenant struct {
+	MerchantID  uuid.UUID
+	Environment string // sandbox or live
+}
+
+// Types, statuses and adjustment kinds of the spec.
+const (
+	TypePhysical = "physical"
+	TypeDigital  = "digital"
+	TypeService  = "service"
+
+	StatusActive   = "active"
+	StatusInactive = "inactive"
+	StatusArchived = "archived"
+
+	AdjustNone       = "none"
+	AdjustPercentage = "percentage"
+	AdjustFixed      = "fixed"
+)
+
+// Adjustment is a tax or a discount. Value is in units of 0.0001 percent for a percentage
+// (7.5% = 75000) and in the currency's minor unit for a fixed amount; 0 for none.
+type Adjustment struct {
+	Type  string
+	Value int64
+}
+
+// PercentScale is the number of Value units in one percent.
+const PercentScale = 10_000
+
+// Product is a catalog item.
+type Product struct {
+	ID            uuid.UUID
+	Tenant        Tenant
+	Name          string
+	Description   *string
+	Type          string
+	Price         int64 // minor units, > 0
+	Currency      string
+	Status        string
+	StockQuantity *int64 // nil: unlimited
+	ImageURLs     []string
+	Tax           Adjustment
+	Discount      Adjustment
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+// CreateInput is a new product as the request gave it. Numbers are decimal texts (the raw
+// JSON numbers), parsed with the currency's places by the service.
+type CreateInput struct {
+	Name          string
+	Description   *string
+	Type          string // default physical
+	Price         string
+	Currency      string // default DefaultCurrency
+	Status        string // default active
+	StockQuantity *int64
+	ImageURLs     []string
+	TaxType       string // default none
+	TaxRate       *string
+	DiscountType  string // default none
+	Discount      *string
+}
+
+// UpdateInput changes only the fields that are Set.
+type UpdateInput struct {
+	Name          Patch[string]
+	Description   Patch[string] // null clears
+	Type          Patch[string]
+	Status        Patch[string]
+	Price         Patch[json.Number]
+	Currency      Patch[string]
+	StockQuantity Patch[int64] // null: unlimited
+	ImageURLs     Patch[[]string]
+	TaxType       Patch[string]
+	TaxRate       Patch[json.Number]
+	DiscountType  Patch[string]
+	Discount      Patch[json.Number]
+}
+
+// Filter selects products in a list.
+type Filter struct {
+	Status string // "" for any
+	Search string // case-insensitive substring of the name
+	Page   int
+	Limit  int
+}
+
+// DefaultCurrency is the currency of a product, invoice or link that names none.
+const DefaultCurrency = "NGN"
+
+// Patch is one field of a partial update. Set: the request named the field; Null: it was
+// JSON null (Value is then the zero value). It decodes itself from JSON, so request bodies
+// can use it directly: a field left out stays unset.
+type Patch[T any] struct {
+	Set   bool
+	Null  bool
+	Value T
+}
+
+// UnmarshalJSON records that the field was sent, and whether as null.
+func (p *Patch[T]) UnmarshalJSON(b []byte) error {
+	p.Set = true
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		p.Null = true
+		return nil
+	}
+	return json.Unmarshal(b, &p.Value)
+}
+
+// Some returns a set, non-null Patch.
+func Some[T any](v T) Patch[T] { return Patch[T]{Set: true, Value: v} }
