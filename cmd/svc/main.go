@@ -29,6 +29,7 @@ func commands() []command {
 		{"merchant", "merchants: list, show, set-rate-limit, suspend, unsuspend", runMerchant},
 		{"mail", "mail kept when no SMTP server is configured: outbox", runMail},
 		{"journal", "exchange journal: inspect, replay --verify (rebuild and compare with the snapshot)", runJournal},
+		{"ledger", "payments ledger: verify (every invariant; exits 1 on any break)", runLedger},
 		{"watch", "watch SYMBOL: follow an order book over the WebSocket stream (top of book)", runWatch},
 	}
 }
