@@ -22,13 +22,13 @@ type account struct {
 	mu        sync.Mutex
 	id        AccountID
 	bal       Balances
-	orders    map[OrderID]*order // open and recently closed orders, for views and cancel routing
+	orders    orderIndex // open and recently closed orders, for views and cancel routing
 	transfers map[TransferID]struct{}
 }
 
 // empty reports whether a holds nothing worth snapshotting.
 func (a *account) empty() bool {
-	return a.bal == Balances{} && len(a.orders) == 0 && len(a.transfers) == 0
+	return a.bal == Balances{} && a.orders.len() == 0 && len(a.transfers) == 0
 }
 
 const accountShards = 64
@@ -67,7 +67,7 @@ func (t *accountTable) getOrCreate(id AccountID) *account {
 	if s.m == nil {
 		s.m = make(map[AccountID]*account)
 	}
-	a := &account{id: id, orders: make(map[OrderID]*order)}
+	a := &account{id: id}
 	s.m[id] = a
 	return a
 }
@@ -87,18 +87,23 @@ func (t *accountTable) sorted() []*account {
 	return all
 }
 
-// accountCache is a runner's private map of accounts it has seen.
+// accountCache is a runner's private map of accounts it has seen, keyed by the fold of
+// the id (a uint64 key hashes and compares far faster than [16]byte). An account whose
+// fold collides with a cached one is looked up in the table each time.
 type accountCache struct {
 	table *accountTable
-	m     map[AccountID]*account
+	m     map[uint64]*account
 }
 
 func (c *accountCache) get(id AccountID) *account {
-	if a, ok := c.m[id]; ok {
+	k := foldID((*[16]byte)(&id))
+	if a := c.m[k]; a != nil && a.id == id {
 		return a
 	}
 	a := c.table.getOrCreate(id)
-	c.m[id] = a
+	if c.m[k] == nil {
+		c.m[k] = a
+	}
 	return a
 }
 

@@ -70,7 +70,7 @@ func (m *market) apply(e *Event) error {
 		}
 		o.state = Open
 		a.mu.Lock()
-		a.orders[o.id] = o
+		a.orders.add(o)
 		a.mu.Unlock()
 		if o.typ == Limit && o.tif == GTC {
 			m.book.add(o)
@@ -157,7 +157,7 @@ func (m *market) orderOf(acct AccountID, id OrderID) *order {
 		return nil
 	}
 	a.mu.Lock()
-	o := a.orders[id]
+	o := a.orders.get(&id)
 	a.mu.Unlock()
 	if o == nil || o.mkt != m {
 		return nil

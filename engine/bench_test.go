@@ -2,6 +2,8 @@ package engine
 
 import (
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -9,7 +11,14 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-var benchClosed = 1 << 16 // the engine's default Config.ClosedOrders
+// benchClosed is the closed-order history of the core benchmarks: the engine's default
+// Config.ClosedOrders unless ENGINE_BENCH_CLOSED says otherwise.
+var benchClosed = func() int {
+	if v, err := strconv.Atoi(os.Getenv("ENGINE_BENCH_CLOSED")); err == nil && v > 0 {
+		return v
+	}
+	return defaultClosedOrders
+}()
 
 // benchCore is a core with nAccts richly funded accounts, driven synchronously as a
 // runner drives it (events handed off every 256 commands).

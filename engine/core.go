@@ -64,7 +64,7 @@ func (c *core) marketOf(acct AccountID, id OrderID) *market {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if o := a.orders[id]; o != nil {
+	if o := a.orders.get(&id); o != nil {
 		return o.mkt
 	}
 	return nil

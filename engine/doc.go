@@ -61,9 +61,13 @@
 // against a naive book, fuzz).
 //
 // Each account has one mutex; runners of different symbols share accounts and never hold
-// two account mutexes at once. An account's order map (open orders and the last
+// two account mutexes at once. An account's order index (open orders and the last
 // Config.ClosedOrders closed orders of each symbol) is the id index used to cancel and
-// to answer Order and OpenOrders as soon as a command is acknowledged.
+// to answer Order and OpenOrders as soon as a command is acknowledged. It is an
+// open-addressing table keyed by a 64-bit fold of the 16-byte OrderID (the random tail
+// of a UUIDv7 xor its time head), comparing the full id on a match; runners find
+// accounts through a private cache keyed the same way. The 16-byte ids stay at the
+// edges (commands, events, views).
 //
 // # Events and the ordering contract
 //

@@ -8,7 +8,7 @@ type funds struct {
 }
 
 func newFunds(accts *accountTable) *funds {
-	return &funds{accts: accountCache{table: accts, m: make(map[AccountID]*account)}}
+	return &funds{accts: accountCache{table: accts, m: make(map[uint64]*account)}}
 }
 
 func (f *funds) exec(c *Command, r *Result) {

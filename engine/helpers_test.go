@@ -35,6 +35,8 @@ func oid(n uint64) OrderID {
 	return o
 }
 
+func ptr[T any](v T) *T { return &v }
+
 func tid(n uint64) TransferID {
 	var o TransferID
 	o[0] = 0x7F
@@ -145,7 +147,7 @@ func checkCore(c *core, net *[numAssets]int64) error {
 						return fmt.Errorf("%s: FIFO broken at %v %d", m.symbol, s, l.price)
 					}
 					lastSeq = o.seq
-					if o.remaining <= 0 || o.state.Closed() || o.acct.orders[o.id] != o {
+					if o.remaining <= 0 || o.state.Closed() || o.acct.orders.get(&o.id) != o {
 						return fmt.Errorf("%s: bad resting order %x rem %d state %v", m.symbol, o.id, o.remaining, o.state)
 					}
 					if o.remaining+o.filled != o.qty {
@@ -195,10 +197,15 @@ func checkCore(c *core, net *[numAssets]int64) error {
 			}
 			total[as] += bal.Available + bal.Locked
 		}
-		for id, o := range a.orders {
-			if o.id != id || o.acct != a {
+		n := 0
+		for o := range a.orders.all {
+			n++
+			if a.orders.get(&o.id) != o || o.acct != a {
 				return fmt.Errorf("account order map inconsistent")
 			}
+		}
+		if n != a.orders.len() {
+			return fmt.Errorf("account order index holds %d, counts %d", n, a.orders.len())
 		}
 	}
 	if net != nil && total != *net {

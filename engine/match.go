@@ -29,7 +29,7 @@ func newMarket(p *pair, accts *accountTable, closedCap int) *market {
 		stream: stream{symbol: p.Symbol},
 		pair:   p,
 		book:   newBook(),
-		accts:  accountCache{table: accts, m: make(map[AccountID]*account)},
+		accts:  accountCache{table: accts, m: make(map[uint64]*account)},
 		closed: make([]*order, closedCap),
 	}
 }
@@ -157,7 +157,7 @@ func (m *market) place(c *Command, r *Result) {
 
 	acct := m.accts.get(c.Account)
 	acct.mu.Lock()
-	if _, dup := acct.orders[c.OrderID]; dup {
+	if acct.orders.get(&c.OrderID) != nil {
 		acct.mu.Unlock()
 		r.Code = RejectDuplicateOrderID
 		return
@@ -188,7 +188,7 @@ func (m *market) place(c *Command, r *Result) {
 		o.remaining = p.maxQty
 	}
 	o.state = Open
-	acct.orders[o.id] = o
+	acct.orders.add(o)
 	acct.mu.Unlock()
 
 	e := m.event(EventAccepted, c.Time)
@@ -442,7 +442,7 @@ func (m *market) retire(o *order) {
 	if old := m.closed[m.closedPos]; old != nil {
 		a := old.acct
 		a.mu.Lock()
-		delete(a.orders, old.id)
+		a.orders.remove(old)
 		a.mu.Unlock()
 		m.pool.put(old)
 	}
@@ -458,7 +458,7 @@ func (m *market) cancel(c *Command, r *Result) {
 	r.Code = RejectUnknownOrder
 	a := m.accts.get(c.Account)
 	a.mu.Lock()
-	o := a.orders[c.OrderID]
+	o := a.orders.get(&c.OrderID)
 	if o == nil || o.mkt != m {
 		a.mu.Unlock()
 		return
@@ -481,7 +481,7 @@ func (m *market) cancelAll(c *Command, r *Result) {
 	}
 	m.scratch = m.scratch[:0]
 	a.mu.Lock()
-	for _, o := range a.orders {
+	for o := range a.orders.all {
 		if o.mkt == m && o.lvl != nil {
 			m.scratch = append(m.scratch, o)
 		}

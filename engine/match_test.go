@@ -76,7 +76,7 @@ func TestTradeAtMakerPriceReleasesDifference(t *testing.T) {
 	if trade.NDeltas != 4 || trade.Deltas[0].Available != 10*ngn || trade.Deltas[0].Locked != -1510*ngn {
 		t.Fatalf("trade deltas %+v", trade.Deltas)
 	}
-	v, _ := x.c.accts.get(a).orders[oid(1)], 0
+	v, _ := x.c.accts.get(a).orders.get(ptr(oid(1))), 0
 	if v.state != PartiallyFilled || v.filled != one {
 		t.Fatalf("maker state %v filled %d", v.state, v.filled)
 	}
@@ -175,7 +175,7 @@ func TestSelfTradePrevention(t *testing.T) {
 			if tt.takerState == Cancelled && r.Reason != ReasonSelfTrade {
 				t.Fatalf("reason %v", r.Reason)
 			}
-			if s := x.c.accts.get(a).orders[oid(1)].state; s != tt.makerState {
+			if s := x.c.accts.get(a).orders.get(ptr(oid(1))).state; s != tt.makerState {
 				t.Fatalf("own maker %v", s)
 			}
 			for _, e := range x.events {
@@ -214,7 +214,7 @@ func TestMarketOrders(t *testing.T) {
 	if r.State != Filled || r.Filled != 66 {
 		t.Fatalf("market buy by amount %+v", r)
 	}
-	v, _ := x.c.accts.get(b).orders[oid(6)], 0
+	v, _ := x.c.accts.get(b).orders.get(ptr(oid(6))), 0
 	if v.qty != 66 {
 		t.Fatalf("qty of amount order = %d", v.qty)
 	}
@@ -358,7 +358,7 @@ func TestValidation(t *testing.T) {
 	if r := x.exec(c); r.Code != RejectDuplicateOrderID {
 		t.Fatalf("duplicate: %v", r.Code)
 	}
-	if o := x.c.accts.get(a).orders[oid(1)]; o.view().ClientOrderID != "my-1" {
+	if o := x.c.accts.get(a).orders.get(ptr(oid(1))); o.view().ClientOrderID != "my-1" {
 		t.Fatal("client order id lost")
 	}
 	x.check()
@@ -371,8 +371,8 @@ func TestClosedOrdersAreForgottenOldestFirst(t *testing.T) {
 		x.limit(a, i, Sell, 1500*px, one)
 		x.exec(Command{Kind: CmdCancel, Account: a, OrderID: oid(i)})
 	}
-	orders := x.c.accts.get(a).orders
-	if orders[oid(1)] != nil || orders[oid(2)] == nil || orders[oid(3)] == nil {
+	orders := &x.c.accts.get(a).orders
+	if orders.get(ptr(oid(1))) != nil || orders.get(ptr(oid(2))) == nil || orders.get(ptr(oid(3))) == nil {
 		t.Fatal("eviction order")
 	}
 	if r := x.exec(Command{Kind: CmdCancel, Account: a, OrderID: oid(1)}); r.Code != RejectUnknownOrder {
