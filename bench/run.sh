@@ -50,6 +50,9 @@ if [ "${BENCH_SKIP_GO:-0}" != 1 ]; then
 
 	step "gateway skeleton (BenchmarkSkeleton) -> $OUT/gateway.txt"
 	timeout 60 go test -run '^$' -bench BenchmarkSkeleton -benchmem ./gateway 2>&1 | tee "$OUT/gateway.txt" || echo "!!! gateway benchmark failed or timed out"
+
+	step "recovery, 1 M journaled events (BenchmarkRecovery; the 10 M command is in bench/RESULTS.md) -> $OUT/recovery.txt"
+	SVC_RECOVERY_EVENTS=${SVC_RECOVERY_EVENTS:-1000000} timeout 300 go test -run '^$' -bench BenchmarkRecovery -benchtime 1x -count 3 -timeout 5m ./cmd/svcd 2>&1 | tee "$OUT/recovery.txt" || echo "!!! recovery benchmark failed or timed out"
 fi
 
 step "svcd + svcbench orders -> $OUT/svcbench-orders.txt"
