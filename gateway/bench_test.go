@@ -2,7 +2,12 @@ package gateway_test
 
 import (
 	"net"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
@@ -65,4 +70,87 @@ func benchServer(b *testing.B, serve func(net.Listener) error, path string) {
 	})
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+}
+
+// TestSkeletonOverhead (SVC_BENCH=1) measures the same comparison as BenchmarkSkeleton with
+// both servers running at once and the load alternating between them in short slices, so
+// the machine's changing load falls on both sides alike. It prints requests/s of each and
+// the ratio per round and the median.
+func TestSkeletonOverhead(t *testing.T) {
+	if os.Getenv("SVC_BENCH") == "" {
+		t.Skip("set SVC_BENCH=1 to run the interleaved skeleton benchmark")
+	}
+	body := []byte(`{"success":true,"data":{"status":"ok","version":"dev"}}`)
+	cfg := gateway.DefaultConfig()
+	bare := &fasthttp.Server{
+		Handler: func(ctx *fasthttp.RequestCtx) {
+			ctx.SetContentType("application/json")
+			ctx.SetBody(body)
+		},
+		ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout, IdleTimeout: cfg.IdleTimeout,
+		MaxRequestBodySize: cfg.BodyLimit, NoDefaultServerHeader: true,
+	}
+	reg := prometheus.NewRegistry()
+	srv, err := gateway.New(cfg, gateway.Deps{Metrics: reg, Gatherer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := make([]string, 2)
+	for i, serve := range []func(net.Listener) error{bare.Serve, srv.Serve} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		go func() { _ = serve(ln) }()
+		addrs[i] = ln.Addr().String()
+	}
+	const conns, rounds, slices = 8, 7, 20
+	slice := 100 * time.Millisecond
+	var ratios []float64
+	for r := 0; r < rounds; r++ {
+		var n [2]int64
+		var d [2]time.Duration
+		for s := 0; s < slices; s++ {
+			for i := range addrs {
+				i := (i + s) % 2
+				start := time.Now()
+				n[i] += load(t, addrs[i], conns, slice)
+				d[i] += time.Since(start)
+			}
+		}
+		bareRPS, gwRPS := float64(n[0])/d[0].Seconds(), float64(n[1])/d[1].Seconds()
+		ratios = append(ratios, gwRPS/bareRPS)
+		t.Logf("round %d: bare %.0f req/s, gateway %.0f req/s, ratio %.1f%%", r+1, bareRPS, gwRPS, 100*gwRPS/bareRPS)
+	}
+	sort.Float64s(ratios)
+	t.Logf("median ratio gateway/bare: %.1f%% (%d rounds of %d interleaved %v slices, %d connections)", 100*ratios[len(ratios)/2], rounds, slices, slice, conns)
+}
+
+// load sends /health requests over conns keep-alive connections for d and returns how
+// many completed.
+func load(t *testing.T, addr string, conns int, d time.Duration) int64 {
+	client := &fasthttp.HostClient{Addr: addr, MaxConns: conns}
+	var total atomic.Int64
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(d)
+	for c := 0; c < conns; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+			defer fasthttp.ReleaseRequest(req)
+			defer fasthttp.ReleaseResponse(resp)
+			req.SetRequestURI("http://" + addr + "/health")
+			for time.Now().Before(deadline) {
+				if err := client.Do(req, resp); err != nil || resp.StatusCode() != 200 {
+					t.Errorf("request: %v %d", err, resp.StatusCode())
+					return
+				}
+				total.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return total.Load()
 }

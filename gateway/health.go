@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +15,16 @@ import (
 type healthBody struct {
 	Status  string `json:"status"`
 	Version string `json:"version"`
+}
+
+// AppendJSON encodes the body by hand (api.JSONAppender): /health is what load balancers
+// and the skeleton benchmark hit.
+func (h healthBody) AppendJSON(b []byte) []byte {
+	b = append(b, `{"status":`...)
+	b = strconv.AppendQuote(b, h.Status)
+	b = append(b, `,"version":`...)
+	b = strconv.AppendQuote(b, h.Version)
+	return append(b, '}')
 }
 
 func (s *Server) health(ctx *fasthttp.RequestCtx) {

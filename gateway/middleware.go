@@ -37,15 +37,15 @@ func (s *Server) recover(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 // requestID takes a sane X-Request-Id from the client or makes one, and echoes it.
 func (s *Server) requestID(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		id := ctx.Request.Header.Peek("X-Request-Id")
-		var rid string
+		// The response header is where the id lives (api.RequestID reads it back): no copy
+		// into a user value, no allocation on the hot path.
+		id := ctx.Request.Header.PeekBytes(headerRequestID)
 		if validRequestID(id) {
-			rid = string(id)
+			ctx.Response.Header.SetCanonical(headerRequestID, id)
 		} else {
-			rid = s.ids.next()
+			var buf [40]byte
+			ctx.Response.Header.SetCanonical(headerRequestID, s.ids.append(buf[:0]))
 		}
-		api.SetRequestID(ctx, rid)
-		ctx.Response.Header.Set("X-Request-Id", rid)
 		next(ctx)
 	}
 }
@@ -63,12 +63,12 @@ func newRequestIDs() *requestIDs {
 	return &requestIDs{prefix: hex.EncodeToString(b[:])}
 }
 
-func (r *requestIDs) next() string {
-	var buf [32]byte
-	out := append(buf[:0], r.prefix...)
-	out = append(out, '-')
-	out = strconv.AppendUint(out, r.n.Add(1), 36)
-	return string(out)
+var headerRequestID = []byte(api.HeaderRequestID)
+
+func (r *requestIDs) append(dst []byte) []byte {
+	dst = append(dst, r.prefix...)
+	dst = append(dst, '-')
+	return strconv.AppendUint(dst, r.n.Add(1), 36)
 }
 
 func validRequestID(b []byte) bool {

@@ -3,13 +3,13 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"sync"
 
 	"github.com/valyala/fasthttp"
 )
 
 // Keys of values the middleware keeps on a request.
 const (
-	keyRequestID = "svc.request_id"
 	keyCause     = "svc.cause"
 	keyPrincipal = "svc.principal"
 )
@@ -29,15 +29,37 @@ type errEnvelope struct {
 	RequestID string       `json:"request_id,omitempty"`
 }
 
-// OK writes 200 {success: true, data}.
-func OK(ctx *fasthttp.RequestCtx, data any) {
-	write(ctx, http.StatusOK, okEnvelope{Success: true, Data: data})
+// JSONAppender is implemented by response values on hot paths (orders, health) that encode
+// themselves by hand: AppendJSON appends the value's JSON to dst. OK and Created then write
+// the envelope without reflection.
+type JSONAppender interface {
+	AppendJSON(dst []byte) []byte
 }
 
+// OK writes 200 {success: true, data}.
+func OK(ctx *fasthttp.RequestCtx, data any) { writeData(ctx, http.StatusOK, data) }
+
 // Created writes 201 {success: true, data}.
-func Created(ctx *fasthttp.RequestCtx, data any) {
-	write(ctx, http.StatusCreated, okEnvelope{Success: true, Data: data})
+func Created(ctx *fasthttp.RequestCtx, data any) { writeData(ctx, http.StatusCreated, data) }
+
+func writeData(ctx *fasthttp.RequestCtx, status int, data any) {
+	a, ok := data.(JSONAppender)
+	if !ok {
+		write(ctx, status, okEnvelope{Success: true, Data: data})
+		return
+	}
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("application/json")
+	bp := scratch.Get().(*[]byte)
+	b := append((*bp)[:0], `{"success":true,"data":`...)
+	b = a.AppendJSON(b)
+	b = append(b, '}')
+	ctx.Response.SetBody(b) // copies into fasthttp's own pooled buffer
+	*bp = b
+	scratch.Put(bp)
 }
+
+var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // Message writes 200 {success: true, data, message}; data may be nil.
 func Message(ctx *fasthttp.RequestCtx, data any, message string) {
@@ -101,11 +123,11 @@ func RawJSON(ctx *fasthttp.RequestCtx, status int, body []byte) {
 	ctx.SetBody(body)
 }
 
-// SetRequestID records the request id; RequestID reads it back.
-func SetRequestID(ctx *fasthttp.RequestCtx, id string) { ctx.SetUserValue(keyRequestID, id) }
+// HeaderRequestID carries the request id in and out.
+const HeaderRequestID = "X-Request-Id"
 
-// RequestID returns the id given to this request by the middleware.
+// RequestID returns the id the middleware gave this request (it is kept in the response
+// header, which is where the client sees it).
 func RequestID(ctx *fasthttp.RequestCtx) string {
-	s, _ := ctx.UserValue(keyRequestID).(string)
-	return s
+	return string(ctx.Response.Header.Peek(HeaderRequestID))
 }
