@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,9 +20,9 @@ type healthBody struct {
 // and the skeleton benchmark hit.
 func (h healthBody) AppendJSON(b []byte) []byte {
 	b = append(b, `{"status":`...)
-	b = strconv.AppendQuote(b, h.Status)
+	b = api.AppendString(b, h.Status)
 	b = append(b, `,"version":`...)
-	b = strconv.AppendQuote(b, h.Version)
+	b = api.AppendString(b, h.Version)
 	return append(b, '}')
 }
 
