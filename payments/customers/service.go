@@ -1,0 +1,385 @@
+package customers
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"svc/payments/events"
+	"svc/payments/idempotency"
+	"svc/payments/ledger"
+	"svc/payments/money"
+	"svc/payments/providers"
+)
+
+// Service holds the customer rules. Safe for concurrent use.
+type Service struct {
+	pool      *pgxpool.Pool
+	recorder  *events.Recorder
+	providers providers.Environments
+	now       func() time.Time
+}
+
+// NewService returns the service; now nil means time.Now.
+func NewService(pool *pgxpool.Pool, recorder *events.Recorder, envs providers.Environments, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{pool: pool, recorder: recorder, providers: envs, now: now}
+}
+
+func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
+
+func eventData(c Customer, reason *string) events.Customer {
+	return events.Customer{ID: c.ID.String(), Email: c.Email, FirstName: c.FirstName, LastName: c.LastName, KYCTier: c.KYCTier, Reason: reason}
+}
+
+// NormalizeEmail is how emails are stored and matched: trimmed and lower-cased.
+func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+
+// Create adds a customer at TIER_0 and records customer.created.
+// Errors: ErrCustomerExists, or the database's.
+func (s *Service) Create(ctx context.Context, t Tenant, in CreateInput) (Customer, error) {
+	now := s.clock()
+	c := Customer{ID: uuid.Must(uuid.NewV7()), Email: NormalizeEmail(in.Email), FirstName: in.FirstName, LastName: in.LastName,
+		KYCTier: Tier0, CreatedAt: now, UpdatedAt: now}
+	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `insert into customers (id, merchant_id, environment, email, first_name, last_name, kyc_tier, created_at, updated_at)
+			values ($1, $2, $3, $4, $5, $6, $7, $8, $8)
+			on conflict (merchant_id, environment, email) do nothing`,
+			c.ID, t.MerchantID, t.Environment, c.Email, c.FirstName, c.LastName, c.KYCTier, now)
+		if err != nil {
+			return fmt.Errorf("customers: insert: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return ErrCustomerExists
+		}
+		_, err = s.recorder.Record(ctx, tx, t.MerchantID, t.Environment, events.CustomerCreated, eventData(c, nil))
+		return err
+	})
+	return c, err
+}
+
+// Get returns a customer. Errors: ErrNotFound.
+func (s *Service) Get(ctx context.Context, t Tenant, id uuid.UUID) (Customer, error) {
+	return Load(ctx, s.pool, t, id, false)
+}
+
+// Update changes the given names. Errors: ErrNotFound.
+func (s *Service) Update(ctx context.Context, t Tenant, id uuid.UUID, in UpdateInput) (Customer, error) {
+	var c Customer
+	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		c, err = scanCustomer(tx.QueryRow(ctx, `update customers
+			set first_name = coalesce($4, first_name), last_name = coalesce($5, last_name), updated_at = $6
+			where merchant_id = $1 and environment = $2 and id = $3
+			returning `+customerCols, t.MerchantID, t.Environment, id, in.FirstName, in.LastName, s.clock()))
+		return err
+	})
+	return c, err
+}
+
+// List returns a page of customers, newest first, and the id to continue after (uuid.Nil
+// when this is the last page).
+func (s *Service) List(ctx context.Context, t Tenant, f ListFilter) ([]Customer, uuid.UUID, error) {
+	if f.Limit <= 0 {
+		f.Limit = 20
+	}
+	f.Email = NormalizeEmail(f.Email)
+	want := f.Limit
+	f.Limit++
+	cs, err := listCustomers(ctx, s.pool, t, f)
+	if err != nil {
+		return nil, uuid.Nil, err
+	}
+	if len(cs) > want {
+		return cs[:want], cs[want-1].ID, nil
+	}
+	return cs, uuid.Nil, nil
+}
+
+// VerifyTier1 submits a BVN and selfie to the KYC provider. Passed: the customer moves to
+// TIER_1 (a TIER_2 customer stays) and customer.tier1_verified is recorded. Failed: the
+// verification is REJECTED with the reason, the tier is unchanged, no event (the catalogue
+// has none). A customer already at TIER_1 or above is answered VERIFIED without asking the
+// provider again.
+// Errors: ErrNotFound, *providers.UnavailableError (live without KYC), the database's.
+func (s *Service) VerifyTier1(ctx context.Context, t Tenant, id uuid.UUID, in Tier1Input) (Verification, Customer, error) {
+	c, err := s.Get(ctx, t, id)
+	if err != nil {
+		return Verification{}, c, err
+	}
+	if TierRank(c.KYCTier) >= 1 {
+		return Verification{CustomerID: id, Tier: 1, Status: Verified, Reason: "already verified", CreatedAt: c.UpdatedAt}, c, nil
+	}
+	vid := uuid.Must(uuid.NewV7())
+	d, err := s.providers.For(t.Environment).KYC.VerifyTier1(ctx, providers.Tier1Request{
+		Reference: vid.String(), FirstName: c.FirstName, LastName: c.LastName, BVN: in.BVN, ImageURL: in.ImageURL})
+	if err != nil {
+		return Verification{}, c, err
+	}
+	last4 := in.BVN[len(in.BVN)-4:]
+	sum := sha256.Sum256([]byte(in.BVN))
+	v := verificationRow{Verification: Verification{ID: vid, CustomerID: id, Tier: 1, Status: Verified, Reason: d.Reason,
+		ProviderReference: d.ProviderReference, CreatedAt: s.clock()}, kind: "submission", bvnLast4: &last4, bvnHash: sum[:]}
+	if !d.Approved {
+		v.Status = Rejected
+	}
+	err = idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		if c, err = Load(ctx, tx, t, id, true); err != nil {
+			return err
+		}
+		if err := insertVerification(ctx, tx, t, v); err != nil {
+			return err
+		}
+		if !d.Approved || TierRank(c.KYCTier) >= 1 {
+			return nil
+		}
+		if c, err = s.setTier(ctx, tx, t, id, Tier1); err != nil {
+			return err
+		}
+		_, err = s.recorder.Record(ctx, tx, t.MerchantID, t.Environment, events.CustomerTier1Verified, eventData(c, nil))
+		return err
+	})
+	return v.Verification, c, err
+}
+
+// VerifyTier2 submits the tier 2 profile. The customer must be TIER_1 (ErrTier1Required).
+// Passed: TIER_2 and customer.tier2_verified. Rejected: the tier is unchanged and
+// customer.tier2_rejected carries the reason.
+// Errors: ErrNotFound, ErrTier1Required, *providers.UnavailableError, the database's.
+func (s *Service) VerifyTier2(ctx context.Context, t Tenant, id uuid.UUID, in Tier2Input) (Verification, Customer, error) {
+	c, err := s.Get(ctx, t, id)
+	if err != nil {
+		return Verification{}, c, err
+	}
+	switch TierRank(c.KYCTier) {
+	case 0:
+		return Verification{}, c, ErrTier1Required
+	case 2:
+		return Verification{CustomerID: id, Tier: 2, Status: Verified, Reason: "already verified", CreatedAt: c.UpdatedAt}, c, nil
+	}
+	vid := uuid.Must(uuid.NewV7())
+	d, err := s.providers.For(t.Environment).KYC.VerifyTier2(ctx, providers.Tier2Request{
+		Reference: vid.String(), FirstName: c.FirstName, LastName: c.LastName,
+		MostRecentOccupation: in.MostRecentOccupation, ActingAsIntermediary: in.ActingAsIntermediary, Profile: in.Profile})
+	if err != nil {
+		return Verification{}, c, err
+	}
+	v := verificationRow{Verification: Verification{ID: vid, CustomerID: id, Tier: 2, Status: Verified, Reason: d.Reason,
+		ProviderReference: d.ProviderReference, CreatedAt: s.clock()}, kind: "submission", profile: in.Profile}
+	if !d.Approved {
+		v.Status = Rejected
+	}
+	err = idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		if c, err = Load(ctx, tx, t, id, true); err != nil {
+			return err
+		}
+		if err := insertVerification(ctx, tx, t, v); err != nil {
+			return err
+		}
+		if !d.Approved {
+			reason := d.Reason
+			_, err = s.recorder.Record(ctx, tx, t.MerchantID, t.Environment, events.CustomerTier2Rejected, eventData(c, &reason))
+			return err
+		}
+		if c.KYCTier == Tier2 {
+			return nil
+		}
+		if c, err = s.setTier(ctx, tx, t, id, Tier2); err != nil {
+			return err
+		}
+		_, err = s.recorder.Record(ctx, tx, t.MerchantID, t.Environment, events.CustomerTier2Verified, eventData(c, nil))
+		return err
+	})
+	return v.Verification, c, err
+}
+
+func (s *Service) setTier(ctx context.Context, tx pgx.Tx, t Tenant, id uuid.UUID, tier string) (Customer, error) {
+	return scanCustomer(tx.QueryRow(ctx, `update customers set kyc_tier = $4, updated_at = $5
+		where merchant_id = $1 and environment = $2 and id = $3 returning `+customerCols,
+		t.MerchantID, t.Environment, id, tier, s.clock()))
+}
+
+// Initiate starts a hosted verification flow of tier (1 or 2) at the KYC provider and
+// returns it PENDING with its verification URL. Tier 2 needs TIER_1 (ErrTier1Required).
+// Errors: ErrNotFound, ErrTier1Required, *providers.UnavailableError, the database's.
+func (s *Service) Initiate(ctx context.Context, t Tenant, id uuid.UUID, tier int, in InitiateInput) (Verification, error) {
+	c, err := s.Get(ctx, t, id)
+	if err != nil {
+		return Verification{}, err
+	}
+	if tier == 2 && TierRank(c.KYCTier) < 1 {
+		return Verification{}, ErrTier1Required
+	}
+	vid := uuid.Must(uuid.NewV7())
+	sess, err := s.providers.For(t.Environment).KYC.Initiate(ctx, providers.InitiateRequest{
+		Reference: vid.String(), Tier: tier, Email: c.Email, BVN: in.BVN, RedirectURL: in.RedirectURL})
+	if err != nil {
+		return Verification{}, err
+	}
+	exp := sess.ExpiresAt.UTC().Truncate(time.Millisecond)
+	v := verificationRow{Verification: Verification{ID: vid, CustomerID: id, Tier: tier, Status: Pending,
+		ProviderReference: sess.Reference, VerificationURL: sess.VerificationURL, ExpiresAt: &exp, CreatedAt: s.clock()}, kind: "hosted"}
+	if in.BVN != "" {
+		last4 := in.BVN[len(in.BVN)-4:]
+		sum := sha256.Sum256([]byte(in.BVN))
+		v.bvnLast4, v.bvnHash = &last4, sum[:]
+	}
+	err = idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := Load(ctx, tx, t, id, true); err != nil {
+			return err
+		}
+		return insertVerification(ctx, tx, t, v)
+	})
+	return v.Verification, err
+}
+
+// Verifications lists a customer's verifications, newest first.
+func (s *Service) Verifications(ctx context.Context, t Tenant, id uuid.UUID) ([]Verification, error) {
+	rows, err := s.pool.Query(ctx, `select `+verificationCols+` from kyc_verifications
+		where merchant_id = $1 and environment = $2 and customer_id = $3 order by created_at desc, id desc`, t.MerchantID, t.Environment, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Verification
+	for rows.Next() {
+		v, err := scanVerification(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// AddWallet registers a crypto wallet. Errors: ErrNotFound, ErrWalletExists.
+func (s *Service) AddWallet(ctx context.Context, t Tenant, id uuid.UUID, in WalletInput) (Wallet, error) {
+	var w Wallet
+	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := Load(ctx, tx, t, id, false); err != nil {
+			return err
+		}
+		var err error
+		w, err = scanWallet(tx.QueryRow(ctx, `insert into customer_wallets (id, merchant_id, environment, customer_id, chain, asset, address, label, created_at)
+			values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+			on conflict (customer_id, chain, asset, address) do nothing
+			returning `+walletCols, uuid.Must(uuid.NewV7()), t.MerchantID, t.Environment, id, in.Chain, in.Asset, in.Address, in.Label, s.clock()))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrWalletExists
+		}
+		return err
+	})
+	return w, err
+}
+
+// Wallets lists a customer's wallets, oldest first, with the total.
+func (s *Service) Wallets(ctx context.Context, t Tenant, id uuid.UUID, limit, offset int) ([]Wallet, int64, error) {
+	if _, err := s.Get(ctx, t, id); err != nil {
+		return nil, 0, err
+	}
+	var total int64
+	if err := s.pool.QueryRow(ctx, `select count(*) from customer_wallets where merchant_id = $1 and environment = $2 and customer_id = $3`,
+		t.MerchantID, t.Environment, id).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.pool.Query(ctx, `select `+walletCols+` from customer_wallets
+		where merchant_id = $1 and environment = $2 and customer_id = $3 order by created_at, id limit $4 offset $5`,
+		t.MerchantID, t.Environment, id, limit, offset)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	out := []Wallet{}
+	for rows.Next() {
+		w, err := scanWallet(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, w)
+	}
+	return out, total, rows.Err()
+}
+
+// CreateFunding asks the custodian for the customer's deposit address on the chain (stable
+// per customer, chain and asset) and records a PENDING funding request valid for
+// FundingLifetime. Errors: ErrNotFound, *providers.UnavailableError, the database's.
+func (s *Service) CreateFunding(ctx context.Context, t Tenant, id uuid.UUID, in FundingInput) (FundingRequest, error) {
+	if _, err := s.Get(ctx, t, id); err != nil {
+		return FundingRequest{}, err
+	}
+	addr, err := s.providers.For(t.Environment).Custody.DepositAddress(ctx, providers.AddressRequest{
+		Reference: "customer:" + id.String() + ":" + in.Asset, Chain: providers.Chain(in.Chain), Asset: money.Asset(in.Asset)})
+	if err != nil {
+		return FundingRequest{}, err
+	}
+	now := s.clock()
+	f := FundingRequest{ID: uuid.Must(uuid.NewV7()), CustomerID: id, Chain: in.Chain, Asset: in.Asset, Amount: in.Amount,
+		DepositAddress: addr.Address, Status: Pending, ExpiresAt: now.Add(FundingLifetime), CreatedAt: now}
+	var amount *int64
+	if in.Amount != nil {
+		amount = &in.Amount.Minor
+	}
+	err = idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := Load(ctx, tx, t, id, false); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `insert into crypto_funding_requests (id, merchant_id, environment, customer_id, chain, asset, amount,
+				deposit_address, status, expires_at, created_at)
+			values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			f.ID, t.MerchantID, t.Environment, id, f.Chain, f.Asset, amount, f.DepositAddress, f.Status, f.ExpiresAt, f.CreatedAt)
+		return err
+	})
+	return f, err
+}
+
+// Balance reads the customer's ledger accounts. Errors: ErrNotFound.
+func (s *Service) Balance(ctx context.Context, t Tenant, id uuid.UUID) (Balance, error) {
+	c, err := s.Get(ctx, t, id)
+	if err != nil {
+		return Balance{}, err
+	}
+	accts, err := ledger.OwnerBalances(ctx, s.pool, t.MerchantID, t.Environment, ledger.OwnerCustomer, id)
+	if err != nil {
+		return Balance{}, err
+	}
+	b := Balance{NGN: money.Zero(money.NGN), USD: money.Zero(money.USD), Accounts: accts, UpdatedAt: c.CreatedAt}
+	var micro int64 // USD-equivalent in 10^-6
+	for _, a := range accts {
+		if a.UpdatedAt.After(b.UpdatedAt) {
+			b.UpdatedAt = a.UpdatedAt
+		}
+		if a.Account.Purpose != ledger.Available {
+			continue
+		}
+		switch a.Amount.Asset {
+		case money.NGN:
+			b.NGN = a.Amount
+		case money.USD:
+			micro += a.Amount.Minor * 10_000
+		case money.USDT, money.USDC:
+			micro += a.Amount.Minor
+		}
+	}
+	b.USD = money.New(money.USD, micro/10_000) // rounded down: never shows more than is there
+	return b, nil
+}
+
+// Ledger lists the entries of the customer's accounts, newest first. Errors: ErrNotFound.
+func (s *Service) Ledger(ctx context.Context, t Tenant, id uuid.UUID, limit, offset int) ([]ledger.Entry, int64, error) {
+	if _, err := s.Get(ctx, t, id); err != nil {
+		return nil, 0, err
+	}
+	return ledger.ListEntries(ctx, s.pool, ledger.EntryFilter{MerchantID: t.MerchantID, Environment: t.Environment,
+		Owner: ledger.OwnerCustomer, OwnerID: id}, limit, offset)
+}

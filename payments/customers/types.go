@@ -1,0 +1,172 @@
+// Package customers is a merchant's end users: records, KYC tiers (tier 1: BVN and selfie;
+// tier 2: the full identity profile, through the KYC provider), hosted verification flows,
+// crypto wallets, crypto funding requests, and their balances and ledger (read from
+// payments/ledger, where the customer's accounts are OwnerCustomer accounts).
+//
+// Every query is scoped by merchant and environment (Tenant); another tenant's customer is
+// ErrNotFound. Each state change commits with its event (customer.created,
+// customer.tier1_verified, customer.tier2_verified, customer.tier2_rejected) in one
+// transaction, written through idempotency.InTx so a keyed request takes part in its scope.
+// KYC and custody providers are asked BEFORE anything is written: in live without a
+// configured provider the call fails with *providers.UnavailableError and nothing changes.
+package customers
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+
+	"svc/payments/ledger"
+	"svc/payments/money"
+)
+
+// Tenant is the merchant and environment every query is scoped by.
+type Tenant struct {
+	MerchantID  uuid.UUID
+	Environment string // sandbox or live
+}
+
+// KYC tiers.
+const (
+	Tier0 = "TIER_0"
+	Tier1 = "TIER_1"
+	Tier2 = "TIER_2"
+)
+
+// TierRank orders tiers: TIER_0 0, TIER_1 1, TIER_2 2.
+func TierRank(tier string) int {
+	switch tier {
+	case Tier1:
+		return 1
+	case Tier2:
+		return 2
+	}
+	return 0
+}
+
+// Customer is one end user of a merchant.
+type Customer struct {
+	ID        uuid.UUID
+	Email     string
+	FirstName string
+	LastName  string
+	KYCTier   string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Name is "first last".
+func (c Customer) Name() string { return c.FirstName + " " + c.LastName }
+
+// CreateInput is a new customer (validated by the caller: email, names 1 to 100).
+type CreateInput struct {
+	Email     string
+	FirstName string
+	LastName  string
+}
+
+// UpdateInput changes the names given (nil: unchanged).
+type UpdateInput struct {
+	FirstName *string
+	LastName  *string
+}
+
+// ListFilter selects a page of customers, newest first.
+type ListFilter struct {
+	Email   string    // exact match (case-insensitive); "" for all
+	KYCTier string    // "" for all
+	After   uuid.UUID // cursor: customers older than this id; uuid.Nil for the first page
+	Limit   int
+}
+
+// Verification statuses.
+const (
+	Pending  = "PENDING"
+	Verified = "VERIFIED"
+	Rejected = "REJECTED"
+)
+
+// Verification is one KYC submission or hosted flow.
+type Verification struct {
+	ID                uuid.UUID
+	CustomerID        uuid.UUID
+	Tier              int
+	Status            string
+	Reason            string
+	ProviderReference string
+	VerificationURL   string
+	ExpiresAt         *time.Time
+	CreatedAt         time.Time
+}
+
+// Tier1Input is a BVN submission (validated by the caller: 11 digits, http(s) URL).
+type Tier1Input struct {
+	BVN      string
+	ImageURL string
+}
+
+// Tier2Input is the tier 2 profile (validated by the caller field by field).
+// MostRecentOccupation may be empty (the provider decides: the sandbox rejects).
+type Tier2Input struct {
+	MostRecentOccupation string
+	ActingAsIntermediary bool
+	Profile              json.RawMessage // the whole validated body, kept as the KYC record
+}
+
+// InitiateInput starts a hosted flow.
+type InitiateInput struct {
+	BVN         string
+	RedirectURL string
+}
+
+// Wallet is a registered crypto destination of a customer.
+type Wallet struct {
+	ID         uuid.UUID
+	CustomerID uuid.UUID
+	Chain      string
+	Asset      string
+	Address    string
+	Label      *string
+	CreatedAt  time.Time
+}
+
+// WalletInput registers a wallet (validated by the caller: chain, asset, address format).
+type WalletInput struct {
+	Chain   string
+	Asset   string
+	Address string
+	Label   *string
+}
+
+// FundingRequest is where a customer sends crypto to fund their balance.
+type FundingRequest struct {
+	ID             uuid.UUID
+	CustomerID     uuid.UUID
+	Chain          string
+	Asset          string
+	Amount         *money.Amount
+	DepositAddress string
+	Status         string
+	ExpiresAt      time.Time
+	CreatedAt      time.Time
+}
+
+// FundingInput asks for a funding request.
+type FundingInput struct {
+	Chain  string
+	Asset  string
+	Amount *money.Amount
+}
+
+// FundingLifetime is how long a funding request stays PENDING.
+const FundingLifetime = 24 * time.Hour
+
+// Balance is a customer's balance: NGN, the USD equivalent of USD, USDT and USDC at par,
+// and every account behind them.
+type Balance struct {
+	NGN       money.Amount
+	USD       money.Amount // 2 places, rounded down from the 6-place sum
+	Accounts  []ledger.Balance
+	UpdatedAt time.Time
+}
