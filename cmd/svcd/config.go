@@ -53,6 +53,10 @@ type config struct {
 	KafkaTopic    string
 	SnapshotDir   string
 	SnapshotEvery time.Duration
+
+	// Payments providers (sandbox simulators; live adapters are not configured yet).
+	SandboxBankCode string // 3-digit NUBAN bank code of sandbox virtual accounts
+	SandboxBankName string
 }
 
 // flagSet declares the flags on fs with defaults taken from the environment.
@@ -96,6 +100,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.KafkaTopic, "kafka-topic", env.str("kafka-topic", "svc-journal"), "Kafka topic prefix; the environment is appended (svc-journal-sandbox)")
 	fs.StringVar(&c.SnapshotDir, "snapshot-dir", env.str("snapshot-dir", ".data/snapshots"), "engine snapshot folder (one sub-folder per environment)")
 	fs.DurationVar(&c.SnapshotEvery, "snapshot-every", env.duration("snapshot-every", time.Minute), "how often to snapshot the engine when it changed (0: only at shutdown)")
+	fs.StringVar(&c.SandboxBankCode, "sandbox-bank-code", env.str("sandbox-bank-code", "999"), "3-digit bank code of sandbox NGN virtual accounts (their NUBAN check digit uses it)")
+	fs.StringVar(&c.SandboxBankName, "sandbox-bank-name", env.str("sandbox-bank-name", "Svc Sandbox Bank"), "bank name shown on sandbox NGN virtual accounts")
 
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -132,6 +138,9 @@ func (c config) validate() error {
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Errorf("-log-format %q: want json or text", c.LogFormat))
+	}
+	if len(c.SandboxBankCode) != 3 || strings.Trim(c.SandboxBankCode, "0123456789") != "" {
+		errs = append(errs, fmt.Errorf("-sandbox-bank-code %q: want 3 digits", c.SandboxBankCode))
 	}
 	if c.BodyLimit < 1024 {
 		errs = append(errs, errors.New("-body-limit must be at least 1024 bytes"))

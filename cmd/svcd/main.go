@@ -98,6 +98,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	marketREST, marketWS := exchanges.marketRoutes(pool, authSvc, log)
+	cust := newCustomers(cfg, pool, bg)
 	gcfg := gateway.DefaultConfig()
 	gcfg.Addr = cfg.Addr
 	gcfg.BodyLimit = cfg.BodyLimit
@@ -113,7 +114,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			{Name: "postgres", Check: func(ctx context.Context) error { return pool.Ping(ctx) }},
 			{Name: "exchange", Check: exchanges.ready},
 		},
-		Routes: []gateway.RouteSet{bg.webhooks, authSvc.Routes(), exchanges.tradingRoutes(pool), marketREST, marketWS},
+		Routes: []gateway.RouteSet{bg.webhooks, authSvc.Routes(), exchanges.tradingRoutes(pool), marketREST, marketWS,
+			cust.customers, cust.virtualAccounts},
 	})
 	if err != nil {
 		return err
