@@ -417,6 +417,15 @@ func (m *market) fillable(o *order) bool {
 
 // cancelResting takes a resting order out of the book and releases what it holds.
 func (m *market) cancelResting(o *order, reason CancelReason, now int64) {
+	a := o.acct
+	a.mu.Lock()
+	m.cancelLocked(o, reason, now)
+	a.mu.Unlock()
+	m.retire(o)
+}
+
+// cancelLocked is cancelResting without retire, with o.acct.mu held.
+func (m *market) cancelLocked(o *order, reason CancelReason, now int64) {
 	p := m.pair
 	asset := p.Base
 	if o.side == Buy {
@@ -428,13 +437,10 @@ func (m *market) cancelResting(o *order, reason CancelReason, now int64) {
 	e.addDelta(o.acct.id, asset, rel, -rel)
 	m.book.remove(o)
 	o.reserved = 0
-	a := o.acct
-	a.mu.Lock()
-	a.bal[asset].Available += rel
-	a.bal[asset].Locked -= rel
+	b := &o.acct.bal[asset]
+	b.Available += rel
+	b.Locked -= rel
 	o.state, o.reason = Cancelled, reason
-	a.mu.Unlock()
-	m.retire(o)
 }
 
 // retire remembers a closed order for views, evicting (and recycling) the oldest.
@@ -468,8 +474,9 @@ func (m *market) cancel(c *Command, r *Result) {
 		a.mu.Unlock()
 		return
 	}
+	m.cancelLocked(o, ReasonUser, c.Time)
 	a.mu.Unlock()
-	m.cancelResting(o, ReasonUser, c.Time)
+	m.retire(o)
 	r.Code, r.State, r.Reason, r.Filled, r.Seq = OK, Cancelled, ReasonUser, o.filled, m.seq
 }
 
