@@ -207,12 +207,25 @@ func (h *Handlers) placeOrder(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	view, ok := ex.Order(cmd.Account, cmd.OrderID)
-	if !ok { // only if the engine forgot it at once, which its retention rules out
-		api.Fail(ctx, errors.New("trading: placed order not found in the engine"))
-		return
+	// The answer is built from the command and its result, not read back: under heavy load
+	// the engine may already have forgotten a closed order by the time we would look.
+	api.Created(ctx, orderJSON(ex, placedView(&cmd, res)))
+}
+
+// placedView is the order as the place command left it.
+func placedView(cmd *engine.Command, res engine.Result) engine.OrderView {
+	v := engine.OrderView{
+		ID: cmd.OrderID, ClientOrderID: cmd.ClientOrderID, Account: cmd.Account, Symbol: cmd.Symbol,
+		Side: cmd.Side, Type: cmd.Type, TIF: cmd.TIF, PostOnly: cmd.PostOnly, Price: cmd.Price,
+		Qty: cmd.Qty, QuoteQty: cmd.QuoteQty, Filled: res.Filled, State: res.State, Reason: res.Reason, Time: cmd.Time,
 	}
-	api.Created(ctx, orderJSON(ex, view))
+	if cmd.Type == engine.Market {
+		v.Price = 0
+		if cmd.QuoteQty > 0 { // bought by amount: the quantity is what it got
+			v.Qty = res.Filled
+		}
+	}
+	return v
 }
 
 func (h *Handlers) getOrder(ctx *fasthttp.RequestCtx) {
@@ -337,9 +350,13 @@ func (h *Handlers) cancelOrder(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	view, ok := ex.Order(cmd.Account, cmd.OrderID)
-	if !ok {
-		api.Fail(ctx, errors.New("trading: cancelled order not found in the engine"))
-		return
+	if !ok { // forgotten already: the history has it once the projection catches up
+		row, err := h.orderFromHistory(p, ex, id)
+		if err != nil {
+			api.Fail(ctx, err)
+			return
+		}
+		view = row.View
 	}
 	api.Message(ctx, orderJSON(ex, view), "order cancelled")
 }
