@@ -19,9 +19,6 @@ create table rate_quotes (
 );
 create index rate_quotes_expiry on rate_quotes (expires_at);
 
--- Sandbox account numbers: a serial per bank code, turned into a NUBAN with its check digit.
-create sequence onramp_account_serial start with 100000001;
-
 create table onramps (
     id                   uuid primary key,
     merchant_id          uuid not null,
@@ -50,6 +47,9 @@ create table onramps (
     check ((settlement_mode = 'ONCHAIN') = (settlement_chain is not null and destination_address is not null))
 );
 create index onramps_tenant on onramps (merchant_id, environment, created_at desc, id desc);
+-- One active PERMANENT account per customer (spec "Customer").
+create unique index onramps_permanent_customer on onramps (merchant_id, environment, customer_id)
+    where type = 'PERMANENT' and status = 'ACTIVE';
 create index onramps_expiring on onramps (expires_at) where status = 'ACTIVE' and type = 'TEMPORARY';
 
 create table deposits (

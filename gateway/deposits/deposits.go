@@ -1,0 +1,364 @@
+// Package deposits is the HTTP edge of /v1/payments/deposits and the sandbox deposit
+// simulation (spec "Deposits") over payments/deposits.
+package deposits
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/fasthttp/router"
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"svc/gateway/api"
+	"svc/gateway/onramps"
+	"svc/gateway/openapi"
+	"svc/payments/deposits"
+	"svc/payments/money"
+	pon "svc/payments/onramps"
+)
+
+// Service is what the handlers need; *payments/deposits.Service is one.
+type Service interface {
+	Simulate(ctx context.Context, t deposits.Tenant, in deposits.SimulateInput) (deposits.Deposit, error)
+	Get(ctx context.Context, t deposits.Tenant, id uuid.UUID) (deposits.Deposit, error)
+	List(ctx context.Context, t deposits.Tenant, f deposits.Filter) ([]deposits.Deposit, int64, error)
+	Customer(ctx context.Context, d deposits.Deposit) (*pon.Customer, error)
+}
+
+var _ Service = (*deposits.Service)(nil)
+
+// Routes is the RouteSet of deposits.
+type Routes struct{ svc Service }
+
+// New returns the routes over svc.
+func New(svc Service) *Routes { return &Routes{svc: svc} }
+
+// Register adds every route behind protect.
+func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandler) fasthttp.RequestHandler) {
+	r.GET("/v1/payments/deposits", protect(rs.list))
+	r.GET("/v1/payments/deposits/{id}", protect(rs.get))
+	r.POST("/v1/payments/sandbox/deposits", protect(rs.simulate))
+}
+
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// CustomerJSON is a deposit's customer (detail view).
+type CustomerJSON struct {
+	ID    string  `json:"id"`
+	Email *string `json:"email,omitempty"`
+	Name  *string `json:"name,omitempty"`
+}
+
+// AccountJSON is the receiving account.
+type AccountJSON struct {
+	AccountNumber string `json:"accountNumber"`
+	BankName      string `json:"bankName"`
+}
+
+// SettlementJSON is the detail view's settlement.
+type SettlementJSON struct {
+	Mode               string  `json:"mode"`
+	Asset              string  `json:"asset"`
+	Amount             *string `json:"amount"` // null until converted
+	Rate               *string `json:"rate"`   // NGN per unit applied
+	Chain              *string `json:"chain"`
+	DestinationAddress *string `json:"destination_address"`
+	TxHash             *string `json:"tx_hash"`
+}
+
+// DepositJSON is the spec's Deposit object.
+type DepositJSON struct {
+	ID               string          `json:"id"`
+	Type             string          `json:"type"`
+	Amount           string          `json:"amount"`
+	Currency         string          `json:"currency"`
+	Status           string          `json:"status"`
+	OnrampID         *string         `json:"onramp_id"`
+	OfframpID        *string         `json:"offramp_id,omitempty"`
+	Customer         *CustomerJSON   `json:"customer"`
+	VirtualAccount   *AccountJSON    `json:"virtual_account"`
+	Settlement       *SettlementJSON `json:"settlement,omitempty"` // detail view only
+	SettledAmount    *string         `json:"settled_amount"`
+	Asset            string          `json:"asset"`
+	PaymentReference string          `json:"payment_reference"`
+	FailureReason    *string         `json:"failure_reason"`
+	CreatedAt        string          `json:"created_at"`
+	UpdatedAt        string          `json:"updated_at"`
+	SettledAt        *string         `json:"settled_at"`
+}
+
+func str(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// Out renders a deposit; detail adds the settlement (and the customer found by the caller).
+func Out(d deposits.Deposit, detail bool, c *pon.Customer) DepositJSON {
+	out := DepositJSON{ID: d.ID.String(), Type: d.Type, Amount: d.Amount.String(), Currency: string(d.Amount.Asset),
+		Status: d.Status, Asset: string(d.Settlement.Asset), PaymentReference: d.PaymentReference,
+		FailureReason: str(d.FailureReason), CreatedAt: ts(d.CreatedAt), UpdatedAt: ts(d.UpdatedAt)}
+	if d.OnrampID != nil {
+		out.OnrampID = str(d.OnrampID.String())
+	}
+	if d.OfframpID != nil {
+		out.OfframpID = str(d.OfframpID.String())
+	}
+	if d.CustomerID != nil {
+		out.Customer = &CustomerJSON{ID: d.CustomerID.String()}
+		if c != nil {
+			name := c.Name()
+			out.Customer.Email, out.Customer.Name = &c.Email, &name
+		}
+	}
+	if d.AccountNumber != "" {
+		out.VirtualAccount = &AccountJSON{AccountNumber: d.AccountNumber, BankName: d.BankName}
+	}
+	if d.SettledAmount != nil {
+		out.SettledAmount = str(d.SettledAmount.String())
+	}
+	if d.SettledAt != nil {
+		out.SettledAt = str(ts(*d.SettledAt))
+	}
+	if detail {
+		st := &SettlementJSON{Mode: d.Settlement.Mode, Asset: string(d.Settlement.Asset), Amount: out.SettledAmount,
+			Chain: str(d.Settlement.Chain), DestinationAddress: str(d.Settlement.DestinationAddress), TxHash: str(d.TxHash)}
+		if d.Price > 0 {
+			st.Rate = str(money.Format(money.NGN, d.Price))
+		}
+		out.Settlement = st
+	}
+	return out
+}
+
+type simulateBody struct {
+	OnrampID   string          `json:"onramp_id"`
+	OfframpID  string          `json:"offramp_id"`
+	ShouldFlag bool            `json:"should_flag"`
+	Amount     json.RawMessage `json:"amount"`
+}
+
+func (rs *Routes) simulate(ctx *fasthttp.RequestCtx) {
+	t, ok := onramps.TenantOf(ctx)
+	if !ok {
+		return
+	}
+	if t.Environment != "sandbox" {
+		api.Fail(ctx, deposits.ErrSandboxOnly)
+		return
+	}
+	var b simulateBody
+	if err := api.Decode(ctx, &b); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	var v api.Validator
+	var in deposits.SimulateInput
+	in.ShouldFlag = b.ShouldFlag
+	if b.OfframpID != "" {
+		v.Add("offramp_id", "crypto deposits to offramps are not available yet; simulate an NGN deposit with onramp_id")
+	} else if v.Required("onramp_id", b.OnrampID) {
+		id, err := uuid.Parse(b.OnrampID)
+		if v.Check(err == nil, "onramp_id", "must be an onramp id (UUID)") {
+			in.OnrampID = id
+		}
+	}
+	if len(b.Amount) > 0 && string(b.Amount) != "null" {
+		if a, msg := onramps.ParseAmount(b.Amount); v.Check(msg == "", "amount", msg) {
+			in.Amount = &a
+		}
+	}
+	if err := v.Err(); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	c, cancel := onramps.Context(ctx, 30*time.Second)
+	defer cancel()
+	d, err := rs.svc.Simulate(c, t, in)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	api.Created(ctx, Out(d, true, nil))
+}
+
+func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
+	t, ok := onramps.TenantOf(ctx)
+	if !ok {
+		return
+	}
+	id, ok := onramps.PathID(ctx, deposits.ErrNotFound)
+	if !ok {
+		return
+	}
+	c, cancel := onramps.Context(ctx, 10*time.Second)
+	defer cancel()
+	d, err := rs.svc.Get(c, t, id)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	cust, err := rs.svc.Customer(c, d)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	api.OK(ctx, Out(d, true, cust))
+}
+
+// parseTime reads an ISO 8601 time with a timezone offset. A '+' of the offset decoded as a
+// space by form decoding (an unescaped + in a query string) is taken back as '+'.
+func parseTime(s string) (time.Time, bool) {
+	if i := strings.LastIndexByte(s, ' '); i > 0 {
+		s = s[:i] + "+" + s[i+1:]
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	return t, err == nil
+}
+
+func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
+	t, ok := onramps.TenantOf(ctx)
+	if !ok {
+		return
+	}
+	pg, err := api.Paging(ctx, "per_page", 20, 100)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	args := ctx.QueryArgs()
+	var v api.Validator
+	f := deposits.Filter{Page: pg.Page, PerPage: pg.Limit}
+	if s := string(args.Peek("type")); s != "" && v.OneOf("type", s, deposits.TypeNGN, deposits.TypeCrypto) {
+		f.Type = s
+	}
+	if s := string(args.Peek("status")); s != "" {
+		f.Statuses = deposits.ExpandStatus(s)
+		v.Check(f.Statuses != nil, "status", "must be one of PENDING, COMPLETED, PENDING_FX, PENDING_WITHDRAWAL, SETTLED, FAILED, FLAGGED, REVERSED")
+	}
+	for _, name := range []string{"onramp_id", "offramp_id"} {
+		if s := string(args.Peek(name)); s != "" {
+			id, err := uuid.Parse(s)
+			if v.Check(err == nil, name, "must be a UUID") {
+				if name == "onramp_id" {
+					f.OnrampID = &id
+				} else {
+					f.OfframpID = &id
+				}
+			}
+		}
+	}
+	for _, name := range []string{"from", "to"} {
+		if s := string(args.Peek(name)); s != "" {
+			tm, ok := parseTime(s)
+			if v.Check(ok, name, "must be an ISO 8601 time with a timezone offset, e.g. 2025-03-01T00:00:00+01:00 or ...Z") {
+				if name == "from" {
+					f.From = &tm
+				} else {
+					f.To = &tm
+				}
+			}
+		}
+	}
+	if f.From != nil && f.To != nil {
+		v.Check(!f.To.Before(*f.From), "to", "must not be before from")
+	}
+	if err := v.Err(); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	c, cancel := onramps.Context(ctx, 10*time.Second)
+	defer cancel()
+	ds, total, err := rs.svc.List(c, t, f)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	items := make([]DepositJSON, len(ds))
+	for i, d := range ds {
+		items[i] = Out(d, false, nil)
+	}
+	meta := pg.Meta(total)
+	api.Array(ctx, items, &meta)
+}
+
+// DepositSchema documents DepositJSON.
+func DepositSchema(detail bool) openapi.Schema {
+	props := map[string]openapi.Schema{
+		"id":         openapi.UUID(""),
+		"type":       openapi.Enum(deposits.TypeNGN, deposits.TypeCrypto),
+		"amount":     openapi.Decimal("amount received"),
+		"currency":   openapi.Str("e.g. NGN"),
+		"status":     openapi.Enum(deposits.Statuses...),
+		"onramp_id":  openapi.Nullable(openapi.UUID("receiving onramp")),
+		"offramp_id": openapi.UUID("crypto deposits only"),
+		"customer": openapi.Nullable(openapi.Obj(map[string]openapi.Schema{
+			"id": openapi.UUID(""), "email": openapi.Str("detail view"), "name": openapi.Str("detail view"),
+		}, "id")),
+		"virtual_account": openapi.Nullable(openapi.Obj(map[string]openapi.Schema{
+			"accountNumber": openapi.Str(""), "bankName": openapi.Str(""),
+		})),
+		"settled_amount":    openapi.Nullable(openapi.Decimal("in asset, once converted")),
+		"asset":             openapi.Enum("USDC", "USDT"),
+		"payment_reference": openapi.Str(""),
+		"failure_reason":    openapi.Nullable(openapi.Str("FAILED only: CODE: sentence")),
+		"created_at":        openapi.Time(""),
+		"updated_at":        openapi.Time("the last status change"),
+		"settled_at":        openapi.Nullable(openapi.Time("")),
+	}
+	if detail {
+		props["settlement"] = openapi.Obj(map[string]openapi.Schema{
+			"mode":                openapi.Enum(pon.ModeOnchain, pon.ModeInternal),
+			"asset":               openapi.Enum("USDC", "USDT"),
+			"amount":              openapi.Nullable(openapi.Decimal("")),
+			"rate":                openapi.Nullable(openapi.Decimal("NGN per unit of asset applied")),
+			"chain":               openapi.Nullable(openapi.Str("")),
+			"destination_address": openapi.Nullable(openapi.Str("")),
+			"tx_hash":             openapi.Nullable(openapi.Str("")),
+		}, "mode", "asset")
+	}
+	return openapi.Obj(props, "id", "type", "amount", "currency", "status", "created_at", "updated_at")
+}
+
+// Docs documents every route.
+func (rs *Routes) Docs() []openapi.Op {
+	const tag = "deposits"
+	return []openapi.Op{
+		{Method: "GET", Path: "/v1/payments/deposits", Tag: tag, Summary: "List deposits",
+			Description: "status also accepts PENDING (PENDING_FX or PENDING_WITHDRAWAL) and COMPLETED (SETTLED). from and to " +
+				"bound created_at (inclusive) and need a timezone offset (escape + as %2B; an unescaped + is understood too).",
+			Query: []openapi.Param{
+				{Name: "type", In: "query", Schema: openapi.Enum(deposits.TypeNGN, deposits.TypeCrypto)},
+				{Name: "status", In: "query", Schema: openapi.Enum(append([]string{"PENDING", "COMPLETED"}, deposits.Statuses...)...)},
+				{Name: "onramp_id", In: "query", Schema: openapi.UUID("")},
+				{Name: "offramp_id", In: "query", Schema: openapi.UUID("")},
+				{Name: "from", In: "query", Schema: openapi.Time("ISO 8601 with offset")},
+				{Name: "to", In: "query", Schema: openapi.Time("ISO 8601 with offset")},
+				{Name: "page", In: "query", Schema: openapi.Int("1-indexed, default 1")},
+				{Name: "per_page", In: "query", Schema: openapi.Int("1 to 100, default 20")},
+			},
+			Responses: map[int]openapi.Response{200: {Description: "the deposits (data is the array, paging in meta)", Data: openapi.Arr(DepositSchema(false))}},
+			Errors:    []string{api.CodeValidation}},
+		{Method: "GET", Path: "/v1/payments/deposits/{id}", Tag: tag, Summary: "Get a deposit with its settlement",
+			Responses: map[int]openapi.Response{200: {Description: "the deposit", Data: DepositSchema(true)}},
+			Errors:    []string{api.CodeNotFound}},
+		{Method: "POST", Path: "/v1/payments/sandbox/deposits", Tag: tag, Summary: "Simulate an NGN deposit into an onramp (test keys only)",
+			Description: "The deposit starts PENDING_FX (deposit.received) and moves on by itself: PENDING_WITHDRAWAL, then SETTLED; with " +
+				"should_flag it stops at FLAGGED. amount defaults to the TEMPORARY onramp's amount (another amount fails at " +
+				"conversion: returned to the sender) or 10000.00 NGN for a PERMANENT onramp.",
+			Body: openapi.Obj(map[string]openapi.Schema{
+				"onramp_id":   openapi.UUID("an ACTIVE onramp"),
+				"should_flag": openapi.Bool("hold for compliance review (FLAGGED)"),
+				"amount":      openapi.Schema{"type": "number", "description": "NGN received (optional)"},
+			}, "onramp_id"),
+			Responses: map[int]openapi.Response{201: {Description: "the deposit", Data: DepositSchema(true)}},
+			Errors: []string{api.CodeValidation, api.CodeInvalidJSON, api.CodeUnsupportedMedia, api.CodeSandboxOnly,
+				api.CodeNotFound, api.CodeOnrampNotActive}},
+	}
+}

@@ -1,0 +1,197 @@
+package deposits_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"svc/engine"
+	gwbalance "svc/gateway/balance"
+	gwcustomers "svc/gateway/customers"
+	gwdeposits "svc/gateway/deposits"
+	"svc/gateway/auth/authtest"
+	"svc/gateway/gatewaytest"
+	gwidem "svc/gateway/idempotency"
+	gwonramps "svc/gateway/onramps"
+	gwrates "svc/gateway/rates"
+	gwva "svc/gateway/virtualaccounts"
+	"svc/payments/balance"
+	"svc/payments/customers"
+	"svc/payments/deposits"
+	"svc/payments/events"
+	"svc/payments/idempotency"
+	"svc/payments/jobs"
+	"svc/payments/money"
+	"svc/payments/onramps"
+	"svc/payments/providers"
+	"svc/payments/rates"
+	"svc/payments/virtualaccounts"
+	"svc/persistence/eventlog"
+	"svc/persistence/journal"
+	"svc/persistence/postgres/pgtest"
+)
+
+// clock is a settable clock; zero offset is real time.
+type clock struct {
+	mu  sync.Mutex
+	off time.Duration
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.off)
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.off += d
+	c.mu.Unlock()
+}
+
+type rigOptions struct {
+	noWorkers   bool // jobs are inserted but not worked (steps are driven by hand)
+	liveBank    bool // live has the sandbox simulators too (to test separation)
+	noReference bool // no reference prices: an empty book cannot be priced
+}
+
+// rig is the whole money-in stack: sandbox and live engines on in-memory journals, the
+// services over PostgreSQL, the river workers, and the real gateway with identity,
+// customers and virtual accounts.
+type rig struct {
+	pool     *pgxpool.Pool
+	srv      *gatewaytest.Server
+	a, b     authtest.Merchant
+	clock    *clock
+	engines  map[string]*engine.Engine
+	client   *jobs.Client
+	rates    *rates.Service
+	onramps  *onramps.Service
+	deposits *deposits.Service
+	balance  *balance.Service
+}
+
+func newRig(t testing.TB, o rigOptions) *rig {
+	t.Helper()
+	pool, _ := pgtest.New(t)
+	r := &rig{pool: pool, clock: &clock{}, engines: map[string]*engine.Engine{}}
+	rx, bx := map[string]rates.Exchange{}, map[string]balance.Exchange{}
+	for _, env := range []string{"sandbox", "live"} {
+		j := journal.NewMemory()
+		if err := j.Start(); err != nil {
+			t.Fatal(err)
+		}
+		eng, err := engine.New(engine.Config{Journal: eventlog.New(j)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := eng.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(eng.Stop)
+		r.engines[env], rx[env], bx[env] = eng, eng, eng
+	}
+	envs := providers.Default(providers.SandboxConfig{})
+	if o.liveBank {
+		envs.Live = providers.NewSandbox(providers.SandboxConfig{BankCode: "998", BankName: "Live Test Bank"})
+	}
+	refs := map[money.Asset]int64{money.USDT: 160000, money.USDC: 160000, money.USD: 160000}
+	if o.noReference {
+		refs = nil
+	}
+	var err error
+	r.rates, err = rates.New(pool, rates.Config{Exchanges: rx, References: refs, Now: r.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	workers := river.NewWorkers()
+	late := &lateJobs{}
+	rec := events.NewRecorder(late)
+	r.onramps = onramps.New(pool, onramps.Config{Rates: r.rates, Providers: envs, Customers: onramps.Directory, Events: rec, Jobs: late, Now: r.clock.Now})
+	r.deposits = deposits.New(pool, deposits.Config{Onramps: r.onramps, Rates: r.rates, Providers: envs, Events: rec, Jobs: late, Now: r.clock.Now})
+	r.balance = balance.New(pool, balance.Config{Exchanges: bx, Providers: envs, Jobs: late, Now: r.clock.Now})
+	for _, reg := range []error{onramps.Register(workers, r.onramps), deposits.Register(workers, r.deposits), balance.Register(workers, r.balance)} {
+		if reg != nil {
+			t.Fatal(reg)
+		}
+	}
+	cfg := jobs.Config{Workers: workers, Queues: map[string]int{onramps.Queue: 20}, FetchPollInterval: 20 * time.Millisecond, FetchCooldown: 5 * time.Millisecond}
+	r.client, err = jobs.New(pool, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late.c = r.client
+	if !o.noWorkers {
+		if err := r.client.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = r.client.Stop(ctx)
+		})
+	}
+	idem := gwidem.Middleware(idempotency.New(pool, idempotency.Config{}))
+	r.srv = gatewaytest.New(t, pool,
+		gwrates.New(r.rates), gwonramps.New(r.onramps, idem), gwdeposits.New(r.deposits), gwbalance.New(r.balance, idem),
+		gwcustomers.New(customers.NewService(pool, rec, envs, nil), idem),
+		gwva.New(virtualaccounts.NewService(pool, rec, envs, nil), idem))
+	r.a, r.b = authtest.New(t, pool), authtest.New(t, pool)
+	return r
+}
+
+type lateJobs struct{ c *jobs.Client }
+
+func (l *lateJobs) InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
+	return l.c.InsertTx(ctx, tx, args, opts)
+}
+
+func (l *lateJobs) InsertManyTx(ctx context.Context, tx pgx.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
+	return l.c.InsertManyTx(ctx, tx, params)
+}
+
+// Typed JSON views of the API objects.
+type onrampJSON = gwonramps.OnrampJSON
+type depositJSON = gwdeposits.DepositJSON
+
+func decode[T any](t testing.TB, r gatewaytest.Response) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(r.Data, &v); err != nil {
+		t.Fatalf("decode %s: %v", r.Data, err)
+	}
+	return v
+}
+
+// waitDeposit polls the deposit until its status is want (or fails after 10 s).
+func (r *rig) waitDeposit(t testing.TB, key, id, want string) depositJSON {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		d := decode[depositJSON](t, r.srv.Must(t, 200, "GET", "/v1/payments/deposits/"+id, key, nil))
+		if d.Status == want {
+			return d
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deposit %s is %s after 10 s, want %s (%v)", id, d.Status, want, d.FailureReason)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// temporary creates a TEMPORARY onramp of amount NGN with key.
+func (r *rig) temporary(t testing.TB, key string, amount any, extra ...string) onrampJSON {
+	t.Helper()
+	body := map[string]any{"type": "TEMPORARY", "amount": amount}
+	for i := 0; i+1 < len(extra); i += 2 {
+		body[extra[i]] = extra[i+1]
+	}
+	return decode[onrampJSON](t, r.srv.Must(t, 201, "POST", "/v1/payments/onramps", key, body))
+}

@@ -1,0 +1,389 @@
+// Package onramps is the HTTP edge of /v1/payments/onramps (spec "Onramps") over
+// payments/onramps. POST is idempotent with X-Idempotency-Key (the middleware given to New).
+package onramps
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/fasthttp/router"
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"svc/gateway/api"
+	"svc/gateway/openapi"
+	"svc/payments/idempotency"
+	"svc/payments/money"
+	"svc/payments/onramps"
+	"svc/payments/providers"
+)
+
+// Service is what the handlers need; *payments/onramps.Service is one.
+type Service interface {
+	Create(ctx context.Context, t onramps.Tenant, in onramps.CreateInput) (onramps.Onramp, error)
+	Get(ctx context.Context, t onramps.Tenant, id uuid.UUID) (onramps.Onramp, error)
+	List(ctx context.Context, t onramps.Tenant, f onramps.Filter) ([]onramps.Onramp, int64, error)
+	Now() time.Time
+}
+
+var _ Service = (*onramps.Service)(nil)
+
+// Middleware wraps a handler (the idempotency middleware).
+type Middleware = func(fasthttp.RequestHandler) fasthttp.RequestHandler
+
+// Routes is the RouteSet of /v1/payments/onramps.
+type Routes struct {
+	svc  Service
+	idem Middleware
+}
+
+// New returns the routes over svc; idem wraps POST (nil: none).
+func New(svc Service, idem Middleware) *Routes {
+	if idem == nil {
+		idem = func(h fasthttp.RequestHandler) fasthttp.RequestHandler { return h }
+	}
+	return &Routes{svc: svc, idem: idem}
+}
+
+// Register adds every route behind protect.
+func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandler) fasthttp.RequestHandler) {
+	r.POST("/v1/payments/onramps", protect(rs.idem(rs.create)))
+	r.GET("/v1/payments/onramps", protect(rs.list))
+	r.GET("/v1/payments/onramps/{id}", protect(rs.get))
+}
+
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// TenantOf is the request's tenant; it answers 401 itself when there is none.
+func TenantOf(ctx *fasthttp.RequestCtx) (onramps.Tenant, bool) {
+	p, ok := api.PrincipalOf(ctx)
+	if !ok {
+		api.Fail(ctx, api.NewError(api.CodeUnauthorized, "not authenticated"))
+		return onramps.Tenant{}, false
+	}
+	return onramps.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true
+}
+
+// Context is a context for the services with a deadline and the request's idempotency
+// scope (if any), without tying it to the recycled RequestCtx.
+func Context(ctx *fasthttp.RequestCtx, d time.Duration) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithTimeout(context.Background(), d)
+	if s := idempotency.ScopeFrom(ctx); s != nil {
+		c = idempotency.WithScope(c, s)
+	}
+	return c, cancel
+}
+
+// SettlementJSON is an onramp's settlement.
+type SettlementJSON struct {
+	Mode               string  `json:"mode"`
+	Asset              string  `json:"asset"`
+	Chain              *string `json:"chain"`
+	DestinationAddress *string `json:"destination_address"`
+}
+
+// OnrampJSON is the spec's Onramp object (camelCase account fields as the spec gives them)
+// plus what a merchant needs to show a payer.
+type OnrampJSON struct {
+	ID            string         `json:"id"`
+	Type          string         `json:"type"`
+	Status        string         `json:"status"`
+	AccountNumber string         `json:"accountNumber"`
+	BankName      string         `json:"bankName"`
+	AccountName   string         `json:"accountName"`
+	ExpiresAt     *string        `json:"expiresAt,omitempty"`
+	CustomerID    *string        `json:"customer_id"`
+	Amount        *string        `json:"amount"`
+	Currency      string         `json:"currency"`
+	Rate          *string        `json:"rate"`
+	RateID        *string        `json:"rate_id"`
+	Settlement    SettlementJSON `json:"settlement"`
+	Reference     *string        `json:"reference"`
+	CreatedAt     string         `json:"created_at"`
+	UpdatedAt     string         `json:"updated_at"`
+}
+
+// Out renders an onramp as of now.
+func Out(o onramps.Onramp, now time.Time) OnrampJSON {
+	out := OnrampJSON{ID: o.ID.String(), Type: o.Type, Status: o.StatusAt(now), AccountNumber: o.AccountNumber,
+		BankName: o.BankName, AccountName: o.AccountName, Currency: "NGN",
+		Settlement: SettlementJSON{Mode: o.Settlement.Mode, Asset: string(o.Settlement.Asset)},
+		CreatedAt:  ts(o.CreatedAt), UpdatedAt: ts(o.UpdatedAt)}
+	if o.ExpiresAt != nil {
+		e := ts(*o.ExpiresAt)
+		out.ExpiresAt = &e
+	}
+	if o.CustomerID != nil {
+		c := o.CustomerID.String()
+		out.CustomerID = &c
+	}
+	if o.Amount != nil {
+		a := o.Amount.String()
+		out.Amount = &a
+	}
+	if o.Price > 0 {
+		r := money.Format(money.NGN, o.Price)
+		out.Rate = &r
+	}
+	if o.RateID != nil {
+		r := o.RateID.String()
+		out.RateID = &r
+	}
+	if o.Settlement.Chain != "" {
+		c, d := o.Settlement.Chain, o.Settlement.DestinationAddress
+		out.Settlement.Chain, out.Settlement.DestinationAddress = &c, &d
+	}
+	if o.Reference != "" {
+		r := o.Reference
+		out.Reference = &r
+	}
+	return out
+}
+
+type settlementBody struct {
+	Mode               string `json:"mode"`
+	Asset              string `json:"asset"`
+	Chain              string `json:"chain"`
+	DestinationAddress string `json:"destination_address"`
+}
+
+type createBody struct {
+	Type       string          `json:"type"`
+	CustomerID string          `json:"customer_id"`
+	RateID     string          `json:"rate_id"`
+	Amount     json.RawMessage `json:"amount"` // a JSON number (the spec) or a decimal string
+	Settlement *settlementBody `json:"settlement"`
+	Reference  string          `json:"reference"`
+}
+
+// ParseAmount reads an NGN amount given as a JSON number or a decimal string, exactly (no
+// floats): at most 2 decimal places, positive.
+func ParseAmount(raw json.RawMessage) (money.Amount, string) {
+	s := strings.TrimSpace(string(raw))
+	if strings.HasPrefix(s, `"`) {
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return money.Amount{}, "must be a number or a decimal string"
+		}
+	}
+	a, err := money.ParsePositive(money.NGN, s)
+	if err != nil {
+		return money.Amount{}, err.Error()
+	}
+	return a, ""
+}
+
+func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
+	t, ok := TenantOf(ctx)
+	if !ok {
+		return
+	}
+	var b createBody
+	if err := api.Decode(ctx, &b); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	var v api.Validator
+	in := onramps.CreateInput{Type: b.Type, Reference: b.Reference}
+	if v.Required("type", b.Type) {
+		v.OneOf("type", b.Type, onramps.Temporary, onramps.Permanent)
+	}
+	if b.CustomerID != "" {
+		id, err := uuid.Parse(b.CustomerID)
+		if v.Check(err == nil, "customer_id", "must be a UUID") {
+			in.CustomerID = &id
+		}
+	} else if b.Type == onramps.Permanent {
+		v.Add("customer_id", "is required for a PERMANENT onramp")
+	}
+	if b.RateID != "" {
+		id, err := uuid.Parse(b.RateID)
+		if v.Check(err == nil, "rate_id", "must be a rate id (UUID)") {
+			in.RateID = &id
+		}
+		v.Check(b.Type != onramps.Permanent, "rate_id", "does not apply to a PERMANENT onramp (it converts at the market rate at deposit time)")
+	}
+	if len(b.Amount) > 0 && string(b.Amount) != "null" {
+		if b.Type == onramps.Permanent {
+			v.Add("amount", "does not apply to a PERMANENT onramp (it takes any amount at the market rate)")
+		} else if a, msg := ParseAmount(b.Amount); v.Check(msg == "", "amount", msg) {
+			in.Amount = &a
+		}
+	} else if b.Type == onramps.Temporary {
+		v.Add("amount", "is required for a TEMPORARY onramp")
+	}
+	if s := b.Settlement; s != nil {
+		st := onramps.Settlement{Mode: s.Mode, Asset: money.Asset(s.Asset), Chain: s.Chain, DestinationAddress: s.DestinationAddress}
+		if v.Required("settlement.mode", s.Mode) {
+			v.OneOf("settlement.mode", s.Mode, onramps.ModeOnchain, onramps.ModeInternal)
+		}
+		if v.Required("settlement.asset", s.Asset) {
+			v.OneOf("settlement.asset", s.Asset, "USDC", "USDT")
+		}
+		if s.Mode == onramps.ModeOnchain {
+			c := providers.Chain(s.Chain)
+			if v.Required("settlement.chain", s.Chain) && v.OneOf("settlement.chain", s.Chain, providers.ChainNames(providers.WalletChains)...) &&
+				v.Required("settlement.destination_address", s.DestinationAddress) {
+				if err := providers.ValidateAddress(c, s.DestinationAddress); err != nil {
+					v.Add("settlement.destination_address", err.Error())
+				}
+			}
+		} else if s.Mode == onramps.ModeInternal {
+			v.Check(s.Chain == "", "settlement.chain", "applies to ONCHAIN settlement only")
+			v.Check(s.DestinationAddress == "", "settlement.destination_address", "applies to ONCHAIN settlement only")
+		}
+		in.Settlement = &st
+	}
+	v.Length("reference", b.Reference, 0, 200)
+	if err := v.Err(); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	c, cancel := Context(ctx, 30*time.Second)
+	defer cancel()
+	o, err := rs.svc.Create(c, t, in)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	api.Created(ctx, Out(o, rs.svc.Now()))
+}
+
+// PathID reads {id}; anything but a UUID names nothing (404 with notFound).
+func PathID(ctx *fasthttp.RequestCtx, notFound error) (uuid.UUID, bool) {
+	s, _ := ctx.UserValue("id").(string)
+	id, err := uuid.Parse(s)
+	if err != nil {
+		api.Fail(ctx, notFound)
+		return uuid.Nil, false
+	}
+	return id, true
+}
+
+func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
+	t, ok := TenantOf(ctx)
+	if !ok {
+		return
+	}
+	id, ok := PathID(ctx, onramps.ErrNotFound)
+	if !ok {
+		return
+	}
+	c, cancel := Context(ctx, 10*time.Second)
+	defer cancel()
+	o, err := rs.svc.Get(c, t, id)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	api.OK(ctx, Out(o, rs.svc.Now()))
+}
+
+func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
+	t, ok := TenantOf(ctx)
+	if !ok {
+		return
+	}
+	pg, err := api.Paging(ctx, "limit", 20, 100)
+	var v api.Validator
+	status := string(ctx.QueryArgs().Peek("status"))
+	if status != "" {
+		v.OneOf("status", status, onramps.Active, onramps.Expired, onramps.Inactive)
+	}
+	if err == nil {
+		err = v.Err()
+	}
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	c, cancel := Context(ctx, 10*time.Second)
+	defer cancel()
+	os, total, err := rs.svc.List(c, t, onramps.Filter{Status: status, Page: pg.Page, Limit: pg.Limit})
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	now := rs.svc.Now()
+	items := make([]OnrampJSON, len(os))
+	for i, o := range os {
+		items[i] = Out(o, now)
+	}
+	api.Page(ctx, items, pg.Meta(total))
+}
+
+// PageMetaSchema is the paging block of page-based lists.
+var PageMetaSchema = openapi.Obj(map[string]openapi.Schema{"total": openapi.Int(""), "page": openapi.Int(""),
+	"limit": openapi.Int(""), "total_pages": openapi.Int("")}, "total", "page", "limit", "total_pages")
+
+// OnrampSchema documents OnrampJSON.
+func OnrampSchema() openapi.Schema {
+	return openapi.Obj(map[string]openapi.Schema{
+		"id":            openapi.UUID(""),
+		"type":          openapi.Enum(onramps.Temporary, onramps.Permanent),
+		"status":        openapi.Enum(onramps.Active, onramps.Expired, onramps.Inactive),
+		"accountNumber": openapi.Str("10-digit NUBAN to transfer NGN to"),
+		"bankName":      openapi.Str(""),
+		"accountName":   openapi.Str(""),
+		"expiresAt":     openapi.Time("TEMPORARY only: 25 minutes after creation"),
+		"customer_id":   openapi.Nullable(openapi.UUID("")),
+		"amount":        openapi.Nullable(openapi.Decimal("NGN to transfer, exactly (TEMPORARY only)")),
+		"currency":      openapi.Enum("NGN"),
+		"rate":          openapi.Nullable(openapi.Decimal("locked NGN price of one unit of the settlement asset (TEMPORARY only)")),
+		"rate_id":       openapi.Nullable(openapi.UUID("the locked rate, when one was given")),
+		"settlement": openapi.Obj(map[string]openapi.Schema{
+			"mode":                openapi.Enum(onramps.ModeOnchain, onramps.ModeInternal),
+			"asset":               openapi.Enum("USDC", "USDT"),
+			"chain":               openapi.Nullable(openapi.Enum(providers.ChainNames(providers.WalletChains)...)),
+			"destination_address": openapi.Nullable(openapi.Str("")),
+		}, "mode", "asset"),
+		"reference":  openapi.Nullable(openapi.Str("payment reference deposits carry")),
+		"created_at": openapi.Time(""),
+		"updated_at": openapi.Time(""),
+	}, "id", "type", "status", "accountNumber", "bankName", "accountName", "created_at")
+}
+
+// Docs documents every route.
+func (rs *Routes) Docs() []openapi.Op {
+	const tag = "onramps"
+	return []openapi.Op{
+		{Method: "POST", Path: "/v1/payments/onramps", Tag: tag, Summary: "Create an onramp (NGN bank account that converts to USDT/USDC)",
+			Description: "TEMPORARY: amount required, rate locked from rate_id or a fresh quote, expires 25 minutes after creation, " +
+				"INACTIVE once paid. PERMANENT: customer_id of a TIER_1 customer required, no amount, market rate at deposit time; one " +
+				"active per customer. settlement defaults to INTERNAL_BALANCE in USDT (the customer's balance when there is a " +
+				"customer, else the merchant's). Idempotent with X-Idempotency-Key.",
+			Body: openapi.Obj(map[string]openapi.Schema{
+				"type":        openapi.Enum(onramps.Temporary, onramps.Permanent),
+				"customer_id": openapi.UUID("required for PERMANENT"),
+				"rate_id":     openapi.UUID("a rate id of GET /payments/rates (buy side of the settlement asset), TEMPORARY only"),
+				"amount":      openapi.Schema{"type": "number", "description": "NGN amount (number or decimal string, at most 2 places); required for TEMPORARY"},
+				"settlement": openapi.Obj(map[string]openapi.Schema{
+					"mode":                openapi.Enum(onramps.ModeOnchain, onramps.ModeInternal),
+					"asset":               openapi.Enum("USDC", "USDT"),
+					"chain":               openapi.Enum(providers.ChainNames(providers.WalletChains)...),
+					"destination_address": openapi.Str("ONCHAIN: an address valid for chain"),
+				}, "mode", "asset"),
+				"reference": openapi.Str("optional payment reference, up to 200 characters"),
+			}, "type"),
+			Responses: map[int]openapi.Response{201: {Description: "the onramp", Data: OnrampSchema()}},
+			Errors: []string{api.CodeValidation, api.CodeInvalidJSON, api.CodeUnsupportedMedia, api.CodeNotFound,
+				api.CodeKYCTierRequired, api.CodeRateExpired, api.CodeRateAlreadyUsed, api.CodeConflict,
+				api.CodeIdempotencyKeyReused, api.CodeIdempotencyInUse, api.CodeProviderUnavailable}},
+		{Method: "GET", Path: "/v1/payments/onramps", Tag: tag, Summary: "List onramps",
+			Query: []openapi.Param{
+				{Name: "page", In: "query", Schema: openapi.Int("1-indexed, default 1")},
+				{Name: "limit", In: "query", Schema: openapi.Int("1 to 100, default 20")},
+				{Name: "status", In: "query", Schema: openapi.Enum(onramps.Active, onramps.Expired, onramps.Inactive)},
+			},
+			Responses: map[int]openapi.Response{200: {Description: "a page of onramps", Data: openapi.Obj(map[string]openapi.Schema{
+				"items": openapi.Arr(OnrampSchema()), "meta": PageMetaSchema,
+			})}},
+			Errors: []string{api.CodeValidation}},
+		{Method: "GET", Path: "/v1/payments/onramps/{id}", Tag: tag, Summary: "Get an onramp",
+			Responses: map[int]openapi.Response{200: {Description: "the onramp", Data: OnrampSchema()}},
+			Errors:    []string{api.CodeNotFound}},
+	}
+}

@@ -1,0 +1,383 @@
+package deposits
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"svc/payments/events"
+	"svc/payments/idempotency"
+	"svc/payments/ledger"
+	"svc/payments/money"
+	"svc/payments/onramps"
+	"svc/payments/providers"
+	"svc/payments/rates"
+	"svc/persistence/postgres"
+)
+
+// Errors.
+var (
+	// ErrNotFound: no such deposit for this merchant and environment (404).
+	ErrNotFound error = &onramps.Error{Code: "NOT_FOUND", Reason: "deposit not found"}
+	// ErrSandboxOnly: the sandbox operation was called with a live key (403).
+	ErrSandboxOnly error = &onramps.Error{Code: "SANDBOX_ONLY", Reason: "this operation works only with a test (sandbox) key"}
+	// ErrInvalidState: the deposit is not in a state the operation applies to (422).
+	ErrInvalidState error = &onramps.Error{Code: "INVALID_STATE", Reason: "the deposit is not in a state this operation applies to"}
+)
+
+// Config is what the service is built with.
+type Config struct {
+	Onramps   *onramps.Service
+	Rates     *rates.Service
+	Providers providers.Environments // the chain custodian sends ONCHAIN settlements
+	Events    onramps.Recorder
+	Jobs      onramps.JobInserter
+	Now       func() time.Time
+}
+
+// Service receives deposits and runs their lifecycle. Safe for concurrent use.
+type Service struct {
+	pool *pgxpool.Pool
+	cfg  Config
+
+	mu    sync.RWMutex
+	hooks []SettlementHook
+}
+
+// New returns the service.
+func New(pool *pgxpool.Pool, cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Service{pool: pool, cfg: cfg}
+}
+
+// OnSettled registers a hook called in every settling transaction (at wiring time).
+func (s *Service) OnSettled(h SettlementHook) {
+	s.mu.Lock()
+	s.hooks = append(s.hooks, h)
+	s.mu.Unlock()
+}
+
+func (s *Service) stamp() time.Time { return s.cfg.Now().UTC().Truncate(time.Millisecond) }
+
+// Simulate is the sandbox deposit (POST /payments/sandbox/deposits): NGN arriving in the
+// onramp now.
+//
+// Errors: ErrSandboxOnly (a live tenant), onramps.ErrNotFound, onramps.ErrNotActive,
+// *onramps.FieldError (amount), the database's.
+func (s *Service) Simulate(ctx context.Context, t Tenant, in SimulateInput) (Deposit, error) {
+	if t.Environment != "sandbox" {
+		return Deposit{}, ErrSandboxOnly
+	}
+	if in.Amount != nil && (in.Amount.Asset != money.NGN || !in.Amount.IsPositive()) {
+		return Deposit{}, &onramps.FieldError{Name: "amount", Message: "must be a positive NGN amount"}
+	}
+	var out Deposit
+	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		o, err := s.cfg.Onramps.GetTx(ctx, tx, t, in.OnrampID, true)
+		if err != nil {
+			return err
+		}
+		amount := SandboxDefaultAmount
+		switch {
+		case in.Amount != nil:
+			amount = *in.Amount
+		case o.Amount != nil:
+			amount = *o.Amount
+		}
+		out, err = s.Receive(ctx, tx, o, amount, in.ShouldFlag)
+		return err
+	})
+	return out, err
+}
+
+// Receive records NGN arriving in onramp o (read FOR UPDATE in tx): the deposit
+// PENDING_FX, the NGN on system:incoming, deposit.received, and the conversion job. A
+// TEMPORARY onramp receiving its exact amount becomes INACTIVE (it is paid).
+//
+// Errors: onramps.ErrNotActive, the database's.
+func (s *Service) Receive(ctx context.Context, tx pgx.Tx, o onramps.Onramp, amount money.Amount, flag bool) (Deposit, error) {
+	now := s.stamp()
+	if o.StatusAt(now) != onramps.Active {
+		return Deposit{}, onramps.ErrNotActive
+	}
+	d := Deposit{ID: uuid.Must(uuid.NewV7()), Tenant: o.Tenant, Type: TypeNGN, Status: PendingFX, OnrampID: &o.ID,
+		CustomerID: o.CustomerID, Amount: amount, Flag: flag, Settlement: o.Settlement,
+		PaymentReference: o.PaymentReference(), CreatedAt: now, UpdatedAt: now,
+		AccountNumber: o.AccountNumber, BankName: o.BankName}
+	if err := insert(ctx, tx, d); err != nil {
+		return Deposit{}, err
+	}
+	if err := s.post(ctx, tx, d, "received", "Deposit received into "+o.AccountNumber,
+		ledger.Move(ledger.System(ledger.External), ledger.System(Incoming), amount)); err != nil {
+		return Deposit{}, err
+	}
+	if o.Type == onramps.Temporary && o.Amount != nil && o.Amount.Cmp(amount) == 0 {
+		if _, err := s.cfg.Onramps.MarkInactive(ctx, tx, o.ID); err != nil {
+			return Deposit{}, err
+		}
+	}
+	if err := s.event(ctx, tx, d, events.DepositReceived); err != nil {
+		return Deposit{}, err
+	}
+	if err := s.next(ctx, tx, d); err != nil {
+		return Deposit{}, err
+	}
+	return d, nil
+}
+
+func (s *Service) next(ctx context.Context, tx pgx.Tx, d Deposit) error {
+	if _, err := s.cfg.Jobs.InsertTx(ctx, tx, StepArgs{DepositID: d.ID, From: d.Status}, nil); err != nil {
+		return fmt.Errorf("enqueue deposit step: %w", err)
+	}
+	return nil
+}
+
+func (s *Service) post(ctx context.Context, tx pgx.Tx, d Deposit, step, desc string, postings ...[]ledger.Posting) error {
+	var all []ledger.Posting
+	for _, p := range postings {
+		all = append(all, p...)
+	}
+	_, err := ledger.Post(ctx, tx, ledger.Transaction{
+		MerchantID: d.Tenant.MerchantID, Environment: d.Tenant.Environment,
+		Reference: "deposit:" + d.ID.String() + ":" + step, Kind: "deposit." + step, Description: desc,
+		Postings: all, Metadata: map[string]string{"deposit_id": d.ID.String()},
+	})
+	return err
+}
+
+// EventData is the data of the deposit.* events.
+func EventData(d Deposit) events.Deposit {
+	e := events.Deposit{ID: d.ID.String(), Amount: d.Amount.String(), Currency: string(d.Amount.Asset),
+		Status: d.Status, Asset: string(d.Settlement.Asset), PaymentReference: d.PaymentReference}
+	if d.OnrampID != nil {
+		e.OnrampID = d.OnrampID.String()
+	}
+	if d.SettledAmount != nil {
+		a := d.SettledAmount.String()
+		e.SettledAmount = &a
+	}
+	if d.Settlement.Chain != "" {
+		c := d.Settlement.Chain
+		e.Chain = &c
+	}
+	if d.TxHash != "" {
+		h := d.TxHash
+		e.TxHash = &h
+	}
+	return e
+}
+
+func (s *Service) event(ctx context.Context, tx pgx.Tx, d Deposit, typ events.Type) error {
+	_, err := s.cfg.Events.Record(ctx, tx, d.Tenant.MerchantID, d.Tenant.Environment, typ, EventData(d))
+	return err
+}
+
+// owner is the account INTERNAL_BALANCE settlement credits: the customer's, else the
+// merchant's.
+func owner(d Deposit, p ledger.Purpose) ledger.Account {
+	if d.CustomerID != nil {
+		return ledger.Customer(*d.CustomerID, p)
+	}
+	return ledger.Merchant(d.Tenant.MerchantID, p)
+}
+
+// Advance runs the deposit's next lifecycle step, in one transaction; a deposit not in
+// state `from` (a step already done by an earlier run of the job) is left alone. It is
+// what the StepArgs job calls.
+func (s *Service) Advance(ctx context.Context, id uuid.UUID, from string) error {
+	return postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		d, err := getByID(ctx, tx, id)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if d.Status != from {
+			return nil
+		}
+		switch d.Status {
+		case PendingFX:
+			return s.convert(ctx, tx, d)
+		case PendingWithdrawal:
+			return s.route(ctx, tx, d)
+		}
+		return nil
+	})
+}
+
+func (s *Service) move(ctx context.Context, tx pgx.Tx, d *Deposit, to string) error {
+	if !CanMove(d.Status, to) {
+		return fmt.Errorf("%w: %s -> %s", ErrInvalidState, d.Status, to)
+	}
+	d.Status, d.UpdatedAt = to, s.stamp()
+	if to == Settled {
+		at := d.UpdatedAt
+		d.SettledAt = &at
+	}
+	return update(ctx, tx, *d)
+}
+
+// convert is the PENDING_FX step.
+func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit) error {
+	if d.Flag {
+		if err := s.move(ctx, tx, &d, Flagged); err != nil {
+			return err
+		}
+		return s.event(ctx, tx, d, events.DepositFlagged)
+	}
+	o, err := s.cfg.Onramps.GetTx(ctx, tx, d.Tenant, *d.OnrampID, false)
+	if err != nil {
+		return err
+	}
+	price := o.Price
+	if o.Type == onramps.Temporary && o.Amount != nil && o.Amount.Cmp(d.Amount) != 0 {
+		return s.fail(ctx, tx, d, fmt.Sprintf("AMOUNT_MISMATCH: the onramp takes exactly %s NGN, %s NGN arrived; returned to the sender",
+			o.Amount, d.Amount))
+	}
+	if o.Type == onramps.Permanent {
+		p, err := s.cfg.Rates.Market(d.Tenant.Environment, d.Settlement.Asset, rates.Buy)
+		if err != nil {
+			return s.fail(ctx, tx, d, "NO_RATE: no conversion rate was available; returned to the sender")
+		}
+		price = p.Price
+	}
+	got, err := rates.Convert(d.Amount, d.Settlement.Asset, price)
+	if err != nil || !got.IsPositive() {
+		return s.fail(ctx, tx, d, "CONVERSION_FAILED: the amount does not convert to a positive amount; returned to the sender")
+	}
+	dest := ledger.System(Outgoing)
+	if d.Settlement.Mode == onramps.ModeInternal {
+		dest = owner(d, ledger.Pending)
+	}
+	if err := s.post(ctx, tx, d, "convert", fmt.Sprintf("Conversion of %s NGN to %s %s at %s", d.Amount, got, got.Asset, rates.FormatPrice(price)),
+		ledger.Move(ledger.System(Incoming), ledger.System(ledger.FX), d.Amount),
+		ledger.Move(ledger.System(ledger.FX), dest, got)); err != nil {
+		return err
+	}
+	d.Price, d.SettledAmount = price, &got
+	if err := s.move(ctx, tx, &d, PendingWithdrawal); err != nil {
+		return err
+	}
+	if err := s.event(ctx, tx, d, events.DepositPendingWithdrawal); err != nil {
+		return err
+	}
+	return s.next(ctx, tx, d)
+}
+
+// fail ends a PENDING_FX deposit FAILED, its NGN returned to the sender.
+func (s *Service) fail(ctx context.Context, tx pgx.Tx, d Deposit, reason string) error {
+	if err := s.post(ctx, tx, d, "return", "Deposit returned to the sender",
+		ledger.Move(ledger.System(Incoming), ledger.System(ledger.External), d.Amount)); err != nil {
+		return err
+	}
+	d.FailureReason = reason
+	if err := s.move(ctx, tx, &d, Failed); err != nil {
+		return err
+	}
+	return s.event(ctx, tx, d, events.DepositFailed)
+}
+
+// route is the PENDING_WITHDRAWAL step.
+func (s *Service) route(ctx context.Context, tx pgx.Tx, d Deposit) error {
+	got := *d.SettledAmount
+	var credited *ledger.Balance
+	if d.Settlement.Mode == onramps.ModeInternal {
+		from, to := owner(d, ledger.Pending), owner(d, ledger.Available)
+		p, err := ledger.Post(ctx, tx, ledger.Transaction{
+			MerchantID: d.Tenant.MerchantID, Environment: d.Tenant.Environment,
+			Reference: "deposit:" + d.ID.String() + ":settle", Kind: "deposit.settle",
+			Description: "Deposit " + d.PaymentReference + " settled", Postings: ledger.Move(from, to, got),
+			Metadata: map[string]string{"deposit_id": d.ID.String()},
+		})
+		if err != nil {
+			return err
+		}
+		if b, ok := p.Find(to, got.Asset); ok {
+			credited = &b
+		}
+	} else {
+		res, err := s.cfg.Providers.For(d.Tenant.Environment).Custody.Send(ctx, providers.SendRequest{
+			Reference: "deposit:" + d.ID.String(), Chain: providers.Chain(d.Settlement.Chain), Asset: got.Asset,
+			To: d.Settlement.DestinationAddress, Amount: got,
+		})
+		if err != nil {
+			return err // outcome unknown: the job retries with the same reference
+		}
+		if res.Status == providers.SendFailed {
+			if err := s.post(ctx, tx, d, "unwind", "On-chain send refused; converted back and returned to the sender",
+				ledger.Move(ledger.System(Outgoing), ledger.System(ledger.FX), got),
+				ledger.Move(ledger.System(ledger.FX), ledger.System(ledger.External), d.Amount)); err != nil {
+				return err
+			}
+			d.FailureReason = "SEND_FAILED: " + res.FailureReason
+			if err := s.move(ctx, tx, &d, Failed); err != nil {
+				return err
+			}
+			return s.event(ctx, tx, d, events.DepositFailed)
+		}
+		if err := s.post(ctx, tx, d, "settle", "Sent on "+d.Settlement.Chain+" to "+d.Settlement.DestinationAddress,
+			ledger.Move(ledger.System(Outgoing), ledger.System(ledger.External), got)); err != nil {
+			return err
+		}
+		d.TxHash = res.TxHash
+	}
+	if err := s.move(ctx, tx, &d, Settled); err != nil {
+		return err
+	}
+	if err := s.event(ctx, tx, d, events.DepositSettled); err != nil {
+		return err
+	}
+	if d.CustomerID != nil && credited != nil {
+		id := d.ID.String()
+		if _, err := s.cfg.Events.Record(ctx, tx, d.Tenant.MerchantID, d.Tenant.Environment, events.CustomerBalanceCredited,
+			events.CustomerBalance{CustomerID: d.CustomerID.String(), Asset: string(got.Asset), Amount: got.String(),
+				Balance: credited.Amount.String(), DepositID: &id}); err != nil {
+			return err
+		}
+	}
+	s.mu.RLock()
+	hooks := s.hooks
+	s.mu.RUnlock()
+	for _, h := range hooks {
+		if err := h.DepositSettled(ctx, tx, d); err != nil {
+			return fmt.Errorf("settlement hook: %w", err)
+		}
+	}
+	return nil
+}
+
+// Get returns the tenant's deposit with its onramp's account. Errors: ErrNotFound.
+func (s *Service) Get(ctx context.Context, t Tenant, id uuid.UUID) (Deposit, error) {
+	return get(ctx, s.pool, t, id)
+}
+
+// List returns a page of the tenant's deposits, newest first, and the total.
+func (s *Service) List(ctx context.Context, t Tenant, f Filter) ([]Deposit, int64, error) {
+	return list(ctx, s.pool, t, f)
+}
+
+// Customer returns the deposit's customer, for the detail view (nil when none or when no
+// customer directory is wired).
+func (s *Service) Customer(ctx context.Context, d Deposit) (*onramps.Customer, error) {
+	c := s.cfg.Onramps.Customers()
+	if d.CustomerID == nil || c == nil {
+		return nil, nil
+	}
+	out, err := c.Lookup(ctx, s.pool, d.Tenant, *d.CustomerID)
+	if errors.Is(err, onramps.ErrCustomerNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -1,0 +1,157 @@
+package deposits
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"svc/payments/money"
+	"svc/persistence/postgres"
+)
+
+const columns = `d.id, d.merchant_id, d.environment, d.type, d.status, d.onramp_id, d.offramp_id, d.customer_id,
+	d.amount, d.currency, d.flag, d.settlement_mode, d.asset, d.chain, d.destination_address, d.price,
+	d.settled_amount, d.tx_hash, d.payment_reference, d.failure_reason, d.created_at, d.updated_at, d.settled_at,
+	coalesce(o.account_number, ''), coalesce(o.bank_name, '')`
+
+const from = ` from deposits d left join onramps o on o.id = d.onramp_id`
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func insert(ctx context.Context, tx pgx.Tx, d Deposit) error {
+	_, err := tx.Exec(ctx, `insert into deposits (id, merchant_id, environment, type, status, onramp_id, offramp_id,
+		customer_id, amount, currency, flag, settlement_mode, asset, chain, destination_address, payment_reference,
+		created_at, updated_at)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+		d.ID, d.Tenant.MerchantID, d.Tenant.Environment, d.Type, d.Status, d.OnrampID, d.OfframpID, d.CustomerID,
+		d.Amount.Minor, string(d.Amount.Asset), d.Flag, d.Settlement.Mode, string(d.Settlement.Asset),
+		nullable(d.Settlement.Chain), nullable(d.Settlement.DestinationAddress), d.PaymentReference, d.CreatedAt, d.UpdatedAt)
+	if err != nil {
+		return fmt.Errorf("insert deposit: %w", err)
+	}
+	return nil
+}
+
+// update writes the fields a step changes.
+func update(ctx context.Context, tx pgx.Tx, d Deposit) error {
+	var price, settled *int64
+	if d.Price > 0 {
+		price = &d.Price
+	}
+	if d.SettledAmount != nil {
+		settled = &d.SettledAmount.Minor
+	}
+	_, err := tx.Exec(ctx, `update deposits set status = $2, flag = $3, price = $4, settled_amount = $5, tx_hash = $6,
+		failure_reason = $7, updated_at = $8, settled_at = $9 where id = $1`,
+		d.ID, d.Status, d.Flag, price, settled, nullable(d.TxHash), nullable(d.FailureReason), d.UpdatedAt, d.SettledAt)
+	if err != nil {
+		return fmt.Errorf("update deposit: %w", err)
+	}
+	return nil
+}
+
+func scan(row pgx.Row) (Deposit, error) {
+	var (
+		d                        Deposit
+		amount                   int64
+		currency, asset          string
+		chain, dest, txh, reason *string
+		price, settled           *int64
+	)
+	err := row.Scan(&d.ID, &d.Tenant.MerchantID, &d.Tenant.Environment, &d.Type, &d.Status, &d.OnrampID, &d.OfframpID,
+		&d.CustomerID, &amount, &currency, &d.Flag, &d.Settlement.Mode, &asset, &chain, &dest, &price, &settled, &txh,
+		&d.PaymentReference, &reason, &d.CreatedAt, &d.UpdatedAt, &d.SettledAt, &d.AccountNumber, &d.BankName)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Deposit{}, ErrNotFound
+	}
+	if err != nil {
+		return Deposit{}, fmt.Errorf("read deposit: %w", err)
+	}
+	d.Amount = money.New(money.Asset(currency), amount)
+	d.Settlement.Asset = money.Asset(asset)
+	if chain != nil {
+		d.Settlement.Chain = *chain
+	}
+	if dest != nil {
+		d.Settlement.DestinationAddress = *dest
+	}
+	if price != nil {
+		d.Price = *price
+	}
+	if settled != nil {
+		a := money.New(d.Settlement.Asset, *settled)
+		d.SettledAmount = &a
+	}
+	if txh != nil {
+		d.TxHash = *txh
+	}
+	if reason != nil {
+		d.FailureReason = *reason
+	}
+	return d, nil
+}
+
+// getByID reads a deposit FOR UPDATE (the lifecycle steps; the id comes from our own job).
+func getByID(ctx context.Context, tx pgx.Tx, id uuid.UUID) (Deposit, error) {
+	return scan(tx.QueryRow(ctx, `select `+columns+from+` where d.id = $1 for update of d`, id))
+}
+
+func get(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID) (Deposit, error) {
+	return scan(q.QueryRow(ctx, `select `+columns+from+` where d.id = $1 and d.merchant_id = $2 and d.environment = $3`,
+		id, t.MerchantID, t.Environment))
+}
+
+func list(ctx context.Context, q postgres.Querier, t Tenant, f Filter) ([]Deposit, int64, error) {
+	args := []any{t.MerchantID, t.Environment}
+	where := ` where d.merchant_id = $1 and d.environment = $2`
+	add := func(clause string, v any) {
+		args = append(args, v)
+		where += fmt.Sprintf(clause, len(args))
+	}
+	if f.Type != "" {
+		add(` and d.type = $%d`, f.Type)
+	}
+	if f.Statuses != nil {
+		add(` and d.status = any($%d)`, f.Statuses)
+	}
+	if f.OnrampID != nil {
+		add(` and d.onramp_id = $%d`, *f.OnrampID)
+	}
+	if f.OfframpID != nil {
+		add(` and d.offramp_id = $%d`, *f.OfframpID)
+	}
+	if f.From != nil {
+		add(` and d.created_at >= $%d`, *f.From)
+	}
+	if f.To != nil {
+		add(` and d.created_at <= $%d`, *f.To)
+	}
+	var total int64
+	if err := q.QueryRow(ctx, `select count(*) from deposits d`+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count deposits: %w", err)
+	}
+	args = append(args, f.PerPage, (f.Page-1)*f.PerPage)
+	rows, err := q.Query(ctx, `select `+columns+from+where+
+		fmt.Sprintf(` order by d.created_at desc, d.id desc limit $%d offset $%d`, len(args)-1, len(args)), args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list deposits: %w", err)
+	}
+	defer rows.Close()
+	out := []Deposit{}
+	for rows.Next() {
+		d, err := scan(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, d)
+	}
+	return out, total, rows.Err()
+}

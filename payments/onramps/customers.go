@@ -1,0 +1,23 @@
+package onramps
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/uuid"
+
+	"svc/payments/customers"
+	"svc/persistence/postgres"
+)
+
+// Directory reads customers from payments/customers.
+var Directory Customers = LookupFunc(func(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID) (Customer, error) {
+	c, err := customers.Load(ctx, q, customers.Tenant{MerchantID: t.MerchantID, Environment: t.Environment}, id, false)
+	if errors.Is(err, customers.ErrNotFound) {
+		return Customer{}, ErrCustomerNotFound
+	}
+	if err != nil {
+		return Customer{}, err
+	}
+	return Customer{ID: c.ID, Email: c.Email, FirstName: c.FirstName, LastName: c.LastName, KYCTier: c.KYCTier}, nil
+})

@@ -1,0 +1,323 @@
+package onramps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"svc/payments/events"
+	"svc/payments/idempotency"
+	"svc/payments/money"
+	"svc/payments/providers"
+	"svc/payments/rates"
+	"svc/persistence/postgres"
+)
+
+// Customers is what onramps need of the customer records (payments/customers).
+type Customers interface {
+	// Lookup returns the tenant's customer id, read through q (the caller's transaction).
+	// Errors: ErrCustomerNotFound (any error matching it), the database's.
+	Lookup(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID) (Customer, error)
+}
+
+// Recorder records an event in the caller's transaction; *events.Recorder is one.
+type Recorder interface {
+	Record(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, environment string, typ events.Type, data any) (uuid.UUID, error)
+}
+
+// JobInserter enqueues river jobs in the caller's transaction; *jobs.Client is one.
+type JobInserter interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
+// Config is what the service is built with.
+type Config struct {
+	Rates     *rates.Service
+	Providers providers.Environments // the bank partner issues the account numbers
+	Customers Customers              // nil: requests naming a customer answer 503
+	Events    Recorder
+	Jobs      JobInserter
+	// Lifetime of TEMPORARY onramps (default TemporaryLifetime, 25 minutes).
+	Lifetime time.Duration
+	Now      func() time.Time
+}
+
+// Service creates and reads onramps. Safe for concurrent use.
+type Service struct {
+	pool *pgxpool.Pool
+	cfg  Config
+}
+
+// New returns the service.
+func New(pool *pgxpool.Pool, cfg Config) *Service {
+	if cfg.Lifetime <= 0 {
+		cfg.Lifetime = TemporaryLifetime
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Service{pool: pool, cfg: cfg}
+}
+
+// Now is the service's clock.
+func (s *Service) Now() time.Time { return s.cfg.Now() }
+
+// Customers is the customer directory the service was built with (nil if none).
+func (s *Service) Customers() Customers { return s.cfg.Customers }
+
+func (s *Service) stamp() time.Time { return s.cfg.Now().UTC().Truncate(time.Millisecond) }
+
+// Create creates an onramp (POST /payments/onramps) in the request's idempotency scope,
+// if any (idempotency.InTx).
+//
+// Errors: *FieldError (a rule between fields), ErrCustomerNotFound, ErrKYCTierRequired,
+// ErrPermanentExists, rates.ErrUnknownRate, rates.ErrRateExpired, rates.ErrRateAlreadyUsed,
+// rates.ErrNoPrice, providers.ErrProviderUnavailable, the database's.
+func (s *Service) Create(ctx context.Context, t Tenant, in CreateInput) (Onramp, error) {
+	var out Onramp
+	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		o, err := s.CreateTx(ctx, tx, t, in)
+		out = o
+		return err
+	})
+	return out, err
+}
+
+// check applies the rules between fields and the defaults.
+func check(in *CreateInput) error {
+	switch in.Type {
+	case Temporary:
+		if in.Amount == nil {
+			return &FieldError{"amount", "is required for a TEMPORARY onramp"}
+		}
+	case Permanent:
+		if in.CustomerID == nil {
+			return &FieldError{"customer_id", "is required for a PERMANENT onramp"}
+		}
+		if in.Amount != nil {
+			return &FieldError{"amount", "does not apply to a PERMANENT onramp (it takes any amount at the market rate)"}
+		}
+		if in.RateID != nil {
+			return &FieldError{"rate_id", "does not apply to a PERMANENT onramp (it converts at the market rate at deposit time)"}
+		}
+	default:
+		return &FieldError{"type", "must be TEMPORARY or PERMANENT"}
+	}
+	if in.Amount != nil && (in.Amount.Asset != money.NGN || !in.Amount.IsPositive()) {
+		return &FieldError{"amount", "must be a positive NGN amount"}
+	}
+	if in.Settlement == nil {
+		in.Settlement = &Settlement{Mode: ModeInternal, Asset: money.USDT}
+	}
+	st := in.Settlement
+	if st.Asset != money.USDT && st.Asset != money.USDC {
+		return &FieldError{"settlement.asset", "must be USDC or USDT"}
+	}
+	switch st.Mode {
+	case ModeInternal:
+		if st.Chain != "" || st.DestinationAddress != "" {
+			return &FieldError{"settlement.chain", "chain and destination_address apply to ONCHAIN settlement only"}
+		}
+	case ModeOnchain:
+		c := providers.Chain(st.Chain)
+		if !c.In(providers.WalletChains) {
+			return &FieldError{"settlement.chain", "is required for ONCHAIN settlement: one of APTOS, BASE, CELO, ETHEREUM, POLYGON, SOLANA, TRON"}
+		}
+		if st.DestinationAddress == "" {
+			return &FieldError{"settlement.destination_address", "is required for ONCHAIN settlement"}
+		}
+		if err := providers.ValidateAddress(c, st.DestinationAddress); err != nil {
+			return &FieldError{"settlement.destination_address", err.Error()}
+		}
+	default:
+		return &FieldError{"settlement.mode", "must be ONCHAIN or INTERNAL_BALANCE"}
+	}
+	if len(in.Reference) > 200 {
+		return &FieldError{"reference", "must be at most 200 characters"}
+	}
+	return nil
+}
+
+// CreateTx creates an onramp inside tx (the caller's transaction): the rules of Create,
+// the account from the environment's bank partner, onramp.completed, and for a TEMPORARY
+// onramp its expiry job. Errors: as Create.
+func (s *Service) CreateTx(ctx context.Context, tx pgx.Tx, t Tenant, in CreateInput) (Onramp, error) {
+	if err := check(&in); err != nil {
+		return Onramp{}, err
+	}
+	now := s.stamp()
+	o := Onramp{ID: uuid.Must(uuid.NewV7()), Tenant: t, Type: in.Type, Status: Active, CustomerID: in.CustomerID,
+		Amount: in.Amount, Settlement: *in.Settlement, Reference: in.Reference, CreatedAt: now, UpdatedAt: now}
+
+	var accountName string
+	if err := tx.QueryRow(ctx, `select business_name from merchants where id = $1`, t.MerchantID).Scan(&accountName); err != nil {
+		return Onramp{}, fmt.Errorf("read merchant: %w", err)
+	}
+	if in.CustomerID != nil {
+		if s.cfg.Customers == nil {
+			return Onramp{}, ErrCustomersUnavailable
+		}
+		c, err := s.cfg.Customers.Lookup(ctx, tx, t, *in.CustomerID)
+		if err != nil {
+			return Onramp{}, err
+		}
+		if in.Type == Permanent && !c.AtLeastTier1() {
+			return Onramp{}, ErrKYCTierRequired
+		}
+		accountName += " / " + c.Name()
+	}
+	if in.Type == Temporary {
+		exp := now.Add(s.cfg.Lifetime)
+		o.ExpiresAt = &exp
+		if in.RateID != nil {
+			q, err := s.cfg.Rates.Lock(ctx, tx, t, *in.RateID, o.Settlement.Asset, rates.Buy, "onramp:"+o.ID.String())
+			if err != nil {
+				return Onramp{}, err
+			}
+			o.Price, o.RateID = q.Price, in.RateID
+		} else {
+			p, err := s.cfg.Rates.Market(t.Environment, o.Settlement.Asset, rates.Buy)
+			if err != nil {
+				return Onramp{}, err
+			}
+			o.Price = p.Price
+		}
+	}
+	bank := s.cfg.Providers.For(t.Environment).Bank
+	for attempt := 0; ; attempt++ {
+		va, err := bank.CreateVirtualAccount(ctx, providers.VirtualAccountRequest{
+			Reference: "onramp:" + o.ID.String(), Attempt: attempt, AccountName: accountName,
+			Type: o.Type, Amount: o.Amount, ExpiresAt: o.ExpiresAt,
+		})
+		if err != nil {
+			return Onramp{}, err
+		}
+		o.BankCode, o.BankName, o.AccountNumber, o.AccountName = va.BankCode, va.BankName, va.AccountNumber, va.AccountName
+		ok, err := insert(ctx, tx, o)
+		if err != nil {
+			if postgres.IsUniqueViolation(err, "onramps_permanent_customer") {
+				return Onramp{}, ErrPermanentExists
+			}
+			return Onramp{}, err
+		}
+		if ok {
+			break
+		}
+		if attempt >= 8 {
+			return Onramp{}, errors.New("onramps: the bank keeps issuing account numbers already in use")
+		}
+	}
+	if _, err := s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.OnrampCompleted, EventData(o)); err != nil {
+		return Onramp{}, err
+	}
+	if o.ExpiresAt != nil {
+		if _, err := s.cfg.Jobs.InsertTx(ctx, tx, ExpireArgs{OnrampID: o.ID}, &river.InsertOpts{ScheduledAt: *o.ExpiresAt}); err != nil {
+			return Onramp{}, fmt.Errorf("enqueue onramp expiry: %w", err)
+		}
+	}
+	return o, nil
+}
+
+// CreateForAmount creates, in tx, a TEMPORARY onramp settling to the merchant's internal
+// USDT balance for exactly amount: NGN as is, USD converted to NGN at the current buy price
+// of USD (returned; 0 for NGN). Checkout payments use it; reference is the payment's id.
+func (s *Service) CreateForAmount(ctx context.Context, tx pgx.Tx, t Tenant, amount money.Amount, reference string) (Onramp, int64, error) {
+	ngn, price := amount, int64(0)
+	switch amount.Asset {
+	case money.NGN:
+	case money.USD:
+		p, err := s.cfg.Rates.Market(t.Environment, money.USD, rates.Buy)
+		if err != nil {
+			return Onramp{}, 0, err
+		}
+		price = p.Price
+		if ngn, err = rates.ToNGN(amount, price); err != nil {
+			return Onramp{}, 0, err
+		}
+	default:
+		return Onramp{}, 0, &FieldError{"currency", "must be NGN or USD"}
+	}
+	o, err := s.CreateTx(ctx, tx, t, CreateInput{Type: Temporary, Amount: &ngn, Reference: reference,
+		Settlement: &Settlement{Mode: ModeInternal, Asset: money.USDT}})
+	return o, price, err
+}
+
+// EventData is the data of onramp.completed.
+func EventData(o Onramp) events.Onramp {
+	d := events.Onramp{ID: o.ID.String(), Type: o.Type, Status: o.Status, AccountNumber: o.AccountNumber,
+		BankName: o.BankName, Currency: "NGN"}
+	if o.CustomerID != nil {
+		c := o.CustomerID.String()
+		d.CustomerID = &c
+	}
+	if o.Amount != nil {
+		a := o.Amount.String()
+		d.Amount = &a
+	}
+	return d
+}
+
+// Get returns the tenant's onramp. Errors: ErrNotFound.
+func (s *Service) Get(ctx context.Context, t Tenant, id uuid.UUID) (Onramp, error) {
+	return get(ctx, s.pool, t, id, false)
+}
+
+// GetTx reads the tenant's onramp through q, locking it FOR UPDATE when lock (q must then
+// be a transaction). Errors: ErrNotFound.
+func (s *Service) GetTx(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID, lock bool) (Onramp, error) {
+	return get(ctx, q, t, id, lock)
+}
+
+// List returns a page of the tenant's onramps, newest first, and the total.
+func (s *Service) List(ctx context.Context, t Tenant, f Filter) ([]Onramp, int64, error) {
+	return list(ctx, s.pool, t, f, s.cfg.Now().UTC())
+}
+
+// MarkInactive makes an ACTIVE onramp INACTIVE in tx (a TEMPORARY onramp that received its
+// amount). It returns whether it changed.
+func (s *Service) MarkInactive(ctx context.Context, tx pgx.Tx, id uuid.UUID) (bool, error) {
+	tag, err := tx.Exec(ctx, `update onramps set status = 'INACTIVE', updated_at = $2 where id = $1 and status = 'ACTIVE'`, id, s.stamp())
+	if err != nil {
+		return false, fmt.Errorf("deactivate onramp: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// Expire moves a TEMPORARY onramp past its expiry from ACTIVE to EXPIRED. It returns the
+// time to try again when the onramp is not due yet (a clock behind the job's schedule),
+// else zero.
+func (s *Service) Expire(ctx context.Context, id uuid.UUID) (time.Duration, error) {
+	now := s.stamp()
+	var (
+		status string
+		exp    *time.Time
+	)
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `select status, expires_at from onramps where id = $1 for update`, id).Scan(&status, &exp)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if status != Active || exp == nil || now.Before(*exp) {
+			return nil
+		}
+		_, err = tx.Exec(ctx, `update onramps set status = 'EXPIRED', updated_at = $2 where id = $1`, id, now)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("expire onramp: %w", err)
+	}
+	if status == Active && exp != nil && now.Before(*exp) {
+		return exp.Sub(now), nil
+	}
+	return 0, nil
+}

@@ -1,0 +1,388 @@
+// Package rates quotes NGN prices of USDT, USDC (and USD) from the exchange's own order
+// books (DESIGN.md section 4): to buy the asset, the best ask plus a spread; to sell it, the
+// best bid minus it; a configured reference price when that side of the book is empty.
+//
+// A quote served by GET /payments/rates is stored with an id and expires_at (60 s by
+// default). An onramp (or offramp) locks a quote once, inside its own transaction (Lock):
+// after expires_at it is ErrRateExpired (422 RATE_EXPIRED), a second lock ErrRateAlreadyUsed
+// (422 RATE_ALREADY_USED).
+//
+// Prices are int64 kobo per one unit of the asset (NGN with 2 places, the books' tick), so a
+// conversion is one exact integer division rounded half-even (Buy, Sell).
+package rates
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"svc/engine"
+	"svc/payments/money"
+)
+
+// Tenant is the merchant and environment every query is scoped by.
+type Tenant struct {
+	MerchantID  uuid.UUID
+	Environment string // sandbox or live
+}
+
+// Sides of a quote, from the point of view of the crypto asset.
+const (
+	Buy  = "buy"  // NGN -> asset (onramps): best ask + spread
+	Sell = "sell" // asset -> NGN (offramps): best bid - spread
+)
+
+// Sources of a price.
+const (
+	SourceBook      = "orderbook"
+	SourceReference = "reference"
+)
+
+// Exchange is what the service reads from one environment's engine; *engine.Engine is one.
+type Exchange interface {
+	BestBidAsk(symbol string) (bid, ask engine.Level, bidOK, askOK bool, err error)
+}
+
+var _ Exchange = (*engine.Engine)(nil)
+
+// Config is what the service is built with.
+type Config struct {
+	// Exchanges maps an environment (sandbox, live) to its engine; an environment without
+	// one prices from References only.
+	Exchanges map[string]Exchange
+	// Spread is the relative margin added to the ask (buy) and taken off the bid (sell), as
+	// a fraction: 0.005 is 0.5 %. Default 0.005.
+	Spread *big.Rat
+	// References are the prices used when a book side is empty, kobo per unit, keyed by
+	// asset (USDT, USDC, USD). An asset with neither a book nor a reference cannot be priced
+	// (ErrNoPrice).
+	References map[money.Asset]int64
+	// TTL is how long a quote can be locked (default 60 s).
+	TTL time.Duration
+	Now func() time.Time
+}
+
+// DefaultTTL is the validity of a quote.
+const DefaultTTL = 60 * time.Second
+
+// Quote is one stored price.
+type Quote struct {
+	ID        uuid.UUID
+	Tenant    Tenant
+	Asset     money.Asset // USDT, USDC or USD
+	Side      string
+	Price     int64 // kobo per unit of Asset
+	Source    string
+	ExpiresAt time.Time
+	CreatedAt time.Time
+}
+
+// Price is a market price, not stored.
+type Price struct {
+	Asset  money.Asset
+	Side   string
+	Price  int64 // kobo per unit
+	Source string
+	At     time.Time
+}
+
+// Errors.
+var (
+	// ErrRateExpired: the quote's expires_at has passed (422 RATE_EXPIRED).
+	ErrRateExpired error = &Error{"RATE_EXPIRED", "the rate has expired; fetch a new one immediately before use"}
+	// ErrRateAlreadyUsed: the quote was already locked (422 RATE_ALREADY_USED).
+	ErrRateAlreadyUsed error = &Error{"RATE_ALREADY_USED", "the rate was already used; fetch a new one"}
+	// ErrNoPrice: neither the book nor a reference prices the asset (503 PROVIDER_UNAVAILABLE).
+	ErrNoPrice error = &Error{"PROVIDER_UNAVAILABLE", "no price is available for this asset right now"}
+	// ErrUnknownRate: no such quote for this merchant and environment (400 on rate_id).
+	ErrUnknownRate = &FieldError{Name: "rate_id", Message: "is not a rate id returned by GET /payments/rates for this account"}
+)
+
+// Error is a refusal with an API code.
+type Error struct {
+	Code   string
+	Reason string
+}
+
+func (e *Error) Error() string { return e.Reason }
+
+// APICode is the gateway's error code.
+func (e *Error) APICode() string { return e.Code }
+
+// Is matches errors of the same code.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// FieldError is a validation failure of one request field (400 VALIDATION_ERROR).
+type FieldError struct{ Name, Message string }
+
+func (e *FieldError) Error() string { return e.Message }
+
+// APIField names the field.
+func (e *FieldError) APIField() string { return e.Name }
+
+// Service quotes and locks rates. Safe for concurrent use.
+type Service struct {
+	pool *pgxpool.Pool
+	cfg  Config
+	up   *big.Rat // 1 + spread
+	down *big.Rat // 1 - spread
+}
+
+// New returns the service.
+func New(pool *pgxpool.Pool, cfg Config) (*Service, error) {
+	if cfg.Spread == nil {
+		cfg.Spread = big.NewRat(5, 1000)
+	}
+	if cfg.Spread.Sign() < 0 || cfg.Spread.Cmp(big.NewRat(1, 2)) >= 0 {
+		return nil, fmt.Errorf("rates: spread %s must be in [0, 0.5)", cfg.Spread.FloatString(4))
+	}
+	for a, p := range cfg.References {
+		if p <= 0 {
+			return nil, fmt.Errorf("rates: reference price of %s must be positive", a)
+		}
+	}
+	if cfg.TTL <= 0 {
+		cfg.TTL = DefaultTTL
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	one := big.NewRat(1, 1)
+	return &Service{pool: pool, cfg: cfg,
+		up:   new(big.Rat).Add(one, cfg.Spread),
+		down: new(big.Rat).Sub(one, cfg.Spread)}, nil
+}
+
+// TTL is the validity of a quote.
+func (s *Service) TTL() time.Duration { return s.cfg.TTL }
+
+// Now is the service's clock.
+func (s *Service) Now() time.Time { return s.cfg.Now() }
+
+// Assets that have an NGN book.
+var Assets = []money.Asset{money.USDT, money.USDC, money.USD}
+
+// Symbol is the book of asset against NGN.
+func Symbol(asset money.Asset) string { return string(asset) + "-NGN" }
+
+// Market returns the current price of asset on side in env, without storing it.
+//
+// Errors: ErrNoPrice.
+func (s *Service) Market(env string, asset money.Asset, side string) (Price, error) {
+	now := s.cfg.Now().UTC()
+	if x := s.cfg.Exchanges[env]; x != nil {
+		bid, ask, bidOK, askOK, err := x.BestBidAsk(Symbol(asset))
+		if err == nil {
+			switch {
+			case side == Buy && askOK:
+				return Price{asset, side, s.applySpread(int64(ask.Price), side), SourceBook, now}, nil
+			case side == Sell && bidOK:
+				return Price{asset, side, s.applySpread(int64(bid.Price), side), SourceBook, now}, nil
+			}
+		}
+	}
+	ref, ok := s.cfg.References[asset]
+	if !ok {
+		return Price{}, ErrNoPrice
+	}
+	return Price{asset, side, s.applySpread(ref, side), SourceReference, now}, nil
+}
+
+// applySpread moves a kobo price by the spread against the customer: up (rounded up) to
+// buy, down (rounded down, at least 1 kobo) to sell.
+func (s *Service) applySpread(p int64, side string) int64 {
+	r := new(big.Rat).SetInt64(p)
+	if side == Buy {
+		r.Mul(r, s.up)
+		q, m := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int))
+		if m.Sign() != 0 {
+			q.Add(q, big.NewInt(1))
+		}
+		return q.Int64()
+	}
+	r.Mul(r, s.down)
+	q := new(big.Int).Quo(r.Num(), r.Denom())
+	if q.Sign() <= 0 {
+		return 1
+	}
+	return q.Int64()
+}
+
+// Request selects the quotes of GET /payments/rates; empty fields mean every value.
+type Request struct {
+	Assets []money.Asset // USDT, USDC (default both)
+	Sides  []string      // buy, sell (default both)
+}
+
+// Quote prices every (asset, side) of req, stores each as a quote and returns them.
+//
+// Errors: ErrNoPrice when none of them can be priced; the database's.
+func (s *Service) Quote(ctx context.Context, t Tenant, req Request) ([]Quote, error) {
+	if len(req.Assets) == 0 {
+		req.Assets = []money.Asset{money.USDT, money.USDC}
+	}
+	if len(req.Sides) == 0 {
+		req.Sides = []string{Buy, Sell}
+	}
+	now := s.cfg.Now().UTC().Truncate(time.Millisecond)
+	var out []Quote
+	for _, a := range req.Assets {
+		for _, side := range req.Sides {
+			p, err := s.Market(t.Environment, a, side)
+			if err != nil {
+				continue
+			}
+			out = append(out, Quote{ID: uuid.Must(uuid.NewV7()), Tenant: t, Asset: a, Side: side, Price: p.Price,
+				Source: p.Source, ExpiresAt: now.Add(s.cfg.TTL), CreatedAt: now})
+		}
+	}
+	if len(out) == 0 {
+		return nil, ErrNoPrice
+	}
+	b := &pgx.Batch{}
+	for _, q := range out {
+		b.Queue(`insert into rate_quotes (id, merchant_id, environment, asset, side, price, source, expires_at, created_at)
+			values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			q.ID, t.MerchantID, t.Environment, string(q.Asset), q.Side, q.Price, q.Source, q.ExpiresAt, q.CreatedAt)
+	}
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, fmt.Errorf("store quotes: %w", err)
+	}
+	return out, nil
+}
+
+// Lock marks quote id used by `by` in tx and returns it. It must be the tenant's quote of
+// asset on side.
+//
+// Errors: ErrUnknownRate (also for another tenant's quote), a *FieldError when the quote is
+// for another asset or side, ErrRateAlreadyUsed, ErrRateExpired, the database's.
+func (s *Service) Lock(ctx context.Context, tx pgx.Tx, t Tenant, id uuid.UUID, asset money.Asset, side, by string) (Quote, error) {
+	q := Quote{ID: id, Tenant: t}
+	var (
+		a    string
+		used *time.Time
+	)
+	err := tx.QueryRow(ctx, `select asset, side, price, source, expires_at, used_at, created_at from rate_quotes
+		where id = $1 and merchant_id = $2 and environment = $3 for update`, id, t.MerchantID, t.Environment).
+		Scan(&a, &q.Side, &q.Price, &q.Source, &q.ExpiresAt, &used, &q.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Quote{}, ErrUnknownRate
+	}
+	if err != nil {
+		return Quote{}, fmt.Errorf("read quote: %w", err)
+	}
+	q.Asset = money.Asset(a)
+	if q.Asset != asset || q.Side != side {
+		return Quote{}, &FieldError{Name: "rate_id", Message: fmt.Sprintf("is a %s rate of %s; this needs a %s rate of %s",
+			q.Side, q.Asset, side, asset)}
+	}
+	if used != nil {
+		return Quote{}, ErrRateAlreadyUsed
+	}
+	now := s.cfg.Now()
+	if !now.Before(q.ExpiresAt) {
+		return Quote{}, ErrRateExpired
+	}
+	if _, err := tx.Exec(ctx, `update rate_quotes set used_at = $2, used_by = $3 where id = $1`, id, now.UTC(), by); err != nil {
+		return Quote{}, fmt.Errorf("lock quote: %w", err)
+	}
+	return q, nil
+}
+
+// Purge deletes unused quotes that expired before `before` (they can never be locked).
+func (s *Service) Purge(ctx context.Context, before time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `delete from rate_quotes q where used_at is null and expires_at < $1
+		and not exists (select 1 from onramps o where o.rate_id = q.id)`, before)
+	if err != nil {
+		return 0, fmt.Errorf("purge quotes: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// Convert returns ngn converted to asset at price (kobo per unit of asset), rounded half
+// even: asset_minor = kobo * 10^places(asset) / price. ErrOverflow for absurd amounts.
+func Convert(ngn money.Amount, asset money.Asset, price int64) (money.Amount, error) {
+	if ngn.Asset != money.NGN || price <= 0 || !asset.Valid() {
+		return money.Amount{}, money.ErrBadRate
+	}
+	num := new(big.Int).Mul(big.NewInt(ngn.Minor), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(asset.Places())), nil))
+	den := big.NewInt(price)
+	q, r := new(big.Int).QuoRem(num, den, new(big.Int))
+	twice := new(big.Int).Lsh(new(big.Int).Abs(r), 1)
+	if c := twice.Cmp(den); c > 0 || (c == 0 && q.Bit(0) == 1) {
+		q.Add(q, big.NewInt(1))
+	}
+	if !q.IsInt64() {
+		return money.Amount{}, money.ErrOverflow
+	}
+	return money.New(asset, q.Int64()), nil
+}
+
+// ToNGN returns amount of asset at price (kobo per unit), rounded half even.
+func ToNGN(a money.Amount, price int64) (money.Amount, error) {
+	if price <= 0 || !a.Asset.Valid() {
+		return money.Amount{}, money.ErrBadRate
+	}
+	num := new(big.Int).Mul(big.NewInt(a.Minor), big.NewInt(price))
+	den := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(a.Asset.Places())), nil)
+	q, r := new(big.Int).QuoRem(num, den, new(big.Int))
+	twice := new(big.Int).Lsh(new(big.Int).Abs(r), 1)
+	if c := twice.Cmp(den); c > 0 || (c == 0 && q.Bit(0) == 1) {
+		q.Add(q, big.NewInt(1))
+	}
+	if !q.IsInt64() {
+		return money.Amount{}, money.ErrOverflow
+	}
+	return money.New(money.NGN, q.Int64()), nil
+}
+
+// FormatPrice prints a kobo price as NGN with 2 places.
+func FormatPrice(p int64) string { return money.Format(money.NGN, p) }
+
+// RateString is the rate of the spec's Rate object: one unit of `from` in `to`. For
+// from=NGN it is asset per NGN (1/price, 12 significant places after the point, trailing
+// zeros trimmed); for from=asset it is NGN per asset (the price).
+func RateString(price int64, fromNGN bool) string {
+	if !fromNGN {
+		return FormatPrice(price)
+	}
+	r := new(big.Rat).SetFrac(big.NewInt(100), big.NewInt(price)).FloatString(12)
+	r = strings.TrimRight(r, "0")
+	return strings.TrimSuffix(r, ".")
+}
+
+// ParseReferences reads "USDT-NGN=1600,USDC-NGN=1600.50,USD-NGN=1590" (NGN per unit).
+func ParseReferences(s string) (map[money.Asset]int64, error) {
+	out := map[money.Asset]int64{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		sym, val, ok := strings.Cut(part, "=")
+		base, quote, ok2 := strings.Cut(strings.TrimSpace(sym), "-")
+		if !ok || !ok2 || quote != "NGN" {
+			return nil, fmt.Errorf("rate reference %q: want SYMBOL=PRICE, e.g. USDT-NGN=1600", part)
+		}
+		a := money.Asset(base)
+		if a != money.USDT && a != money.USDC && a != money.USD {
+			return nil, fmt.Errorf("rate reference %q: unknown asset %q (USDT, USDC or USD)", part, base)
+		}
+		p, err := money.ParsePositive(money.NGN, strings.TrimSpace(val))
+		if err != nil {
+			return nil, fmt.Errorf("rate reference %q: %v", part, err)
+		}
+		out[a] = p.Minor
+	}
+	return out, nil
+}
