@@ -13,10 +13,10 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"svc/engine"
+	"svc/gateway/auth/authtest"
 	gwbalance "svc/gateway/balance"
 	gwcustomers "svc/gateway/customers"
 	gwdeposits "svc/gateway/deposits"
-	"svc/gateway/auth/authtest"
 	"svc/gateway/gatewaytest"
 	gwidem "svc/gateway/idempotency"
 	gwonramps "svc/gateway/onramps"
