@@ -149,27 +149,33 @@ func journalInspect(ctx context.Context, args []string, env func(string) string,
 		bySymbol  = map[string]int{}
 		line      []byte
 		errLimitR = errors.New("limit reached")
+		events    int
 	)
 	err = j.ReadFrom(ctx, *from, func(off uint64, payload []byte) error {
 		if *limit > 0 && n >= *limit {
 			return errLimitR
-		}
-		if err := engine.DecodeEvent(payload, &ev); err != nil {
-			return fmt.Errorf("offset %d: %w", off, err)
 		}
 		if first == 0 {
 			first = off
 		}
 		lastRead = off
 		n++
-		byKind[ev.Kind]++
-		bySymbol[ev.Symbol]++
-		if !*summary {
-			line = appendEventLine(line[:0], off, &ev, pairs)
-			line = append(line, '\n')
-			if _, err := stdout.Write(line); err != nil {
-				return err
+		// A record is one batch of events (one engine batch).
+		err := engine.DecodeRecord(payload, &ev, func(ev *engine.Event) error {
+			events++
+			byKind[ev.Kind]++
+			bySymbol[ev.Symbol]++
+			if !*summary {
+				line = appendEventLine(line[:0], off, ev, pairs)
+				line = append(line, '\n')
+				if _, err := stdout.Write(line); err != nil {
+					return err
+				}
 			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("offset %d: %w", off, err)
 		}
 		return nil
 	})
@@ -181,7 +187,7 @@ func journalInspect(ctx context.Context, args []string, env func(string) string,
 	if n > 0 {
 		fmt.Fprintf(stdout, " (offsets %d..%d)", first, lastRead)
 	}
-	fmt.Fprintln(stdout)
+	fmt.Fprintf(stdout, "\nevents:       %d\n", events)
 	kinds := make([]engine.EventKind, 0, len(byKind))
 	for k := range byKind {
 		kinds = append(kinds, k)
@@ -522,23 +528,26 @@ func replayRange(ctx context.Context, j journal.Journal, after, upto uint64, app
 		prog.update(last, done+n)
 		return nil
 	}
+	var rec engine.Event
 	err := j.ReadFrom(ctx, after+1, func(off uint64, payload []byte) error {
 		if upto != 0 && off > upto {
 			return errStop
 		}
-		events = append(events, engine.Event{})
-		e := &events[len(events)-1]
-		if err := engine.DecodeEvent(payload, e); err != nil {
+		err := engine.DecodeRecord(payload, &rec, func(e *engine.Event) error {
+			events = append(events, *e)
+			switch e.Kind {
+			case engine.EventCredit:
+				funded[e.Asset] += e.Amount
+			case engine.EventDebit:
+				funded[e.Asset] -= e.Amount
+			}
+			return nil
+		})
+		if err != nil {
 			return fmt.Errorf("journal offset %d: %w", off, err)
 		}
-		switch e.Kind {
-		case engine.EventCredit:
-			funded[e.Asset] += e.Amount
-		case engine.EventDebit:
-			funded[e.Asset] -= e.Amount
-		}
 		last = off
-		if len(events) == chunk {
+		if len(events) >= chunk {
 			return flush()
 		}
 		return nil

@@ -660,18 +660,21 @@ func checkJournal(t *testing.T, j journal.Journal, clients []*crashClient, apiBa
 	var tradeEvents int
 	var ev engine.Event
 	err := j.ReadFrom(ctx, 1, func(off uint64, payload []byte) error {
-		if err := engine.DecodeEvent(payload, &ev); err != nil {
-			return fmt.Errorf("offset %d: %w", off, err)
-		}
-		switch ev.Kind {
-		case engine.EventAccepted:
-			accepted[ev.OrderID]++
-		case engine.EventCancelled:
-			if ev.Reason == engine.ReasonUser {
-				userCancels[ev.OrderID] = true
+		err := engine.DecodeRecord(payload, &ev, func(ev *engine.Event) error {
+			switch ev.Kind {
+			case engine.EventAccepted:
+				accepted[ev.OrderID]++
+			case engine.EventCancelled:
+				if ev.Reason == engine.ReasonUser {
+					userCancels[ev.OrderID] = true
+				}
+			case engine.EventTrade:
+				tradeEvents++
 			}
-		case engine.EventTrade:
-			tradeEvents++
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("offset %d: %w", off, err)
 		}
 		return nil
 	})

@@ -40,21 +40,14 @@ func New(j journal.Journal) *Log {
 type encodeBuf struct {
 	data     []byte
 	payloads [][]byte
-	ends     []int
 }
 
 func (l *Log) encode(batch []engine.Event) *encodeBuf {
 	b := l.bufs.Get().(*encodeBuf)
-	b.data, b.payloads, b.ends = b.data[:0], b.payloads[:0], b.ends[:0]
-	for i := range batch {
-		b.data = engine.AppendEvent(b.data, &batch[i])
-		b.ends = append(b.ends, len(b.data))
-	}
-	start := 0
-	for _, end := range b.ends {
-		b.payloads = append(b.payloads, b.data[start:end:end])
-		start = end
-	}
+	// One record per batch: a torn write loses whole batches only, never part of a
+	// command's events (engine.AppendBatch).
+	b.data = engine.AppendBatch(b.data[:0], batch)
+	b.payloads = append(b.payloads[:0], b.data)
 	return b
 }
 
@@ -126,13 +119,17 @@ func Replay(ctx context.Context, j journal.Journal, after uint64, eng interface{
 		}
 		return nil
 	}
+	var e engine.Event
 	err := j.ReadFrom(ctx, after+1, func(off uint64, payload []byte) error {
-		events = append(events, engine.Event{})
-		if err := engine.DecodeEvent(payload, &events[len(events)-1]); err != nil {
+		err := engine.DecodeRecord(payload, &e, func(e *engine.Event) error {
+			events = append(events, *e)
+			return nil
+		})
+		if err != nil {
 			return fmt.Errorf("journal offset %d: %w", off, err)
 		}
 		last = off
-		if len(events) == chunk {
+		if len(events) >= chunk {
 			return flush()
 		}
 		return nil

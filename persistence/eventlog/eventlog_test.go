@@ -131,11 +131,10 @@ func TestEngineOverFileJournal(t *testing.T) {
 	var events []engine.Event
 	err = fj.ReadFrom(context.Background(), 1, func(off uint64, payload []byte) error {
 		var e engine.Event
-		if err := engine.DecodeEvent(payload, &e); err != nil {
-			return err
-		}
-		events = append(events, e)
-		return nil
+		return engine.DecodeRecord(payload, &e, func(e *engine.Event) error {
+			events = append(events, *e)
+			return nil
+		})
 	})
 	if err != nil {
 		t.Fatal(err)

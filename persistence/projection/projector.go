@@ -131,10 +131,13 @@ func (p *Projector) step(ctx context.Context) error {
 		b := newBatch(p.env)
 		var ev engine.Event
 		err := p.src.ReadFrom(ctx, p.applied.Load()+1, func(off uint64, payload []byte) error {
-			if err := engine.DecodeEvent(payload, &ev); err != nil {
+			err := engine.DecodeRecord(payload, &ev, func(ev *engine.Event) error {
+				b.add(off, ev)
+				return nil
+			})
+			if err != nil {
 				return fmt.Errorf("journal offset %d: %w", off, err)
 			}
-			b.add(off, &ev)
 			if b.n >= p.batchSize {
 				return errBatchFull
 			}
