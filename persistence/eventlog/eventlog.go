@@ -1,6 +1,8 @@
 // Package eventlog connects the engine to the journal: it satisfies the engine's
-// OrderedJournal interface by encoding each event as one journal record, and replays the
-// journal into an engine at start-up. Offsets are the journal's, one per event.
+// OrderedJournal interface by encoding each engine batch as one journal record
+// (engine.AppendBatch), and replays the journal into an engine at start-up. A record is
+// CRC-framed by the journal, so a torn write loses whole batches, never half of a
+// command's events; offsets count batches.
 package eventlog
 
 import (
