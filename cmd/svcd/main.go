@@ -99,6 +99,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	marketREST, marketWS := exchanges.marketRoutes(pool, authSvc, log)
 	cust := newCustomers(cfg, pool, bg)
+	com := newCommerce(cfg, pool, bg)
+
 	gcfg := gateway.DefaultConfig()
 	gcfg.Addr = cfg.Addr
 	gcfg.BodyLimit = cfg.BodyLimit
@@ -115,7 +117,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			{Name: "exchange", Check: exchanges.ready},
 		},
 		Routes: []gateway.RouteSet{bg.webhooks, authSvc.Routes(), exchanges.tradingRoutes(pool), marketREST, marketWS,
-			cust.customers, cust.virtualAccounts},
+			com.products, com.invoices, com.checkout, cust.customers, cust.virtualAccounts},
 	})
 	if err != nil {
 		return err

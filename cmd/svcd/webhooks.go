@@ -12,6 +12,7 @@ import (
 
 	gwwebhooks "svc/gateway/webhooks"
 	"svc/payments/events"
+	"svc/payments/invoices"
 	"svc/payments/jobs"
 	"svc/payments/webhooks"
 )
@@ -52,6 +53,10 @@ func newBackground(cfg config, pool *pgxpool.Pool, log *slog.Logger) (*backgroun
 		return nil, err
 	}
 	queues[events.Queue] = cfg.WebhookWorkers
+	if err := invoices.Register(workers, pool, commerceMail(cfg, pool, log), log.With("component", "invoices"), nil); err != nil {
+		return nil, err
+	}
+	queues[invoices.Queue] = 5
 
 	client, err := jobs.New(pool, jobs.Config{
 		Workers: workers, Queues: queues, Logger: log.With("component", "jobs"),

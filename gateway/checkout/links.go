@@ -1,0 +1,215 @@
+// Package checkout is the HTTP edge of checkout links (spec "Checkout links", a RouteSet over
+// payments/checkout) and the hosted checkout page at /pay/{slug}: server-rendered
+// html/template with embedded assets (no CDN), readable on a phone, usable by keyboard and
+// without JavaScript (the script only counts down and polls).
+package checkout
+
+import (
+	"github.com/fasthttp/router"
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"svc/gateway/api"
+	gi "svc/gateway/invoices"
+	gp "svc/gateway/products"
+	pc "svc/payments/checkout"
+	pp "svc/payments/products"
+)
+
+// Routes is the RouteSet of /v1/checkout-links and the hosted pages.
+type Routes struct {
+	svc *pc.Service
+}
+
+// New returns the routes over svc.
+func New(svc *pc.Service) *Routes { return &Routes{svc: svc} }
+
+// Register adds the API routes behind protect and the public hosted-page routes.
+func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandler) fasthttp.RequestHandler) {
+	r.POST("/v1/checkout-links", protect(rs.create))
+	r.GET("/v1/checkout-links", protect(rs.list))
+	r.GET("/v1/checkout-links/{id}", protect(rs.get))
+	r.PATCH("/v1/checkout-links/{id}", protect(rs.update))
+	r.DELETE("/v1/checkout-links/{id}", protect(rs.delete))
+
+	r.GET("/pay/{slug}", rs.page)
+	r.POST("/pay/{slug}/transfer", rs.transfer)
+	r.GET("/pay/{slug}/status", rs.status)
+	r.POST("/pay/{slug}/simulate", rs.simulate)
+	r.GET("/checkout-assets/{file}", rs.asset)
+}
+
+type linkJSON struct {
+	ID             string        `json:"id"`
+	Title          string        `json:"title"`
+	Description    *string       `json:"description"`
+	URL            string        `json:"url"`
+	Slug           string        `json:"slug"`
+	Type           string        `json:"type"`
+	Amount         gp.Num        `json:"amount"`
+	Currency       string        `json:"currency"`
+	Status         string        `json:"status"`
+	RedirectURL    *string       `json:"redirect_url"`
+	SuccessMessage *string       `json:"success_message"`
+	InvoiceID      *string       `json:"invoice_id"`
+	LineItems      []gi.LineJSON `json:"line_items"`
+	PaymentsCount  int           `json:"payments_count"`
+	CreatedAt      string        `json:"created_at"`
+	UpdatedAt      string        `json:"updated_at"`
+}
+
+func (rs *Routes) linkOut(l pc.Link) linkJSON {
+	out := linkJSON{ID: l.ID.String(), Title: l.Title, Description: l.Description, URL: rs.svc.URL(l.Slug), Slug: l.Slug,
+		Type: l.Type, Amount: gp.Amount(l.Currency, l.Amount), Currency: l.Currency, Status: l.Status,
+		RedirectURL: l.RedirectURL, SuccessMessage: l.SuccessMessage, LineItems: gi.LinesOut(l.Lines, l.Currency),
+		PaymentsCount: l.PaymentsCount, CreatedAt: gp.Time(l.CreatedAt), UpdatedAt: gp.Time(l.UpdatedAt)}
+	if l.InvoiceID != nil {
+		s := l.InvoiceID.String()
+		out.InvoiceID = &s
+	}
+	return out
+}
+
+type createBody struct {
+	Title          string        `json:"title"`
+	Description    *string       `json:"description"`
+	Type           string        `json:"type"`
+	Slug           string        `json:"slug"`
+	Currency       string        `json:"currency"`
+	RedirectURL    *string       `json:"redirect_url"`
+	SuccessMessage *string       `json:"success_message"`
+	Amount         *jsonNumber   `json:"amount"`
+	InvoiceID      *uuid.UUID    `json:"invoice_id"`
+	CustomerName   string        `json:"customer_name"`
+	CustomerEmail  string        `json:"customer_email"`
+	LineItems      []gi.LineBody `json:"line_items"`
+}
+
+func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
+	t, ok := gp.Tenant(ctx)
+	if !ok {
+		return
+	}
+	var b createBody
+	if err := api.Decode(ctx, &b); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	c, cancel := gp.Context()
+	defer cancel()
+	l, err := rs.svc.Create(c, t, pc.CreateInput{Title: b.Title, Description: b.Description, Type: b.Type, Slug: b.Slug,
+		Currency: b.Currency, RedirectURL: b.RedirectURL, SuccessMessage: b.SuccessMessage, Amount: gp.NumText(b.Amount),
+		InvoiceID: b.InvoiceID, CustomerName: b.CustomerName, CustomerEmail: b.CustomerEmail, Lines: gi.LineInputs(b.LineItems)})
+	if err != nil {
+		gp.Fail(ctx, err)
+		return
+	}
+	api.Created(ctx, rs.linkOut(l))
+}
+
+func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
+	t, ok := gp.Tenant(ctx)
+	if !ok {
+		return
+	}
+	pg, ok := gp.Paging(ctx)
+	if !ok {
+		return
+	}
+	status := string(ctx.QueryArgs().Peek("status"))
+	if status != "" && status != pc.StatusActive && status != pc.StatusInactive {
+		api.Fail(ctx, api.Invalid("status", "must be one of [active inactive]"))
+		return
+	}
+	c, cancel := gp.Context()
+	defer cancel()
+	items, total, err := rs.svc.List(c, t, pc.Filter{Status: status, Page: pg.Page, Limit: pg.Limit})
+	if err != nil {
+		gp.Fail(ctx, err)
+		return
+	}
+	out := make([]linkJSON, len(items))
+	for i, l := range items {
+		out[i] = rs.linkOut(l)
+	}
+	api.Page(ctx, out, pg.Meta(total))
+}
+
+func (rs *Routes) id(ctx *fasthttp.RequestCtx) (pp.Tenant, uuid.UUID, bool) {
+	t, ok := gp.Tenant(ctx)
+	if !ok {
+		return t, uuid.Nil, false
+	}
+	id, ok := gp.PathID(ctx, "id", pc.ErrNotFound)
+	return t, id, ok
+}
+
+func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
+	t, id, ok := rs.id(ctx)
+	if !ok {
+		return
+	}
+	c, cancel := gp.Context()
+	defer cancel()
+	l, err := rs.svc.Get(c, t, id)
+	if err != nil {
+		gp.Fail(ctx, err)
+		return
+	}
+	api.OK(ctx, rs.linkOut(l))
+}
+
+type updateBody struct {
+	Title          pp.Patch[string] `json:"title"`
+	Description    pp.Patch[string] `json:"description"`
+	RedirectURL    pp.Patch[string] `json:"redirect_url"`
+	SuccessMessage pp.Patch[string] `json:"success_message"`
+	Status         pp.Patch[string] `json:"status"`
+	// Fixed after creation: sending them is an error, not a silent no-op.
+	Amount    pp.Patch[jsonNumber] `json:"amount"`
+	Currency  pp.Patch[string]     `json:"currency"`
+	InvoiceID pp.Patch[string]     `json:"invoice_id"`
+}
+
+func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
+	t, id, ok := rs.id(ctx)
+	if !ok {
+		return
+	}
+	var b updateBody
+	if err := api.Decode(ctx, &b); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	var v api.Validator
+	v.Check(!b.Amount.Set, "amount", "cannot be changed after creation")
+	v.Check(!b.Currency.Set, "currency", "cannot be changed after creation")
+	v.Check(!b.InvoiceID.Set, "invoice_id", "cannot be changed after creation")
+	if err := v.Err(); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	c, cancel := gp.Context()
+	defer cancel()
+	l, err := rs.svc.Update(c, t, id, pc.UpdateInput{Title: b.Title, Description: b.Description, RedirectURL: b.RedirectURL,
+		SuccessMessage: b.SuccessMessage, Status: b.Status})
+	if err != nil {
+		gp.Fail(ctx, err)
+		return
+	}
+	api.OK(ctx, rs.linkOut(l))
+}
+
+func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
+	t, id, ok := rs.id(ctx)
+	if !ok {
+		return
+	}
+	c, cancel := gp.Context()
+	defer cancel()
+	if err := rs.svc.Delete(c, t, id); err != nil {
+		gp.Fail(ctx, err)
+		return
+	}
+	api.Message(ctx, map[string]string{"id": id.String()}, "checkout link deleted")
+}

@@ -1,0 +1,268 @@
+package checkout
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"svc/gateway/api"
+	pc "svc/payments/checkout"
+	pi "svc/payments/invoices"
+	pp "svc/payments/products"
+)
+
+type jsonNumber = json.Number
+
+//go:embed templates/*.html
+var templateFiles embed.FS
+
+//go:embed assets/*
+var assetFiles embed.FS
+
+var pageTemplate = template.Must(template.New("page.html").Funcs(template.FuncMap{
+	"money": displayAmount,
+	"time":  func(t time.Time) string { return t.UTC().Format("15:04 MST") },
+	"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+}).ParseFS(templateFiles, "templates/page.html"))
+
+// displayAmount prints minor units with thousands separators: "1,500.00".
+func displayAmount(currency string, minor int64) string {
+	s := pp.FormatAmount(currency, minor)
+	whole, frac, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	for i, c := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if frac != "" {
+		b.WriteString("." + frac)
+	}
+	return b.String()
+}
+
+// pageData is what page.html renders.
+type pageData struct {
+	Status   int
+	Heading  string // error pages
+	Message  string
+	Slug     string
+	Sandbox  bool
+	Merchant string
+	Link     pc.Link
+	Invoice  *pi.Invoice
+	Lines    []pi.Line
+	Refusal  string
+	Payment  *pc.Payment
+	PayState string // awaiting, completed, failed, expired
+	Notice   string
+}
+
+func (rs *Routes) render(ctx *fasthttp.RequestCtx, d pageData) {
+	var buf bytes.Buffer
+	if err := pageTemplate.Execute(&buf, d); err != nil {
+		slog.Error("checkout page", "error", err)
+		ctx.Error("internal error", http.StatusInternalServerError)
+		return
+	}
+	ctx.SetStatusCode(d.Status)
+	ctx.SetContentType("text/html; charset=utf-8")
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	ctx.Response.Header.Set("X-Frame-Options", "DENY")
+	ctx.Response.Header.Set("Referrer-Policy", "no-referrer")
+	ctx.Response.Header.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+	ctx.SetBody(buf.Bytes())
+}
+
+func (rs *Routes) errorPage(ctx *fasthttp.RequestCtx, err error) {
+	d := pageData{Status: http.StatusInternalServerError, Heading: "Something went wrong",
+		Message: "We could not load this payment page. Please try again in a moment."}
+	switch {
+	case errors.Is(err, pc.ErrLinkDeleted):
+		d.Status, d.Heading, d.Message = http.StatusGone, "This payment link has been removed",
+			"The merchant has deleted this link, so it no longer takes payments. Ask them for a new one."
+	case errors.Is(err, pc.ErrNotFound) || errors.Is(err, pc.ErrPaymentNotFound):
+		d.Status, d.Heading, d.Message = http.StatusNotFound, "Payment link not found",
+			"There is no payment page at this address. Check the link you were given."
+	default:
+		slog.Error("checkout page", "error", err)
+	}
+	rs.render(ctx, d)
+}
+
+func slugOf(ctx *fasthttp.RequestCtx) string {
+	s, _ := ctx.UserValue("slug").(string)
+	return s
+}
+
+func pageContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 20*time.Second)
+}
+
+func refusalText(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, pc.ErrLinkInactive):
+		return "This payment link is not accepting payments at the moment."
+	case errors.Is(err, pi.ErrPaid):
+		return "This invoice has already been paid. Thank you!"
+	case errors.Is(err, pc.ErrNotPayable):
+		return "This invoice is not open for payment."
+	case errors.Is(err, pp.ErrOutOfStock):
+		return "Sorry, an item on this page is out of stock, so it cannot be paid for now."
+	}
+	return "This link cannot take a payment right now."
+}
+
+// page renders GET /pay/{slug}[?payment=id].
+func (rs *Routes) page(ctx *fasthttp.RequestCtx) {
+	c, cancel := pageContext()
+	defer cancel()
+	slug := slugOf(ctx)
+	v, err := rs.svc.Page(c, slug)
+	if err != nil {
+		rs.errorPage(ctx, err)
+		return
+	}
+	d := pageData{Status: http.StatusOK, Slug: slug, Sandbox: v.Link.Tenant.Environment == "sandbox", Merchant: v.Merchant,
+		Link: v.Link, Invoice: v.Invoice, Lines: v.Lines, Notice: string(ctx.QueryArgs().Peek("notice"))}
+	if raw := ctx.QueryArgs().Peek("payment"); len(raw) > 0 {
+		if id, err := uuid.ParseBytes(raw); err == nil {
+			p, _, err := rs.svc.Payment(c, slug, id)
+			if err == nil {
+				d.Payment, d.PayState = &p, p.StatusAt(rs.svc.Now())
+			}
+		}
+	}
+	if d.Payment == nil || d.PayState == pc.PaymentExpired {
+		d.Refusal = refusalText(v.Refusal)
+		if v.Refusal != nil {
+			d.Status = http.StatusConflict
+			if errors.Is(v.Refusal, pp.ErrOutOfStock) {
+				d.Status = http.StatusUnprocessableEntity
+			}
+		}
+	}
+	rs.render(ctx, d)
+}
+
+// transfer handles POST /pay/{slug}/transfer: a new payment attempt, then back to the page.
+func (rs *Routes) transfer(ctx *fasthttp.RequestCtx) {
+	c, cancel := pageContext()
+	defer cancel()
+	slug := slugOf(ctx)
+	p, err := rs.svc.StartPayment(c, slug)
+	if err != nil {
+		var pe *pp.Error
+		if errors.As(err, &pe) && pe.Code != "NOT_FOUND" {
+			ctx.Redirect("/pay/"+slug+"?notice="+urlQuery(pe.Message), http.StatusSeeOther)
+			return
+		}
+		rs.errorPage(ctx, err)
+		return
+	}
+	ctx.Redirect("/pay/"+slug+"?payment="+p.ID.String(), http.StatusSeeOther)
+}
+
+// simulate handles POST /pay/{slug}/simulate (sandbox): the sandbox deposit.
+func (rs *Routes) simulate(ctx *fasthttp.RequestCtx) {
+	c, cancel := pageContext()
+	defer cancel()
+	slug := slugOf(ctx)
+	id, err := uuid.ParseBytes(ctx.PostArgs().Peek("payment"))
+	if err != nil {
+		rs.errorPage(ctx, pc.ErrPaymentNotFound)
+		return
+	}
+	back := "/pay/" + slug + "?payment=" + id.String()
+	if err := rs.svc.SimulateTransfer(c, slug, id); err != nil {
+		var pe *pp.Error
+		if errors.As(err, &pe) && pe.Code != "NOT_FOUND" {
+			ctx.Redirect(back+"&notice="+urlQuery(pe.Message), http.StatusSeeOther)
+			return
+		}
+		rs.errorPage(ctx, err)
+		return
+	}
+	ctx.Redirect(back, http.StatusSeeOther)
+}
+
+type statusJSON struct {
+	Status         string  `json:"status"`
+	ExpiresAt      string  `json:"expires_at"`
+	SuccessMessage *string `json:"success_message"`
+	RedirectURL    *string `json:"redirect_url"`
+	FailureReason  *string `json:"failure_reason"`
+}
+
+// status answers GET /pay/{slug}/status?payment=id for the page's poll.
+func (rs *Routes) status(ctx *fasthttp.RequestCtx) {
+	c, cancel := pageContext()
+	defer cancel()
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	id, err := uuid.ParseBytes(ctx.QueryArgs().Peek("payment"))
+	var p pc.Payment
+	var l pc.Link
+	if err == nil {
+		p, l, err = rs.svc.Payment(c, slugOf(ctx), id)
+	}
+	if err != nil {
+		var pe *pp.Error
+		switch {
+		case errors.Is(err, pc.ErrLinkDeleted):
+			ctx.SetStatusCode(http.StatusGone)
+			ctx.SetContentType("application/json")
+			ctx.SetBodyString(`{"success":false,"message":"NOT_FOUND","detail":"this payment link has been removed"}`)
+		case errors.As(err, &pe) || strings.Contains(err.Error(), "UUID"):
+			api.Fail(ctx, pc.ErrPaymentNotFound)
+		default:
+			api.Fail(ctx, err)
+		}
+		return
+	}
+	out := statusJSON{Status: p.StatusAt(rs.svc.Now()), ExpiresAt: p.ExpiresAt.UTC().Format(time.RFC3339),
+		FailureReason: p.FailureReason}
+	if out.Status == pc.PaymentCompleted {
+		out.SuccessMessage, out.RedirectURL = l.SuccessMessage, l.RedirectURL
+	}
+	api.OK(ctx, out)
+}
+
+func urlQuery(s string) string {
+	var a fasthttp.Args
+	a.Set("x", s)
+	return strings.TrimPrefix(a.String(), "x=")
+}
+
+// asset serves the embedded stylesheet and script.
+func (rs *Routes) asset(ctx *fasthttp.RequestCtx) {
+	name, _ := ctx.UserValue("file").(string)
+	b, err := assetFiles.ReadFile("assets/" + path.Base(name))
+	if err != nil {
+		ctx.Error("not found", http.StatusNotFound)
+		return
+	}
+	switch path.Ext(name) {
+	case ".css":
+		ctx.SetContentType("text/css; charset=utf-8")
+	case ".js":
+		ctx.SetContentType("text/javascript; charset=utf-8")
+	}
+	ctx.Response.Header.Set("Cache-Control", "public, max-age=300")
+	ctx.Response.Header.Set("Content-Length", strconv.Itoa(len(b)))
+	ctx.SetBody(b)
+}

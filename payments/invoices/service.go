@@ -1,0 +1,516 @@
+package invoices
+
+import (
+	"context"
+	"fmt"
+	"net/mail"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"svc/payments/products"
+	"svc/persistence/postgres"
+)
+
+// Inserter enqueues a job inside a transaction; *river.Client[pgx.Tx] is one.
+type Inserter interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
+// PayLinks gives an invoice its hosted pay link (payments/checkout), creating one in tx
+// when the invoice has none; it returns the page's address.
+type PayLinks interface {
+	InvoiceLink(ctx context.Context, tx pgx.Tx, inv Invoice) (string, error)
+}
+
+// Service is the invoices' rules over their store. Safe for concurrent use.
+type Service struct {
+	pool     *pgxpool.Pool
+	jobs     Inserter
+	payLinks PayLinks
+	now      func() time.Time
+}
+
+// NewService returns the service. jobs enqueues the invoice mail and overdue jobs; now nil
+// means time.Now. Call UsePayLinks before Send is used.
+func NewService(pool *pgxpool.Pool, jobs Inserter, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{pool: pool, jobs: jobs, now: now}
+}
+
+// UsePayLinks sets where Send gets an invoice's pay link (checkout is built after invoices,
+// since it creates invoices itself). Call it once, before serving.
+func (s *Service) UsePayLinks(p PayLinks) { s.payLinks = p }
+
+func (s *Service) stamp() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+func (s *Service) today() time.Time {
+	y, m, d := s.now().UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+// ValidEmail reports whether s is a plain email address.
+func ValidEmail(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s && len(s) <= 254
+}
+
+func parseDate(p *products.Problems, field, s string) (time.Time, bool) {
+	d, err := time.Parse(dateLayout, s)
+	return d, p.Check(err == nil, field, "must be a date YYYY-MM-DD")
+}
+
+func checkLen(p *products.Problems, field, v string, max int) {
+	n := utf8.RuneCountInString(v)
+	if n == 0 {
+		p.Add(field, "is required")
+		return
+	}
+	p.Check(n <= max, field, fmt.Sprintf("must be at most %d characters", max))
+}
+
+// validateHeader checks the invoice's own fields (not its lines).
+func validateHeader(p *products.Problems, inv *Invoice) {
+	checkLen(p, "title", inv.Title, MaxTitleLen)
+	checkLen(p, "customer_name", inv.CustomerName, MaxCustomerName)
+	if inv.CustomerEmail == "" {
+		p.Add("customer_email", "is required")
+	} else {
+		p.Check(ValidEmail(inv.CustomerEmail), "customer_email", "must be a valid email address")
+	}
+	p.Check(products.ValidCurrency(inv.Currency), "currency", fmt.Sprintf("must be one of %v", products.Currencies))
+	if inv.Notes != nil {
+		p.Check(utf8.RuneCountInString(*inv.Notes) <= MaxNotesLen, "notes", fmt.Sprintf("must be at most %d characters", MaxNotesLen))
+	}
+	if inv.DueDate != nil && !inv.IssueDate.IsZero() {
+		p.Check(!inv.DueDate.Before(inv.IssueDate), "due_date", "must not be before issue_date")
+	}
+}
+
+// Create validates and stores a new draft invoice with its line items and the tenant's next
+// number.
+//
+// Errors: *products.ValidationError, products.ErrInactive (PRODUCT_INACTIVE).
+func (s *Service) Create(ctx context.Context, t Tenant, in CreateInput) (Invoice, error) {
+	var out Invoice
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		inv, err := s.CreateTx(ctx, tx, t, in)
+		out = inv
+		return err
+	})
+	return out, err
+}
+
+// CreateTx is Create inside the caller's transaction (checkout's inline flavor uses it).
+// in.Status may be pending to issue the invoice at once.
+func (s *Service) CreateTx(ctx context.Context, tx pgx.Tx, t Tenant, in CreateInput) (Invoice, error) {
+	var p products.Problems
+	now := s.stamp()
+	inv := Invoice{
+		ID: uuid.Must(uuid.NewV7()), Tenant: t, Title: in.Title, CustomerName: in.CustomerName,
+		CustomerEmail: in.CustomerEmail, CustomerID: in.CustomerID, Currency: in.Currency, Status: StatusDraft,
+		Notes: in.Notes, CreatedAt: now, UpdatedAt: now, IssueDate: s.today(),
+	}
+	if inv.Currency == "" {
+		inv.Currency = products.DefaultCurrency
+	}
+	if in.Status == StatusPending {
+		inv.Status = StatusPending
+	}
+	if in.IssueDate != "" {
+		if d, ok := parseDate(&p, "issue_date", in.IssueDate); ok {
+			inv.IssueDate = d
+		}
+	}
+	if in.DueDate != nil {
+		if d, ok := parseDate(&p, "due_date", *in.DueDate); ok {
+			inv.DueDate = &d
+		}
+	}
+	validateHeader(&p, &inv)
+	if len(in.Lines) == 0 {
+		p.Add("line_items", "must hold at least one line item")
+	}
+	p.Check(len(in.Lines) <= MaxLineItems, "line_items", fmt.Sprintf("must hold at most %d line items", MaxLineItems))
+	if !products.ValidCurrency(inv.Currency) {
+		return Invoice{}, p.Err()
+	}
+	for i, li := range in.Lines {
+		l, err := BuildLine(ctx, tx, t, inv.Currency, li, fmt.Sprintf("line_items[%d].", i), &p, now)
+		if err != nil {
+			return Invoice{}, err
+		}
+		inv.Lines = append(inv.Lines, l)
+	}
+	if err := p.Err(); err != nil {
+		return Invoice{}, err
+	}
+	total, err := Total(inv.Lines)
+	if err != nil {
+		return Invoice{}, &products.ValidationError{Fields: []products.FieldError{{Field: "line_items", Message: "total is too large"}}}
+	}
+	inv.TotalAmount = total
+	if inv.Number, err = nextNumber(ctx, tx, t); err != nil {
+		return Invoice{}, err
+	}
+	if err := insertInvoice(ctx, tx, inv); err != nil {
+		return Invoice{}, err
+	}
+	if err := InsertLines(ctx, tx, "invoice_line_items", "invoice_id", inv.ID, 0, inv.Lines); err != nil {
+		return Invoice{}, err
+	}
+	if err := s.scheduleOverdue(ctx, tx, inv); err != nil {
+		return Invoice{}, err
+	}
+	return inv, nil
+}
+
+// Get returns one invoice with its line items. Errors: ErrNotFound.
+func (s *Service) Get(ctx context.Context, t Tenant, id uuid.UUID) (Invoice, error) {
+	return getInvoice(ctx, s.pool, t, id, false)
+}
+
+// GetTx is Get inside a transaction, optionally locking the invoice.
+func GetTx(ctx context.Context, tx pgx.Tx, t Tenant, id uuid.UUID, lock bool) (Invoice, error) {
+	return getInvoice(ctx, tx, t, id, lock)
+}
+
+// List returns a page of invoices, newest first, and the total matching.
+func (s *Service) List(ctx context.Context, t Tenant, f Filter) ([]Invoice, int64, error) {
+	return listInvoices(ctx, s.pool, t, f)
+}
+
+// editable refuses changes to an invoice that is not draft or pending.
+func editable(inv Invoice) error {
+	switch inv.Status {
+	case StatusDraft, StatusPending:
+		return nil
+	case StatusPaid:
+		return ErrPaid
+	}
+	return stateError(fmt.Sprintf("a %s invoice cannot be edited; only draft and pending invoices can", inv.Status))
+}
+
+// Update changes the fields that are set, on a draft or pending invoice. status may move
+// to draft, pending or canceled.
+//
+// Errors: ErrNotFound, ErrPaid, ErrInvalidState, *products.ValidationError.
+func (s *Service) Update(ctx context.Context, t Tenant, id uuid.UUID, in UpdateInput) (Invoice, error) {
+	var out Invoice
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		inv, err := getInvoice(ctx, tx, t, id, true)
+		if err != nil {
+			return err
+		}
+		if err := editable(inv); err != nil {
+			return err
+		}
+		var p products.Problems
+		set := func(field string, v products.Patch[string], dst *string) {
+			if v.Set {
+				if p.Check(!v.Null, field, "must not be null") {
+					*dst = v.Value
+				}
+			}
+		}
+		set("title", in.Title, &inv.Title)
+		set("customer_name", in.CustomerName, &inv.CustomerName)
+		set("customer_email", in.CustomerEmail, &inv.CustomerEmail)
+		set("currency", in.Currency, &inv.Currency)
+		if in.IssueDate.Set {
+			var s string
+			set("issue_date", in.IssueDate, &s)
+			if s != "" {
+				if d, ok := parseDate(&p, "issue_date", s); ok {
+					inv.IssueDate = d
+				}
+			}
+		}
+		dueChanged := false
+		if in.DueDate.Set {
+			dueChanged = true
+			if in.DueDate.Null {
+				inv.DueDate = nil
+			} else if d, ok := parseDate(&p, "due_date", in.DueDate.Value); ok {
+				inv.DueDate = &d
+			}
+		}
+		if in.Notes.Set {
+			if in.Notes.Null {
+				inv.Notes = nil
+			} else {
+				n := in.Notes.Value
+				inv.Notes = &n
+			}
+		}
+		wasPending := inv.Status == StatusPending
+		if in.Status.Set {
+			if p.Check(!in.Status.Null && slices.Contains([]string{StatusDraft, StatusPending, StatusCanceled}, in.Status.Value),
+				"status", "must be one of [draft pending canceled]") {
+				inv.Status = in.Status.Value
+			}
+		}
+		validateHeader(&p, &inv)
+		if err := p.Err(); err != nil {
+			return err
+		}
+		if in.Currency.Set {
+			if err := recompute(&inv); err != nil {
+				return err
+			}
+			if err := rewriteLineAmounts(ctx, tx, inv); err != nil {
+				return err
+			}
+		}
+		inv.UpdatedAt = s.stamp()
+		if err := updateInvoice(ctx, tx, inv); err != nil {
+			return err
+		}
+		if inv.Status == StatusPending && (dueChanged || !wasPending) {
+			if err := s.scheduleOverdue(ctx, tx, inv); err != nil {
+				return err
+			}
+		}
+		out = inv
+		return nil
+	})
+	return out, err
+}
+
+func recompute(inv *Invoice) error {
+	for i := range inv.Lines {
+		if err := Compute(inv.Currency, &inv.Lines[i]); err != nil {
+			return err
+		}
+	}
+	total, err := Total(inv.Lines)
+	if err != nil {
+		return err
+	}
+	inv.TotalAmount = total
+	return nil
+}
+
+func rewriteLineAmounts(ctx context.Context, tx pgx.Tx, inv Invoice) error {
+	for _, l := range inv.Lines {
+		if _, err := tx.Exec(ctx, `update invoice_line_items set subtotal=$2, discount_amount=$3, tax_amount=$4, total=$5 where id=$1`,
+			l.ID, l.Subtotal, l.DiscountAmount, l.TaxAmount, l.Total); err != nil {
+			return fmt.Errorf("update line item: %w", err)
+		}
+	}
+	return nil
+}
+
+// Delete removes an invoice that is not paid, with its line items; checkout links to it are
+// deleted with it (their pages stop at once).
+//
+// Errors: ErrNotFound, ErrPaid.
+func (s *Service) Delete(ctx context.Context, t Tenant, id uuid.UUID) error {
+	return postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		inv, err := getInvoice(ctx, tx, t, id, true)
+		if err != nil {
+			return err
+		}
+		if inv.Status == StatusPaid {
+			return ErrPaid
+		}
+		if _, err := tx.Exec(ctx, `update checkout_links set deleted_at = $2, status = 'inactive', updated_at = $2
+			where invoice_id = $1 and deleted_at is null`, id, s.stamp()); err != nil {
+			return fmt.Errorf("delete the invoice's links: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `delete from invoices where id = $1`, id); err != nil {
+			return fmt.Errorf("delete invoice: %w", err)
+		}
+		return nil
+	})
+}
+
+// Send emails the invoice to customer_email with its pay link (creating the link when there
+// is none) and moves a draft to pending. A pending or overdue invoice is sent again as a
+// reminder. The mail leaves from a job after the commit.
+//
+// Errors: ErrNotFound, ErrPaid, ErrInvalidState (canceled), *products.ValidationError
+// (customer_email not valid).
+func (s *Service) Send(ctx context.Context, t Tenant, id uuid.UUID) (Invoice, error) {
+	var out Invoice
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		inv, err := getInvoice(ctx, tx, t, id, true)
+		if err != nil {
+			return err
+		}
+		switch inv.Status {
+		case StatusPaid:
+			return ErrPaid
+		case StatusCanceled:
+			return stateError("a canceled invoice cannot be sent")
+		}
+		if !ValidEmail(inv.CustomerEmail) {
+			return &products.ValidationError{Fields: []products.FieldError{{Field: "customer_email", Message: "must be a valid email address to send the invoice"}}}
+		}
+		if s.payLinks == nil {
+			return fmt.Errorf("invoices: no pay-link service configured")
+		}
+		url, err := s.payLinks.InvoiceLink(ctx, tx, inv)
+		if err != nil {
+			return err
+		}
+		now := s.stamp()
+		wasDraft := inv.Status == StatusDraft
+		if wasDraft {
+			inv.Status = StatusPending
+		}
+		inv.SentAt = &now
+		inv.UpdatedAt = now
+		if err := updateInvoice(ctx, tx, inv); err != nil {
+			return err
+		}
+		if _, err := s.jobs.InsertTx(ctx, tx, MailArgs{InvoiceID: inv.ID, PayURL: url}, nil); err != nil {
+			return fmt.Errorf("enqueue invoice mail: %w", err)
+		}
+		if wasDraft {
+			if err := s.scheduleOverdue(ctx, tx, inv); err != nil {
+				return err
+			}
+		}
+		out = inv
+		return nil
+	})
+	return out, err
+}
+
+// AddLine adds a line item to a draft or pending invoice and recalculates its total.
+//
+// Errors: ErrNotFound, ErrPaid, ErrInvalidState, *products.ValidationError,
+// products.ErrInactive.
+func (s *Service) AddLine(ctx context.Context, t Tenant, id uuid.UUID, in LineInput) (Line, error) {
+	var out Line
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		inv, err := getInvoice(ctx, tx, t, id, true)
+		if err != nil {
+			return err
+		}
+		if err := editable(inv); err != nil {
+			return err
+		}
+		if len(inv.Lines) >= MaxLineItems {
+			return stateError(fmt.Sprintf("an invoice holds at most %d line items", MaxLineItems))
+		}
+		var p products.Problems
+		l, err := BuildLine(ctx, tx, t, inv.Currency, in, "", &p, s.stamp())
+		if err != nil {
+			return err
+		}
+		if err := p.Err(); err != nil {
+			return err
+		}
+		last := 0
+		if n := len(inv.Lines); n > 0 {
+			last = inv.Lines[n-1].Position
+		}
+		lines := []Line{l}
+		if err := InsertLines(ctx, tx, "invoice_line_items", "invoice_id", inv.ID, last, lines); err != nil {
+			return err
+		}
+		inv.Lines = append(inv.Lines, lines[0])
+		if err := s.saveTotal(ctx, tx, &inv); err != nil {
+			return err
+		}
+		out = lines[0]
+		return nil
+	})
+	return out, err
+}
+
+// RemoveLine deletes a line item of a draft or pending invoice and recalculates its total.
+// The last line item cannot be removed (an invoice holds at least one).
+//
+// Errors: ErrNotFound, ErrLineNotFound, ErrPaid, ErrInvalidState.
+func (s *Service) RemoveLine(ctx context.Context, t Tenant, id, lineID uuid.UUID) (Invoice, error) {
+	var out Invoice
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		inv, err := getInvoice(ctx, tx, t, id, true)
+		if err != nil {
+			return err
+		}
+		i := slices.IndexFunc(inv.Lines, func(l Line) bool { return l.ID == lineID })
+		if i < 0 {
+			return ErrLineNotFound
+		}
+		if err := editable(inv); err != nil {
+			return err
+		}
+		if len(inv.Lines) == 1 {
+			return stateError("an invoice keeps at least one line item; add another before removing this one")
+		}
+		if _, err := tx.Exec(ctx, `delete from invoice_line_items where id = $1`, lineID); err != nil {
+			return fmt.Errorf("delete line item: %w", err)
+		}
+		inv.Lines = slices.Delete(inv.Lines, i, i+1)
+		if err := s.saveTotal(ctx, tx, &inv); err != nil {
+			return err
+		}
+		out = inv
+		return nil
+	})
+	return out, err
+}
+
+func (s *Service) saveTotal(ctx context.Context, tx pgx.Tx, inv *Invoice) error {
+	total, err := Total(inv.Lines)
+	if err != nil {
+		return &products.ValidationError{Fields: []products.FieldError{{Field: "unit_price", Message: "the invoice total would be too large"}}}
+	}
+	inv.TotalAmount = total
+	inv.UpdatedAt = s.stamp()
+	return updateInvoice(ctx, tx, *inv)
+}
+
+// Payable reports whether a checkout payment can pay the invoice now.
+func Payable(inv Invoice) bool {
+	return inv.Status == StatusPending || inv.Status == StatusOverdue
+}
+
+// MarkPaid marks a pending or overdue invoice paid at `at`, in the caller's transaction
+// (the checkout payment's).
+//
+// Errors: ErrNotFound, ErrPaid, ErrInvalidState.
+func MarkPaid(ctx context.Context, tx pgx.Tx, t Tenant, id uuid.UUID, at time.Time) (Invoice, error) {
+	inv, err := getInvoice(ctx, tx, t, id, true)
+	if err != nil {
+		return Invoice{}, err
+	}
+	if inv.Status == StatusPaid {
+		return Invoice{}, ErrPaid
+	}
+	if !Payable(inv) {
+		return Invoice{}, stateError(fmt.Sprintf("a %s invoice cannot be paid", inv.Status))
+	}
+	at = at.UTC().Truncate(time.Microsecond)
+	inv.Status, inv.PaidAt, inv.UpdatedAt = StatusPaid, &at, at
+	if err := updateInvoice(ctx, tx, inv); err != nil {
+		return Invoice{}, err
+	}
+	return inv, nil
+}
+
+// scheduleOverdue enqueues the job that makes a pending invoice overdue once its due date
+// has passed (at the start of the next day, UTC). The job checks again when it runs, so a
+// job made stale by a later change does nothing.
+func (s *Service) scheduleOverdue(ctx context.Context, tx pgx.Tx, inv Invoice) error {
+	if inv.Status != StatusPending || inv.DueDate == nil {
+		return nil
+	}
+	at := inv.DueDate.AddDate(0, 0, 1)
+	if _, err := s.jobs.InsertTx(ctx, tx, OverdueArgs{InvoiceID: inv.ID}, &river.InsertOpts{ScheduledAt: at}); err != nil {
+		return fmt.Errorf("enqueue overdue check: %w", err)
+	}
+	return nil
+}
