@@ -31,6 +31,7 @@ demo: build
 test:
 	@url="$(DB_URL)"; test -n "$$url" || { echo "no database (see the messages above)"; exit 1; }; \
 	echo "database: $$url"; \
+	.ci/chromium || true; \
 	DATABASE_URL="$$url" $(GO) test -count=1 -timeout 20m ./... && \
 	DATABASE_URL="$$url" $(GO) test -count=1 -race -timeout 20m ./engine/... ./gateway/...
 

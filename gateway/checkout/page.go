@@ -167,9 +167,8 @@ func (rs *Routes) transfer(ctx *fasthttp.RequestCtx) {
 	slug := slugOf(ctx)
 	p, err := rs.svc.StartPayment(c, slug)
 	if err != nil {
-		var pe *pp.Error
-		if errors.As(err, &pe) && pe.Code != "NOT_FOUND" {
-			ctx.Redirect("/pay/"+slug+"?notice="+urlQuery(pe.Message), http.StatusSeeOther)
+		if msg, ok := refusedWith(err); ok {
+			ctx.Redirect("/pay/"+slug+"?notice="+urlQuery(msg), http.StatusSeeOther)
 			return
 		}
 		rs.errorPage(ctx, err)
@@ -190,9 +189,8 @@ func (rs *Routes) simulate(ctx *fasthttp.RequestCtx) {
 	}
 	back := "/pay/" + slug + "?payment=" + id.String()
 	if err := rs.svc.SimulateTransfer(c, slug, id); err != nil {
-		var pe *pp.Error
-		if errors.As(err, &pe) && pe.Code != "NOT_FOUND" {
-			ctx.Redirect(back+"&notice="+urlQuery(pe.Message), http.StatusSeeOther)
+		if msg, ok := refusedWith(err); ok {
+			ctx.Redirect(back+"&notice="+urlQuery(msg), http.StatusSeeOther)
 			return
 		}
 		rs.errorPage(ctx, err)
@@ -240,6 +238,18 @@ func (rs *Routes) status(ctx *fasthttp.RequestCtx) {
 		out.SuccessMessage, out.RedirectURL = l.SuccessMessage, l.RedirectURL
 	}
 	api.OK(ctx, out)
+}
+
+// refusedWith reports a business refusal (any coded error but not-found) and its sentence.
+func refusedWith(err error) (string, bool) {
+	var c interface {
+		error
+		APICode() string
+	}
+	if errors.As(err, &c) && c.APICode() != "NOT_FOUND" && c.APICode() != "INTERNAL_ERROR" {
+		return c.Error(), true
+	}
+	return "", false
 }
 
 func urlQuery(s string) string {
