@@ -234,6 +234,12 @@ func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit) error {
 		}
 		return s.event(ctx, tx, d, events.DepositFlagged)
 	}
+	if reason, refused, err := s.conversionRefused(ctx, d); err != nil || refused {
+		if err != nil {
+			return err
+		}
+		return s.fail(ctx, tx, d, reason)
+	}
 	o, err := s.cfg.Onramps.GetTx(ctx, tx, d.Tenant, *d.OnrampID, false)
 	if err != nil {
 		return err

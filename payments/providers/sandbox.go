@@ -36,7 +36,9 @@ type SandboxConfig struct {
 //   - KYC tier 1: any 11-digit BVN passes except one starting 000, which fails;
 //   - KYC tier 2: passes unless most_recent_occupation is missing or acting_as_intermediary
 //     is true;
-//   - FX: the configured reference rates.
+//   - FX: the configured reference rates; CheckConversion refuses an NGN amount ending in .13;
+//   - magic values that make a step fail (payouts, sends, conversions): see magic.go and
+//     docs/sandbox.md.
 type Sandbox struct {
 	cfg   SandboxConfig
 	rates map[[2]money.Asset]money.Rate
@@ -116,9 +118,13 @@ func (s *Sandbox) CreateVirtualAccount(_ context.Context, req VirtualAccountRequ
 	}, nil
 }
 
-// Payout implements Bank: settled at once.
+// Payout implements Bank: settled at once, unless the account is a rejected magic value
+// (magic.go), which fails.
 func (s *Sandbox) Payout(_ context.Context, req PayoutRequest) (PayoutResult, error) {
 	d := derive("payout", req.Reference)
+	if reason, refused := payoutRefused(req); refused {
+		return PayoutResult{Status: PayoutFailed, FailureReason: reason, ProviderReference: "sbx_po_" + hex.EncodeToString(d[:8])}, nil
+	}
 	return PayoutResult{Status: PayoutSettled, ProviderReference: "sbx_po_" + hex.EncodeToString(d[:8])}, nil
 }
 
@@ -144,8 +150,12 @@ func (s *Sandbox) DepositAddress(_ context.Context, req AddressRequest) (Address
 	return Address{Chain: req.Chain, Asset: req.Asset, Address: addr}, nil
 }
 
-// Send implements Custody: confirmed at once.
+// Send implements Custody: confirmed at once, unless the destination is the chain's
+// rejected magic address (magic.go), which fails.
 func (s *Sandbox) Send(_ context.Context, req SendRequest) (SendResult, error) {
+	if reason, refused := sendRefused(req); refused {
+		return SendResult{Status: SendFailed, FailureReason: reason}, nil
+	}
 	d := derive("send", req.Reference)
 	hash := "0x" + hex.EncodeToString(d)
 	if req.Chain.Family() == SolanaFamily || req.Chain.Family() == TronFamily {
