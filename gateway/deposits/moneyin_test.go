@@ -285,6 +285,7 @@ func (r *rig) eventsOf(t testing.TB, merchant uuid.UUID, id string) []string {
 func TestFullFlowCustomerPermanentAccountSettles(t *testing.T) {
 	r := newRig(t, rigOptions{})
 	key := r.a.SandboxKey
+	r.endpoint(t, r.a.ID)
 	c := r.customer(t, key, "flow@example.com")
 	r.tier1(t, key, c)
 	var va struct {
@@ -313,6 +314,16 @@ func TestFullFlowCustomerPermanentAccountSettles(t *testing.T) {
 	want := []string{"deposit.received", "deposit.pending_withdrawal", "deposit.settled", "customer.balance.credited"}
 	if ev := r.eventsOf(t, r.a.ID, d.ID); strings.Join(ev, " ") != strings.Join(want, " ") {
 		t.Fatalf("events %v, want %v", ev, want)
+	}
+	// One delivery per event to the endpoint, enqueued with it, in the same order.
+	rows, err := r.pool.Query(context.Background(), `select e.type from river_job j join events e on e.id = (j.args->>'event_id')::uuid
+		where j.kind = 'webhook_delivery' and e.merchant_id = $1 order by j.id`, r.a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, _ := pgx.CollectRows(rows, pgx.RowTo[string])
+	if all := r.eventsOf(t, r.a.ID, ""); strings.Join(jobs, " ") != strings.Join(all, " ") || !strings.Contains(strings.Join(all, " "), strings.Join(want, " ")) {
+		t.Fatalf("deliveries %v, events %v", jobs, all)
 	}
 	// The merchant's own balance is untouched: the customer was credited.
 	b := r.merchantBalance(t, key)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
@@ -117,6 +118,8 @@ func newRig(t testing.TB, o rigOptions) *rig {
 	r.onramps = onramps.New(pool, onramps.Config{Rates: r.rates, Providers: envs, Customers: onramps.Directory, Events: rec, Jobs: late, Now: r.clock.Now})
 	r.deposits = deposits.New(pool, deposits.Config{Onramps: r.onramps, Rates: r.rates, Providers: envs, Events: rec, Jobs: late, Now: r.clock.Now})
 	r.balance = balance.New(pool, balance.Config{Exchanges: bx, Providers: envs, Jobs: late, Now: r.clock.Now})
+	// Webhook deliveries are enqueued (endpoints the tests register) but not worked here.
+	river.AddWorker(workers, river.WorkFunc(func(context.Context, *river.Job[events.DeliveryArgs]) error { return nil }))
 	for _, reg := range []error{onramps.Register(workers, r.onramps), deposits.Register(workers, r.deposits), balance.Register(workers, r.balance)} {
 		if reg != nil {
 			t.Fatal(reg)
@@ -194,4 +197,14 @@ func (r *rig) temporary(t testing.TB, key string, amount any, extra ...string) o
 		body[extra[i]] = extra[i+1]
 	}
 	return decode[onrampJSON](t, r.srv.Must(t, 201, "POST", "/v1/payments/onramps", key, body))
+}
+
+// endpoint registers an active webhook endpoint of the merchant's sandbox subscribed to
+// every event (its deliveries are enqueued, not sent).
+func (r *rig) endpoint(t testing.TB, m uuid.UUID) {
+	t.Helper()
+	if _, err := r.pool.Exec(context.Background(), `insert into webhook_endpoints (id, merchant_id, environment, url, secret_enc)
+		values ($1, $2, 'sandbox', 'https://example.com/hooks', '\\x00')`, uuid.New(), m); err != nil {
+		t.Fatal(err)
+	}
 }
