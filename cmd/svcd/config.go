@@ -57,6 +57,8 @@ type config struct {
 	// Payments providers (sandbox simulators; live adapters are not configured yet).
 	SandboxBankCode string // 3-digit NUBAN bank code of sandbox virtual accounts
 	SandboxBankName string
+
+	MoneyIn moneyInConfig // rates, onramps, deposits, merchant balance (moneyin.go)
 }
 
 // flagSet declares the flags on fs with defaults taken from the environment.
@@ -102,6 +104,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&c.SnapshotEvery, "snapshot-every", env.duration("snapshot-every", time.Minute), "how often to snapshot the engine when it changed (0: only at shutdown)")
 	fs.StringVar(&c.SandboxBankCode, "sandbox-bank-code", env.str("sandbox-bank-code", "999"), "3-digit bank code of sandbox NGN virtual accounts (their NUBAN check digit uses it)")
 	fs.StringVar(&c.SandboxBankName, "sandbox-bank-name", env.str("sandbox-bank-name", "Svc Sandbox Bank"), "bank name shown on sandbox NGN virtual accounts")
+	c.MoneyIn.flags(fs, &env)
 
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -141,6 +144,9 @@ func (c config) validate() error {
 	}
 	if len(c.SandboxBankCode) != 3 || strings.Trim(c.SandboxBankCode, "0123456789") != "" {
 		errs = append(errs, fmt.Errorf("-sandbox-bank-code %q: want 3 digits", c.SandboxBankCode))
+	}
+	if err := c.MoneyIn.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.BodyLimit < 1024 {
 		errs = append(errs, errors.New("-body-limit must be at least 1024 bytes"))
