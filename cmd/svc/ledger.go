@@ -16,7 +16,11 @@ var errLedgerBroken = errors.New("ledger verification failed")
 
 // runLedger is `svc ledger verify`: check every invariant of the payments ledger.
 func runLedger(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "verify" {
+	if len(args) == 0 || isHelp(args[0]) {
+		fmt.Fprintln(stderr, "usage: svc ledger verify [--database-url URL] [--max N]   (svc ledger verify -h for details)")
+		return flag.ErrHelp
+	}
+	if args[0] != "verify" {
 		fmt.Fprintln(stderr, "usage: svc ledger verify [--database-url URL] [--max N]")
 		return errors.New("unknown ledger subcommand")
 	}

@@ -27,6 +27,8 @@ func commands() []command {
 		{"migrate", "apply database migrations", runMigrate},
 		{"webhooks", "webhooks replay EVENT_ID: deliver an event again", runWebhooks},
 		{"merchant", "merchants: list, show, set-rate-limit, suspend, unsuspend", runMerchant},
+		{"merchants", "the same as merchant", runMerchant},
+		{"deposits", "deposits: review (FLAGGED), show, clear, reject, reverse (audited)", runDeposits},
 		{"mail", "mail kept when no SMTP server is configured: outbox", runMail},
 		{"journal", "exchange journal: inspect, replay --verify (rebuild and compare with the snapshot)", runJournal},
 		{"ledger", "payments ledger: verify (every invariant; exits 1 on any break)", runLedger},

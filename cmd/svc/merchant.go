@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"svc/gateway/auth"
+	"svc/payments/operator"
 	"svc/persistence/postgres"
 )
 
@@ -22,22 +23,30 @@ const merchantUsage = `usage: svc merchant SUBCOMMAND [flags]
   unsuspend ID|EMAIL                lift a suspension
 
 Changes are audited (audit_log) and reach running servers at once (LISTEN/NOTIFY).
-Flags: --database-url, --reason (changes), --actor (changes), --limit (list).`
+Flags (before or after the arguments): --database-url, --reason (changes), --actor (changes;
+default $USER@hostname), --limit (list).`
 
 func runMerchant(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("svc merchant", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := dbFlag(fs, env)
 	reason := fs.String("reason", "", "why (kept in the audit log)")
-	actor := fs.String("actor", defaultActor(env), "who (kept in the audit log)")
+	actor := fs.String("actor", operator.DefaultActor(env), "who (kept in the audit log)")
 	limit := fs.Int("limit", 50, "rows for list")
 	fs.Usage = func() { fmt.Fprintln(stderr, merchantUsage); fs.PrintDefaults() }
-	if len(args) == 0 {
+	if len(args) == 0 || isHelp(args[0]) {
 		fs.Usage()
 		return flag.ErrHelp
 	}
 	sub := args[0]
-	if err := fs.Parse(args[1:]); err != nil {
+	switch sub {
+	case "list", "show", "set-rate-limit", "suspend", "unsuspend":
+	default:
+		fs.Usage()
+		return fmt.Errorf("unknown merchant subcommand %q", sub)
+	}
+	rest, err := parseInterspersed(fs, args[1:])
+	if err != nil {
 		return err
 	}
 	if err := needDB(*db); err != nil {
@@ -49,7 +58,6 @@ func runMerchant(ctx context.Context, args []string, env func(string) string, st
 	}
 	defer pool.Close()
 	st := auth.NewStore(pool)
-	rest := fs.Args()
 	need := func(n int) error {
 		if len(rest) != n {
 			fs.Usage()
@@ -131,11 +139,4 @@ func rate(n *int) string {
 		return "default"
 	}
 	return strconv.Itoa(*n)
-}
-
-func defaultActor(env func(string) string) string {
-	if u := env("USER"); u != "" {
-		return "cli:" + u
-	}
-	return "cli"
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,35 +12,42 @@ import (
 
 	"svc/payments/events"
 	"svc/payments/jobs"
+	"svc/payments/operator"
 	"svc/persistence/postgres"
 )
 
 // runWebhooks is `svc webhooks replay EVENT_ID`: enqueue an event's deliveries again.
 func runWebhooks(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "replay" {
-		fmt.Fprintln(stderr, "usage: svc webhooks replay [--reason TEXT] EVENT_ID")
+	if len(args) == 0 || isHelp(args[0]) {
+		fmt.Fprintln(stderr, "usage: svc webhooks replay [--reason TEXT] [--actor WHO] EVENT_ID   (svc webhooks replay -h for flags)")
+		return flag.ErrHelp
+	}
+	if args[0] != "replay" {
+		fmt.Fprintln(stderr, "usage: svc webhooks replay [--reason TEXT] [--actor WHO] EVENT_ID")
 		return errors.New("unknown webhooks subcommand")
 	}
 	fs := flag.NewFlagSet("svc webhooks replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := dbFlag(fs, env)
 	reason := fs.String("reason", "", "why (kept in the audit log)")
+	actor := fs.String("actor", operator.DefaultActor(env), "who (kept in the audit log)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: svc webhooks replay [--reason TEXT] EVENT_ID\n\n"+
+		fmt.Fprintln(stderr, "usage: svc webhooks replay [--reason TEXT] [--actor WHO] EVENT_ID\n\n"+
 			"Enqueues the event again to every endpoint of its merchant and environment that is active and\n"+
 			"subscribed to it now; svcd's workers deliver it (same event id, fresh signature and timestamp).")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args[1:]); err != nil {
+	rest, err := parseInterspersed(fs, args[1:])
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	if len(rest) != 1 {
 		fs.Usage()
 		return errors.New("one EVENT_ID is required")
 	}
-	eventID, err := uuid.Parse(fs.Arg(0))
+	eventID, err := uuid.Parse(rest[0])
 	if err != nil {
-		return fmt.Errorf("EVENT_ID %q is not a UUID", fs.Arg(0))
+		return fmt.Errorf("EVENT_ID %q is not a UUID", rest[0])
 	}
 	if err := needDB(*db); err != nil {
 		return err
@@ -56,21 +62,14 @@ func runWebhooks(ctx context.Context, args []string, env func(string) string, st
 		return err
 	}
 	rec := events.NewRecorder(client)
-	actor := env("USER")
-	if actor == "" {
-		actor = "operator"
-	}
 	var n int
 	err = postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
 		var err error
 		if n, err = rec.Redeliver(ctx, tx, eventID); err != nil {
 			return err
 		}
-		detail, _ := json.Marshal(map[string]int{"deliveries": n})
-		_, err = tx.Exec(ctx, `insert into audit_log (id, actor, action, subject, reason, detail)
-			values ($1, $2, 'webhooks.replay', $3, $4, $5)`,
-			uuid.Must(uuid.NewV7()), actor, "event:"+eventID.String(), *reason, detail)
-		return err
+		return operator.Audit(ctx, tx, operator.Entry{Actor: *actor, Action: "webhooks.replay", Subject: "event:" + eventID.String(),
+			Reason: *reason, Detail: map[string]int{"deliveries": n}})
 	})
 	if errors.Is(err, events.ErrNotFound) {
 		return fmt.Errorf("no event %s", eventID)
