@@ -121,7 +121,7 @@ func runDeposits(ctx context.Context, args []string, env func(string) string, st
 		return err
 	}
 	svc := deposits.New(pool, deposits.Config{Events: events.NewRecorder(client), Jobs: client})
-	ops := operator.NewDeposits(pool, svc)
+	ops := operator.NewDeposits(svc)
 
 	switch sub {
 	case "review":

@@ -20,6 +20,7 @@ import (
 	gwidem "svc/gateway/idempotency"
 	gwonramps "svc/gateway/onramps"
 	gwrates "svc/gateway/rates"
+	gwsandbox "svc/gateway/sandbox"
 	"svc/payments/balance"
 	"svc/payments/checkout"
 	"svc/payments/deposits"
@@ -28,6 +29,7 @@ import (
 	"svc/payments/jobs"
 	"svc/payments/money"
 	"svc/payments/onramps"
+	"svc/payments/operator"
 	"svc/payments/providers"
 	"svc/payments/rates"
 )
@@ -159,7 +161,8 @@ func (m *moneyIn) attach(xs exchanges, links *checkout.Service) []gateway.RouteS
 		}))
 	}
 	idem := gwidem.Middleware(m.keys)
-	return []gateway.RouteSet{gwrates.New(m.rates), gwonramps.New(m.onramps, idem), gwdeposits.New(m.deposits), gwbalance.New(m.balance, idem)}
+	return []gateway.RouteSet{gwrates.New(m.rates), gwonramps.New(m.onramps, idem), gwdeposits.New(m.deposits), gwbalance.New(m.balance, idem),
+		gwsandbox.New(operator.NewDeposits(m.deposits))} // issue 11: sandbox reverse/clear/reject
 }
 
 // checkoutOnramps is the onramp machinery a checkout link is paid through.

@@ -88,7 +88,7 @@ func newRig(t testing.TB) *rig {
 		defer cancel()
 		_ = late.c.Stop(ctx)
 	})
-	r.ops = operator.NewDeposits(pool, r.deposits)
+	r.ops = operator.NewDeposits(r.deposits)
 	idem := gwidem.Middleware(idempotency.New(pool, idempotency.Config{}))
 	r.srv = gatewaytest.New(t, pool, gwonramps.New(ons, idem), gwdeposits.New(r.deposits),
 		gwcustomers.New(customers.NewService(pool, rec, envs, nil), idem), sandbox.New(r.ops))

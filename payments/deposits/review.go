@@ -290,6 +290,12 @@ type ReviewFilter struct {
 	Limit       int        // default 100
 }
 
+// InTx runs fn in one transaction of the service's database, retried on serialisation
+// failures (the operator's actions: the Tx methods above and their audit row commit together).
+func (s *Service) InTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return postgres.InTx(ctx, s.pool, fn)
+}
+
 // ListForReview lists deposits of every merchant in a status (FLAGGED by default), oldest
 // first: the operator's compliance queue.
 func (s *Service) ListForReview(ctx context.Context, f ReviewFilter) ([]Deposit, error) {

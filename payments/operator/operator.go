@@ -21,7 +21,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"svc/payments/deposits"
 	"svc/persistence/postgres"
@@ -83,13 +82,12 @@ const (
 
 // Deposits performs the operator's deposit actions.
 type Deposits struct {
-	pool *pgxpool.Pool
-	svc  *deposits.Service
+	svc *deposits.Service
 }
 
 // NewDeposits returns the deposit actions over svc (which needs only its Events and Jobs).
-func NewDeposits(pool *pgxpool.Pool, svc *deposits.Service) *Deposits {
-	return &Deposits{pool: pool, svc: svc}
+func NewDeposits(svc *deposits.Service) *Deposits {
+	return &Deposits{svc: svc}
 }
 
 // Reverse is deposits.ReverseTx with its audit row. t scopes the deposit (nil: any).
@@ -109,14 +107,14 @@ func (o *Deposits) Reject(ctx context.Context, actor string, t *deposits.Tenant,
 
 // Review lists deposits awaiting compliance review (FLAGGED), oldest first.
 func (o *Deposits) Review(ctx context.Context, f deposits.ReviewFilter) ([]deposits.Deposit, error) {
-	return deposits.ListForReview(ctx, o.pool, f)
+	return o.svc.ListForReview(ctx, f)
 }
 
 type action func(ctx context.Context, tx pgx.Tx, t *deposits.Tenant, id uuid.UUID, reason string) (deposits.Outcome, error)
 
 func (o *Deposits) do(ctx context.Context, name, actor string, t *deposits.Tenant, id uuid.UUID, reason string, fn action) (deposits.Outcome, error) {
 	var out deposits.Outcome
-	err := postgres.InTx(ctx, o.pool, func(tx pgx.Tx) error {
+	err := o.svc.InTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		if out, err = fn(ctx, tx, t, id, reason); err != nil {
 			return err
