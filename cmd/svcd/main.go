@@ -100,6 +100,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	marketREST, marketWS := exchanges.marketRoutes(pool, authSvc, log)
 	cust := newCustomers(cfg, pool, bg)
 	com := newCommerce(cfg, pool, bg)
+	moneyInRoutes := bg.moneyIn.attach(exchanges, com.links)
+	bg.moneyOut.useRates(bg.moneyIn.rates)
+	out := bg.moneyOut.routes(cust.keys)
+	out.dispatchDeposits(moneyInRoutes)
 
 	gcfg := gateway.DefaultConfig()
 	gcfg.Addr = cfg.Addr
@@ -116,8 +120,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			{Name: "postgres", Check: func(ctx context.Context) error { return pool.Ping(ctx) }},
 			{Name: "exchange", Check: exchanges.ready},
 		},
-		Routes: []gateway.RouteSet{bg.webhooks, authSvc.Routes(), exchanges.tradingRoutes(pool), marketREST, marketWS,
-			com.products, com.invoices, com.checkout, cust.customers, cust.virtualAccounts},
+		Routes: append([]gateway.RouteSet{bg.webhooks, authSvc.Routes(), exchanges.tradingRoutes(pool), marketREST, marketWS,
+			com.products, com.invoices, com.checkout, cust.customers, cust.virtualAccounts,
+			out.withdrawals, out.offramps, out.recipients, out.transfers},
+			moneyInRoutes...),
 	})
 	if err != nil {
 		return err

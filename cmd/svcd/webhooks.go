@@ -23,6 +23,8 @@ type background struct {
 	jobs     *jobs.Client
 	recorder *events.Recorder // other domains record their events through this
 	webhooks *gwwebhooks.Routes
+	moneyOut *moneyOut // withdrawals, offramps, transfers: their workers are on jobs
+	moneyIn  *moneyIn  // rates, onramps, deposits, merchant balance: their workers are on jobs
 }
 
 // newBackground registers every domain's workers on one river client. A domain adds its
@@ -58,6 +60,16 @@ func newBackground(cfg config, pool *pgxpool.Pool, log *slog.Logger) (*backgroun
 	}
 	queues[invoices.Queue] = 5
 
+	mo, err := registerMoneyOut(cfg, pool, workers, queues)
+	if err != nil {
+		return nil, err
+	}
+
+	mi, err := registerMoneyIn(cfg, pool, workers, queues)
+	if err != nil {
+		return nil, err
+	}
+
 	client, err := jobs.New(pool, jobs.Config{
 		Workers: workers, Queues: queues, Logger: log.With("component", "jobs"),
 		FetchCooldown: 20 * time.Millisecond,
@@ -65,10 +77,15 @@ func newBackground(cfg config, pool *pgxpool.Pool, log *slog.Logger) (*backgroun
 	if err != nil {
 		return nil, err
 	}
+	recorder := events.NewRecorder(client)
+	mo.bind(client, recorder)
+	mi.bind(client)
 	return &background{
 		jobs:     client,
-		recorder: events.NewRecorder(client),
+		recorder: recorder,
 		webhooks: gwwebhooks.New(webhooks.NewService(pool, cipher, sender)),
+		moneyOut: mo,
+		moneyIn:  mi,
 	}, nil
 }
 

@@ -31,7 +31,18 @@ type Service interface {
 var _ Service = (*deposits.Service)(nil)
 
 // Routes is the RouteSet of deposits.
-type Routes struct{ svc Service }
+type Routes struct {
+	svc Service
+	// offramps, when set (UseOfframps), wraps the sandbox deposit handler: a body with
+	// offramp_id simulates crypto arriving at an offramp (gateway/offramps Routes.Dispatch).
+	offramps func(fasthttp.RequestHandler) fasthttp.RequestHandler
+}
+
+// UseOfframps routes sandbox deposits whose body names offramp_id through dispatch
+// (gateway/offramps Routes.Dispatch), which answers them and passes every other body on.
+func (rs *Routes) UseOfframps(dispatch func(fasthttp.RequestHandler) fasthttp.RequestHandler) {
+	rs.offramps = dispatch
+}
 
 // New returns the routes over svc.
 func New(svc Service) *Routes { return &Routes{svc: svc} }
@@ -40,7 +51,11 @@ func New(svc Service) *Routes { return &Routes{svc: svc} }
 func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandler) fasthttp.RequestHandler) {
 	r.GET("/v1/payments/deposits", protect(rs.list))
 	r.GET("/v1/payments/deposits/{id}", protect(rs.get))
-	r.POST("/v1/payments/sandbox/deposits", protect(rs.simulate))
+	simulate := rs.simulate
+	if rs.offramps != nil {
+		simulate = rs.offramps(simulate)
+	}
+	r.POST("/v1/payments/sandbox/deposits", protect(simulate))
 }
 
 const timeLayout = "2006-01-02T15:04:05.000Z07:00"
@@ -351,10 +366,13 @@ func (rs *Routes) Docs() []openapi.Op {
 		{Method: "POST", Path: "/v1/payments/sandbox/deposits", Tag: tag, Summary: "Simulate an NGN deposit into an onramp (test keys only)",
 			Description: "The deposit starts PENDING_FX (deposit.received) and moves on by itself: PENDING_WITHDRAWAL, then SETTLED; with " +
 				"should_flag it stops at FLAGGED. amount defaults to the TEMPORARY onramp's amount (another amount fails at " +
-				"conversion: returned to the sender) or 10000.00 NGN for a PERMANENT onramp.",
+				"conversion: returned to the sender) or 10000.00 NGN for a PERMANENT onramp. With offramp_id instead of onramp_id, " +
+				"amount (a decimal string in the offramp's asset) is crypto arriving at that offramp: a CRYPTO_DEPOSIT credited to " +
+				"the customer (INTERNAL_BALANCE) or converted and paid out in NGN (NGN_PAYOUT; payout.completed, offramp.completed).",
 			Body: openapi.Obj(map[string]openapi.Schema{
 				"onramp_id":   openapi.UUID("an ACTIVE onramp"),
 				"should_flag": openapi.Bool("hold for compliance review (FLAGGED)"),
+				"offramp_id":  openapi.UUID("an ACTIVE offramp: simulates crypto arriving (with amount)"),
 				"amount":      openapi.Schema{"type": "number", "description": "NGN received (optional)"},
 			}, "onramp_id"),
 			Responses: map[int]openapi.Response{201: {Description: "the deposit", Data: DepositSchema(true)}},

@@ -135,4 +135,8 @@ func TestLiveUnconfiguredIsUnavailable(t *testing.T) {
 	if _, err := envs.For("live").Bank.Payout(ctx, providers.PayoutRequest{}); !errors.Is(err, providers.ErrProviderUnavailable) {
 		t.Fatal(err)
 	}
+	if providers.Configured(live.Bank) || providers.Configured(live.Custody) || providers.Configured(nil) ||
+		!providers.Configured(envs.For("live").KYC) || !providers.Configured(providers.Default(providers.SandboxConfig{}).For("sandbox").Custody) {
+		t.Fatal("Configured does not tell the unconfigured stand-ins from real providers")
+	}
 }

@@ -51,3 +51,15 @@ type noFX struct{}
 func (noFX) Rate(context.Context, money.Asset, money.Asset) (Quote, error) {
 	return Quote{}, unavailable("fx", "reference rate")
 }
+
+// Configured reports whether p (a Bank, Custody, KYC or FX of a Set) is a real provider and
+// not the unconfigured stand-in. Services whose provider call runs later, in a durable job
+// (withdrawals, payouts, transfers), ask it before they debit anything, so a live request
+// without a partner answers 503 PROVIDER_UNAVAILABLE and changes nothing.
+func Configured(p any) bool {
+	switch p.(type) {
+	case nil, noBank, noCustody, noKYC, noFX:
+		return false
+	}
+	return true
+}

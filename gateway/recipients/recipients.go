@@ -1,0 +1,174 @@
+// Package recipients is the HTTP edge of saved payout destinations (spec "Recipients"):
+// POST /recipients as specified, and GET /recipients, GET /recipients/:id and
+// DELETE /recipients/:id as our extension.
+package recipients
+
+import (
+	"github.com/fasthttp/router"
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"svc/gateway/api"
+	gw "svc/gateway/withdrawals"
+	"svc/payments/idempotency"
+	pr "svc/payments/recipients"
+
+	gwidem "svc/gateway/idempotency"
+)
+
+// Routes is the RouteSet of /v1/recipients.
+type Routes struct {
+	svc  *pr.Service
+	keys *idempotency.Keys
+}
+
+// New returns the routes over svc; POST also takes X-Idempotency-Key through keys.
+func New(svc *pr.Service, keys *idempotency.Keys) *Routes { return &Routes{svc: svc, keys: keys} }
+
+// Register adds every route behind protect.
+func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandler) fasthttp.RequestHandler) {
+	r.POST("/v1/recipients", protect(gwidem.Middleware(rs.keys)(rs.create)))
+	r.GET("/v1/recipients", protect(rs.list))
+	r.GET("/v1/recipients/{id}", protect(rs.get))
+	r.DELETE("/v1/recipients/{id}", protect(rs.delete))
+}
+
+// JSON is a recipient as the API shows it: its type's object beside the common fields.
+type JSON struct {
+	ID         string  `json:"id"`
+	Type       string  `json:"type"`
+	CustomerID *string `json:"customer_id"`
+	pr.Details
+	CreatedAt string `json:"created_at"`
+}
+
+func out(r pr.Recipient) JSON {
+	j := JSON{ID: r.ID.String(), Type: r.Type, Details: r.Details, CreatedAt: gw.Time(r.CreatedAt)}
+	if r.CustomerID != nil {
+		s := r.CustomerID.String()
+		j.CustomerID = &s
+	}
+	return j
+}
+
+func tenant(p api.Principal) pr.Tenant {
+	return pr.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}
+}
+
+type createBody struct {
+	Type             string     `json:"type"`
+	CustomerID       *string    `json:"customer_id"`
+	BankAccount      *pr.Bank   `json:"bank_account"`
+	CryptoAddress    *pr.Crypto `json:"crypto_address"`
+	USBankAccount    *pr.USBank `json:"us_bank_account"`
+	SWIFTBankAccount *pr.SWIFT  `json:"swift_bank_account"`
+}
+
+// UUIDField parses an optional UUID field into v's errors.
+func UUIDField(v *api.Validator, field string, s *string) *uuid.UUID {
+	if s == nil {
+		return nil
+	}
+	id, err := uuid.Parse(*s)
+	if err != nil {
+		v.Add(field, "must be a UUID")
+		return nil
+	}
+	return &id
+}
+
+func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
+	p, ok := gw.Principal(ctx)
+	if !ok {
+		return
+	}
+	var b createBody
+	if err := api.Decode(ctx, &b); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	var v api.Validator
+	in := pr.CreateInput{Type: b.Type, CustomerID: UUIDField(&v, "customer_id", b.CustomerID), Details: pr.Details{
+		BankAccount: b.BankAccount, CryptoAddress: b.CryptoAddress, USBankAccount: b.USBankAccount, SWIFTBankAccount: b.SWIFTBankAccount}}
+	if v.Ok() {
+		in.Validate(&v)
+	}
+	if err := v.Err(); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	r, err := rs.svc.Create(ctx, tenant(p), in)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	api.Created(ctx, out(r))
+}
+
+func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
+	p, ok := gw.Principal(ctx)
+	if !ok {
+		return
+	}
+	pg, err := api.Paging(ctx, "limit", 20, 100)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	typ, ok := gw.Query(ctx, "type", pr.Types...)
+	if !ok {
+		return
+	}
+	f := pr.Filter{Type: typ, Page: pg.Page, Limit: pg.Limit}
+	if s := string(ctx.QueryArgs().Peek("customer_id")); s != "" {
+		id, err := uuid.Parse(s)
+		if err != nil {
+			api.Fail(ctx, api.Invalid("customer_id", "must be a UUID"))
+			return
+		}
+		f.CustomerID = &id
+	}
+	items, total, err := rs.svc.List(ctx, tenant(p), f)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	res := make([]JSON, len(items))
+	for i, r := range items {
+		res[i] = out(r)
+	}
+	api.Page(ctx, res, pg.Meta(total))
+}
+
+func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
+	p, ok := gw.Principal(ctx)
+	if !ok {
+		return
+	}
+	id, ok := gw.PathID(ctx, pr.ErrNotFound)
+	if !ok {
+		return
+	}
+	r, err := rs.svc.Get(ctx, tenant(p), id)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	api.OK(ctx, out(r))
+}
+
+func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
+	p, ok := gw.Principal(ctx)
+	if !ok {
+		return
+	}
+	id, ok := gw.PathID(ctx, pr.ErrNotFound)
+	if !ok {
+		return
+	}
+	if err := rs.svc.Delete(ctx, tenant(p), id); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	api.OK(ctx, map[string]any{"id": id.String(), "deleted": true})
+}

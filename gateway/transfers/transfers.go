@@ -1,0 +1,242 @@
+// Package transfers is the HTTP edge of bank transfers (spec "Transfers"): a gateway RouteSet
+// over payments/transfers.
+package transfers
+
+import (
+	"unicode/utf8"
+
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"svc/gateway/api"
+	gwidem "svc/gateway/idempotency"
+	grc "svc/gateway/recipients"
+	gw "svc/gateway/withdrawals"
+	"svc/payments/idempotency"
+	"svc/payments/money"
+	pr "svc/payments/recipients"
+	pt "svc/payments/transfers"
+)
+
+// Routes is the RouteSet of /v1/payments/transfers.
+type Routes struct {
+	svc  *pt.Service
+	keys *idempotency.Keys
+	// AfterCreate, when set, runs between the service's write (the debit) and the response;
+	// tests panic in it to simulate the process dying in between.
+	AfterCreate func()
+}
+
+// New returns the routes over svc; POST takes X-Idempotency-Key or Idempotency-Key.
+func New(svc *pt.Service, keys *idempotency.Keys) *Routes { return &Routes{svc: svc, keys: keys} }
+
+// Register adds every route behind protect.
+func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandler) fasthttp.RequestHandler) {
+	r.POST("/v1/payments/transfers", protect(gwidem.Middleware(rs.keys, gwidem.AlsoIdempotencyKey())(rs.create)))
+	r.GET("/v1/payments/transfers", protect(rs.list))
+	r.GET("/v1/payments/transfers/{id}", protect(rs.get))
+}
+
+type destinationJSON struct {
+	Type string `json:"type"`
+	pr.Details
+}
+
+type quoteJSON struct {
+	SourceCurrency string `json:"source_currency"`
+	SourceAmount   string `json:"source_amount"`
+	Rate           string `json:"rate"`
+	Side           string `json:"side"`
+}
+
+type onBehalfJSON struct {
+	CustomerID string `json:"customer_id"`
+}
+
+// JSON is a transfer as the API shows it.
+type JSON struct {
+	ID            string          `json:"id"`
+	Currency      string          `json:"currency"`
+	Amount        string          `json:"amount"`
+	Reference     string          `json:"reference"`
+	Status        string          `json:"status"`
+	Rail          string          `json:"rail"`
+	RecipientID   *string         `json:"recipient_id"`
+	Destination   destinationJSON `json:"destination"`
+	OnBehalfOf    *onBehalfJSON   `json:"on_behalf_of"`
+	Quote         quoteJSON       `json:"quote"`
+	FailureReason *string         `json:"failure_reason"`
+	CreatedAt     string          `json:"created_at"`
+	UpdatedAt     string          `json:"updated_at"`
+	SettledAt     *string         `json:"settled_at"`
+}
+
+// Out renders a transfer.
+func Out(t pt.Transfer) JSON {
+	j := JSON{ID: t.ID.String(), Currency: string(t.Amount.Asset), Amount: t.Amount.String(), Reference: t.Reference,
+		Status: t.Status, Rail: t.Rail, Destination: destinationJSON{Type: t.Destination.Type, Details: t.Destination.Details},
+		Quote:         quoteJSON{SourceCurrency: string(t.SourceAmount.Asset), SourceAmount: t.SourceAmount.String(), Rate: t.Rate(), Side: "sell"},
+		FailureReason: gw.StrPtr(t.FailureReason), CreatedAt: gw.Time(t.CreatedAt), UpdatedAt: gw.Time(t.UpdatedAt), SettledAt: gw.TimePtr(t.SettledAt)}
+	if t.RecipientID != nil {
+		s := t.RecipientID.String()
+		j.RecipientID = &s
+	}
+	if t.CustomerID != nil {
+		j.OnBehalfOf = &onBehalfJSON{CustomerID: t.CustomerID.String()}
+	}
+	return j
+}
+
+func tenant(p api.Principal) pt.Tenant {
+	return pt.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}
+}
+
+type destinationBody struct {
+	Type             string     `json:"type"`
+	BankAccount      *pr.Bank   `json:"bank_account"`
+	CryptoAddress    *pr.Crypto `json:"crypto_address"`
+	USBankAccount    *pr.USBank `json:"us_bank_account"`
+	SWIFTBankAccount *pr.SWIFT  `json:"swift_bank_account"`
+}
+
+type createBody struct {
+	Currency    string           `json:"currency"`
+	Amount      string           `json:"amount"`
+	Reference   string           `json:"reference"`
+	RecipientID *string          `json:"recipient_id"`
+	Destination *destinationBody `json:"destination"`
+	OnBehalfOf  *struct {
+		CustomerID *string `json:"customer_id"`
+	} `json:"on_behalf_of"`
+}
+
+// validate checks every field of the body and returns the request.
+func validate(b createBody, v *api.Validator) pt.Request {
+	var r pt.Request
+	currencyOK := false
+	switch b.Currency {
+	case "":
+		v.Add("currency", "is required")
+	case "NGN", "USD":
+		currencyOK = true
+	default:
+		v.Add("currency", "must be NGN or USD")
+	}
+	switch {
+	case b.Amount == "":
+		v.Add("amount", "is required")
+	case currencyOK:
+		a, err := money.ParsePositive(money.Asset(b.Currency), b.Amount)
+		if err != nil {
+			v.Add("amount", "must be a decimal string above zero with at most 2 decimal places")
+		}
+		r.Amount = a
+	}
+	switch n := utf8.RuneCountInString(b.Reference); {
+	case b.Reference == "":
+		v.Add("reference", "is required")
+	case n > pt.MaxReference:
+		v.Add("reference", "must be at most 128 characters")
+	}
+	r.Reference = b.Reference
+	switch {
+	case (b.RecipientID == nil) == (b.Destination == nil):
+		v.Add("recipient_id", "exactly one of recipient_id and destination must be given")
+	case b.RecipientID != nil:
+		r.RecipientID = grc.UUIDField(v, "recipient_id", b.RecipientID)
+	default:
+		d := b.Destination
+		det := pr.Details{BankAccount: d.BankAccount, CryptoAddress: d.CryptoAddress, USBankAccount: d.USBankAccount, SWIFTBankAccount: d.SWIFTBankAccount}
+		switch d.Type {
+		case "":
+			v.Add("destination.type", "is required")
+		case pr.BankAccount, pr.USBankAccount, pr.SWIFTBankAccount:
+			det.Validate(v, "destination", d.Type)
+		default:
+			v.Add("destination.type", "must be one of BANK_ACCOUNT, US_BANK_ACCOUNT, SWIFT_BANK_ACCOUNT")
+		}
+		r.Destination = &pt.Destination{Type: d.Type, Details: det}
+	}
+	if b.OnBehalfOf != nil {
+		if b.OnBehalfOf.CustomerID == nil {
+			v.Add("on_behalf_of.customer_id", "is required")
+		} else {
+			r.CustomerID = grc.UUIDField(v, "on_behalf_of.customer_id", b.OnBehalfOf.CustomerID)
+		}
+	}
+	return r
+}
+
+func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
+	p, ok := gw.Principal(ctx)
+	if !ok {
+		return
+	}
+	var b createBody
+	if err := api.Decode(ctx, &b); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	var v api.Validator
+	req := validate(b, &v)
+	if err := v.Err(); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	t, err := rs.svc.Create(ctx, tenant(p), req)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	if rs.AfterCreate != nil {
+		rs.AfterCreate()
+	}
+	api.Created(ctx, Out(t))
+}
+
+func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
+	p, ok := gw.Principal(ctx)
+	if !ok {
+		return
+	}
+	pg, err := api.Paging(ctx, "limit", 20, 100)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	status, ok := gw.Query(ctx, "status", pt.Statuses...)
+	if !ok {
+		return
+	}
+	currency, ok := gw.Query(ctx, "currency", pt.Currencies...)
+	if !ok {
+		return
+	}
+	items, total, err := rs.svc.List(ctx, tenant(p), pt.Filter{Status: status, Currency: currency, Page: pg.Page, Limit: pg.Limit})
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	res := make([]JSON, len(items))
+	for i, t := range items {
+		res[i] = Out(t)
+	}
+	api.Page(ctx, res, pg.Meta(total))
+}
+
+func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
+	p, ok := gw.Principal(ctx)
+	if !ok {
+		return
+	}
+	id, ok := gw.PathID(ctx, pt.ErrNotFound)
+	if !ok {
+		return
+	}
+	t, err := rs.svc.Get(ctx, tenant(p), id)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	api.OK(ctx, Out(t))
+}

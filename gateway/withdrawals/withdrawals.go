@@ -1,0 +1,138 @@
+// Package withdrawals is the HTTP edge of withdrawals (spec "Withdrawals"): a gateway
+// RouteSet over payments/withdrawals, and the small helpers the other money-out resources
+// (offramps, recipients, transfers) share.
+package withdrawals
+
+import (
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"svc/gateway/api"
+	gwidem "svc/gateway/idempotency"
+	"svc/payments/idempotency"
+	"svc/payments/providers"
+	pw "svc/payments/withdrawals"
+)
+
+// Routes is the RouteSet of /v1/payments/withdrawals.
+type Routes struct {
+	svc  *pw.Service
+	keys *idempotency.Keys
+	// AfterCreate, when set, runs between the service's write (the debit) and the response;
+	// tests panic in it to simulate the process dying in between.
+	AfterCreate func()
+}
+
+// New returns the routes over svc; POST takes X-Idempotency-Key through keys.
+func New(svc *pw.Service, keys *idempotency.Keys) *Routes { return &Routes{svc: svc, keys: keys} }
+
+// Register adds every route behind protect.
+func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandler) fasthttp.RequestHandler) {
+	r.POST("/v1/payments/withdrawals", protect(gwidem.Middleware(rs.keys)(rs.create)))
+	r.GET("/v1/payments/withdrawals", protect(rs.list))
+	r.GET("/v1/payments/withdrawals/{id}", protect(rs.get))
+}
+
+// JSON is a withdrawal as the API shows it.
+type JSON struct {
+	ID                 string  `json:"id"`
+	AmountUSD          string  `json:"amount_usd"`
+	Token              string  `json:"token"`
+	Chain              string  `json:"chain"`
+	DestinationAddress string  `json:"destination_address"`
+	Status             string  `json:"status"`
+	TxHash             *string `json:"tx_hash"`
+	FailureReason      *string `json:"failure_reason"`
+	CreatedAt          string  `json:"created_at"`
+	UpdatedAt          string  `json:"updated_at"`
+	SettledAt          *string `json:"settled_at"`
+}
+
+// Out renders a withdrawal.
+func Out(w pw.Withdrawal) JSON {
+	return JSON{ID: w.ID.String(), AmountUSD: w.Amount.String(), Token: w.Token, Chain: string(w.Chain),
+		DestinationAddress: w.DestinationAddress, Status: w.Status, TxHash: StrPtr(w.TxHash), FailureReason: StrPtr(w.FailureReason),
+		CreatedAt: Time(w.CreatedAt), UpdatedAt: Time(w.UpdatedAt), SettledAt: TimePtr(w.SettledAt)}
+}
+
+func tenant(p api.Principal) pw.Tenant {
+	return pw.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}
+}
+
+type createBody struct {
+	AmountUSD          string `json:"amount_usd"`
+	Token              string `json:"token"`
+	Chain              string `json:"chain"`
+	DestinationAddress string `json:"destination_address"`
+}
+
+func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
+	p, ok := Principal(ctx)
+	if !ok {
+		return
+	}
+	var b createBody
+	if err := api.Decode(ctx, &b); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	var v api.Validator
+	in := pw.CreateInput(b)
+	amount := in.Validate(&v)
+	if err := v.Err(); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	w, err := rs.svc.Create(ctx, tenant(p), pw.Request{Amount: amount, Chain: providers.Chain(b.Chain), DestinationAddress: b.DestinationAddress})
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	if rs.AfterCreate != nil {
+		rs.AfterCreate()
+	}
+	api.Created(ctx, Out(w))
+}
+
+func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
+	p, ok := Principal(ctx)
+	if !ok {
+		return
+	}
+	pg, err := api.Paging(ctx, "limit", 20, 100)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	status, ok := Query(ctx, "status", pw.FilterStatuses...)
+	if !ok {
+		return
+	}
+	items, total, err := rs.svc.List(ctx, tenant(p), pw.Filter{Statuses: pw.ExpandStatus(status), Page: pg.Page, Limit: pg.Limit})
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	out := make([]JSON, len(items))
+	for i, w := range items {
+		out[i] = Out(w)
+	}
+	api.Page(ctx, out, pg.Meta(total))
+}
+
+func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
+	p, ok := Principal(ctx)
+	if !ok {
+		return
+	}
+	id, ok := PathID(ctx, pw.ErrNotFound)
+	if !ok {
+		return
+	}
+	w, err := rs.svc.Get(ctx, tenant(p), id)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	api.OK(ctx, Out(w))
+}

@@ -1,0 +1,48 @@
+package offramps
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+)
+
+// Queue is the river queue of the money-out jobs (shared with withdrawals and transfers).
+const Queue = "money_out"
+
+// PayoutArgs is the job that pays out one offramp deposit in NGN, enqueued in the
+// transaction that converts the deposit.
+type PayoutArgs struct {
+	PayoutID uuid.UUID `json:"payout_id"`
+}
+
+// Kind is the river job kind.
+func (PayoutArgs) Kind() string { return "offramp_payout" }
+
+// InsertOpts puts the job on the money-out queue.
+func (PayoutArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: Queue, MaxAttempts: 25}
+}
+
+// Worker works PayoutArgs.
+type Worker struct {
+	river.WorkerDefaults[PayoutArgs]
+	svc *Service
+}
+
+// Work takes a step; a payout the bank has not settled yet is snoozed.
+func (w *Worker) Work(ctx context.Context, job *river.Job[PayoutArgs]) error {
+	wait, err := w.svc.AdvancePayout(ctx, job.Args.PayoutID)
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		return river.JobSnooze(wait)
+	}
+	return nil
+}
+
+// Register adds the payout worker.
+func Register(workers *river.Workers, svc *Service) error {
+	return river.AddWorkerSafely(workers, &Worker{svc: svc})
+}

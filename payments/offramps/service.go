@@ -1,0 +1,412 @@
+package offramps
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/big"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"svc/payments/events"
+	"svc/payments/idempotency"
+	"svc/payments/ledger"
+	"svc/payments/money"
+	"svc/payments/providers"
+	"svc/payments/rates"
+	"svc/persistence/postgres"
+)
+
+// Recorder records an event in the caller's transaction; *events.Recorder is one.
+type Recorder interface {
+	Record(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, environment string, typ events.Type, data any) (uuid.UUID, error)
+}
+
+// JobInserter enqueues river jobs in the caller's transaction; *jobs.Client is one.
+type JobInserter interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
+// Rates locks quotes and reads market prices; *rates.Service is one.
+type Rates interface {
+	Lock(ctx context.Context, tx pgx.Tx, t rates.Tenant, id uuid.UUID, asset money.Asset, side, by string) (rates.Quote, error)
+	Market(env string, asset money.Asset, side string) (rates.Price, error)
+}
+
+// Config is what the service is built with.
+type Config struct {
+	Providers providers.Environments // custody (deposit addresses) and bank (payouts)
+	Rates     Rates
+	Customers Customers // nil: requests naming a customer answer 503
+	Events    Recorder
+	Jobs      JobInserter
+	Lifetime  time.Duration // of TEMPORARY offramps (default TemporaryLifetime)
+	// PollEvery is how long a payout the bank accepted but has not settled waits before the
+	// bank is asked again (default 5 s).
+	PollEvery time.Duration
+	Now       func() time.Time
+}
+
+// Service creates and reads offramps, takes their (simulated) deposits and pays them out.
+// Safe for concurrent use.
+type Service struct {
+	pool *pgxpool.Pool
+	cfg  Config
+}
+
+// New returns the service.
+func New(pool *pgxpool.Pool, cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Lifetime <= 0 {
+		cfg.Lifetime = TemporaryLifetime
+	}
+	if cfg.PollEvery <= 0 {
+		cfg.PollEvery = 5 * time.Second
+	}
+	return &Service{pool: pool, cfg: cfg}
+}
+
+func (s *Service) stamp() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
+
+// Create makes an ACTIVE offramp from a body validated with CreateInput.Validate: the
+// customer (looked up by id, or by email and created when missing), the deposit address from
+// the environment's custodian and, for NGN_PAYOUT, the locked sell rate; in the request's
+// idempotency scope, if any.
+//
+// Errors: *providers.UnavailableError (no custodian, or no bank partner for NGN_PAYOUT: nothing
+// written), ErrCustomerNotFound, rates.ErrUnknownRate, *rates.FieldError (a rate of another
+// asset or side), rates.ErrRateExpired, rates.ErrRateAlreadyUsed, the database's.
+func (s *Service) Create(ctx context.Context, t Tenant, in CreateInput) (Offramp, error) {
+	set := s.cfg.Providers.For(t.Environment)
+	if in.Settlement.Mode == ModePayout && !providers.Configured(set.Bank) {
+		return Offramp{}, &providers.UnavailableError{Provider: "bank", Operation: "payout"}
+	}
+	if s.cfg.Customers == nil {
+		return Offramp{}, ErrCustomersUnavailable
+	}
+	now := s.stamp()
+	o := Offramp{ID: uuid.Must(uuid.NewV7()), Tenant: t, Type: in.Type, Status: Active, Chain: providers.Chain(in.Chain),
+		Asset: money.Asset(in.Asset), Settlement: Settlement{Mode: in.Settlement.Mode}, CreatedAt: now, UpdatedAt: now}
+	addr, err := set.Custody.DepositAddress(ctx, providers.AddressRequest{Reference: "offramp:" + o.ID.String(), Chain: o.Chain, Asset: o.Asset})
+	if err != nil {
+		return Offramp{}, err
+	}
+	o.DepositAddress = addr.Address
+	if o.Type == Temporary {
+		exp := now.Add(s.cfg.Lifetime)
+		o.ExpiresAt = &exp
+	}
+	if in.Customer.ID == nil {
+		id, err := s.cfg.Customers.FindOrCreate(ctx, t, in.Customer.Email, in.Customer.FirstName, in.Customer.LastName)
+		if err != nil {
+			return Offramp{}, err
+		}
+		o.CustomerID = id
+	}
+	err = idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if in.Customer.ID != nil {
+			if err := s.cfg.Customers.Lookup(ctx, tx, t, *in.Customer.ID); err != nil {
+				return err
+			}
+			o.CustomerID = *in.Customer.ID
+		}
+		if o.Settlement.Mode == ModePayout {
+			q, err := s.cfg.Rates.Lock(ctx, tx, rates.Tenant(t), *in.Settlement.RateID, o.Asset, rates.Sell, "offramp:"+o.ID.String())
+			if err != nil {
+				return err
+			}
+			o.Settlement.RateID, o.Settlement.Price = in.Settlement.RateID, q.Price
+			b := *in.Settlement.DestinationBank
+			o.Settlement.DestinationBank = &b
+		}
+		return insert(ctx, tx, o)
+	})
+	if err != nil {
+		return Offramp{}, err
+	}
+	return o, nil
+}
+
+// Get returns one offramp of the tenant. Errors: ErrNotFound.
+func (s *Service) Get(ctx context.Context, t Tenant, id uuid.UUID) (Offramp, error) {
+	return load(ctx, s.pool, t, id, s.cfg.Now().UTC(), false)
+}
+
+// List returns a page of the tenant's offramps, newest first, and the total.
+func (s *Service) List(ctx context.Context, t Tenant, f Filter) ([]Offramp, int64, error) {
+	if f.Page < 1 {
+		f.Page = 1
+	}
+	if f.Limit < 1 {
+		f.Limit = 20
+	}
+	return list(ctx, s.pool, t, f, s.cfg.Now().UTC())
+}
+
+// ngnDown is amount of the asset at price (kobo per unit), rounded down to the kobo: a payout
+// never exceeds what the crypto is worth.
+func ngnDown(a money.Amount, price int64) (money.Amount, error) {
+	n := new(big.Int).Mul(big.NewInt(a.Minor), big.NewInt(price))
+	n.Quo(n, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(a.Asset.Places())), nil))
+	if !n.IsInt64() {
+		return money.Amount{}, money.ErrOverflow
+	}
+	return money.New(money.NGN, n.Int64()), nil
+}
+
+// SimulateCryptoDeposit makes amount (a decimal string in the offramp's asset) arrive at the
+// offramp's address, in the sandbox only, and settles it as the offramp says (see the package
+// doc), in one transaction (the request's idempotency scope, if any). The deposits handler of
+// POST /payments/sandbox/deposits calls it when the body has offramp_id.
+//
+// Errors: ErrSandboxOnly, ErrNotFound, ErrNotActive, a field error on amount, ErrNoPrice,
+// *providers.UnavailableError, the database's.
+func (s *Service) SimulateCryptoDeposit(ctx context.Context, t Tenant, offrampID uuid.UUID, amount string) (CryptoDeposit, error) {
+	if t.Environment != "sandbox" {
+		return CryptoDeposit{}, ErrSandboxOnly
+	}
+	var out CryptoDeposit
+	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		now := s.stamp()
+		o, err := load(ctx, tx, t, offrampID, now, true)
+		if err != nil {
+			return err
+		}
+		if amount == "" {
+			return &fieldError{"amount", "is required with offramp_id"}
+		}
+		amt, err := ParseAmount(o.Asset, amount)
+		if err != nil {
+			return money.AsField(err, "amount")
+		}
+		if o.Status != Active {
+			return ErrNotActive
+		}
+		d := CryptoDeposit{ID: uuid.Must(uuid.NewV7()), OfframpID: o.ID, CustomerID: o.CustomerID, Type: "CRYPTO_DEPOSIT",
+			Amount: amt, Chain: o.Chain, Mode: o.Settlement.Mode, CreatedAt: now}
+		sum := sha256.Sum256([]byte("offramp-deposit:" + d.ID.String()))
+		txHash := "0x" + hex.EncodeToString(sum[:])
+		if o.Type == Temporary {
+			if _, err := tx.Exec(ctx, `update offramps set status = 'INACTIVE', updated_at = $2 where id = $1`, o.ID, now); err != nil {
+				return fmt.Errorf("offramps: deactivate: %w", err)
+			}
+		}
+		if o.Settlement.Mode == ModeInternal {
+			d.Status = "SETTLED"
+			if err := insertDeposit(ctx, tx, t, o, d, txHash, nil); err != nil {
+				return err
+			}
+			posted, err := ledger.Post(ctx, tx, ledger.Transaction{
+				MerchantID: t.MerchantID, Environment: t.Environment, Reference: "deposit:" + d.ID.String() + ":credit",
+				Kind: "offramp.credit", Description: "Crypto received at offramp " + o.ID.String(),
+				Postings: ledger.Move(ledger.System(ledger.External), ledger.Customer(o.CustomerID, ledger.Available), amt),
+			})
+			if err != nil {
+				return err
+			}
+			bal, _ := posted.Find(ledger.Customer(o.CustomerID, ledger.Available), amt.Asset)
+			depID := d.ID.String()
+			if _, err := s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.CustomerBalanceCredited, events.CustomerBalance{
+				CustomerID: o.CustomerID.String(), Asset: string(amt.Asset), Amount: amt.String(), Balance: bal.Amount.String(), DepositID: &depID,
+			}); err != nil {
+				return err
+			}
+			_, err = s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.OfframpCompleted, events.Offramp{
+				ID: o.ID.String(), Status: d.Status, Asset: string(o.Asset), Chain: string(o.Chain), AmountCrypto: amt.String(),
+				SettlementMode: o.Settlement.Mode, TxHash: txHash,
+			})
+			out = d
+			return err
+		}
+
+		// NGN_PAYOUT
+		if !providers.Configured(s.cfg.Providers.For(t.Environment).Bank) {
+			return &providers.UnavailableError{Provider: "bank", Operation: "payout"}
+		}
+		price := o.Settlement.Price
+		if o.Type == Permanent {
+			p, err := s.cfg.Rates.Market(t.Environment, o.Asset, rates.Sell)
+			if err != nil {
+				return ErrNoPrice
+			}
+			price = p.Price
+		}
+		ngn, err := ngnDown(amt, price)
+		if err != nil || !ngn.IsPositive() {
+			return &fieldError{"amount", "is too small or too large to pay out in NGN"}
+		}
+		d.Status, d.Price, d.AmountNGN = "PENDING_WITHDRAWAL", price, &ngn
+		if err := insertDeposit(ctx, tx, t, o, d, txHash, &price); err != nil {
+			return err
+		}
+		postings := append(ledger.Move(ledger.System(ledger.External), ledger.System(ledger.FX), amt),
+			ledger.Move(ledger.System(ledger.FX), ledger.Customer(o.CustomerID, ledger.Pending), ngn)...)
+		if _, err := ledger.Post(ctx, tx, ledger.Transaction{
+			MerchantID: t.MerchantID, Environment: t.Environment, Reference: "deposit:" + d.ID.String() + ":convert",
+			Kind: "offramp.convert", Description: "Crypto received at offramp " + o.ID.String() + ", converted to NGN",
+			Postings: postings,
+		}); err != nil {
+			return err
+		}
+		p := Payout{ID: uuid.Must(uuid.NewV7()), Tenant: t, OfframpID: o.ID, DepositID: d.ID, CustomerID: o.CustomerID, Amount: ngn,
+			Status: PayoutProcessing, Bank: *o.Settlement.DestinationBank, CreatedAt: now}
+		if _, err := tx.Exec(ctx, `insert into payouts (id, merchant_id, environment, source_type, source_id, deposit_id, customer_id,
+			amount, currency, status, bank_code, account_number, account_name, created_at, updated_at)
+			values ($1, $2, $3, 'offramp', $4, $5, $6, $7, 'NGN', $8, $9, $10, $11, $12, $12)`,
+			p.ID, t.MerchantID, t.Environment, o.ID, d.ID, o.CustomerID, ngn.Minor, p.Status, p.Bank.BankCode, p.Bank.AccountNumber,
+			p.Bank.AccountName, now); err != nil {
+			return fmt.Errorf("offramps: insert payout: %w", err)
+		}
+		if _, err := s.cfg.Jobs.InsertTx(ctx, tx, PayoutArgs{PayoutID: p.ID}, nil); err != nil {
+			return err
+		}
+		d.Payout = &p
+		out = d
+		return nil
+	})
+	return out, err
+}
+
+type fieldError struct{ name, message string }
+
+func (e *fieldError) Error() string    { return e.message }
+func (e *fieldError) APIField() string { return e.name }
+
+func insertDeposit(ctx context.Context, tx pgx.Tx, t Tenant, o Offramp, d CryptoDeposit, txHash string, price *int64) error {
+	var settledAt *time.Time
+	if d.Status == "SETTLED" {
+		settledAt = &d.CreatedAt
+	}
+	_, err := tx.Exec(ctx, `insert into deposits (id, merchant_id, environment, type, status, offramp_id, customer_id, amount,
+		currency, settlement_mode, asset, chain, destination_address, price, settled_amount, tx_hash, payment_reference,
+		created_at, updated_at, settled_at)
+		values ($1, $2, $3, 'CRYPTO_DEPOSIT', $4, $5, $6, $7, $8, $9, $8, $10, $11, $12, $7, $13, $14, $15, $15, $16)`,
+		d.ID, t.MerchantID, t.Environment, d.Status, o.ID, o.CustomerID, d.Amount.Minor, string(o.Asset), o.Settlement.Mode,
+		string(o.Chain), o.DepositAddress, price, txHash, "offramp:"+o.ID.String(), d.CreatedAt, settledAt)
+	if err != nil {
+		return fmt.Errorf("offramps: insert deposit: %w", err)
+	}
+	return nil
+}
+
+// AdvancePayout takes one step of an offramp payout (the job's work) and returns how long
+// to wait before asking the bank again (0: nothing left to do). See the package doc.
+func (s *Service) AdvancePayout(ctx context.Context, id uuid.UUID) (time.Duration, error) {
+	p, err := scanPayout(s.pool.QueryRow(ctx, `select `+payoutCols+` from payouts where id = $1`, id))
+	if err != nil || p.Status != PayoutProcessing {
+		return 0, err
+	}
+	res, err := s.cfg.Providers.For(p.Tenant.Environment).Bank.Payout(ctx, providers.PayoutRequest{
+		Reference: "payout:" + p.ID.String(), Rail: providers.RailNGN, Amount: p.Amount,
+		BankCode: p.Bank.BankCode, AccountNumber: p.Bank.AccountNumber, AccountName: p.Bank.AccountName,
+	})
+	if err != nil {
+		return 0, err
+	}
+	switch res.Status {
+	case providers.PayoutSettled:
+		return 0, s.finishPayout(ctx, p, PayoutSettled, res.ProviderReference, "")
+	case providers.PayoutFailed:
+		reason := res.FailureReason
+		if reason == "" {
+			reason = "the bank refused the payout"
+		}
+		return 0, s.finishPayout(ctx, p, PayoutFailed, res.ProviderReference, reason)
+	}
+	return s.cfg.PollEvery, nil
+}
+
+func (s *Service) finishPayout(ctx context.Context, p Payout, to, providerRef, reason string) error {
+	t := p.Tenant
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		now := s.stamp()
+		p, err := scanPayout(tx.QueryRow(ctx, `update payouts set status = $2, updated_at = $3,
+			provider_reference = nullif($4, ''), failure_reason = nullif($5, ''),
+			settled_at = case when $2 = 'SETTLED' then $3::timestamptz else null end
+			where id = $1 and status = 'PROCESSING' returning `+payoutCols, p.ID, to, now, providerRef, reason))
+		if err != nil {
+			return err
+		}
+		depStatus := "SETTLED"
+		post := ledger.Transaction{MerchantID: t.MerchantID, Environment: t.Environment}
+		if to == PayoutSettled {
+			post.Reference, post.Kind, post.Description = "payout:"+p.ID.String()+":settle", "payout.settle", "NGN payout to "+p.Bank.AccountNumber
+			post.Postings = ledger.Move(ledger.Customer(p.CustomerID, ledger.Pending), ledger.System(ledger.External), p.Amount)
+		} else {
+			depStatus = "FAILED"
+			post.Reference, post.Kind, post.Description = "payout:"+p.ID.String()+":release", "payout.release", "NGN payout failed: "+reason
+			post.Postings = ledger.Move(ledger.Customer(p.CustomerID, ledger.Pending), ledger.Customer(p.CustomerID, ledger.Available), p.Amount)
+		}
+		posted, err := ledger.Post(ctx, tx, post)
+		if err != nil {
+			return err
+		}
+		var (
+			amount  int64
+			asset   string
+			chain   string
+			txHash  string
+			offramp uuid.UUID
+		)
+		if err := tx.QueryRow(ctx, `update deposits set status = $2, updated_at = $3,
+			settled_at = case when $2 = 'SETTLED' then $3::timestamptz else null end, failure_reason = nullif($4, '')
+			where id = $1 returning amount, asset, chain, coalesce(tx_hash, ''), offramp_id`, p.DepositID, depStatus, now, reason).
+			Scan(&amount, &asset, &chain, &txHash, &offramp); err != nil {
+			return fmt.Errorf("offramps: deposit: %w", err)
+		}
+		if to == PayoutFailed {
+			bal, _ := posted.Find(ledger.Customer(p.CustomerID, ledger.Available), money.NGN)
+			depID := p.DepositID.String()
+			_, err = s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.CustomerBalanceCredited, events.CustomerBalance{
+				CustomerID: p.CustomerID.String(), Asset: "NGN", Amount: p.Amount.String(), Balance: bal.Amount.String(),
+				DepositID: &depID, Reason: &reason,
+			})
+			return err
+		}
+		if _, err := s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.PayoutCompleted, events.Payout{
+			ID: p.ID.String(), SourceType: "offramp", SourceID: p.OfframpID.String(), Amount: p.Amount.String(), Currency: "NGN",
+			Status: p.Status, BankCode: p.Bank.BankCode, AccountNumber: p.Bank.AccountNumber, Reference: "payout:" + p.ID.String(),
+		}); err != nil {
+			return err
+		}
+		_, err = s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.OfframpCompleted, events.Offramp{
+			ID: offramp.String(), Status: depStatus, Asset: asset, Chain: chain,
+			AmountCrypto: money.Format(money.Asset(asset), amount), AmountNGN: p.Amount.String(),
+			SettlementMode: ModePayout, TxHash: txHash,
+		})
+		return err
+	})
+	if errors.Is(err, ErrNotFound) { // finished by another worker
+		return nil
+	}
+	return err
+}
+
+// Payouts returns the payouts of one offramp of the tenant, newest first.
+func (s *Service) Payouts(ctx context.Context, t Tenant, offrampID uuid.UUID) ([]Payout, error) {
+	rows, err := s.pool.Query(ctx, `select `+payoutCols+` from payouts
+		where source_id = $1 and merchant_id = $2 and environment = $3 order by created_at desc, id desc`,
+		offrampID, t.MerchantID, t.Environment)
+	if err != nil {
+		return nil, fmt.Errorf("offramps: payouts: %w", err)
+	}
+	defer rows.Close()
+	var out []Payout
+	for rows.Next() {
+		p, err := scanPayout(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,310 @@
+package transfers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"svc/payments/events"
+	"svc/payments/idempotency"
+	"svc/payments/ledger"
+	"svc/payments/money"
+	"svc/payments/providers"
+	"svc/payments/rates"
+	"svc/payments/recipients"
+	"svc/persistence/postgres"
+)
+
+// Recorder records an event in the caller's transaction; *events.Recorder is one.
+type Recorder interface {
+	Record(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, environment string, typ events.Type, data any) (uuid.UUID, error)
+}
+
+// JobInserter enqueues river jobs in the caller's transaction; *jobs.Client is one.
+type JobInserter interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
+// Prices is the market price of USDT in NGN; *rates.Service is one.
+type Prices interface {
+	Market(env string, asset money.Asset, side string) (rates.Price, error)
+}
+
+// Config is what the service is built with.
+type Config struct {
+	Providers providers.Environments // the bank partner of each environment
+	Prices    Prices
+	Events    Recorder
+	Jobs      JobInserter
+	// PollEvery is how long a payout the bank has accepted but not settled waits before the
+	// bank is asked again (default 5 s).
+	PollEvery time.Duration
+	Now       func() time.Time
+}
+
+// Service creates, reads and advances transfers. Safe for concurrent use.
+type Service struct {
+	pool *pgxpool.Pool
+	cfg  Config
+}
+
+// New returns the service.
+func New(pool *pgxpool.Pool, cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.PollEvery <= 0 {
+		cfg.PollEvery = 5 * time.Second
+	}
+	return &Service{pool: pool, cfg: cfg}
+}
+
+func (s *Service) stamp() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
+
+// Source returns the USDT that pays amount (NGN or USD) at price (minor units of amount's
+// currency per USDT), rounded up to the micro-USDT.
+func Source(amount money.Amount, price int64) (money.Amount, error) {
+	if price <= 0 {
+		return money.Amount{}, money.ErrBadRate
+	}
+	n := new(big.Int).Mul(big.NewInt(amount.Minor), big.NewInt(1_000_000))
+	q, m := new(big.Int).QuoRem(n, big.NewInt(price), new(big.Int))
+	if m.Sign() > 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	if !q.IsInt64() {
+		return money.Amount{}, money.ErrOverflow
+	}
+	return money.New(money.USDT, q.Int64()), nil
+}
+
+// rail is the payout rail of a destination.
+func rail(d Destination) string {
+	switch d.Type {
+	case recipients.USBankAccount:
+		if d.Details.USBankAccount != nil && d.Details.USBankAccount.PayoutScheme == "wire" {
+			return providers.RailUSWire
+		}
+		return providers.RailUSACH
+	case recipients.SWIFTBankAccount:
+		return providers.RailSWIFT
+	}
+	return providers.RailNGN
+}
+
+// Create makes a PROCESSING transfer: it prices the amount in USDT, holds that USDT
+// (merchant available -> pending) and enqueues the payout, in one transaction (the request's
+// idempotency scope, if any).
+//
+// Errors: *providers.UnavailableError (no bank partner for the environment) and ErrNoPrice,
+// both before anything is written; recipients.ErrNotFound (recipient_id),
+// recipients.ErrCustomerNotFound (on_behalf_of.customer_id), *FieldError (a crypto recipient,
+// or a currency the destination does not take), ErrReferenceInUse,
+// *ledger.InsufficientBalanceError; the database's.
+func (s *Service) Create(ctx context.Context, t Tenant, r Request) (Transfer, error) {
+	if !providers.Configured(s.cfg.Providers.For(t.Environment).Bank) {
+		return Transfer{}, &providers.UnavailableError{Provider: "bank", Operation: "payout"}
+	}
+	var price int64 = 100 // USD cents per USDT: 1:1
+	if r.Amount.Asset == money.NGN {
+		if s.cfg.Prices == nil {
+			return Transfer{}, ErrNoPrice
+		}
+		p, err := s.cfg.Prices.Market(t.Environment, money.USDT, rates.Sell)
+		if err != nil {
+			return Transfer{}, ErrNoPrice
+		}
+		price = p.Price
+	}
+	src, err := Source(r.Amount, price)
+	if err != nil {
+		return Transfer{}, &FieldError{"amount", "is too large"}
+	}
+	now := s.stamp()
+	tr := Transfer{ID: uuid.Must(uuid.NewV7()), Tenant: t, Amount: r.Amount, Reference: r.Reference, RecipientID: r.RecipientID,
+		CustomerID: r.CustomerID, SourceAmount: src, Price: price, Status: Processing, CreatedAt: now, UpdatedAt: now}
+	err = idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if r.RecipientID != nil {
+			rc, err := recipients.Load(ctx, tx, t, *r.RecipientID)
+			if err != nil {
+				return err
+			}
+			if rc.Type == recipients.CryptoAddress {
+				return &FieldError{"recipient_id", "is a CRYPTO_ADDRESS recipient; transfers pay bank accounts"}
+			}
+			tr.Destination = Destination{Type: rc.Type, Details: rc.Details}
+		} else {
+			tr.Destination = *r.Destination
+		}
+		switch {
+		case tr.Destination.Type == recipients.BankAccount && r.Amount.Asset != money.NGN:
+			return &FieldError{"currency", "must be NGN for a BANK_ACCOUNT (domestic) destination"}
+		case tr.Destination.Type != recipients.BankAccount && r.Amount.Asset != money.USD:
+			return &FieldError{"currency", "must be USD for a " + tr.Destination.Type + " destination"}
+		}
+		tr.Rail = rail(tr.Destination)
+		if r.CustomerID != nil {
+			if err := recipients.CheckCustomer(ctx, tx, t, *r.CustomerID); err != nil {
+				return err
+			}
+		}
+		if err := insert(ctx, tx, tr); err != nil {
+			return err
+		}
+		if _, err := s.cfg.Jobs.InsertTx(ctx, tx, PayoutArgs{TransferID: tr.ID}, nil); err != nil {
+			return err
+		}
+		// Posted last: the hold locks the merchant's balance rows until the commit.
+		_, err := ledger.Post(ctx, tx, ledger.Transaction{
+			MerchantID: t.MerchantID, Environment: t.Environment, Reference: "transfer:" + tr.ID.String() + ":hold",
+			Kind: "transfer.hold", Description: "Transfer " + tr.Reference + ": " + tr.Amount.String() + " " + string(tr.Amount.Asset),
+			Postings: ledger.Move(ledger.Merchant(t.MerchantID, ledger.Available), ledger.Merchant(t.MerchantID, ledger.Pending), tr.SourceAmount),
+		})
+		return err
+	})
+	if err != nil {
+		return Transfer{}, err
+	}
+	return tr, nil
+}
+
+// Get returns one transfer of the tenant. Errors: ErrNotFound.
+func (s *Service) Get(ctx context.Context, t Tenant, id uuid.UUID) (Transfer, error) {
+	return load(ctx, s.pool, &t, id)
+}
+
+// List returns a page of the tenant's transfers, newest first, and the total.
+func (s *Service) List(ctx context.Context, t Tenant, f Filter) ([]Transfer, int64, error) {
+	if f.Page < 1 {
+		f.Page = 1
+	}
+	if f.Limit < 1 {
+		f.Limit = 20
+	}
+	return list(ctx, s.pool, t, f)
+}
+
+// payoutRequest is what the bank is asked.
+func payoutRequest(tr Transfer) providers.PayoutRequest {
+	req := providers.PayoutRequest{Reference: "transfer:" + tr.ID.String(), Rail: tr.Rail, Amount: tr.Amount, Details: map[string]string{}}
+	d := tr.Destination.Details
+	switch {
+	case d.BankAccount != nil:
+		req.BankCode, req.AccountNumber = d.BankAccount.BankCode, d.BankAccount.AccountNumber
+		if d.BankAccount.AccountName != nil {
+			req.AccountName = *d.BankAccount.AccountName
+		}
+	case d.USBankAccount != nil:
+		u := d.USBankAccount
+		req.AccountNumber, req.AccountName = u.AccountNumber, u.AccountOwnerName
+		req.Details["routing_number"], req.Details["bank_name"] = u.RoutingNumber, u.BankName
+		req.Details["account_type"], req.Details["payout_scheme"] = u.AccountType, u.PayoutScheme
+		if u.Address != nil {
+			req.Details["country"] = u.Address.Country
+		}
+	case d.SWIFTBankAccount != nil:
+		w := d.SWIFTBankAccount
+		req.AccountNumber, req.AccountName = w.IBAN, w.AccountOwnerName
+		req.Details["iban"], req.Details["account_country"] = w.IBAN, w.AccountCountry
+		req.Details["account_owner_type"], req.Details["category"] = w.AccountOwnerType, w.Category
+		if w.BIC != nil {
+			req.Details["bic"] = *w.BIC
+		}
+	}
+	return req
+}
+
+// Advance takes one step of a transfer (the job's work) and returns how long to wait before
+// asking the bank again (0: nothing left to do). PROCESSING: the bank is asked for the
+// payout (reference "transfer:<id>"; asking again answers the same payout's state):
+// settled -> SETTLED (pending -> external, transfer.completed, and payout.completed for NGN);
+// refused -> FAILED with the funds returned (pending -> available); accepted -> wait.
+// A Go error leaves the transfer as it was: the job retries it.
+func (s *Service) Advance(ctx context.Context, id uuid.UUID) (time.Duration, error) {
+	tr, err := load(ctx, s.pool, nil, id)
+	if err != nil || tr.Status != Processing {
+		return 0, err
+	}
+	res, err := s.cfg.Providers.For(tr.Tenant.Environment).Bank.Payout(ctx, payoutRequest(tr))
+	if err != nil {
+		return 0, err
+	}
+	switch res.Status {
+	case providers.PayoutSettled:
+		return 0, s.finish(ctx, tr, Settled, res.ProviderReference, "")
+	case providers.PayoutFailed:
+		reason := res.FailureReason
+		if reason == "" {
+			reason = "the bank refused the payout"
+		}
+		return 0, s.finish(ctx, tr, Failed, res.ProviderReference, reason)
+	}
+	return s.cfg.PollEvery, nil
+}
+
+func (s *Service) finish(ctx context.Context, tr Transfer, to, providerRef, reason string) error {
+	t := tr.Tenant
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		tr, err := move(ctx, tx, tr.ID, to, s.stamp(), providerRef, reason)
+		if err != nil {
+			return err
+		}
+		post := ledger.Transaction{MerchantID: t.MerchantID, Environment: t.Environment}
+		if to == Settled {
+			post.Reference, post.Kind, post.Description = "transfer:"+tr.ID.String()+":settle", "transfer.settle", "Transfer "+tr.Reference+" settled"
+			post.Postings = ledger.Move(ledger.Merchant(t.MerchantID, ledger.Pending), ledger.System(ledger.External), tr.SourceAmount)
+		} else {
+			post.Reference, post.Kind, post.Description = "transfer:"+tr.ID.String()+":release", "transfer.release", "Transfer "+tr.Reference+" failed: "+reason
+			post.Postings = ledger.Move(ledger.Merchant(t.MerchantID, ledger.Pending), ledger.Merchant(t.MerchantID, ledger.Available), tr.SourceAmount)
+		}
+		if _, err := ledger.Post(ctx, tx, post); err != nil {
+			return err
+		}
+		if to != Settled {
+			return nil
+		}
+		if _, err := s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.TransferCompleted, EventData(tr)); err != nil {
+			return err
+		}
+		if tr.Amount.Asset == money.NGN && tr.Destination.Details.BankAccount != nil {
+			b := tr.Destination.Details.BankAccount
+			_, err = s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.PayoutCompleted, events.Payout{
+				ID: tr.ID.String(), SourceType: "transfer", SourceID: tr.ID.String(), Amount: tr.Amount.String(),
+				Currency: string(tr.Amount.Asset), Status: tr.Status, BankCode: b.BankCode, AccountNumber: b.AccountNumber,
+				Reference: tr.Reference,
+			})
+		}
+		return err
+	})
+	if errors.Is(err, ErrNotFound) { // finished by another worker
+		return nil
+	}
+	return err
+}
+
+// EventData is the transfer.completed payload.
+func EventData(tr Transfer) events.Transfer {
+	d := events.Transfer{ID: tr.ID.String(), Type: tr.Rail, Amount: tr.Amount.String(), Currency: string(tr.Amount.Asset),
+		Status: tr.Status, Reference: tr.Reference}
+	if tr.RecipientID != nil {
+		d.RecipientID = tr.RecipientID.String()
+	}
+	return d
+}
+
+func marshalDestination(d Destination) ([]byte, error) {
+	b, err := json.Marshal(d.Details)
+	if err != nil {
+		return nil, fmt.Errorf("transfers: destination: %w", err)
+	}
+	return b, nil
+}

@@ -1,0 +1,114 @@
+package transfers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"svc/payments/money"
+	"svc/persistence/postgres"
+)
+
+const cols = `id, merchant_id, environment, currency, amount, reference, rail, recipient_id, destination_type, destination,
+	customer_id, source_amount, price, status, coalesce(provider_reference, ''), coalesce(failure_reason, ''),
+	created_at, updated_at, settled_at`
+
+func scan(row pgx.Row, extra ...any) (Transfer, error) {
+	var (
+		tr          Transfer
+		currency    string
+		amount, src int64
+		destination []byte
+	)
+	dst := append([]any{&tr.ID, &tr.Tenant.MerchantID, &tr.Tenant.Environment, &currency, &amount, &tr.Reference, &tr.Rail,
+		&tr.RecipientID, &tr.Destination.Type, &destination, &tr.CustomerID, &src, &tr.Price, &tr.Status,
+		&tr.ProviderReference, &tr.FailureReason, &tr.CreatedAt, &tr.UpdatedAt, &tr.SettledAt}, extra...)
+	err := row.Scan(dst...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return tr, ErrNotFound
+	}
+	if err != nil {
+		return tr, err
+	}
+	tr.Amount = money.New(money.Asset(currency), amount)
+	tr.SourceAmount = money.New(money.USDT, src)
+	return tr, json.Unmarshal(destination, &tr.Destination.Details)
+}
+
+func insert(ctx context.Context, tx pgx.Tx, tr Transfer) error {
+	dest, err := marshalDestination(tr.Destination)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `insert into transfers (id, merchant_id, environment, currency, amount, reference, rail, recipient_id,
+		destination_type, destination, customer_id, source_asset, source_amount, price, status, created_at, updated_at)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'USDT', $12, $13, $14, $15, $15)`,
+		tr.ID, tr.Tenant.MerchantID, tr.Tenant.Environment, string(tr.Amount.Asset), tr.Amount.Minor, tr.Reference, tr.Rail,
+		tr.RecipientID, tr.Destination.Type, dest, tr.CustomerID, tr.SourceAmount.Minor, tr.Price, tr.Status, tr.CreatedAt)
+	if postgres.IsUniqueViolation(err, "transfers_reference") {
+		return ErrReferenceInUse
+	}
+	if err != nil {
+		return fmt.Errorf("transfers: insert: %w", err)
+	}
+	return nil
+}
+
+// load reads one transfer; t nil reads any tenant's (the jobs know only the id).
+func load(ctx context.Context, q postgres.Querier, t *Tenant, id uuid.UUID) (Transfer, error) {
+	var (
+		tr  Transfer
+		err error
+	)
+	if t == nil {
+		tr, err = scan(q.QueryRow(ctx, `select `+cols+` from transfers where id = $1`, id))
+	} else {
+		tr, err = scan(q.QueryRow(ctx, `select `+cols+` from transfers where id = $1 and merchant_id = $2 and environment = $3`,
+			id, t.MerchantID, t.Environment))
+	}
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		err = fmt.Errorf("transfers: load: %w", err)
+	}
+	return tr, err
+}
+
+// move ends a PROCESSING transfer; ErrNotFound when it is no longer PROCESSING.
+func move(ctx context.Context, tx pgx.Tx, id uuid.UUID, to string, now time.Time, providerRef, reason string) (Transfer, error) {
+	tr, err := scan(tx.QueryRow(ctx, `update transfers set status = $2, updated_at = $3,
+		provider_reference = coalesce(nullif($4, ''), provider_reference), failure_reason = nullif($5, ''),
+		settled_at = case when $2 = 'SETTLED' then $3::timestamptz else null end
+		where id = $1 and status = 'PROCESSING' returning `+cols, id, to, now, providerRef, reason))
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		err = fmt.Errorf("transfers: move: %w", err)
+	}
+	return tr, err
+}
+
+func list(ctx context.Context, q postgres.Querier, t Tenant, f Filter) ([]Transfer, int64, error) {
+	where := `merchant_id = $1 and environment = $2 and ($3 = '' or status = $3) and ($4 = '' or currency = $4)`
+	var total int64
+	if err := q.QueryRow(ctx, `select count(*) from transfers where `+where, t.MerchantID, t.Environment, f.Status, f.Currency).
+		Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("transfers: count: %w", err)
+	}
+	rows, err := q.Query(ctx, `select `+cols+` from transfers where `+where+`
+		order by created_at desc, id desc limit $5 offset $6`, t.MerchantID, t.Environment, f.Status, f.Currency, f.Limit, (f.Page-1)*f.Limit)
+	if err != nil {
+		return nil, 0, fmt.Errorf("transfers: list: %w", err)
+	}
+	defer rows.Close()
+	var out []Transfer
+	for rows.Next() {
+		tr, err := scan(rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("transfers: list: %w", err)
+		}
+		out = append(out, tr)
+	}
+	return out, total, rows.Err()
+}

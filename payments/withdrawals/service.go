@@ -1,0 +1,226 @@
+package withdrawals
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"svc/payments/events"
+	"svc/payments/idempotency"
+	"svc/payments/ledger"
+	"svc/payments/money"
+	"svc/payments/providers"
+	"svc/persistence/postgres"
+)
+
+// Recorder records an event in the caller's transaction; *events.Recorder is one.
+type Recorder interface {
+	Record(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, environment string, typ events.Type, data any) (uuid.UUID, error)
+}
+
+// JobInserter enqueues river jobs in the caller's transaction; *jobs.Client is one.
+type JobInserter interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
+// Config is what the service is built with.
+type Config struct {
+	Providers providers.Environments // the chain custodian of each environment
+	Events    Recorder
+	Jobs      JobInserter
+	// ConfirmEvery is how long a SUBMITTED withdrawal waits before the custodian is asked
+	// again whether it is confirmed (default 2 s).
+	ConfirmEvery time.Duration
+	Now          func() time.Time
+}
+
+// Service creates, reads and advances withdrawals. Safe for concurrent use.
+type Service struct {
+	pool *pgxpool.Pool
+	cfg  Config
+}
+
+// New returns the service.
+func New(pool *pgxpool.Pool, cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.ConfirmEvery <= 0 {
+		cfg.ConfirmEvery = 2 * time.Second
+	}
+	return &Service{pool: pool, cfg: cfg}
+}
+
+func (s *Service) stamp() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
+
+// Request is a validated withdrawal (CreateInput.Validate).
+type Request struct {
+	Amount             money.Amount // USDT, > 0
+	Chain              providers.Chain
+	DestinationAddress string
+}
+
+func holdRef(id uuid.UUID) string { return "withdrawal:" + id.String() + ":hold" }
+
+// Create records a PENDING withdrawal, holds its amount (merchant available -> pending USDT)
+// and enqueues its processing, in one transaction (the request's idempotency scope, if any).
+//
+// Errors: *providers.UnavailableError (no custodian configured for the environment: nothing
+// is written), *ledger.InsufficientBalanceError (the available balance does not cover it:
+// nothing is written), the database's.
+func (s *Service) Create(ctx context.Context, t Tenant, r Request) (Withdrawal, error) {
+	if !providers.Configured(s.cfg.Providers.For(t.Environment).Custody) {
+		return Withdrawal{}, &providers.UnavailableError{Provider: "custody", Operation: "send"}
+	}
+	now := s.stamp()
+	w := Withdrawal{ID: uuid.Must(uuid.NewV7()), Tenant: t, Amount: r.Amount, Token: Token, Chain: r.Chain,
+		DestinationAddress: r.DestinationAddress, Status: Pending, CreatedAt: now, UpdatedAt: now}
+	// The hold is posted last: it locks the merchant's balance rows until the commit, so the
+	// other writes are done before it (a refusal rolls them back with it).
+	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := insert(ctx, tx, w); err != nil {
+			return err
+		}
+		if _, err := s.cfg.Jobs.InsertTx(ctx, tx, ProcessArgs{WithdrawalID: w.ID}, nil); err != nil {
+			return err
+		}
+		_, err := ledger.Post(ctx, tx, ledger.Transaction{
+			MerchantID: t.MerchantID, Environment: t.Environment, Reference: holdRef(w.ID),
+			Kind: "withdrawal.hold", Description: "Withdrawal to " + w.DestinationAddress + " on " + string(w.Chain),
+			Postings: ledger.Move(ledger.Merchant(t.MerchantID, ledger.Available), ledger.Merchant(t.MerchantID, ledger.Pending), w.Amount),
+		})
+		return err
+	})
+	if err != nil {
+		return Withdrawal{}, err
+	}
+	return w, nil
+}
+
+// Get returns one withdrawal of the tenant. Errors: ErrNotFound.
+func (s *Service) Get(ctx context.Context, t Tenant, id uuid.UUID) (Withdrawal, error) {
+	return load(ctx, s.pool, &t, id)
+}
+
+// List returns a page of the tenant's withdrawals, newest first, and the total.
+func (s *Service) List(ctx context.Context, t Tenant, f Filter) ([]Withdrawal, int64, error) {
+	if f.Page < 1 {
+		f.Page = 1
+	}
+	if f.Limit < 1 {
+		f.Limit = 20
+	}
+	return list(ctx, s.pool, t, f)
+}
+
+// Advance takes one step of a withdrawal's lifecycle (the job's work) and returns how long
+// to wait before the next step (0: nothing left to do):
+//
+//   - PENDING: the custodian is asked to send (reference "withdrawal:<id>"); accepted or
+//     confirmed -> SUBMITTED with its tx_hash; refused -> FAILED with the funds returned;
+//   - SUBMITTED: the custodian is asked again (the same reference answers the same send's
+//     state); confirmed -> SETTLED (pending -> external, withdrawal.completed); still
+//     submitted -> wait; refused -> FAILED with the funds returned;
+//   - SETTLED, FAILED: nothing.
+//
+// A Go error (the custodian unreachable, the database) leaves the withdrawal as it was: the
+// job retries it.
+func (s *Service) Advance(ctx context.Context, id uuid.UUID) (time.Duration, error) {
+	w, err := load(ctx, s.pool, nil, id)
+	if err != nil {
+		return 0, err
+	}
+	if w.Status != Pending && w.Status != Submitted {
+		return 0, nil
+	}
+	res, err := s.cfg.Providers.For(w.Tenant.Environment).Custody.Send(ctx, providers.SendRequest{
+		Reference: "withdrawal:" + w.ID.String(), Chain: w.Chain, Asset: money.USDT, To: w.DestinationAddress, Amount: w.Amount,
+	})
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case res.Status == providers.SendFailed:
+		reason := res.FailureReason
+		if reason == "" {
+			reason = "the chain refused the transaction"
+		}
+		return 0, s.fail(ctx, w, reason)
+	case w.Status == Pending:
+		return s.cfg.ConfirmEvery, s.submit(ctx, w, res.TxHash)
+	case res.Status == providers.SendConfirmed:
+		return 0, s.settle(ctx, w, res.TxHash)
+	default:
+		return s.cfg.ConfirmEvery, nil
+	}
+}
+
+func (s *Service) submit(ctx context.Context, w Withdrawal, txHash string) error {
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		_, err := move(ctx, tx, w.ID, []string{Pending}, Submitted, s.stamp(), txHash, "")
+		return err
+	})
+	if errors.Is(err, ErrNotFound) { // moved on by another worker
+		return nil
+	}
+	return err
+}
+
+func (s *Service) settle(ctx context.Context, w Withdrawal, txHash string) error {
+	t := w.Tenant
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		w, err := move(ctx, tx, w.ID, []string{Submitted}, Settled, s.stamp(), txHash, "")
+		if err != nil {
+			return err
+		}
+		if _, err := ledger.Post(ctx, tx, ledger.Transaction{
+			MerchantID: t.MerchantID, Environment: t.Environment, Reference: "withdrawal:" + w.ID.String() + ":settle",
+			Kind: "withdrawal.settle", Description: "Withdrawal " + w.TxHash + " confirmed",
+			Postings: ledger.Move(ledger.Merchant(t.MerchantID, ledger.Pending), ledger.System(ledger.External), w.Amount),
+		}); err != nil {
+			return err
+		}
+		_, err = s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.WithdrawalCompleted, EventData(w))
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+func (s *Service) fail(ctx context.Context, w Withdrawal, reason string) error {
+	t := w.Tenant
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		w, err := move(ctx, tx, w.ID, []string{Pending, Submitted}, Failed, s.stamp(), "", reason)
+		if err != nil {
+			return err
+		}
+		_, err = ledger.Post(ctx, tx, ledger.Transaction{
+			MerchantID: t.MerchantID, Environment: t.Environment, Reference: "withdrawal:" + w.ID.String() + ":release",
+			Kind: "withdrawal.release", Description: "Withdrawal failed: " + reason,
+			Postings: ledger.Move(ledger.Merchant(t.MerchantID, ledger.Pending), ledger.Merchant(t.MerchantID, ledger.Available), w.Amount),
+		})
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// EventData is the withdrawal.completed payload.
+func EventData(w Withdrawal) events.Withdrawal {
+	d := events.Withdrawal{ID: w.ID.String(), AmountUSD: w.Amount.String(), Token: w.Token, Chain: string(w.Chain),
+		DestinationAddress: w.DestinationAddress, Status: w.Status, TxHash: w.TxHash}
+	if w.SettledAt != nil {
+		d.SettledAt = w.SettledAt.UTC().Format("2006-01-02T15:04:05.000Z")
+	}
+	return d
+}

@@ -1,0 +1,118 @@
+package withdrawals
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"svc/payments/money"
+	"svc/payments/providers"
+	"svc/persistence/postgres"
+)
+
+const cols = `id, merchant_id, environment, amount, token, chain, destination_address, status,
+	coalesce(tx_hash, ''), coalesce(failure_reason, ''), created_at, updated_at, submitted_at, settled_at`
+
+func scan(row pgx.Row) (Withdrawal, error) {
+	var (
+		w      Withdrawal
+		amount int64
+		chain  string
+	)
+	err := row.Scan(&w.ID, &w.Tenant.MerchantID, &w.Tenant.Environment, &amount, &w.Token, &chain, &w.DestinationAddress,
+		&w.Status, &w.TxHash, &w.FailureReason, &w.CreatedAt, &w.UpdatedAt, &w.SubmittedAt, &w.SettledAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return w, ErrNotFound
+	}
+	w.Amount = money.New(money.USDT, amount)
+	w.Chain = providers.Chain(chain)
+	return w, err
+}
+
+func insert(ctx context.Context, tx pgx.Tx, w Withdrawal) error {
+	_, err := tx.Exec(ctx, `insert into withdrawals (id, merchant_id, environment, amount, token, chain, destination_address,
+		status, created_at, updated_at) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+		w.ID, w.Tenant.MerchantID, w.Tenant.Environment, w.Amount.Minor, w.Token, string(w.Chain), w.DestinationAddress,
+		w.Status, w.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("withdrawals: insert: %w", err)
+	}
+	return nil
+}
+
+// load reads one withdrawal; t nil reads any tenant's (the jobs know only the id).
+func load(ctx context.Context, q postgres.Querier, t *Tenant, id uuid.UUID) (Withdrawal, error) {
+	var (
+		w   Withdrawal
+		err error
+	)
+	if t == nil {
+		w, err = scan(q.QueryRow(ctx, `select `+cols+` from withdrawals where id = $1`, id))
+	} else {
+		w, err = scan(q.QueryRow(ctx, `select `+cols+` from withdrawals where id = $1 and merchant_id = $2 and environment = $3`,
+			id, t.MerchantID, t.Environment))
+	}
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		err = fmt.Errorf("withdrawals: load: %w", err)
+	}
+	return w, err
+}
+
+// move changes the status from one of `from` to `to` and returns the row; ErrNotFound when
+// it is no longer in one of `from` (another worker got there first).
+func move(ctx context.Context, tx pgx.Tx, id uuid.UUID, from []string, to string, now time.Time, txHash, reason string) (Withdrawal, error) {
+	w, err := scan(tx.QueryRow(ctx, `update withdrawals set status = $3, updated_at = $4,
+		tx_hash = coalesce(nullif($5, ''), tx_hash),
+		failure_reason = nullif($6, ''),
+		submitted_at = case when $3 = 'SUBMITTED' then $4 else submitted_at end,
+		settled_at = case when $3 = 'SETTLED' then $4 else settled_at end
+		where id = $1 and status = any($2) returning `+cols, id, from, to, now, txHash, reason))
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		err = fmt.Errorf("withdrawals: move: %w", err)
+	}
+	return w, err
+}
+
+func list(ctx context.Context, q postgres.Querier, t Tenant, f Filter) ([]Withdrawal, int64, error) {
+	rows, err := q.Query(ctx, `select `+cols+`, count(*) over () from withdrawals
+		where merchant_id = $1 and environment = $2 and ($3::text[] is null or status = any($3))
+		order by created_at desc, id desc limit $4 offset $5`,
+		t.MerchantID, t.Environment, f.Statuses, f.Limit, (f.Page-1)*f.Limit)
+	if err != nil {
+		return nil, 0, fmt.Errorf("withdrawals: list: %w", err)
+	}
+	defer rows.Close()
+	var (
+		out   []Withdrawal
+		total int64
+	)
+	for rows.Next() {
+		var (
+			w      Withdrawal
+			amount int64
+			chain  string
+		)
+		if err := rows.Scan(&w.ID, &w.Tenant.MerchantID, &w.Tenant.Environment, &amount, &w.Token, &chain, &w.DestinationAddress,
+			&w.Status, &w.TxHash, &w.FailureReason, &w.CreatedAt, &w.UpdatedAt, &w.SubmittedAt, &w.SettledAt, &total); err != nil {
+			return nil, 0, fmt.Errorf("withdrawals: list: %w", err)
+		}
+		w.Amount = money.New(money.USDT, amount)
+		w.Chain = providers.Chain(chain)
+		out = append(out, w)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("withdrawals: list: %w", err)
+	}
+	if len(out) == 0 && f.Page > 1 {
+		err := q.QueryRow(ctx, `select count(*) from withdrawals where merchant_id = $1 and environment = $2
+			and ($3::text[] is null or status = any($3))`, t.MerchantID, t.Environment, f.Statuses).Scan(&total)
+		if err != nil {
+			return nil, 0, fmt.Errorf("withdrawals: count: %w", err)
+		}
+	}
+	return out, total, nil
+}
