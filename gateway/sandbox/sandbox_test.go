@@ -350,3 +350,28 @@ func tier2Body() map[string]any {
 		"documents": []any{map[string]any{"file": "https://example.com/bill.pdf", "purposes": []string{"proof_of_address"}}},
 	}
 }
+
+// An ONCHAIN deposit's crypto has left: its reversal debits the merchant's balance, and what
+// that does not cover (here all of it) is the merchant's receivable.
+func TestReverseOnchainDeposit(t *testing.T) {
+	r := newRig(t)
+	m, key := r.a.ID, r.a.SandboxKey
+	addr := "0x1111111111111111111111111111111111111111"
+	d := r.deposit(t, key, 16000, false, map[string]any{"settlement": map[string]any{"mode": "ONCHAIN", "asset": "USDC",
+		"chain": "POLYGON", "destination_address": addr}}, "SETTLED")
+	got := amountOf(t, money.USDC, d.SettledAmount)
+	out := decode[depositJSON](t, r.srv.Must(t, 200, "POST", "/v1/payments/sandbox/deposits/"+d.ID+"/reverse", key, nil))
+	if out.Status != "REVERSED" || out.FailureReason == nil || *out.FailureReason != "REVERSED: sandbox simulation" {
+		t.Fatalf("%+v", out)
+	}
+	if b := r.balance(t, m, ledger.Merchant(m, ledger.Receivable), money.USDC); b.Cmp(got.Neg()) != 0 {
+		t.Fatalf("receivable %s, want -%s", b, got)
+	}
+	if b := r.balance(t, m, ledger.Merchant(m, ledger.Available), money.USDC); !b.IsZero() {
+		t.Fatalf("available %s", b)
+	}
+	if r.events(t, m, events.DepositFailed, d.ID, "REVERSED") != 1 {
+		t.Fatal("deposit.failed REVERSED")
+	}
+	verify(t, r.pool)
+}
