@@ -156,7 +156,7 @@ func (m *moneyIn) attach(xs exchanges, links *checkout.Service) []gateway.RouteS
 				at = *d.SettledAt
 			}
 			return links.OnDepositSettled(ctx, tx, checkout.SettledDeposit{ID: d.ID.String(), OnrampID: d.OnrampID.String(),
-				Tenant: checkout.Tenant{MerchantID: d.Tenant.MerchantID, Environment: d.Tenant.Environment},
+				Tenant:    checkout.Tenant{MerchantID: d.Tenant.MerchantID, Environment: d.Tenant.Environment},
 				AmountNGN: d.Amount.Minor, SettledAt: at})
 		}))
 	}
