@@ -169,7 +169,7 @@ func TestTransferRejectedByTheBankReturnsTheFunds(t *testing.T) {
 	if a, p := r.Balance(t, r.M.ID, "sandbox", ledger.Available), r.Balance(t, r.M.ID, "sandbox", ledger.Pending); a != "100.000000" || p != "0.000000" {
 		t.Fatalf("available %s pending %s", a, p)
 	}
-	if ev := r.Events(t, r.M.ID, "sandbox"); len(ev) != 0 {
+	if ev := r.Events(t, r.M.ID, "sandbox"); len(ev) != 2 || ev[0] != "transfer.failed" || ev[1] != "transfer.failed" { // issue 11: one per failure
 		t.Fatalf("events %v", ev)
 	}
 	r.Verify(t)

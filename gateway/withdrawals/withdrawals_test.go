@@ -105,7 +105,7 @@ func TestWithdrawalRejectedByTheChainReturnsTheFunds(t *testing.T) {
 	if a, p := r.Balance(t, r.M.ID, "sandbox", ledger.Available), r.Balance(t, r.M.ID, "sandbox", ledger.Pending); a != "100.000000" || p != "0.000000" {
 		t.Fatalf("funds not returned: available %s pending %s", a, p)
 	}
-	if ev := r.Events(t, r.M.ID, "sandbox"); len(ev) != 0 {
+	if ev := r.Events(t, r.M.ID, "sandbox"); len(ev) != 1 || ev[0] != "withdrawal.failed" { // issue 11: the failure's event
 		t.Fatalf("events %v", ev)
 	}
 	// The sandbox's documented magic address (issue 11) is refused the same way.

@@ -26,6 +26,12 @@ const (
 	CheckoutPaymentCompleted Type = "checkout.payment.completed" // payment made through a checkout link
 	VirtualAccountCreated    Type = "virtual_account.created"    // a virtual bank account was provisioned
 	TestWebhook              Type = "test.webhook"               // generic event of the test operation
+
+	// Extensions (issue 11): the spec names no event for these failures; each flow's FAILED
+	// state sends one, with the same data as its *.completed event (status FAILED,
+	// failure_reason in the resource).
+	WithdrawalFailed Type = "withdrawal.failed" // withdrawal refused by the chain; funds returned to available
+	TransferFailed   Type = "transfer.failed"   // bank transfer refused by the bank; funds returned to available
 )
 
 var catalogue = []Type{
@@ -33,7 +39,7 @@ var catalogue = []Type{
 	WithdrawalCompleted, OnrampCompleted, OfframpCompleted, TransferCompleted, PayoutCompleted,
 	CustomerCreated, CustomerTier1Verified, CustomerTier2Verified, CustomerTier2Rejected,
 	CustomerBalanceCredited, CustomerBalanceRefunded, CheckoutPaymentCompleted,
-	VirtualAccountCreated, TestWebhook,
+	VirtualAccountCreated, TestWebhook, WithdrawalFailed, TransferFailed,
 }
 
 // All returns every event name of the catalogue, in the spec's order.

@@ -9,6 +9,12 @@ func Sample(typ Type) any {
 		return Deposit{ID: "test_deposit", OnrampID: "test_onramp", Amount: "150000.00", Currency: "NGN",
 			Status: "SETTLED", SettledAmount: s("100.000000"), Asset: "USDT", Chain: s("TRON"),
 			TxHash: s("test_tx_hash"), PaymentReference: "test_reference"}
+	case WithdrawalFailed:
+		return Withdrawal{ID: "test_withdrawal", AmountUSD: "100.00", Token: "USDT", Chain: "TRON",
+			DestinationAddress: "test_address", Status: "FAILED"}
+	case TransferFailed:
+		return Transfer{ID: "test_transfer", Type: "NGN", Amount: "150000.00", Currency: "NGN", Status: "FAILED",
+			RecipientID: "test_recipient", Reference: "test_reference"}
 	case WithdrawalCompleted:
 		return Withdrawal{ID: "test_withdrawal", AmountUSD: "100.00", Token: "USDT", Chain: "TRON",
 			DestinationAddress: "test_address", Status: "SETTLED", TxHash: "test_tx_hash", SettledAt: "2025-01-01T00:00:00.000Z"}

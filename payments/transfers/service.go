@@ -270,7 +270,8 @@ func (s *Service) finish(ctx context.Context, tr Transfer, to, providerRef, reas
 			return err
 		}
 		if to != Settled {
-			return nil
+			_, err := s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.TransferFailed, EventData(tr)) // issue 11
+			return err
 		}
 		if _, err := s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.TransferCompleted, EventData(tr)); err != nil {
 			return err

@@ -207,6 +207,10 @@ func (s *Service) fail(ctx context.Context, w Withdrawal, reason string) error {
 			Kind: "withdrawal.release", Description: "Withdrawal failed: " + reason,
 			Postings: ledger.Move(ledger.Merchant(t.MerchantID, ledger.Pending), ledger.Merchant(t.MerchantID, ledger.Available), w.Amount),
 		})
+		if err != nil {
+			return err
+		}
+		_, err = s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.WithdrawalFailed, EventData(w)) // issue 11
 		return err
 	})
 	if errors.Is(err, ErrNotFound) {
