@@ -3,7 +3,8 @@ package main
 // Recovery figures (issue 5): how fast svcd's start-up rebuilds the engine from a large
 // journal, with and without a snapshot. BenchmarkRecovery first writes a journal of
 // realistic events through the real path (engine -> eventlog -> file journal, group
-// commit and fdatasync), saving snapshots at 90% and at the end, then measures svcd's own
+// commit and fdatasync; one journal record per engine batch, so the counts below are of
+// events, not of records), saving snapshots at 90% and at the end, then measures svcd's own
 // recovery (openExchange: open the journal and repair its tail, load the newest snapshot,
 // replay the rest) for three snapshot folders: none, the 90% one, the final one.
 //
@@ -15,6 +16,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -62,9 +64,11 @@ func BenchmarkRecovery(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if events, err = strconv.ParseUint(string(raw), 10, 64); err != nil {
-		b.Fatal(err)
+	var meta recoveryMeta
+	if err := json.Unmarshal(raw, &meta); err != nil {
+		b.Fatalf("%s/complete: %v (delete the folder to regenerate)", root, err)
 	}
+	events = meta.Events
 	var size int64
 	segs, _ := filepath.Glob(filepath.Join(root, "journal", "sandbox", "*.journal"))
 	for _, s := range segs {
@@ -72,12 +76,16 @@ func BenchmarkRecovery(b *testing.B) {
 			size += st.Size()
 		}
 	}
-	b.Logf("journal: %d events, %d segments, %.2f GB (%.0f bytes/event incl. framing)", events, len(segs), float64(size)/1e9, float64(size)/float64(events))
+	b.Logf("journal: %d events in %d records (offsets), %d segments, %.2f GB (%.0f bytes/event incl. framing)",
+		events, meta.Offset, len(segs), float64(size)/1e9, float64(size)/float64(events))
 
-	for _, c := range []struct{ name, snaps string }{
-		{"snapshot=none", filepath.Join(root, "no-snapshots")},
-		{"snapshot=90pct", filepath.Join(root, "snapshots-90")},
-		{"snapshot=end", filepath.Join(root, "snapshots-end")},
+	for _, c := range []struct {
+		name, snaps string
+		before      uint64 // events covered by the snapshot
+	}{
+		{"snapshot=none", filepath.Join(root, "no-snapshots"), 0},
+		{"snapshot=90pct", filepath.Join(root, "snapshots-90"), meta.EventsAt90},
+		{"snapshot=end", filepath.Join(root, "snapshots-end"), meta.Events},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			cfg := config{Journal: "file", JournalDir: filepath.Join(root, "journal"), SnapshotDir: c.snaps}
@@ -93,11 +101,10 @@ func BenchmarkRecovery(b *testing.B) {
 				}
 				total += time.Since(start)
 				cpu += cpuTime() - cpu0
-				if x.engine.Offset() != events {
-					b.Fatalf("recovered to offset %d, want %d", x.engine.Offset(), events)
+				if x.engine.Offset() != meta.Offset {
+					b.Fatalf("recovered to offset %d, want %d", x.engine.Offset(), meta.Offset)
 				}
-				off, _, _, _ := x.snaps.Latest()
-				replayed = events - off
+				replayed = events - c.before
 				x.engine.Stop() // not x.close: that would write a snapshot
 				_ = x.journal.Close()
 			}
@@ -180,7 +187,12 @@ func generateRecoveryData(b *testing.B, root string, events uint64) {
 		}
 	}
 	symbols := []string{"USDT-NGN", "USDC-NGN", "USD-NGN"}
-	save := func(dir string) {
+	// Events so far: each stream's sequence grows by one per event (the funds stream holds
+	// the credits above), and a result carries its command's last sequence.
+	var seqs [3]atomic.Uint64
+	produced := func() uint64 { return 4*nAccounts + seqs[0].Load() + seqs[1].Load() + seqs[2].Load() }
+	var snap90Offset atomic.Uint64
+	save := func(dir string) uint64 {
 		data, off, err := eng.Snapshot(nil)
 		if err != nil {
 			b.Fatal(err)
@@ -189,6 +201,7 @@ func generateRecoveryData(b *testing.B, root string, events uint64) {
 			b.Fatal(err)
 		}
 		b.Logf("snapshot at offset %d: %d bytes", off, len(data))
+		return off
 	}
 	var snap90 sync.Once
 	var stop atomic.Bool
@@ -198,28 +211,26 @@ func generateRecoveryData(b *testing.B, root string, events uint64) {
 		go func() {
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(uint64(c), 42))
-			var open []struct {
-				acct engine.AccountID
-				id   engine.OrderID
-			}
+			var open []openOrder
 			for !stop.Load() {
-				if off := eng.Offset(); off >= events*9/10 {
-					snap90.Do(func() { save(filepath.Join(root, "snapshots-90")) })
-					if off >= events {
+				if n := produced(); n >= events*9/10 {
+					snap90.Do(func() { snap90Offset.Store(save(filepath.Join(root, "snapshots-90"))) })
+					if n >= events {
 						stop.Store(true)
 						return
 					}
 				}
 				cmd := engine.Command{Time: time.Now().UnixNano()}
+				sym := r.IntN(len(symbols))
 				switch k := r.IntN(100); {
 				case (k < 30 && len(open) > 0) || len(open) >= 200: // at most 25,600 resting orders
 					i := r.IntN(len(open))
-					cmd.Kind, cmd.Account, cmd.OrderID = engine.CmdCancel, open[i].acct, open[i].id
+					cmd.Kind, cmd.Account, cmd.OrderID, sym = engine.CmdCancel, open[i].acct, open[i].id, open[i].sym
 					open[i] = open[len(open)-1]
 					open = open[:len(open)-1]
 				default:
 					cmd.Kind, cmd.Account, cmd.OrderID = engine.CmdPlace, accts[r.IntN(nAccounts)], engine.OrderID(uuid.New())
-					cmd.Symbol = symbols[r.IntN(len(symbols))]
+					cmd.Symbol = symbols[sym]
 					cmd.Side = engine.Side(1 + r.IntN(2))
 					cmd.Qty = engine.Qty(100 * (1 + r.IntN(10)))
 					cmd.ClientOrderID = "gen-" + strconv.Itoa(r.IntN(1_000_000))
@@ -235,11 +246,14 @@ func generateRecoveryData(b *testing.B, root string, events uint64) {
 					stop.Store(true)
 					return
 				}
+				for s := &seqs[sym]; ; {
+					cur := s.Load()
+					if res.Seq <= cur || s.CompareAndSwap(cur, res.Seq) {
+						break
+					}
+				}
 				if cmd.Kind == engine.CmdPlace && res.Code == engine.OK && !res.State.Closed() {
-					open = append(open, struct {
-						acct engine.AccountID
-						id   engine.OrderID
-					}{cmd.Account, cmd.OrderID})
+					open = append(open, openOrder{cmd.Account, cmd.OrderID, sym})
 				}
 			}
 		}()
@@ -259,9 +273,54 @@ func generateRecoveryData(b *testing.B, root string, events uint64) {
 	if err := j.Close(); err != nil {
 		b.Fatal(err)
 	}
+	meta := countRecoveryEvents(b, filepath.Join(root, "journal", "sandbox"), snap90Offset.Load())
+	if meta.Offset != last {
+		b.Fatalf("journal ends at %d, engine at %d", meta.Offset, last)
+	}
 	el := time.Since(start)
-	b.Logf("generated %d events in %s (%.0f events/s through engine + file journal)", last, el.Round(time.Second), float64(last)/el.Seconds())
-	if err := os.WriteFile(filepath.Join(root, "complete"), []byte(strconv.FormatUint(last, 10)), 0o644); err != nil {
+	b.Logf("generated %d events in %d records in %s (%.0f events/s through engine + file journal)", meta.Events, last,
+		el.Round(time.Second), float64(meta.Events)/el.Seconds())
+	raw, _ := json.Marshal(meta)
+	if err := os.WriteFile(filepath.Join(root, "complete"), raw, 0o644); err != nil {
 		b.Fatal(err)
 	}
+}
+
+type openOrder struct {
+	acct engine.AccountID
+	id   engine.OrderID
+	sym  int
+}
+
+// recoveryMeta describes generated data: the last journal offset (records), the events in
+// the journal and the events up to the 90% snapshot's offset.
+type recoveryMeta struct {
+	Offset     uint64 `json:"offset"`
+	Events     uint64 `json:"events"`
+	EventsAt90 uint64 `json:"events_at_90"`
+}
+
+func countRecoveryEvents(b *testing.B, dir string, snap90 uint64) recoveryMeta {
+	b.Helper()
+	j, err := journal.OpenFile(journal.FileOptions{Dir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer j.Close()
+	var m recoveryMeta
+	var ev engine.Event
+	err = j.ReadFrom(context.Background(), 1, func(off uint64, payload []byte) error {
+		m.Offset = off
+		return engine.DecodeRecord(payload, &ev, func(*engine.Event) error {
+			m.Events++
+			if off <= snap90 {
+				m.EventsAt90++
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
 }
