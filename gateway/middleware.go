@@ -105,7 +105,7 @@ func (s *Server) observe(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 		if status >= 500 {
 			level = slog.LevelError
 		}
-		if !s.log.Enabled(ctx, level) {
+		if !s.log.Enabled(api.Ctx(ctx), level) {
 			return
 		}
 		attrs := []slog.Attr{
@@ -124,7 +124,7 @@ func (s *Server) observe(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 		if cause != nil {
 			attrs = append(attrs, slog.String("error", cause.Error()))
 		}
-		s.log.LogAttrs(ctx, level, "request", attrs...)
+		s.log.LogAttrs(api.Ctx(ctx), level, "request", attrs...)
 	}
 }
 

@@ -36,7 +36,7 @@ func (s *Service) handleRegister(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	m, err := s.Register(ctx, RegisterInput{Email: in.Email, Password: in.Password, BusinessName: strings.TrimSpace(in.BusinessName),
+	m, err := s.Register(api.Ctx(ctx), RegisterInput{Email: in.Email, Password: in.Password, BusinessName: strings.TrimSpace(in.BusinessName),
 		FirstName: strings.TrimSpace(in.FirstName), LastName: strings.TrimSpace(in.LastName)})
 	if err != nil {
 		api.Fail(ctx, err)
@@ -80,7 +80,7 @@ func (s *Service) handleVerifyEmail(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	m, err := s.VerifyEmail(ctx, in.Email, in.OTP)
+	m, err := s.VerifyEmail(api.Ctx(ctx), in.Email, in.OTP)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -108,7 +108,7 @@ func (s *Service) handleResendOTP(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	wait, err := s.ResendOTP(ctx, in.Email, in.Purpose)
+	wait, err := s.ResendOTP(api.Ctx(ctx), in.Email, in.Purpose)
 	if err != nil {
 		if wait > 0 {
 			ctx.Response.Header.Set("Retry-After", strconv.Itoa(max(1, ceilSeconds(wait))))
@@ -138,7 +138,7 @@ func (s *Service) handleLogin(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	t, m, err := s.Login(ctx, in.Email, in.Password)
+	t, m, err := s.Login(api.Ctx(ctx), in.Email, in.Password)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -161,7 +161,7 @@ func (s *Service) handleRefresh(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, ErrInvalidRefreshToken)
 		return
 	}
-	t, err := s.Refresh(ctx, in.RefreshToken)
+	t, err := s.Refresh(api.Ctx(ctx), in.RefreshToken)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -175,7 +175,7 @@ func (s *Service) handleLogout(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, ErrInvalidRefreshToken)
 		return
 	}
-	if err := s.Logout(ctx, in.RefreshToken); err != nil {
+	if err := s.Logout(api.Ctx(ctx), in.RefreshToken); err != nil {
 		api.Fail(ctx, err)
 		return
 	}
@@ -197,7 +197,7 @@ func (s *Service) handleForgotPassword(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	if err := s.ForgotPassword(ctx, in.Email); err != nil {
+	if err := s.ForgotPassword(api.Ctx(ctx), in.Email); err != nil {
 		api.Fail(ctx, err)
 		return
 	}
@@ -222,7 +222,7 @@ func (s *Service) handleResetPassword(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	if err := s.ResetPassword(ctx, in.Email, in.OTP, body.NewPassword); err != nil {
+	if err := s.ResetPassword(api.Ctx(ctx), in.Email, in.OTP, body.NewPassword); err != nil {
 		api.Fail(ctx, err)
 		return
 	}
@@ -231,7 +231,7 @@ func (s *Service) handleResetPassword(ctx *fasthttp.RequestCtx) {
 
 func (s *Service) handleMe(ctx *fasthttp.RequestCtx) {
 	p, _ := api.PrincipalOf(ctx)
-	prof, err := s.Profile(ctx, p.MerchantID, p.Environment)
+	prof, err := s.Profile(api.Ctx(ctx), p.MerchantID, p.Environment)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -258,7 +258,7 @@ func (s *Service) handleChangePassword(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	p, _ := api.PrincipalOf(ctx)
-	if err := s.ChangePassword(ctx, p.MerchantID, in.CurrentPassword, in.NewPassword); err != nil {
+	if err := s.ChangePassword(api.Ctx(ctx), p.MerchantID, in.CurrentPassword, in.NewPassword); err != nil {
 		api.Fail(ctx, err)
 		return
 	}

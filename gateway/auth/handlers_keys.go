@@ -46,7 +46,7 @@ func (s *Service) handleCreateKey(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	p, _ := api.PrincipalOf(ctx)
-	k, err := s.CreateAPIKey(ctx, p, in.Name, api.Environment(in.Environment))
+	k, err := s.CreateAPIKey(api.Ctx(ctx), p, in.Name, api.Environment(in.Environment))
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -69,7 +69,7 @@ func (s *Service) handleListKeys(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	p, _ := api.PrincipalOf(ctx)
-	keys, total, err := s.ListAPIKeys(ctx, p, api.Environment(env), page)
+	keys, total, err := s.ListAPIKeys(api.Ctx(ctx), p, api.Environment(env), page)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -95,7 +95,7 @@ func (s *Service) handleRevokeKey(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	p, _ := api.PrincipalOf(ctx)
-	k, err := s.RevokeAPIKey(ctx, p, id)
+	k, err := s.RevokeAPIKey(api.Ctx(ctx), p, id)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -110,7 +110,7 @@ func (s *Service) handleDeleteKey(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	p, _ := api.PrincipalOf(ctx)
-	if err := s.DeleteAPIKey(ctx, p, id); err != nil {
+	if err := s.DeleteAPIKey(api.Ctx(ctx), p, id); err != nil {
 		api.Fail(ctx, err)
 		return
 	}

@@ -61,7 +61,7 @@ func (s *Service) handleUpdateProfile(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	p, _ := api.PrincipalOf(ctx)
-	prof, err := s.UpdateProfile(ctx, p.MerchantID, p.Environment, ProfilePatch{
+	prof, err := s.UpdateProfile(api.Ctx(ctx), p.MerchantID, p.Environment, ProfilePatch{
 		BusinessName: in.BusinessName, FirstName: in.FirstName, LastName: in.LastName, Phone: in.Phone,
 		Website: in.Website, Country: in.Country, Address: in.Address,
 	})
@@ -105,7 +105,7 @@ func (s *Service) handleKYC(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	p, _ := api.PrincipalOf(ctx)
-	k, err := s.SubmitKYC(ctx, p.MerchantID, p.Environment, map[string]any{
+	k, err := s.SubmitKYC(api.Ctx(ctx), p.MerchantID, p.Environment, map[string]any{
 		"business_type": in.BusinessType, "registration_number": strings.TrimSpace(in.RegistrationNumber),
 		"country": in.Country, "address": strings.TrimSpace(in.Address),
 		"director": map[string]string{"first_name": director.FirstName, "last_name": director.LastName},
@@ -134,7 +134,7 @@ func toWhitelistJSON(w Whitelist) whitelistJSON {
 
 func (s *Service) handleGetWhitelist(ctx *fasthttp.RequestCtx) {
 	p, _ := api.PrincipalOf(ctx)
-	w, err := s.Whitelist(ctx, p.MerchantID)
+	w, err := s.Whitelist(api.Ctx(ctx), p.MerchantID)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -176,7 +176,7 @@ func (s *Service) handlePutWhitelist(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	p, _ := api.PrincipalOf(ctx)
-	w, err := s.SetWhitelist(ctx, p.MerchantID, w)
+	w, err := s.SetWhitelist(api.Ctx(ctx), p.MerchantID, w)
 	if err != nil {
 		api.Fail(ctx, err)
 		return

@@ -27,7 +27,7 @@ func (s *Service) Authenticate(ctx *fasthttp.RequestCtx) (api.Principal, error) 
 		}
 		return p, err
 	}
-	st, ok, err := s.cache.settings(ctx, p.MerchantID)
+	st, ok, err := s.cache.settings(api.Ctx(ctx), p.MerchantID)
 	if err != nil {
 		return p, err
 	}
@@ -61,7 +61,7 @@ func (s *Service) identify(ctx *fasthttp.RequestCtx) (api.Principal, error) {
 			return api.Principal{}, ErrUnauthorized
 		}
 		h := sha256.Sum256(key)
-		e, found, err := s.cache.key(ctx, h[:])
+		e, found, err := s.cache.key(api.Ctx(ctx), h[:])
 		if err != nil {
 			return api.Principal{}, err
 		}

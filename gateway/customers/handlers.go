@@ -154,7 +154,7 @@ func (h *Routes) create(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, err := h.svc.Create(ctx, t, customers.CreateInput{Email: b.Email, FirstName: b.FirstName, LastName: b.LastName})
+	c, err := h.svc.Create(api.Ctx(ctx), t, customers.CreateInput{Email: b.Email, FirstName: b.FirstName, LastName: b.LastName})
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -167,7 +167,7 @@ func (h *Routes) get(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	c, err := h.svc.Get(ctx, t, id)
+	c, err := h.svc.Get(api.Ctx(ctx), t, id)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -202,7 +202,7 @@ func (h *Routes) update(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, err := h.svc.Update(ctx, t, id, customers.UpdateInput{FirstName: b.FirstName, LastName: b.LastName})
+	c, err := h.svc.Update(api.Ctx(ctx), t, id, customers.UpdateInput{FirstName: b.FirstName, LastName: b.LastName})
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -240,7 +240,7 @@ func (h *Routes) list(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	cs, next, err := h.svc.List(ctx, t, f)
+	cs, next, err := h.svc.List(api.Ctx(ctx), t, f)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -332,7 +332,7 @@ func (h *Routes) tier1(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	ver, c, err := h.svc.VerifyTier1(ctx, t, id, customers.Tier1Input{BVN: b.BVN, ImageURL: b.ImageURL})
+	ver, c, err := h.svc.VerifyTier1(api.Ctx(ctx), t, id, customers.Tier1Input{BVN: b.BVN, ImageURL: b.ImageURL})
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -489,7 +489,7 @@ func (h *Routes) tier2(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	ver, c, err := h.svc.VerifyTier2(ctx, t, id, customers.Tier2Input{
+	ver, c, err := h.svc.VerifyTier2(api.Ctx(ctx), t, id, customers.Tier2Input{
 		MostRecentOccupation: b.MostRecentOccupation, ActingAsIntermediary: *b.ActingAsIntermediary, Profile: profile})
 	if err != nil {
 		api.Fail(ctx, err)
@@ -524,7 +524,7 @@ func (h *Routes) initiate(ctx *fasthttp.RequestCtx, tier int) {
 		api.Fail(ctx, err)
 		return
 	}
-	ver, err := h.svc.Initiate(ctx, t, id, tier, customers.InitiateInput{BVN: b.BVN, RedirectURL: b.RedirectURL})
+	ver, err := h.svc.Initiate(api.Ctx(ctx), t, id, tier, customers.InitiateInput{BVN: b.BVN, RedirectURL: b.RedirectURL})
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -589,7 +589,7 @@ func (h *Routes) addWallet(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	w, err := h.svc.AddWallet(ctx, t, id, customers.WalletInput{Chain: b.Chain, Asset: b.Asset, Address: b.Address, Label: b.Label})
+	w, err := h.svc.AddWallet(api.Ctx(ctx), t, id, customers.WalletInput{Chain: b.Chain, Asset: b.Asset, Address: b.Address, Label: b.Label})
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -607,7 +607,7 @@ func (h *Routes) wallets(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	ws, total, err := h.svc.Wallets(ctx, t, id, p.Limit, p.Offset())
+	ws, total, err := h.svc.Wallets(api.Ctx(ctx), t, id, p.Limit, p.Offset())
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -649,7 +649,7 @@ func (h *Routes) funding(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	f, err := h.svc.CreateFunding(ctx, t, id, customers.FundingInput{Chain: b.Chain, Asset: b.Asset, Amount: amount})
+	f, err := h.svc.CreateFunding(api.Ctx(ctx), t, id, customers.FundingInput{Chain: b.Chain, Asset: b.Asset, Amount: amount})
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -672,7 +672,7 @@ func (h *Routes) balance(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	b, err := h.svc.Balance(ctx, t, id)
+	b, err := h.svc.Balance(api.Ctx(ctx), t, id)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -694,7 +694,7 @@ func (h *Routes) ledger(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	es, total, err := h.svc.Ledger(ctx, t, id, p.Limit, p.Offset())
+	es, total, err := h.svc.Ledger(api.Ctx(ctx), t, id, p.Limit, p.Offset())
 	if err != nil {
 		api.Fail(ctx, err)
 		return

@@ -82,7 +82,7 @@ func Middleware(keys *idempotency.Keys, opts ...Option) func(fasthttp.RequestHan
 				Path:        string(ctx.URI().RequestURI()),
 				Body:        ctx.PostBody(),
 			}
-			scope, stored, err := keys.Begin(ctx, req)
+			scope, stored, err := keys.Begin(api.Ctx(ctx), req)
 			if err != nil {
 				api.Fail(ctx, err)
 				return
@@ -105,7 +105,7 @@ func run(ctx *fasthttp.RequestCtx, next fasthttp.RequestHandler, scope *idempote
 	ended := false
 	defer func() {
 		if !ended { // a panic in the handler: nothing of it may commit
-			scope.Abort(ctx)
+			scope.Abort(api.Ctx(ctx))
 		}
 	}()
 	ctx.SetUserValue(idempotency.ContextKey(), scope)
@@ -115,7 +115,7 @@ func run(ctx *fasthttp.RequestCtx, next fasthttp.RequestHandler, scope *idempote
 
 	status := ctx.Response.StatusCode()
 	if status >= 500 || status == fasthttp.StatusTooManyRequests {
-		scope.Abort(ctx)
+		scope.Abort(api.Ctx(ctx))
 		return
 	}
 	resp := idempotency.Response{
@@ -123,7 +123,7 @@ func run(ctx *fasthttp.RequestCtx, next fasthttp.RequestHandler, scope *idempote
 		ContentType: string(ctx.Response.Header.ContentType()),
 		Body:        append([]byte(nil), ctx.Response.Body()...),
 	}
-	if err := scope.Complete(ctx, resp); err != nil {
+	if err := scope.Complete(api.Ctx(ctx), resp); err != nil {
 		// Nothing committed: the client must not see a success that did not happen.
 		ctx.ResetBody()
 		api.Fail(ctx, err)

@@ -64,9 +64,9 @@ func (h *holds) create(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	var posted ledger.Posted
-	err = idempotency.InTx(ctx, h.pool, func(tx pgx.Tx) error {
+	err = idempotency.InTx(api.Ctx(ctx), h.pool, func(tx pgx.Tx) error {
 		var err error
-		posted, err = ledger.Post(ctx, tx, ledger.Transaction{
+		posted, err = ledger.Post(api.Ctx(ctx), tx, ledger.Transaction{
 			MerchantID: p.MerchantID, Environment: string(p.Environment),
 			Reference: "hold:" + uuid.NewString(),
 			Postings:  ledger.Move(ledger.Merchant(p.MerchantID, ledger.Available), ledger.Merchant(p.MerchantID, ledger.Pending), amt),

@@ -130,7 +130,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	o, err := rs.svc.Create(ctx, tenant(p), in)
+	o, err := rs.svc.Create(api.Ctx(ctx), tenant(p), in)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -168,7 +168,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		}
 	}
 	f.Page, f.Limit = pg.Page, pg.Limit
-	items, total, err := rs.svc.List(ctx, tenant(p), f)
+	items, total, err := rs.svc.List(api.Ctx(ctx), tenant(p), f)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -189,7 +189,7 @@ func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	o, err := rs.svc.Get(ctx, tenant(p), id)
+	o, err := rs.svc.Get(api.Ctx(ctx), tenant(p), id)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -307,7 +307,7 @@ func (rs *Routes) SimulateDeposit(ctx *fasthttp.RequestCtx, offrampID, amount st
 		api.Fail(ctx, api.Invalid("offramp_id", "must be a UUID"))
 		return
 	}
-	d, err := rs.svc.SimulateCryptoDeposit(ctx, tenant(p), id, amount)
+	d, err := rs.svc.SimulateCryptoDeposit(api.Ctx(ctx), tenant(p), id, amount)
 	if err != nil {
 		api.Fail(ctx, err)
 		return

@@ -72,7 +72,7 @@ func TenantOf(ctx *fasthttp.RequestCtx) (onramps.Tenant, bool) {
 // scope (if any), without tying it to the recycled RequestCtx.
 func Context(ctx *fasthttp.RequestCtx, d time.Duration) (context.Context, context.CancelFunc) {
 	c, cancel := context.WithTimeout(context.Background(), d)
-	if s := idempotency.ScopeFrom(ctx); s != nil {
+	if s := idempotency.ScopeFrom(api.Ctx(ctx)); s != nil {
 		c = idempotency.WithScope(c, s)
 	}
 	return c, cancel

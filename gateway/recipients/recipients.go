@@ -97,7 +97,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	r, err := rs.svc.Create(ctx, tenant(p), in)
+	r, err := rs.svc.Create(api.Ctx(ctx), tenant(p), in)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -128,7 +128,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		}
 		f.CustomerID = &id
 	}
-	items, total, err := rs.svc.List(ctx, tenant(p), f)
+	items, total, err := rs.svc.List(api.Ctx(ctx), tenant(p), f)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -149,7 +149,7 @@ func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	r, err := rs.svc.Get(ctx, tenant(p), id)
+	r, err := rs.svc.Get(api.Ctx(ctx), tenant(p), id)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -166,7 +166,7 @@ func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	if err := rs.svc.Delete(ctx, tenant(p), id); err != nil {
+	if err := rs.svc.Delete(api.Ctx(ctx), tenant(p), id); err != nil {
 		api.Fail(ctx, err)
 		return
 	}

@@ -183,7 +183,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	t, err := rs.svc.Create(ctx, tenant(p), req)
+	t, err := rs.svc.Create(api.Ctx(ctx), tenant(p), req)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -212,7 +212,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	items, total, err := rs.svc.List(ctx, tenant(p), pt.Filter{Status: status, Currency: currency, Page: pg.Page, Limit: pg.Limit})
+	items, total, err := rs.svc.List(api.Ctx(ctx), tenant(p), pt.Filter{Status: status, Currency: currency, Page: pg.Page, Limit: pg.Limit})
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -233,7 +233,7 @@ func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	t, err := rs.svc.Get(ctx, tenant(p), id)
+	t, err := rs.svc.Get(api.Ctx(ctx), tenant(p), id)
 	if err != nil {
 		api.Fail(ctx, err)
 		return

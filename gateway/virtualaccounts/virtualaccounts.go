@@ -97,7 +97,7 @@ func (h *Routes) issue(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	a, created, err := h.svc.IssuePermanent(ctx, t, id)
+	a, created, err := h.svc.IssuePermanent(api.Ctx(ctx), t, id)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -118,7 +118,7 @@ func (h *Routes) customerAccount(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	a, err := h.svc.CustomerAccount(ctx, t, id)
+	a, err := h.svc.CustomerAccount(api.Ctx(ctx), t, id)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -145,7 +145,7 @@ func (h *Routes) customerList(ctx *fasthttp.RequestCtx) {
 // customersGet checks the customer exists for this tenant (404 otherwise), through the
 // service's CustomerAccount (which loads the customer first).
 func customersGet(ctx *fasthttp.RequestCtx, h *Routes, t customers.Tenant, id uuid.UUID) (va.Account, error) {
-	a, err := h.svc.CustomerAccount(ctx, t, id)
+	a, err := h.svc.CustomerAccount(api.Ctx(ctx), t, id)
 	if err == va.ErrNotFound {
 		return a, nil
 	}
@@ -180,7 +180,7 @@ func (h *Routes) listWith(ctx *fasthttp.RequestCtx, t customers.Tenant, cid *uui
 		api.Fail(ctx, api.Invalid("status", "must be one of [active inactive expired]"))
 		return
 	}
-	as, total, err := h.svc.List(ctx, t, va.Filter{Status: status, CustomerID: cid, Limit: p.Limit, Offset: p.Offset()})
+	as, total, err := h.svc.List(api.Ctx(ctx), t, va.Filter{Status: status, CustomerID: cid, Limit: p.Limit, Offset: p.Offset()})
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -202,7 +202,7 @@ func (h *Routes) get(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	a, err := h.svc.Get(ctx, t, id)
+	a, err := h.svc.Get(api.Ctx(ctx), t, id)
 	if err != nil {
 		api.Fail(ctx, err)
 		return

@@ -83,7 +83,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	w, err := rs.svc.Create(ctx, tenant(p), pw.Request{Amount: amount, Chain: providers.Chain(b.Chain), DestinationAddress: b.DestinationAddress})
+	w, err := rs.svc.Create(api.Ctx(ctx), tenant(p), pw.Request{Amount: amount, Chain: providers.Chain(b.Chain), DestinationAddress: b.DestinationAddress})
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -108,7 +108,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	items, total, err := rs.svc.List(ctx, tenant(p), pw.Filter{Statuses: pw.ExpandStatus(status), Page: pg.Page, Limit: pg.Limit})
+	items, total, err := rs.svc.List(api.Ctx(ctx), tenant(p), pw.Filter{Statuses: pw.ExpandStatus(status), Page: pg.Page, Limit: pg.Limit})
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -129,7 +129,7 @@ func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	w, err := rs.svc.Get(ctx, tenant(p), id)
+	w, err := rs.svc.Get(api.Ctx(ctx), tenant(p), id)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
