@@ -82,16 +82,9 @@ func (s *Service) handleListKeys(ctx *fasthttp.RequestCtx) {
 	api.Array(ctx, out, &meta)
 }
 
-func pathID(ctx *fasthttp.RequestCtx) (uuid.UUID, bool) {
-	s, _ := ctx.UserValue("id").(string)
-	id, err := uuid.Parse(s)
-	return id, err == nil
-}
-
 func (s *Service) handleRevokeKey(ctx *fasthttp.RequestCtx) {
-	id, ok := pathID(ctx)
+	id, ok := api.PathUUID(ctx, "id", ErrNotFound)
 	if !ok {
-		api.Fail(ctx, ErrNotFound)
 		return
 	}
 	p, _ := api.PrincipalOf(ctx)
@@ -104,9 +97,8 @@ func (s *Service) handleRevokeKey(ctx *fasthttp.RequestCtx) {
 }
 
 func (s *Service) handleDeleteKey(ctx *fasthttp.RequestCtx) {
-	id, ok := pathID(ctx)
+	id, ok := api.PathUUID(ctx, "id", ErrNotFound)
 	if !ok {
-		api.Fail(ctx, ErrNotFound)
 		return
 	}
 	p, _ := api.PrincipalOf(ctx)

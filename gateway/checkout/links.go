@@ -140,7 +140,7 @@ func (rs *Routes) id(ctx *fasthttp.RequestCtx) (pp.Tenant, uuid.UUID, bool) {
 	if !ok {
 		return t, uuid.Nil, false
 	}
-	id, ok := gp.PathID(ctx, "id", pc.ErrNotFound)
+	id, ok := api.PathUUID(ctx, "id", pc.ErrNotFound)
 	return t, id, ok
 }
 

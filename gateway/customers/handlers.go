@@ -78,23 +78,12 @@ func Tenant(ctx *fasthttp.RequestCtx) (customers.Tenant, bool) {
 	return customers.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true
 }
 
-// PathID reads the {id} path parameter; a malformed id is 404 (no such record).
-func PathID(ctx *fasthttp.RequestCtx, notFound error) (uuid.UUID, bool) {
-	s, _ := ctx.UserValue("id").(string)
-	id, err := uuid.Parse(s)
-	if err != nil {
-		api.Fail(ctx, notFound)
-		return uuid.Nil, false
-	}
-	return id, true
-}
-
 func (h *Routes) target(ctx *fasthttp.RequestCtx) (customers.Tenant, uuid.UUID, bool) {
 	t, ok := Tenant(ctx)
 	if !ok {
 		return t, uuid.Nil, false
 	}
-	id, ok := PathID(ctx, customers.ErrNotFound)
+	id, ok := api.PathUUID(ctx, "id", customers.ErrNotFound)
 	return t, id, ok
 }
 

@@ -208,7 +208,7 @@ func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	id, ok := onramps.PathID(ctx, deposits.ErrNotFound)
+	id, ok := api.PathUUID(ctx, "id", deposits.ErrNotFound)
 	if !ok {
 		return
 	}

@@ -208,7 +208,7 @@ func (rs *Routes) id(ctx *fasthttp.RequestCtx) (pp.Tenant, uuid.UUID, bool) {
 	if !ok {
 		return t, uuid.Nil, false
 	}
-	id, ok := gp.PathID(ctx, "id", pi.ErrNotFound)
+	id, ok := api.PathUUID(ctx, "id", pi.ErrNotFound)
 	return t, id, ok
 }
 
@@ -317,7 +317,7 @@ func (rs *Routes) removeLine(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	lineID, ok := gp.PathID(ctx, "lineItemId", pi.ErrLineNotFound)
+	lineID, ok := api.PathUUID(ctx, "lineItemId", pi.ErrLineNotFound)
 	if !ok {
 		return
 	}

@@ -185,7 +185,7 @@ func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	id, ok := gw.PathID(ctx, po.ErrNotFound)
+	id, ok := api.PathUUID(ctx, "id", po.ErrNotFound)
 	if !ok {
 		return
 	}

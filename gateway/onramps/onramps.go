@@ -252,23 +252,12 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 	api.Created(ctx, Out(o, rs.svc.Now()))
 }
 
-// PathID reads {id}; anything but a UUID names nothing (404 with notFound).
-func PathID(ctx *fasthttp.RequestCtx, notFound error) (uuid.UUID, bool) {
-	s, _ := ctx.UserValue("id").(string)
-	id, err := uuid.Parse(s)
-	if err != nil {
-		api.Fail(ctx, notFound)
-		return uuid.Nil, false
-	}
-	return id, true
-}
-
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
 	t, ok := TenantOf(ctx)
 	if !ok {
 		return
 	}
-	id, ok := PathID(ctx, onramps.ErrNotFound)
+	id, ok := api.PathUUID(ctx, "id", onramps.ErrNotFound)
 	if !ok {
 		return
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
@@ -32,17 +31,6 @@ func Tenant(ctx *fasthttp.RequestCtx) (pp.Tenant, bool) {
 		return pp.Tenant{}, false
 	}
 	return pp.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true
-}
-
-// PathID reads a UUID path parameter; anything else cannot name a record, so it is 404.
-func PathID(ctx *fasthttp.RequestCtx, name string, notFound error) (uuid.UUID, bool) {
-	s, _ := ctx.UserValue(name).(string)
-	id, err := uuid.Parse(s)
-	if err != nil {
-		api.Fail(ctx, notFound)
-		return uuid.Nil, false
-	}
-	return id, true
 }
 
 // Fail answers err, listing every field of a domain validation error.

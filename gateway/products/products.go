@@ -133,7 +133,7 @@ func (rs *Routes) id(ctx *fasthttp.RequestCtx) (pp.Tenant, uuid.UUID, bool) {
 	if !ok {
 		return t, uuid.Nil, false
 	}
-	id, ok := PathID(ctx, "id", pp.ErrNotFound)
+	id, ok := api.PathUUID(ctx, "id", pp.ErrNotFound)
 	return t, id, ok
 }
 

@@ -145,7 +145,7 @@ func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	id, ok := gw.PathID(ctx, pr.ErrNotFound)
+	id, ok := api.PathUUID(ctx, "id", pr.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -162,7 +162,7 @@ func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	id, ok := gw.PathID(ctx, pr.ErrNotFound)
+	id, ok := api.PathUUID(ctx, "id", pr.ErrNotFound)
 	if !ok {
 		return
 	}

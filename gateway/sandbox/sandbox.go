@@ -63,7 +63,7 @@ func (rs *Routes) handle(fn func(Actions, context.Context, string, *deposits.Ten
 			api.Fail(ctx, deposits.ErrSandboxOnly)
 			return
 		}
-		id, ok := onramps.PathID(ctx, deposits.ErrNotFound)
+		id, ok := api.PathUUID(ctx, "id", deposits.ErrNotFound)
 		if !ok {
 			return
 		}

@@ -229,7 +229,7 @@ func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	id, ok := gw.PathID(ctx, pt.ErrNotFound)
+	id, ok := api.PathUUID(ctx, "id", pt.ErrNotFound)
 	if !ok {
 		return
 	}

@@ -93,7 +93,7 @@ func (h *Routes) issue(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	id, ok := gwcustomers.PathID(ctx, customers.ErrNotFound)
+	id, ok := api.PathUUID(ctx, "id", customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -114,7 +114,7 @@ func (h *Routes) customerAccount(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	id, ok := gwcustomers.PathID(ctx, customers.ErrNotFound)
+	id, ok := api.PathUUID(ctx, "id", customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -131,7 +131,7 @@ func (h *Routes) customerList(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	id, ok := gwcustomers.PathID(ctx, customers.ErrNotFound)
+	id, ok := api.PathUUID(ctx, "id", customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -198,7 +198,7 @@ func (h *Routes) get(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	id, ok := gwcustomers.PathID(ctx, va.ErrNotFound)
+	id, ok := api.PathUUID(ctx, "id", va.ErrNotFound)
 	if !ok {
 		return
 	}

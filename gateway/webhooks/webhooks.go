@@ -60,17 +60,6 @@ func tenantOf(ctx *fasthttp.RequestCtx) (wh.Tenant, bool) {
 	return wh.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true
 }
 
-// pathID reads :id; anything but a UUID cannot name an endpoint, so it is 404.
-func pathID(ctx *fasthttp.RequestCtx) (uuid.UUID, bool) {
-	s, _ := ctx.UserValue("id").(string)
-	id, err := uuid.Parse(s)
-	if err != nil {
-		api.Fail(ctx, wh.ErrNotFound)
-		return uuid.Nil, false
-	}
-	return id, true
-}
-
 const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 
 func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
@@ -155,7 +144,7 @@ func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	id, ok := pathID(ctx)
+	id, ok := api.PathUUID(ctx, "id", wh.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -180,7 +169,7 @@ func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	id, ok := pathID(ctx)
+	id, ok := api.PathUUID(ctx, "id", wh.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -204,7 +193,7 @@ func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	id, ok := pathID(ctx)
+	id, ok := api.PathUUID(ctx, "id", wh.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -222,7 +211,7 @@ func (rs *Routes) rotate(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	id, ok := pathID(ctx)
+	id, ok := api.PathUUID(ctx, "id", wh.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -254,7 +243,7 @@ func (rs *Routes) test(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	id, ok := pathID(ctx)
+	id, ok := api.PathUUID(ctx, "id", wh.ErrNotFound)
 	if !ok {
 		return
 	}

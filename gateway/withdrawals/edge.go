@@ -3,7 +3,6 @@ package withdrawals
 import (
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
@@ -19,17 +18,6 @@ func Principal(ctx *fasthttp.RequestCtx) (api.Principal, bool) {
 		api.Fail(ctx, api.NewError(api.CodeUnauthorized, "not authenticated"))
 	}
 	return p, ok
-}
-
-// PathID reads the {id} path parameter; anything but a UUID names no record (notFound).
-func PathID(ctx *fasthttp.RequestCtx, notFound error) (uuid.UUID, bool) {
-	s, _ := ctx.UserValue("id").(string)
-	id, err := uuid.Parse(s)
-	if err != nil {
-		api.Fail(ctx, notFound)
-		return uuid.Nil, false
-	}
-	return id, true
 }
 
 // Time is an API timestamp: UTC, milliseconds, Z (DESIGN.md section 6).

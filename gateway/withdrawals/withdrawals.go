@@ -125,7 +125,7 @@ func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	id, ok := PathID(ctx, pw.ErrNotFound)
+	id, ok := api.PathUUID(ctx, "id", pw.ErrNotFound)
 	if !ok {
 		return
 	}
