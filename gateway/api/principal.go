@@ -41,3 +41,13 @@ func PrincipalOf(ctx *fasthttp.RequestCtx) (Principal, bool) {
 	p, ok := ctx.UserValue(keyPrincipal).(Principal)
 	return p, ok
 }
+
+// RequirePrincipal returns the caller of an authenticated route; when there is none it
+// answers 401 UNAUTHORIZED with detail and false.
+func RequirePrincipal(ctx *fasthttp.RequestCtx, detail string) (Principal, bool) {
+	p, ok := PrincipalOf(ctx)
+	if !ok {
+		Fail(ctx, NewError(CodeUnauthorized, detail))
+	}
+	return p, ok
+}

@@ -70,9 +70,8 @@ func (h *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandler
 
 // Tenant is the caller's tenant (merchant and environment).
 func Tenant(ctx *fasthttp.RequestCtx) (customers.Tenant, bool) {
-	p, ok := api.PrincipalOf(ctx)
+	p, ok := api.RequirePrincipal(ctx, "authentication required")
 	if !ok {
-		api.Fail(ctx, api.NewError(api.CodeUnauthorized, "authentication required"))
 		return customers.Tenant{}, false
 	}
 	return customers.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true

@@ -69,9 +69,8 @@ func Middleware(keys *idempotency.Keys, opts ...Option) func(fasthttp.RequestHan
 				api.Fail(ctx, api.Invalid(header, "must be 1 to 255 printable ASCII characters"))
 				return
 			}
-			p, ok := api.PrincipalOf(ctx)
+			p, ok := api.RequirePrincipal(ctx, "authentication required")
 			if !ok {
-				api.Fail(ctx, api.NewError(api.CodeUnauthorized, "authentication required"))
 				return
 			}
 			req := idempotency.Request{

@@ -62,9 +62,8 @@ func (h *Handlers) Register(r *router.Router, protect func(fasthttp.RequestHandl
 }
 
 func (h *Handlers) source(ctx *fasthttp.RequestCtx) (api.Principal, Source, bool) {
-	p, ok := api.PrincipalOf(ctx)
+	p, ok := api.RequirePrincipal(ctx, "authentication required")
 	if !ok {
-		api.Fail(ctx, api.NewError(api.CodeUnauthorized, "authentication required"))
 		return p, nil, false
 	}
 	src := h.sources[p.Environment]

@@ -60,9 +60,8 @@ func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
 
 // TenantOf is the request's tenant; it answers 401 itself when there is none.
 func TenantOf(ctx *fasthttp.RequestCtx) (onramps.Tenant, bool) {
-	p, ok := api.PrincipalOf(ctx)
+	p, ok := api.RequirePrincipal(ctx, "not authenticated")
 	if !ok {
-		api.Fail(ctx, api.NewError(api.CodeUnauthorized, "not authenticated"))
 		return onramps.Tenant{}, false
 	}
 	return onramps.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true

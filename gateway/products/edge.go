@@ -25,9 +25,8 @@ func Context() (context.Context, context.CancelFunc) {
 
 // Tenant returns the caller's tenant, or answers 401 and false.
 func Tenant(ctx *fasthttp.RequestCtx) (pp.Tenant, bool) {
-	p, ok := api.PrincipalOf(ctx)
+	p, ok := api.RequirePrincipal(ctx, "not authenticated")
 	if !ok {
-		api.Fail(ctx, api.NewError(api.CodeUnauthorized, "not authenticated"))
 		return pp.Tenant{}, false
 	}
 	return pp.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true

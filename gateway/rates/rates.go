@@ -53,9 +53,8 @@ type RateJSON struct {
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
-	p, ok := api.PrincipalOf(ctx)
+	p, ok := api.RequirePrincipal(ctx, "not authenticated")
 	if !ok {
-		api.Fail(ctx, api.NewError(api.CodeUnauthorized, "not authenticated"))
 		return
 	}
 	args := ctx.QueryArgs()

@@ -43,9 +43,8 @@ func (h *Handlers) Register(r *router.Router, protect func(fasthttp.RequestHandl
 }
 
 func (h *Handlers) exchange(ctx *fasthttp.RequestCtx) (api.Principal, Exchange, bool) {
-	p, ok := api.PrincipalOf(ctx)
+	p, ok := api.RequirePrincipal(ctx, "authentication required")
 	if !ok {
-		api.Fail(ctx, api.NewError(api.CodeUnauthorized, "authentication required"))
 		return p, nil, false
 	}
 	ex := h.exchanges[p.Environment]

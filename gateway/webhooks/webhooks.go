@@ -52,9 +52,8 @@ func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandle
 const requestTimeout = 30 * time.Second
 
 func tenantOf(ctx *fasthttp.RequestCtx) (wh.Tenant, bool) {
-	p, ok := api.PrincipalOf(ctx)
+	p, ok := api.RequirePrincipal(ctx, "not authenticated")
 	if !ok {
-		api.Fail(ctx, api.NewError(api.CodeUnauthorized, "not authenticated"))
 		return wh.Tenant{}, false
 	}
 	return wh.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true

@@ -13,11 +13,7 @@ import (
 
 // Principal returns the caller, or answers 401 and false.
 func Principal(ctx *fasthttp.RequestCtx) (api.Principal, bool) {
-	p, ok := api.PrincipalOf(ctx)
-	if !ok {
-		api.Fail(ctx, api.NewError(api.CodeUnauthorized, "not authenticated"))
-	}
-	return p, ok
+	return api.RequirePrincipal(ctx, "not authenticated")
 }
 
 // Time is an API timestamp: UTC, milliseconds, Z (DESIGN.md section 6).
