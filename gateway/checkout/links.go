@@ -135,17 +135,8 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	api.Page(ctx, out, pg.Meta(total))
 }
 
-func (rs *Routes) id(ctx *fasthttp.RequestCtx) (pp.Tenant, uuid.UUID, bool) {
-	t, ok := gp.Tenant(ctx)
-	if !ok {
-		return t, uuid.Nil, false
-	}
-	id, ok := api.PathUUID(ctx, "id", pc.ErrNotFound)
-	return t, id, ok
-}
-
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	t, id, ok := rs.id(ctx)
+	t, id, ok := gp.Target(ctx, pc.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -172,7 +163,7 @@ type updateBody struct {
 }
 
 func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
-	t, id, ok := rs.id(ctx)
+	t, id, ok := gp.Target(ctx, pc.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -201,7 +192,7 @@ func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
-	t, id, ok := rs.id(ctx)
+	t, id, ok := gp.Target(ctx, pc.ErrNotFound)
 	if !ok {
 		return
 	}

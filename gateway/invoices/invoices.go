@@ -203,17 +203,8 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	api.Page(ctx, out, pg.Meta(total))
 }
 
-func (rs *Routes) id(ctx *fasthttp.RequestCtx) (pp.Tenant, uuid.UUID, bool) {
-	t, ok := gp.Tenant(ctx)
-	if !ok {
-		return t, uuid.Nil, false
-	}
-	id, ok := api.PathUUID(ctx, "id", pi.ErrNotFound)
-	return t, id, ok
-}
-
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	t, id, ok := rs.id(ctx)
+	t, id, ok := gp.Target(ctx, pi.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -239,7 +230,7 @@ type updateBody struct {
 }
 
 func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
-	t, id, ok := rs.id(ctx)
+	t, id, ok := gp.Target(ctx, pi.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -259,7 +250,7 @@ func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
-	t, id, ok := rs.id(ctx)
+	t, id, ok := gp.Target(ctx, pi.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -273,7 +264,7 @@ func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) send(ctx *fasthttp.RequestCtx) {
-	t, id, ok := rs.id(ctx)
+	t, id, ok := gp.Target(ctx, pi.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -288,7 +279,7 @@ func (rs *Routes) send(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) addLine(ctx *fasthttp.RequestCtx) {
-	t, id, ok := rs.id(ctx)
+	t, id, ok := gp.Target(ctx, pi.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -313,7 +304,7 @@ func (rs *Routes) addLine(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) removeLine(ctx *fasthttp.RequestCtx) {
-	t, id, ok := rs.id(ctx)
+	t, id, ok := gp.Target(ctx, pi.ErrNotFound)
 	if !ok {
 		return
 	}

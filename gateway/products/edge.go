@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
@@ -30,6 +31,17 @@ func Tenant(ctx *fasthttp.RequestCtx) (pp.Tenant, bool) {
 		return pp.Tenant{}, false
 	}
 	return pp.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true
+}
+
+// Target returns the caller's tenant and the record the {id} path parameter names; it
+// answers 401, or notFound (404) for an id that is not a UUID, and false.
+func Target(ctx *fasthttp.RequestCtx, notFound error) (pp.Tenant, uuid.UUID, bool) {
+	t, ok := Tenant(ctx)
+	if !ok {
+		return t, uuid.Nil, false
+	}
+	id, ok := api.PathUUID(ctx, "id", notFound)
+	return t, id, ok
 }
 
 // Fail answers err, listing every field of a domain validation error.

@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/fasthttp/router"
-	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
@@ -128,17 +127,8 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	api.Page(ctx, out, pg.Meta(total))
 }
 
-func (rs *Routes) id(ctx *fasthttp.RequestCtx) (pp.Tenant, uuid.UUID, bool) {
-	t, ok := Tenant(ctx)
-	if !ok {
-		return t, uuid.Nil, false
-	}
-	id, ok := api.PathUUID(ctx, "id", pp.ErrNotFound)
-	return t, id, ok
-}
-
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	t, id, ok := rs.id(ctx)
+	t, id, ok := Target(ctx, pp.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -168,7 +158,7 @@ type updateBody struct {
 }
 
 func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
-	t, id, ok := rs.id(ctx)
+	t, id, ok := Target(ctx, pp.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -188,7 +178,7 @@ func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
-	t, id, ok := rs.id(ctx)
+	t, id, ok := Target(ctx, pp.ErrNotFound)
 	if !ok {
 		return
 	}
