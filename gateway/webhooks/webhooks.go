@@ -59,6 +59,17 @@ func tenantOf(ctx *fasthttp.RequestCtx) (wh.Tenant, bool) {
 	return wh.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true
 }
 
+// target is the caller's tenant and the endpoint {id} names; it answers 401, or 404 for an
+// id that is not a UUID, and false.
+func target(ctx *fasthttp.RequestCtx) (wh.Tenant, uuid.UUID, bool) {
+	t, ok := tenantOf(ctx)
+	if !ok {
+		return t, uuid.Nil, false
+	}
+	id, ok := api.PathUUID(ctx, "id", wh.ErrNotFound)
+	return t, id, ok
+}
+
 const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 
 func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
@@ -139,11 +150,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	t, ok := tenantOf(ctx)
-	if !ok {
-		return
-	}
-	id, ok := api.PathUUID(ctx, "id", wh.ErrNotFound)
+	t, id, ok := target(ctx)
 	if !ok {
 		return
 	}
@@ -164,11 +171,7 @@ type updateBody struct {
 }
 
 func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
-	t, ok := tenantOf(ctx)
-	if !ok {
-		return
-	}
-	id, ok := api.PathUUID(ctx, "id", wh.ErrNotFound)
+	t, id, ok := target(ctx)
 	if !ok {
 		return
 	}
@@ -188,11 +191,7 @@ func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
-	t, ok := tenantOf(ctx)
-	if !ok {
-		return
-	}
-	id, ok := api.PathUUID(ctx, "id", wh.ErrNotFound)
+	t, id, ok := target(ctx)
 	if !ok {
 		return
 	}
@@ -206,11 +205,7 @@ func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) rotate(ctx *fasthttp.RequestCtx) {
-	t, ok := tenantOf(ctx)
-	if !ok {
-		return
-	}
-	id, ok := api.PathUUID(ctx, "id", wh.ErrNotFound)
+	t, id, ok := target(ctx)
 	if !ok {
 		return
 	}
@@ -238,11 +233,7 @@ type testJSON struct {
 }
 
 func (rs *Routes) test(ctx *fasthttp.RequestCtx) {
-	t, ok := tenantOf(ctx)
-	if !ok {
-		return
-	}
-	id, ok := api.PathUUID(ctx, "id", wh.ErrNotFound)
+	t, id, ok := target(ctx)
 	if !ok {
 		return
 	}
