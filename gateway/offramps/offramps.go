@@ -181,11 +181,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	p, ok := gw.Principal(ctx)
-	if !ok {
-		return
-	}
-	id, ok := api.PathUUID(ctx, "id", po.ErrNotFound)
+	p, id, ok := gw.Target(ctx, po.ErrNotFound)
 	if !ok {
 		return
 	}

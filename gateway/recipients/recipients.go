@@ -141,11 +141,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	p, ok := gw.Principal(ctx)
-	if !ok {
-		return
-	}
-	id, ok := api.PathUUID(ctx, "id", pr.ErrNotFound)
+	p, id, ok := gw.Target(ctx, pr.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -158,11 +154,7 @@ func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
-	p, ok := gw.Principal(ctx)
-	if !ok {
-		return
-	}
-	id, ok := api.PathUUID(ctx, "id", pr.ErrNotFound)
+	p, id, ok := gw.Target(ctx, pr.ErrNotFound)
 	if !ok {
 		return
 	}

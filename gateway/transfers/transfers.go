@@ -225,11 +225,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	p, ok := gw.Principal(ctx)
-	if !ok {
-		return
-	}
-	id, ok := api.PathUUID(ctx, "id", pt.ErrNotFound)
+	p, id, ok := gw.Target(ctx, pt.ErrNotFound)
 	if !ok {
 		return
 	}

@@ -3,6 +3,7 @@ package withdrawals
 import (
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
@@ -14,6 +15,17 @@ import (
 // Principal returns the caller, or answers 401 and false.
 func Principal(ctx *fasthttp.RequestCtx) (api.Principal, bool) {
 	return api.RequirePrincipal(ctx, "not authenticated")
+}
+
+// Target returns the caller and the record the {id} path parameter names; it answers 401, or
+// notFound (404) for an id that is not a UUID, and false.
+func Target(ctx *fasthttp.RequestCtx, notFound error) (api.Principal, uuid.UUID, bool) {
+	p, ok := Principal(ctx)
+	if !ok {
+		return p, uuid.Nil, false
+	}
+	id, ok := api.PathUUID(ctx, "id", notFound)
+	return p, id, ok
 }
 
 // Time is an API timestamp: UTC, milliseconds, Z (DESIGN.md section 6).

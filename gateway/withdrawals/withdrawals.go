@@ -121,11 +121,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	p, ok := Principal(ctx)
-	if !ok {
-		return
-	}
-	id, ok := api.PathUUID(ctx, "id", pw.ErrNotFound)
+	p, id, ok := Target(ctx, pw.ErrNotFound)
 	if !ok {
 		return
 	}
