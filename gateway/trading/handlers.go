@@ -57,8 +57,12 @@ func (h *Handlers) exchange(ctx *fasthttp.RequestCtx) (api.Principal, Exchange, 
 
 // settled returns a context for a history read that has waited until the projection holds
 // every event acknowledged (to anyone) before the read began, so a list never misses an
-// acknowledged order nor shows a state older than one already answered.
-func (h *Handlers) settled(p api.Principal, ex Exchange) (context.Context, context.CancelFunc, error) {
+// acknowledged order nor shows a state older than one already answered. Without a history
+// store it returns noHistory.
+func (h *Handlers) settled(p api.Principal, ex Exchange, noHistory error) (context.Context, context.CancelFunc, error) {
+	if h.history == nil {
+		return nil, nil, noHistory
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	if err := h.history.WaitFor(ctx, p.Environment, ex.Offset()); err != nil {
 		cancel()

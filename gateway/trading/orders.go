@@ -251,10 +251,7 @@ func (h *Handlers) getOrder(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *Handlers) orderFromHistory(p api.Principal, ex Exchange, id uuid.UUID) (OrderRow, error) {
-	if h.history == nil {
-		return OrderRow{}, api.NewError(api.CodeNotFound, "order not found")
-	}
-	c, cancel, err := h.settled(p, ex)
+	c, cancel, err := h.settled(p, ex, api.NewError(api.CodeNotFound, "order not found"))
 	if err != nil {
 		return OrderRow{}, err
 	}
@@ -296,11 +293,7 @@ func (h *Handlers) listOrders(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, mergeValidation(joinErrs(err, v.Err())))
 		return
 	}
-	if h.history == nil {
-		api.Fail(ctx, api.NewError(api.CodeEngineUnavailable, "order history is not available"))
-		return
-	}
-	c, cancel, err := h.settled(p, ex)
+	c, cancel, err := h.settled(p, ex, api.NewError(api.CodeEngineUnavailable, "order history is not available"))
 	if err != nil {
 		api.Fail(ctx, err)
 		return

@@ -48,11 +48,7 @@ func (h *Handlers) listTrades(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, mergeValidation(joinErrs(perr, v.Err())))
 		return
 	}
-	if h.history == nil {
-		api.Fail(ctx, api.NewError(api.CodeEngineUnavailable, "trade history is not available"))
-		return
-	}
-	c, cancel, err := h.settled(p, ex)
+	c, cancel, err := h.settled(p, ex, api.NewError(api.CodeEngineUnavailable, "trade history is not available"))
 	if err != nil {
 		api.Fail(ctx, err)
 		return
