@@ -77,12 +77,14 @@ func Tenant(ctx *fasthttp.RequestCtx) (customers.Tenant, bool) {
 	return customers.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true
 }
 
-func (h *Routes) target(ctx *fasthttp.RequestCtx) (customers.Tenant, uuid.UUID, bool) {
+// Target returns the caller's tenant and the record the {id} path parameter names; it
+// answers 401, or notFound (404) for an id that is not a UUID, and false.
+func Target(ctx *fasthttp.RequestCtx, notFound error) (customers.Tenant, uuid.UUID, bool) {
 	t, ok := Tenant(ctx)
 	if !ok {
 		return t, uuid.Nil, false
 	}
-	id, ok := api.PathUUID(ctx, "id", customers.ErrNotFound)
+	id, ok := api.PathUUID(ctx, "id", notFound)
 	return t, id, ok
 }
 
@@ -151,7 +153,7 @@ func (h *Routes) create(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *Routes) get(ctx *fasthttp.RequestCtx) {
-	t, id, ok := h.target(ctx)
+	t, id, ok := Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -164,7 +166,7 @@ func (h *Routes) get(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *Routes) update(ctx *fasthttp.RequestCtx) {
-	t, id, ok := h.target(ctx)
+	t, id, ok := Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -297,7 +299,7 @@ func verificationOut(v customers.Verification, c *customers.Customer) verificati
 }
 
 func (h *Routes) tier1(ctx *fasthttp.RequestCtx) {
-	t, id, ok := h.target(ctx)
+	t, id, ok := Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -459,7 +461,7 @@ func itoa(i int) string {
 }
 
 func (h *Routes) tier2(ctx *fasthttp.RequestCtx) {
-	t, id, ok := h.target(ctx)
+	t, id, ok := Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -487,7 +489,7 @@ func (h *Routes) tier2(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *Routes) initiate(ctx *fasthttp.RequestCtx, tier int) {
-	t, id, ok := h.target(ctx)
+	t, id, ok := Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -549,7 +551,7 @@ func chainAsset(v *api.Validator, chain, asset string) {
 }
 
 func (h *Routes) addWallet(ctx *fasthttp.RequestCtx) {
-	t, id, ok := h.target(ctx)
+	t, id, ok := Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -586,7 +588,7 @@ func (h *Routes) addWallet(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *Routes) wallets(ctx *fasthttp.RequestCtx) {
-	t, id, ok := h.target(ctx)
+	t, id, ok := Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -609,7 +611,7 @@ func (h *Routes) wallets(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *Routes) funding(ctx *fasthttp.RequestCtx) {
-	t, id, ok := h.target(ctx)
+	t, id, ok := Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -656,7 +658,7 @@ func (h *Routes) funding(ctx *fasthttp.RequestCtx) {
 // --- balance and ledger ---
 
 func (h *Routes) balance(ctx *fasthttp.RequestCtx) {
-	t, id, ok := h.target(ctx)
+	t, id, ok := Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -673,7 +675,7 @@ func (h *Routes) balance(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *Routes) ledger(ctx *fasthttp.RequestCtx) {
-	t, id, ok := h.target(ctx)
+	t, id, ok := Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}

@@ -89,11 +89,7 @@ func concept(a va.Account) map[string]any {
 }
 
 func (h *Routes) issue(ctx *fasthttp.RequestCtx) {
-	t, ok := gwcustomers.Tenant(ctx)
-	if !ok {
-		return
-	}
-	id, ok := api.PathUUID(ctx, "id", customers.ErrNotFound)
+	t, id, ok := gwcustomers.Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -110,11 +106,7 @@ func (h *Routes) issue(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *Routes) customerAccount(ctx *fasthttp.RequestCtx) {
-	t, ok := gwcustomers.Tenant(ctx)
-	if !ok {
-		return
-	}
-	id, ok := api.PathUUID(ctx, "id", customers.ErrNotFound)
+	t, id, ok := gwcustomers.Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -127,11 +119,7 @@ func (h *Routes) customerAccount(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *Routes) customerList(ctx *fasthttp.RequestCtx) {
-	t, ok := gwcustomers.Tenant(ctx)
-	if !ok {
-		return
-	}
-	id, ok := api.PathUUID(ctx, "id", customers.ErrNotFound)
+	t, id, ok := gwcustomers.Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -194,11 +182,7 @@ func (h *Routes) listWith(ctx *fasthttp.RequestCtx, t customers.Tenant, cid *uui
 }
 
 func (h *Routes) get(ctx *fasthttp.RequestCtx) {
-	t, ok := gwcustomers.Tenant(ctx)
-	if !ok {
-		return
-	}
-	id, ok := api.PathUUID(ctx, "id", va.ErrNotFound)
+	t, id, ok := gwcustomers.Target(ctx, va.ErrNotFound)
 	if !ok {
 		return
 	}
