@@ -131,3 +131,12 @@ const HeaderRequestID = "X-Request-Id"
 func RequestID(ctx *fasthttp.RequestCtx) string {
 	return string(ctx.Response.Header.Peek(HeaderRequestID))
 }
+
+// PageOf is Page with each item rendered by out; an empty page is [], never null.
+func PageOf[T, J any](ctx *fasthttp.RequestCtx, items []T, out func(T) J, meta PageMeta) {
+	res := make([]J, len(items))
+	for i, it := range items {
+		res[i] = out(it)
+	}
+	Page(ctx, res, meta)
+}

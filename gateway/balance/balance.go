@@ -217,11 +217,7 @@ func (rs *Routes) transfers(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	items := make([]TransferJSON, len(trs))
-	for i, tr := range trs {
-		items[i] = transferOut(tr)
-	}
-	api.Page(ctx, items, pg.Meta(total))
+	api.PageOf(ctx, trs, transferOut, pg.Meta(total))
 }
 
 // Docs documents every route.

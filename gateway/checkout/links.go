@@ -128,11 +128,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		gp.Fail(ctx, err)
 		return
 	}
-	out := make([]linkJSON, len(items))
-	for i, l := range items {
-		out[i] = rs.linkOut(l)
-	}
-	api.Page(ctx, out, pg.Meta(total))
+	api.PageOf(ctx, items, rs.linkOut, pg.Meta(total))
 }
 
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {

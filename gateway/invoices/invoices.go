@@ -196,11 +196,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		gp.Fail(ctx, err)
 		return
 	}
-	out := make([]invoiceJSON, len(items))
-	for i, inv := range items {
-		out[i] = invoiceOut(inv)
-	}
-	api.Page(ctx, out, pg.Meta(total))
+	api.PageOf(ctx, items, invoiceOut, pg.Meta(total))
 }
 
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {

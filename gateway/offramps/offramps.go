@@ -173,11 +173,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	res := make([]JSON, len(items))
-	for i, o := range items {
-		res[i] = Out(o)
-	}
-	api.Page(ctx, res, pg.Meta(total))
+	api.PageOf(ctx, items, Out, pg.Meta(total))
 }
 
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {

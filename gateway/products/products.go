@@ -120,11 +120,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		Fail(ctx, err)
 		return
 	}
-	out := make([]productJSON, len(items))
-	for i, p := range items {
-		out[i] = productOut(p)
-	}
-	api.Page(ctx, out, pg.Meta(total))
+	api.PageOf(ctx, items, productOut, pg.Meta(total))
 }
 
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {

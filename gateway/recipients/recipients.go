@@ -133,11 +133,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	res := make([]JSON, len(items))
-	for i, r := range items {
-		res[i] = out(r)
-	}
-	api.Page(ctx, res, pg.Meta(total))
+	api.PageOf(ctx, items, out, pg.Meta(total))
 }
 
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {

@@ -217,11 +217,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	res := make([]JSON, len(items))
-	for i, t := range items {
-		res[i] = Out(t)
-	}
-	api.Page(ctx, res, pg.Meta(total))
+	api.PageOf(ctx, items, Out, pg.Meta(total))
 }
 
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {

@@ -113,11 +113,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	out := make([]JSON, len(items))
-	for i, w := range items {
-		out[i] = Out(w)
-	}
-	api.Page(ctx, out, pg.Meta(total))
+	api.PageOf(ctx, items, Out, pg.Meta(total))
 }
 
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
