@@ -79,8 +79,11 @@
 // A runner drains its ring in batches. Holding the engine's sequencer lock, it runs the
 // batch and hands its events to the journal (OrderedJournal.Enqueue, which fixes their
 // offsets and returns at once; Journal.Append for a plain Journal); it releases the lock,
-// waits until the batch is durable (Pending.Wait), and only then completes the commands:
-// nothing is acknowledged before it is durable. Because running a batch and enqueueing it
+// hands the batch to its completion stage and goes on to the next batch at once. The
+// completion stage (one goroutine per runner, fed in FIFO order, at most 4 batches in
+// flight per runner) waits until each batch is durable (Pending.Wait) and only then
+// completes its commands: nothing is acknowledged before it is durable, and one
+// symbol's replies keep their order. Because running a batch and enqueueing it
 // is atomic with respect to the other runners, the journal order is a serial order of
 // the state changes: when a batch spends balance another runner's batch produced (a
 // credit, trade proceeds, a release), the cause is journaled first, in the same group
@@ -89,8 +92,9 @@
 // the engine had then. The lock is not held during the wait, so the batches of all
 // runners still share one group commit (fsync, acks=all). The price is that matching is
 // serialized across symbols: runners overlap only in waiting, ring I/O and replies.
-// An error from the journal fail-stops the engine: that batch and every later command get
-// ErrUnavailable; restart from snapshot + journal.
+// An error from the journal fail-stops the engine: that batch, the batches behind it in
+// its runner's pipeline and every later command get ErrUnavailable; restart from
+// snapshot + journal. A snapshot barrier and Stop wait for the pipelines to empty.
 // Apply replays events without matching (balances by their deltas, books by order ids);
 // Snapshot/Restore save and load books and accounts in a versioned binary form.
 //

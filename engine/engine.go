@@ -111,7 +111,8 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// Start starts one goroutine per symbol and one for credits and debits.
+// Start starts one runner per symbol and one for credits and debits; each runner is a
+// goroutine plus its completion goroutine.
 func (e *Engine) Start() error {
 	if !e.state.CompareAndSwap(stateNew, stateRunning) {
 		return ErrStopped
@@ -123,8 +124,8 @@ func (e *Engine) Start() error {
 	return nil
 }
 
-// Stop refuses new commands, lets the runners finish what is queued, and waits for
-// their goroutines to exit. It is safe to call more than once.
+// Stop refuses new commands, lets the runners finish what is queued and complete every
+// batch in flight, and waits for their goroutines to exit. It is safe to call more than once.
 func (e *Engine) Stop() {
 	e.stopOnce.Do(func() {
 		prev := e.state.Swap(stateStopped)

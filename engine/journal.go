@@ -29,9 +29,11 @@ type Journal interface {
 // OrderedJournal is a Journal that separates fixing a batch's place in the journal from
 // waiting for it to be durable. The engine calls Enqueue with its sequencer lock held, one
 // call at a time, in the order that the journal must keep; Enqueue assigns the batch its
-// offsets and returns without waiting for durability. The engine then releases the lock,
-// calls Wait on the Pending exactly once (from the same runner goroutine) and answers the
-// batch's commands only when Wait returns nil. Batches must become durable in Enqueue
+// offsets and returns without waiting for durability. The engine then releases the lock
+// and the runner goes on with its next batch; the runner's completion goroutine calls Wait
+// on the Pending exactly once, one symbol's Pendings in Enqueue order, and answers the
+// batch's commands only when Wait returns nil (a runner has at most a few batches
+// between Enqueue and the end of Wait). Batches must become durable in Enqueue
 // order: if one fails, every batch enqueued after it must fail too.
 //
 // batch stays valid and unchanged from Enqueue until Wait returns (an implementation may

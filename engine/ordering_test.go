@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -360,4 +363,119 @@ func TestConcurrentJournalPrefixesReplay(t *testing.T) {
 	}
 	sameState(t, "journal replay", e.core, rebuilt.core)
 	t.Logf("%d events", len(ev))
+}
+
+// orderedCompleter records the order in which commands are answered.
+type orderedCompleter struct {
+	id  int
+	mu  *sync.Mutex
+	log *[]int
+	w   *Waiter
+}
+
+func (c orderedCompleter) Complete(r Result, err error) {
+	c.mu.Lock()
+	*c.log = append(*c.log, c.id)
+	c.mu.Unlock()
+	c.w.Complete(r, err)
+}
+
+// TestPipelinedBatchesOneSymbol: a runner enqueues its next batch while the previous one
+// is not yet durable (two batches of one symbol in flight), yet answers each command only
+// once its batch is durable, and in order.
+func TestPipelinedBatchesOneSymbol(t *testing.T) {
+	j := newGateJournal(false)
+	e := newEngine(t, j, 64)
+	var mu sync.Mutex
+	var order []int
+	const n = 3
+	ws := make([]*Waiter, n)
+	for i := range ws {
+		ws[i] = NewWaiter()
+		c := Command{Kind: CmdCredit, Account: acc(1), Asset: NGN, Amount: 1, TransferID: tid(uint64(i + 1))}
+		if err := e.SubmitAsync(&c, orderedCompleter{i, &mu, &order, ws[i]}); err != nil {
+			t.Fatal(err)
+		}
+		// each credit is its own batch: wait until it is enqueued before the next one.
+		waitFor(t, "batch enqueued while earlier ones are not durable", func() bool { return j.enqueued() == i+1 })
+	}
+	for i := range ws {
+		if answered(ws[i], 20*time.Millisecond) {
+			t.Fatalf("command %d answered before anything was durable", i)
+		}
+	}
+	// make the first two durable: they are answered, the third is not.
+	j.release(2)
+	for i := 0; i < 2; i++ {
+		r, err := ws[i].Wait()
+		if err != nil || r.Code != OK || r.Offset != uint64(i+1) {
+			t.Fatalf("command %d: %+v %v", i, r, err)
+		}
+	}
+	if answered(ws[2], 20*time.Millisecond) {
+		t.Fatal("third command answered before its batch was durable")
+	}
+	j.release(3)
+	if r, err := ws[2].Wait(); err != nil || r.Offset != 3 {
+		t.Fatalf("third: %+v %v", r, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(order, []int{0, 1, 2}) {
+		t.Fatalf("answered in order %v", order)
+	}
+}
+
+// TestPipelinedJournalErrorFailsLaterBatches: when a batch's Wait fails, it and every
+// batch of the runner behind it in the pipeline are answered ErrUnavailable, even if
+// those were enqueued before the failure showed.
+func TestPipelinedJournalErrorFailsLaterBatches(t *testing.T) {
+	j := &errGateJournal{gate: make(chan struct{})}
+	e := newEngine(t, j, 64)
+	ws := make([]*Waiter, 3)
+	for i := range ws {
+		ws[i] = NewWaiter()
+		c := Command{Kind: CmdCredit, Account: acc(1), Asset: NGN, Amount: 1, TransferID: tid(uint64(i + 1))}
+		if err := e.SubmitAsync(&c, ws[i]); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "batch enqueued", func() bool { return int(j.n.Load()) == i+1 })
+	}
+	close(j.gate) // the first batch fails; the later ones would be durable
+	for i, w := range ws {
+		if _, err := w.Wait(); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("command %d answered %v", i, err)
+		}
+	}
+	if !e.Failed() {
+		t.Fatal("not failed")
+	}
+}
+
+// errGateJournal fails the first batch's Wait once gate opens; later ones succeed.
+type errGateJournal struct {
+	gate chan struct{}
+	n    atomic.Int64
+}
+
+type errGatePending struct {
+	j *errGateJournal
+	i int64
+}
+
+func (j *errGateJournal) Enqueue(b []Event) (Pending, error) {
+	return errGatePending{j, j.n.Add(1)}, nil
+}
+
+func (j *errGateJournal) Append(b []Event) (uint64, error) {
+	p, _ := j.Enqueue(b)
+	return p.Wait()
+}
+
+func (p errGatePending) Wait() (uint64, error) {
+	<-p.j.gate
+	if p.i == 1 {
+		return 0, errors.New("disk on fire")
+	}
+	return uint64(p.i), nil
 }

@@ -3,8 +3,9 @@ package engine
 import "sync/atomic"
 
 // Completer receives a command's result once its batch is journaled (or err is one of
-// ErrUnavailable, ErrStopped). Complete runs on the runner's goroutine: it must be quick
-// and must not call the engine.
+// ErrUnavailable, ErrStopped). Complete runs on the runner's completion goroutine, or on
+// the runner itself when nothing is in flight (one symbol's commands in order either way):
+// it must be quick and must not call the engine.
 type Completer interface {
 	Complete(r Result, err error)
 }

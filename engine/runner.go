@@ -30,28 +30,70 @@ type depthQuery = query
 
 // runner is the goroutine that owns one handler: it drains its ring in batches; under the
 // engine's sequencer lock it runs the commands and hands the batch's events to the
-// journal; outside the lock it waits until they are durable, and only then completes them.
+// journal. It then passes the batch to its completion stage and goes on to the next
+// batch at once: up to pipelineDepth batches of one symbol are in flight. The completion
+// stage (a second goroutine owned by the runner) waits for each batch to be durable, in
+// FIFO order, and only then completes its commands.
 type runner struct {
 	eng      *Engine
 	h        handler
 	mkt      *market // nil for the funds runner
 	ring     *ring
-	results  []Result
 	maxBatch int
 
 	sleeping atomic.Bool
 	wake     chan struct{}
+
+	// bufs are the per-batch buffers of the pipeline: a buffer taken from free belongs
+	// to the runner until it is sent on fifo, then to the completion stage until it is
+	// back in free.
+	bufs [pipelineDepth]batchBuf
+	free chan *batchBuf
+	fifo chan *batchBuf
+}
+
+// pipelineDepth bounds the batches of one runner between running and completion; the
+// runner blocks when all are in flight.
+const pipelineDepth = 4
+
+// batchKind says how the completion stage learns a batch's fate.
+type batchKind uint8
+
+const (
+	batchEmpty   batchKind = iota // no events: answered at the offset acknowledged so far
+	batchPending                  // enqueued in an OrderedJournal: wait on p
+	batchDurable                  // appended to a plain Journal: durable at off
+	batchFailed                   // the engine had failed, or the journal refused it
+)
+
+// batchBuf is one batch in the pipeline: its events (handed to the journal, so unchanged
+// until its Pending's Wait returns), its commands' results and completers.
+type batchBuf struct {
+	kind    batchKind
+	n       int
+	p       Pending
+	off     uint64
+	ev      []Event
+	results []Result
+	dones   []Completer
 }
 
 func newRunner(e *Engine, h handler, ringSize, maxBatch int) *runner {
 	rn := &runner{
 		eng: e, h: h, ring: newRing(ringSize), maxBatch: maxBatch,
 		wake: make(chan struct{}, 1),
+		free: make(chan *batchBuf, pipelineDepth),
+		fifo: make(chan *batchBuf, pipelineDepth),
 	}
 	if rn.maxBatch > len(rn.ring.slots) {
 		rn.maxBatch = len(rn.ring.slots)
 	}
-	rn.results = make([]Result, rn.maxBatch)
+	for i := range rn.bufs {
+		b := &rn.bufs[i]
+		b.results = make([]Result, rn.maxBatch)
+		b.dones = make([]Completer, rn.maxBatch)
+		rn.free <- b
+	}
 	if m, ok := h.(*market); ok {
 		rn.mkt = m
 	}
@@ -87,6 +129,12 @@ const spinRounds = 64
 
 func (rn *runner) run(wg *sync.WaitGroup) {
 	defer wg.Done()
+	completed := make(chan struct{})
+	go rn.complete(completed)
+	defer func() {
+		close(rn.fifo) // the completion stage finishes what is in flight, then exits
+		<-completed
+	}()
 	idle := 0
 	for {
 		n := rn.collect()
@@ -141,6 +189,9 @@ func (rn *runner) collect() int {
 func (rn *runner) process(n int) {
 	r := rn.ring
 	if first := r.at(0); first.cmd.Kind == cmdBarrier {
+		// Pause only with nothing in flight, so the offset the snapshot reads covers
+		// every effect this runner has made.
+		rn.drain()
 		q := first.cmd.query
 		q.arrived.Done()
 		<-q.resume
@@ -148,17 +199,20 @@ func (rn *runner) process(n int) {
 		r.release(1)
 		return
 	}
+	b := <-rn.free // blocks while pipelineDepth batches are in flight
 	e := rn.eng
 	e.seq.Lock()
 	if e.failed.Load() {
 		e.seq.Unlock()
-		rn.failAll(n)
+		b.kind = batchFailed
+		rn.hand(b, n)
 		return
 	}
 	st := rn.h.pending()
+	st.ev = b.ev[:0]
 	for i := 0; i < n; i++ {
 		s := r.at(i)
-		res := &rn.results[i]
+		res := &b.results[i]
 		*res = Result{}
 		if s.cmd.Kind == cmdQueryDepth {
 			rn.depth(s.cmd.query)
@@ -166,45 +220,121 @@ func (rn *runner) process(n int) {
 		}
 		rn.h.exec(&s.cmd, res)
 	}
-	var off uint64
-	if len(st.ev) > 0 {
-		var err error
-		if e.ordered != nil {
-			var p Pending
-			p, err = e.ordered.Enqueue(st.ev)
-			e.seq.Unlock()
-			if err == nil {
-				off, err = p.Wait()
-			}
-		} else {
-			off, err = e.journal.Append(st.ev)
-			e.seq.Unlock()
-		}
-		st.ev = st.ev[:0]
+	// The batch keeps its events until its completion is done; the stream gets the next
+	// batch's buffer then.
+	b.ev, st.ev = st.ev, nil
+	switch {
+	case len(b.ev) == 0:
+		e.seq.Unlock()
+		b.kind = batchEmpty
+	case e.ordered != nil:
+		p, err := e.ordered.Enqueue(b.ev)
 		if err != nil {
 			e.fail()
-			rn.failAll(n)
-			return
 		}
-		e.noteOffset(off)
-	} else {
 		e.seq.Unlock()
-		off = e.offset.Load()
+		switch d, ok := p.(*durable); {
+		case err != nil:
+			b.kind = batchFailed
+		case ok: // durable at once (MemJournal, DiscardJournal)
+			b.kind = batchDurable
+			b.off, _ = d.Wait()
+		default:
+			b.kind, b.p = batchPending, p
+		}
+	default:
+		off, err := e.journal.Append(b.ev)
+		if err != nil {
+			e.fail()
+		}
+		e.seq.Unlock()
+		if err != nil {
+			b.kind = batchFailed
+		} else {
+			b.kind, b.off = batchDurable, off
+		}
 	}
-	for i := 0; i < n; i++ {
-		res := &rn.results[i]
-		res.Offset = off
-		r.at(i).done.Complete(*res, nil)
-	}
-	r.release(n)
+	rn.hand(b, n)
 }
 
-// failAll answers the first n commands with ErrUnavailable.
-func (rn *runner) failAll(n int) {
+// hand takes the completers of the first n commands into b, frees their ring slots and
+// queues b for the completion stage.
+func (rn *runner) hand(b *batchBuf, n int) {
 	for i := 0; i < n; i++ {
-		rn.ring.at(i).done.Complete(Result{}, ErrUnavailable)
+		b.dones[i] = rn.ring.at(i).done
 	}
+	b.n = n
 	rn.ring.release(n)
+	// With nothing in flight, a batch that needs no wait is completed here: a handoff
+	// to the completion stage would only add latency and CPU (in-memory journals,
+	// rejections). Every other buffer being free means every earlier batch is answered.
+	if b.kind != batchPending && b.kind != batchFailed && len(rn.free) == pipelineDepth-1 && !rn.eng.failed.Load() {
+		rn.finish(b, false)
+		rn.free <- b
+		return
+	}
+	rn.fifo <- b
+}
+
+// drain waits until every batch the runner handed on has been completed.
+func (rn *runner) drain() {
+	var held [pipelineDepth]*batchBuf
+	for i := range held {
+		held[i] = <-rn.free
+	}
+	for _, b := range held {
+		rn.free <- b
+	}
+}
+
+// complete is the completion stage: for each batch, in the order the runner handed them
+// on, it waits until the batch is durable and then completes its commands. After a
+// journal error it answers that batch and every later one with ErrUnavailable.
+func (rn *runner) complete(exited chan<- struct{}) {
+	defer close(exited)
+	failed := false
+	for b := range rn.fifo {
+		var err error
+		switch b.kind {
+		case batchPending:
+			var off uint64
+			off, err = b.p.Wait()
+			b.kind, b.p, b.off = batchDurable, nil, off
+		case batchFailed:
+			err = ErrUnavailable
+		}
+		if err != nil {
+			rn.eng.fail()
+			failed = true
+		}
+		rn.finish(b, failed)
+		rn.free <- b
+	}
+}
+
+// finish completes b's commands: with ErrUnavailable if failed, else at the offset of
+// its last event (the offset acknowledged so far for a batch without events).
+func (rn *runner) finish(b *batchBuf, failed bool) {
+	e := rn.eng
+	if failed {
+		for i := 0; i < b.n; i++ {
+			b.dones[i].Complete(Result{}, ErrUnavailable)
+		}
+	} else {
+		off := b.off
+		if b.kind == batchEmpty {
+			off = e.offset.Load()
+		} else {
+			e.noteOffset(off)
+		}
+		for i := 0; i < b.n; i++ {
+			res := &b.results[i]
+			res.Offset = off
+			b.dones[i].Complete(*res, nil)
+		}
+	}
+	clear(b.dones[:b.n])
+	b.n = 0
 }
 
 func (rn *runner) depth(q *query) {

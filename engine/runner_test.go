@@ -212,10 +212,11 @@ func TestResultOnlyAfterJournalAndBusy(t *testing.T) {
 		t.Fatal("answered before the journal accepted")
 	case <-time.After(20 * time.Millisecond):
 	}
-	// the runner is stuck in Append with slot 0; fill the rest of the ring.
+	// the first batch waits for durability; the runner takes on more batches until
+	// pipelineDepth are in flight, then the ring fills.
 	var ws []*Waiter
 	var err error
-	for i := 0; i < 10 && err == nil; i++ {
+	for i := 0; i < 4+pipelineDepth*4+4 && err == nil; i++ {
 		wi := NewWaiter()
 		c.TransferID = tid(uint64(10 + i))
 		if err = e.SubmitAsync(&c, wi); err == nil {

@@ -21,9 +21,10 @@ type Log struct {
 	j journal.Journal
 	// OnDurable, if set, is called after every successful append with the batch and the
 	// offset of its last event: the projector's wake-up and the market-data feed. It runs
-	// on the runner goroutine of the batch's symbol, after the batch is durable and before
-	// its commands are answered (one symbol's batches in order, different symbols
-	// concurrently), must not block, and must not keep batch.
+	// inside Pending.Wait on the completion goroutine of the batch's symbol's runner, after
+	// the batch is durable and before its commands are answered (one symbol's batches in
+	// order, different symbols concurrently, while the runner already runs later
+	// batches), must not block, and must not keep batch.
 	OnDurable func(batch []engine.Event, last uint64)
 	bufs      sync.Pool // *encodeBuf
 	pendings  sync.Pool // *pending
