@@ -196,3 +196,22 @@ func DecodeRecord(src []byte, e *Event, fn func(*Event) error) error {
 	}
 	return nil
 }
+
+// EventSize is the length of AppendEvent's encoding of e.
+func EventSize(e *Event) int {
+	n := int(e.NDeltas)
+	if n > len(e.Deltas) {
+		n = len(e.Deltas)
+	}
+	sym, coid := len(e.Symbol), len(e.ClientOrderID)
+	if sym > 255 {
+		sym = 255
+	}
+	if coid > 255 {
+		coid = 255
+	}
+	return eventFixedSize + 1 + sym + 1 + coid + 1 + n*(16+1+16)
+}
+
+// MaxBatchRecordEvents is the most events one batch record can hold (its count is a u16).
+const MaxBatchRecordEvents = 1<<16 - 1

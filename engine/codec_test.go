@@ -118,3 +118,11 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 	})
 }
+
+func TestEventSizeMatchesEncoding(t *testing.T) {
+	for _, e := range sampleEvents() {
+		if got, want := EventSize(&e), len(AppendEvent(nil, &e)); got != want {
+			t.Fatalf("EventSize %d, encoding %d bytes (%v)", got, want, e.Kind)
+		}
+	}
+}

@@ -43,16 +43,42 @@ func New(j journal.Journal) *Log {
 type encodeBuf struct {
 	data     []byte
 	payloads [][]byte
+	ends     []int
 }
 
 func (l *Log) encode(batch []engine.Event) *encodeBuf {
 	b := l.bufs.Get().(*encodeBuf)
-	// One record per batch: a torn write loses whole batches only, never part of a
-	// command's events (engine.AppendBatch).
-	b.data = engine.AppendBatch(b.data[:0], batch)
-	b.payloads = append(b.payloads[:0], b.data)
+	// One record per batch, so a torn write loses whole batches only, never part of a
+	// command's events (engine.AppendBatch). A batch too large for one record (a cancel-all
+	// of thousands of orders, market orders sweeping many levels) is split at event
+	// boundaries into records of at most maxRecordBytes: the journal's record limit must
+	// never fail-stop the engine. Only such oversized batches can be torn between records.
+	b.data, b.payloads, b.ends = b.data[:0], b.payloads[:0], b.ends[:0]
+	for start := 0; start < len(batch); {
+		end, size := start, 3
+		for end < len(batch) && end-start < engine.MaxBatchRecordEvents {
+			n := 2 + engine.EventSize(&batch[end])
+			if end > start && size+n > maxRecordBytes {
+				break
+			}
+			size += n
+			end++
+		}
+		b.data = engine.AppendBatch(b.data, batch[start:end])
+		b.ends = append(b.ends, len(b.data))
+		start = end
+	}
+	prev := 0
+	for _, e := range b.ends {
+		b.payloads = append(b.payloads, b.data[prev:e:e])
+		prev = e
+	}
 	return b
 }
+
+// maxRecordBytes bounds one journal record, below the file journal's 1 MiB default and
+// Kafka's default message.max.bytes.
+const maxRecordBytes = 512 << 10
 
 // Append encodes batch and makes it durable.
 func (l *Log) Append(batch []engine.Event) (uint64, error) {
