@@ -20,10 +20,17 @@ import (
 // metrics, access log to a discarded logger, router) answering an enveloped /health.
 // The figure that matters is the ratio of the two (target: gateway >= 90% of bare).
 func BenchmarkSkeleton(b *testing.B) {
+	bare, srv := skeletonServers(b)
+	b.Run("bare", func(b *testing.B) { benchServer(b, bare.Serve, "/health") })
+	b.Run("gateway", func(b *testing.B) { benchServer(b, srv.Serve, "/health") })
+}
+
+// skeletonServers returns the two sides of the comparison: a bare fasthttp server answering
+// the gateway's /health body, and the gateway. Same server settings (timeouts, body limit)
+// on both, so the comparison is of what the gateway adds per request.
+func skeletonServers(tb testing.TB) (*fasthttp.Server, *gateway.Server) {
 	body := []byte(`{"success":true,"data":{"status":"ok","version":"dev"}}`)
 	cfg := gateway.DefaultConfig()
-	// Same server settings (timeouts, body limit) on both sides: the comparison is of what
-	// the gateway adds per request, not of fasthttp's options.
 	bare := &fasthttp.Server{
 		Handler: func(ctx *fasthttp.RequestCtx) {
 			ctx.SetContentType("application/json")
@@ -35,10 +42,9 @@ func BenchmarkSkeleton(b *testing.B) {
 	reg := prometheus.NewRegistry()
 	srv, err := gateway.New(cfg, gateway.Deps{Metrics: reg, Gatherer: reg})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Run("bare", func(b *testing.B) { benchServer(b, bare.Serve, "/health") })
-	b.Run("gateway", func(b *testing.B) { benchServer(b, srv.Serve, "/health") })
+	return bare, srv
 }
 
 func benchServer(b *testing.B, serve func(net.Listener) error, path string) {
@@ -80,21 +86,7 @@ func TestSkeletonOverhead(t *testing.T) {
 	if os.Getenv("SVC_BENCH") == "" {
 		t.Skip("set SVC_BENCH=1 to run the interleaved skeleton benchmark")
 	}
-	body := []byte(`{"success":true,"data":{"status":"ok","version":"dev"}}`)
-	cfg := gateway.DefaultConfig()
-	bare := &fasthttp.Server{
-		Handler: func(ctx *fasthttp.RequestCtx) {
-			ctx.SetContentType("application/json")
-			ctx.SetBody(body)
-		},
-		ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout, IdleTimeout: cfg.IdleTimeout,
-		MaxRequestBodySize: cfg.BodyLimit, NoDefaultServerHeader: true,
-	}
-	reg := prometheus.NewRegistry()
-	srv, err := gateway.New(cfg, gateway.Deps{Metrics: reg, Gatherer: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bare, srv := skeletonServers(t)
 	addrs := make([]string, 2)
 	for i, serve := range []func(net.Listener) error{bare.Serve, srv.Serve} {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
