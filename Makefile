@@ -9,7 +9,7 @@ export GOFLAGS ?= -buildvcs=false
 # The database: yours if DATABASE_URL is set, else the private cluster (started on demand).
 DB_URL = $(if $(DATABASE_URL),$(DATABASE_URL),$(shell .ci/pg url))
 
-.PHONY: all build run demo test test-engine test-short bench db-url db-stop fmt vet clean
+.PHONY: all build run demo test test-engine test-short tidy-check bench db-url db-stop fmt vet clean
 
 all: build
 
@@ -27,8 +27,13 @@ demo: build
 	mkdir -p .data/journal; \
 	DATABASE_URL="$$url" $(BIN)/svcd --demo $(ARGS)
 
+# go.mod and go.sum must be exactly what `go mod tidy` writes: a cheap first step of `make test`
+# (and so of CI), which fails with the diff when a dependency was added or dropped by hand.
+tidy-check:
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit the result" >&2; exit 1; }
+
 # The whole suite against a real PostgreSQL; the engine also under the race detector.
-test:
+test: tidy-check
 	@url="$(DB_URL)"; test -n "$$url" || { echo "no database (see the messages above)"; exit 1; }; \
 	echo "database: $$url"; \
 	.ci/chromium || true; \
