@@ -26,6 +26,8 @@ const (
 	CodeIPNotWhitelisted     = "IP_NOT_WHITELISTED"
 	CodeSandboxOnly          = "SANDBOX_ONLY"
 	CodeMerchantSuspended    = "MERCHANT_SUSPENDED"
+	CodeInsufficientScope    = "INSUFFICIENT_SCOPE"
+	CodeLiveCredRequired     = "LIVE_CREDENTIAL_REQUIRED"
 	CodeEmailInUse           = "EMAIL_IN_USE"
 	CodeSlugTaken            = "SLUG_TAKEN"
 	CodeCustomerExists       = "CUSTOMER_EXISTS"
@@ -69,6 +71,8 @@ var codeStatus = map[string]int{
 	CodeIPNotWhitelisted:     http.StatusForbidden,
 	CodeSandboxOnly:          http.StatusForbidden,
 	CodeMerchantSuspended:    http.StatusForbidden,
+	CodeInsufficientScope:    http.StatusForbidden,
+	CodeLiveCredRequired:     http.StatusForbidden,
 	CodeNotFound:             http.StatusNotFound,
 	CodeMethodNotAllowed:     http.StatusMethodNotAllowed,
 	CodeEmailInUse:           http.StatusConflict,
