@@ -49,11 +49,29 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 	return m, nil
 }
 
+// knownMethods are the methods that get their own label; any other token fasthttp accepts
+// (clients can invent them) is counted as OTHER, so a client cannot grow /metrics.
+var knownMethods = map[string]bool{
+	"GET": true, "HEAD": true, "POST": true, "PUT": true, "PATCH": true,
+	"DELETE": true, "OPTIONS": true, "CONNECT": true, "TRACE": true,
+}
+
+// methodLabel is the metrics label of a request method.
+func methodLabel(method []byte) string {
+	if knownMethods[string(method)] {
+		return string(method)
+	}
+	return "OTHER"
+}
+
 func (m *httpMetrics) observe(method []byte, route string, status int, d time.Duration) {
+	if !knownMethods[string(method)] {
+		method = otherMethod
+	}
 	// string(method) in a map key does not allocate.
 	v, ok := m.series.Load(seriesKey{string(method), route, status})
 	if !ok {
-		k := seriesKey{string(method), route, status}
+		k := seriesKey{methodLabel(method), route, status}
 		v, _ = m.series.LoadOrStore(k, &series{
 			count:   m.requests.WithLabelValues(k.method, route, strconv.Itoa(status)),
 			latency: m.latency.WithLabelValues(k.method, route),
@@ -63,6 +81,8 @@ func (m *httpMetrics) observe(method []byte, route string, status int, d time.Du
 	sr.count.Inc()
 	sr.latency.Observe(d.Seconds())
 }
+
+var otherMethod = []byte("OTHER")
 
 func (s *Server) metricsHandler() fasthttp.RequestHandler {
 	if s.deps.Gatherer == nil {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -83,6 +84,17 @@ func validRequestID(b []byte) bool {
 	return true
 }
 
+// deadline runs the handler under the request's deadline (api.Begin) and cancels the
+// request's context when it returns (api.End), so nothing started for the request outlives
+// it.
+func (s *Server) deadline(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		api.Begin(ctx, s.cfg.RequestTimeout)
+		defer api.End(ctx)
+		next(ctx)
+	}
+}
+
 // observe records metrics and writes the access log line after the handler ran.
 func (s *Server) observe(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
@@ -105,7 +117,7 @@ func (s *Server) observe(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 		if status >= 500 {
 			level = slog.LevelError
 		}
-		if !s.log.Enabled(api.Ctx(ctx), level) {
+		if !s.log.Enabled(context.Background(), level) {
 			return
 		}
 		attrs := []slog.Attr{
@@ -124,7 +136,7 @@ func (s *Server) observe(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 		if cause != nil {
 			attrs = append(attrs, slog.String("error", cause.Error()))
 		}
-		s.log.LogAttrs(api.Ctx(ctx), level, "request", attrs...)
+		s.log.LogAttrs(context.Background(), level, "request", attrs...)
 	}
 }
 

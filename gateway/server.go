@@ -28,6 +28,10 @@ type Config struct {
 	AccessLog       bool          // one structured log line per request
 	Version         string        // reported by /health and the OpenAPI document
 	ShutdownTimeout time.Duration // how long in-flight requests may take to drain
+	// RequestTimeout is the deadline of every request's context (api.Ctx): database
+	// queries, job inserts and provider calls still running then are cancelled and the
+	// request answers 503 (api.Unavailable).
+	RequestTimeout time.Duration
 }
 
 // DefaultConfig runs locally.
@@ -41,6 +45,7 @@ func DefaultConfig() Config {
 		AccessLog:       true,
 		Version:         "dev",
 		ShutdownTimeout: 20 * time.Second,
+		RequestTimeout:  api.DefaultRequestTimeout,
 	}
 }
 
@@ -168,7 +173,7 @@ func (s *Server) undocumented() []string {
 
 // Handler is the whole middleware chain around the router (used by tests without sockets).
 func (s *Server) Handler() fasthttp.RequestHandler {
-	return s.recover(s.requestID(s.observe(s.router.Handler)))
+	return s.recover(s.requestID(s.observe(s.deadline(s.router.Handler))))
 }
 
 // Router exposes the routes (the OpenAPI coverage test lists them).
@@ -198,6 +203,7 @@ func (s *Server) parseError(ctx *fasthttp.RequestCtx, err error) {
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
 		api.Fail(ctx, api.Errorf(api.CodeBodyTooLarge, "request body is larger than %d bytes", s.cfg.BodyLimit))
 		ctx.SetConnectionClose()
+		lingerClose(ctx)
 		return
 	}
 	var te interface{ Timeout() bool }
@@ -208,6 +214,50 @@ func (s *Server) parseError(ctx *fasthttp.RequestCtx, err error) {
 	}
 	api.Fail(ctx, api.NewError(api.CodeValidation, "malformed HTTP request"))
 	ctx.SetConnectionClose()
+}
+
+// Bounds of lingerClose: the most it reads, for how long in all, and how long the client
+// may pause before it is considered done sending.
+const (
+	lingerBytes = 64 << 20
+	lingerTotal = 5 * time.Second
+	lingerIdle  = 250 * time.Millisecond
+)
+
+// lingerClose answers a refused request on a connection the client is still writing to.
+// fasthttp refuses an oversized body from its headers and closes the connection with the
+// body unread, and closing a TCP socket with unread data sends a reset, which destroys the
+// 413 before a client that writes its whole body first gets to read it. So the answer is
+// written now, the sending side shut (FIN), and what the client still sends is read and
+// dropped (bounded in bytes and time) before fasthttp closes the connection; the copy of
+// the answer fasthttp then writes goes nowhere.
+func lingerClose(ctx *fasthttp.RequestCtx) {
+	c := ctx.Conn()
+	if c == nil {
+		return
+	}
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		ctx.Response.Header.SetConnectionClose()
+		_ = c.SetWriteDeadline(time.Now().Add(lingerIdle * 4))
+		if _, err := ctx.Response.WriteTo(c); err != nil {
+			return
+		}
+		_ = cw.CloseWrite()
+	}
+	end := time.Now().Add(lingerTotal)
+	buf := make([]byte, 32<<10)
+	for n := 0; n < lingerBytes; {
+		dl := time.Now().Add(lingerIdle)
+		if dl.After(end) {
+			dl = end
+		}
+		_ = c.SetReadDeadline(dl)
+		m, err := c.Read(buf)
+		n += m
+		if err != nil {
+			return
+		}
+	}
 }
 
 type fasthttpLogger struct{ log *slog.Logger }

@@ -86,16 +86,36 @@ func Page(ctx *fasthttp.RequestCtx, items any, meta PageMeta) {
 
 // Fail writes the error envelope for err (see From). The cause of a 500 is kept on the
 // request for the access log and never written to the client.
+//
+// Every 503 carries Retry-After (seconds) unless the caller already set one; its cause is
+// kept for the access log like a 500's.
 func Fail(ctx *fasthttp.RequestCtx, err error) {
 	ae := From(err)
-	if ae.Code == CodeInternal {
+	status := ae.Status()
+	if ae.Code == CodeInternal || (status == http.StatusServiceUnavailable && ae != err) {
 		ctx.SetUserValue(keyCause, err)
 	}
 	env := errEnvelope{Success: false, Message: ae.Code, Detail: ae.Detail, Errors: ae.Fields}
-	if ae.Status() >= 500 {
+	if status >= 500 {
 		env.RequestID = RequestID(ctx)
 	}
+	if status == http.StatusServiceUnavailable && len(ctx.Response.Header.PeekBytes(headerRetryAfter)) == 0 {
+		ctx.Response.Header.SetCanonical(headerRetryAfter, retryAfter(ae.Code))
+	}
 	write(ctx, ae.Status(), env)
+}
+
+var headerRetryAfter = []byte("Retry-After")
+
+// retryAfter is the Retry-After of a 503 code: a busy engine drains in well under a second;
+// a database or other dependency coming back takes longer.
+func retryAfter(code string) []byte {
+	switch code {
+	case CodeEngineBusy:
+		return []byte("1")
+	default:
+		return []byte("2")
+	}
 }
 
 // Cause returns the internal error behind a 500 written by Fail, if any.

@@ -54,6 +54,8 @@ const (
 	CodeEngineUnavailable    = "ENGINE_UNAVAILABLE"
 	CodeProviderUnavailable  = "PROVIDER_UNAVAILABLE"
 	CodeNotReady             = "NOT_READY"
+	CodeDatabaseUnavailable  = "DATABASE_UNAVAILABLE"
+	CodeServiceUnavailable   = "SERVICE_UNAVAILABLE"
 )
 
 var codeStatus = map[string]int{
@@ -102,6 +104,8 @@ var codeStatus = map[string]int{
 	CodeEngineUnavailable:    http.StatusServiceUnavailable,
 	CodeProviderUnavailable:  http.StatusServiceUnavailable,
 	CodeNotReady:             http.StatusServiceUnavailable,
+	CodeDatabaseUnavailable:  http.StatusServiceUnavailable,
+	CodeServiceUnavailable:   http.StatusServiceUnavailable,
 }
 
 // Status returns the HTTP status of an error code; unknown codes are a server error.
@@ -172,11 +176,16 @@ type FieldCoded interface {
 }
 
 // From turns any error into an API error: *Error as is, domain errors by their code, field
-// errors into a 400, anything else into a 500 whose detail never leaks the cause.
+// errors into a 400, a dependency that is down or did not answer within the request's
+// deadline into a 503 (see Unavailable), anything else into a 500 whose detail never leaks
+// the cause.
 func From(err error) *Error {
 	var ae *Error
 	if errors.As(err, &ae) {
 		return ae
+	}
+	if u := Unavailable(err); u != nil {
+		return u
 	}
 	var fc FieldCoded
 	if errors.As(err, &fc) {
