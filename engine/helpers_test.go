@@ -126,9 +126,16 @@ func checkCore(c *core, net *[numAssets]int64) error {
 		seen := 0
 		for _, s := range [2]Side{Buy, Sell} {
 			i := sideIdx(s)
-			_, min, ok := b.sides[i].Min()
-			if (ok && b.best[i] != min) || (!ok && b.best[i] != nil) {
-				return fmt.Errorf("%s: best cache of %v wrong", m.symbol, s)
+			var first *level
+			nl := 0
+			for l := range b.levelsFrom(s) {
+				if first == nil {
+					first = l
+				}
+				nl++
+			}
+			if b.sides[i].best != first || nl != b.levels(s) {
+				return fmt.Errorf("%s: best cache or level count of %v wrong", m.symbol, s)
 			}
 			var prev *level
 			for l := range b.levelsFrom(s) {
@@ -177,7 +184,7 @@ func checkCore(c *core, net *[numAssets]int64) error {
 		if seen != b.orders {
 			return fmt.Errorf("%s: book counts %d orders, holds %d", m.symbol, b.orders, seen)
 		}
-		if bb, ba := b.best[0], b.best[1]; bb != nil && ba != nil && bb.price >= ba.price {
+		if bb, ba := b.sides[0].best, b.sides[1].best; bb != nil && ba != nil && bb.price >= ba.price {
 			return fmt.Errorf("%s: crossed book %d >= %d", m.symbol, bb.price, ba.price)
 		}
 	}

@@ -4,7 +4,8 @@ package engine
 // O(1) removal of any order (intrusive doubly linked list).
 type level struct {
 	price      Price
-	total      Qty // sum of the orders' remaining quantity
+	key        int64 // the book's key of price (see book.key)
+	total      Qty   // sum of the orders' remaining quantity
 	count      int
 	head, tail *order
 }

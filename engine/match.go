@@ -28,7 +28,7 @@ func newMarket(p *pair, accts *accountTable, closedCap int) *market {
 	return &market{
 		stream: stream{symbol: p.Symbol},
 		pair:   p,
-		book:   newBook(),
+		book:   newBook(p.TickSize),
 		accts:  accountCache{table: accts, m: make(map[uint64]*account)},
 		closed: make([]*order, closedCap),
 	}

@@ -12,8 +12,15 @@ func (s *Server) routes() {
 	r.GET("/v1/openapi.json", s.openapiJSON)
 	s.doc.Add(systemDocs()...)
 
+	scoper, _ := s.deps.Auth.(interface{ RequiredScope(method, path string) string })
 	for _, rs := range s.deps.Routes {
 		rs.Register(r, s.protect)
-		s.doc.Add(rs.Docs()...)
+		ops := rs.Docs()
+		for i := range ops {
+			if scoper != nil && ops[i].Scope == "" {
+				ops[i].Scope = scoper.RequiredScope(ops[i].Method, ops[i].Path)
+			}
+		}
+		s.doc.Add(ops...)
 	}
 }

@@ -34,6 +34,9 @@ type Op struct {
 	Body        Schema           // request body (application/json); nil for none
 	Responses   map[int]Response // status -> response; errors are added from Errors
 	Errors      []string         // error codes this operation answers with
+	// Scope is what an API key needs for this operation (x-required-scope); the gateway
+	// fills it from the authenticator's scope table.
+	Scope string
 }
 
 // Response is one documented response.
@@ -122,6 +125,9 @@ func (d *Doc) operation(op Op) map[string]any {
 	}
 	if op.Public {
 		o["security"] = []any{}
+	}
+	if op.Scope != "" {
+		o["x-required-scope"] = op.Scope
 	}
 	var params []any
 	for _, name := range pathParams(op.Path) {
