@@ -69,7 +69,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	env := envDefaults{getenv: getenv}
 
 	fs.StringVar(&c.Addr, "addr", env.str("addr", ":8080"), "HTTP listen address")
-	fs.StringVar(&c.DatabaseURL, "database-url", env.str("database-url", getenv("DATABASE_URL")), "PostgreSQL URL (also DATABASE_URL)")
+	c.DatabaseURL = env.str("database-url", getenv("DATABASE_URL"))
+	fs.Var(dsnValue{&c.DatabaseURL}, "database-url", "PostgreSQL URL (also DATABASE_URL); shown with its password redacted")
 	fs.IntVar(&c.DBMaxConns, "db-max-conns", env.int("db-max-conns", 32), "largest number of PostgreSQL connections")
 	fs.BoolVar(&c.Migrate, "migrate", env.bool("migrate", true), "apply database migrations at start")
 	fs.StringVar(&c.LogLevel, "log-level", env.str("log-level", "info"), "debug, info, warn or error")
@@ -80,20 +81,23 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.PublicBaseURL, "public-base-url", env.str("public-base-url", "http://localhost:8080"), "address users reach the service at (hosted pages, links in mail)")
 	fs.BoolVar(&c.Demo, "demo", env.bool("demo", false), "seed a sandbox merchant with an API key and print the key")
 
-	fs.StringVar(&c.WebhookSecretKey, "webhook-secret-key", env.str("webhook-secret-key", ""), "32-byte key (64 hex chars or base64) encrypting webhook endpoint secrets; unset: a development key, and live endpoints are refused")
+	c.WebhookSecretKey = env.str("webhook-secret-key", "")
+	fs.Var(secretValue{&c.WebhookSecretKey}, "webhook-secret-key", "32-byte key (64 hex chars or base64) encrypting webhook endpoint secrets; unset: a development key, and live endpoints are refused")
 	fs.BoolVar(&c.WebhookAllowInsecure, "webhook-allow-insecure", env.bool("webhook-allow-insecure", false), "allow http webhook URLs and loopback/private receivers (local development and tests only)")
 	fs.DurationVar(&c.WebhookRetryBase, "webhook-retry-base", env.duration("webhook-retry-base", 5*time.Second), "first webhook retry wait; later waits scale from it (5s gives 5s, 5m, 30m, 2h, 5h, 10h, 10h, 14h, 20h, 24h)")
 	fs.StringVar(&c.WebhookCAFile, "webhook-ca-file", env.str("webhook-ca-file", ""), "PEM file of extra certificate authorities trusted for webhook receivers")
 	fs.IntVar(&c.WebhookWorkers, "webhook-workers", env.int("webhook-workers", 50), "webhook deliveries in flight at once")
 
-	fs.StringVar(&c.JWTSecret, "jwt-secret", env.str("jwt-secret", ""), "secret (32+ bytes) signing access tokens; empty: a random one per start (tokens die on restart; not for live use)")
+	c.JWTSecret = env.str("jwt-secret", "")
+	fs.Var(secretValue{&c.JWTSecret}, "jwt-secret", "secret (32+ bytes) signing access tokens; empty: a random one per start (tokens die on restart; not for live use)")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", env.str("trusted-proxies", ""), "comma-separated CIDRs whose X-Forwarded-For is believed")
 	fs.IntVar(&c.RateLimitDefault, "rate-limit-default", env.int("rate-limit-default", 100), "requests per minute per merchant unless the merchant has its own")
 	fs.IntVar(&c.AuthRateLimit, "auth-rate-limit", env.int("auth-rate-limit", 10), "requests per minute per client address on /v1/auth")
 	fs.StringVar(&c.SMTPAddr, "smtp-addr", env.str("smtp-addr", ""), "SMTP server host:port; empty: mail goes to the mail_outbox table (svc mail outbox)")
 	fs.StringVar(&c.SMTPFrom, "smtp-from", env.str("smtp-from", "no-reply@localhost"), "sender address of the service's mail")
 	fs.StringVar(&c.SMTPUsername, "smtp-username", env.str("smtp-username", ""), "SMTP PLAIN auth user (optional)")
-	fs.StringVar(&c.SMTPPassword, "smtp-password", env.str("smtp-password", ""), "SMTP PLAIN auth password (prefer SVC_SMTP_PASSWORD)")
+	c.SMTPPassword = env.str("smtp-password", "")
+	fs.Var(secretValue{&c.SMTPPassword}, "smtp-password", "SMTP PLAIN auth password (prefer SVC_SMTP_PASSWORD)")
 	fs.BoolVar(&c.MailLogBody, "mail-log-body", env.bool("mail-log-body", false), "without SMTP, also write mail bodies (one-time codes) to the log; on with --demo")
 
 	fs.StringVar(&c.Journal, "journal", env.str("journal", "file"), "where the engine's events are made durable: file or kafka")
