@@ -19,11 +19,13 @@ type Balances [numAssets]Balance
 // has its own mutex; a runner never holds two account mutexes at once, and holds one
 // only for a few field updates (no matching, no journal, no allocation in steady state).
 type account struct {
-	mu        sync.Mutex
-	id        AccountID
-	bal       Balances
-	orders    orderIndex // open and recently closed orders, for views and cancel routing
-	transfers map[TransferID]struct{}
+	mu         sync.Mutex
+	id         AccountID
+	bal        Balances
+	orders     orderIndex        // open and recently closed orders, for views and cancel routing
+	byClient   map[string]*order // the indexed orders that have a client order id, by it (clientid.go)
+	clientDups []*order          // replay only: indexed orders whose client id byClient gives another
+	transfers  map[TransferID]struct{}
 }
 
 // empty reports whether a holds nothing worth snapshotting.

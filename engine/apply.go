@@ -70,7 +70,7 @@ func (m *market) apply(e *Event) error {
 		}
 		o.state = Open
 		a.mu.Lock()
-		a.orders.add(o)
+		a.addOrder(o)
 		a.mu.Unlock()
 		if o.typ == Limit && o.tif == GTC {
 			m.book.add(o)

@@ -17,17 +17,34 @@
 //	// a journal error) or ErrStopped; everything else is res.Code (OK, or a rejection
 //	// such as RejectInsufficientFunds) with res.State, res.Filled, res.Seq, res.Offset.
 //	eng.SubmitAsync(&cmd, completer)  // pipelined: completer.Complete(res, err) later
-//	eng.Order(acct, id); eng.OpenOrders(acct, "USDT-NGN", nil); eng.Balances(acct)
+//	eng.Order(acct, id); eng.OrderByClientID(acct, "my-1"); eng.OpenOrders(acct, "USDT-NGN", nil)
+//	eng.Balances(acct)
 //	eng.Depth("USDT-NGN", 20); eng.BestBidAsk("USDT-NGN")
 //	snap, offset, err := eng.Snapshot(nil) // barrier: pauses all runners at one offset
 //	eng.Stop()                        // drains the rings, waits for the goroutines
 //
 // Commands: CmdPlace (limit or market; GTC/IOC/FOK; post-only; self-trade prevention
 // STPCancelResting (default), STPCancelTaker, STPCancelBoth; client order id; a market
-// buy by quote amount sets QuoteQty and Qty 0), CmdCancel (Account + OrderID; the
-// symbol is found from the account's orders), CmdCancelAll (Account + Symbol), CmdCredit
-// and CmdDebit (Account, Asset, Amount, TransferID; a repeated TransferID answers
-// AlreadyApplied and changes nothing).
+// buy by quote amount sets QuoteQty and Qty 0), CmdCancel (Account + OrderID, or
+// Account + ClientOrderID with a zero OrderID; the symbol is found from the account's
+// orders), CmdCancelAll (Account + Symbol), CmdCredit and CmdDebit (Account, Asset,
+// Amount, TransferID; a repeated TransferID answers AlreadyApplied and changes nothing).
+//
+// # Client order ids
+//
+// A non-empty Command.ClientOrderID (at most 255 bytes; the gateway allows 64) is unique
+// per account across all symbols among the orders the engine remembers: the open ones
+// and the recent closed ones, "recent" meaning the last Config.ClosedOrders (default
+// 4096) orders closed on the order's symbol. A CmdPlace reusing one is answered
+// RejectDuplicateClientOrderID with Result.OrderID, State, Reason and Filled of the
+// order that holds it, and changes nothing; Engine.OrderByClientID(acct, clientID)
+// returns that order's view. Once the order's symbol has closed Config.ClosedOrders
+// orders after it, the engine forgets it and the id is free again: a retry window
+// longer than that needs the caller's own record (the gateway's idempotency keys, the
+// order history). The index is part of the account, checked and updated under its
+// mutex, so two runners placing one id at once accept it once; Restore and Apply
+// rebuild it from the orders of the snapshot and the EventAccepted records, so it
+// survives a restart.
 //
 // # Units
 //

@@ -208,8 +208,25 @@ func (e *Engine) bySymbol(symbol string) *runner {
 // after the batch holding cmd has been journaled. It returns ErrBusy if the symbol's
 // ring is full, ErrUnavailable or ErrStopped if the engine does not take commands; then
 // done is never called. A command rejected before queueing (unknown symbol or order)
-// is completed at once, on the caller's goroutine.
+// is completed at once, on the caller's goroutine. A CmdCancel with a zero OrderID and a
+// ClientOrderID cancels the account's order with that client order id (Result.OrderID
+// says which; RejectUnknownOrder if the engine holds none).
 func (e *Engine) SubmitAsync(cmd *Command, done Completer) error {
+	if cmd.Kind == CmdCancel && cmd.OrderID == (OrderID{}) && cmd.ClientOrderID != "" {
+		// Cancel by client order id: the order it names now. The cancel itself then
+		// goes by order id, so a client id reused after this lookup cannot redirect it.
+		id, ok := e.core.orderIDByClientID(cmd.Account, cmd.ClientOrderID)
+		if !ok {
+			if err := e.refusal(); err != nil {
+				return err
+			}
+			done.Complete(Result{Code: RejectUnknownOrder}, nil)
+			return nil
+		}
+		c := *cmd
+		c.OrderID = id
+		cmd = &c
+	}
 	rn, code := e.route(cmd)
 	if rn == nil {
 		if err := e.refusal(); err != nil {

@@ -1,6 +1,9 @@
 package engine
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+	"strconv"
+)
 
 // gen produces random command streams over a few accounts and the three default pairs.
 type gen struct {
@@ -73,7 +76,9 @@ func (g *gen) cmd() Command {
 		}
 		c.STP = STPMode(r.IntN(6) / 4 * (1 + r.IntN(2))) // mostly cancel-resting
 		if r.IntN(4) == 0 {
-			c.ClientOrderID = "c" + string(rune('a'+r.IntN(26)))
+			// Unique per generator: a repeated client order id is a rejection the
+			// reference book does not model (clientid_test.go covers it).
+			c.ClientOrderID = "c" + string(rune('a'+r.IntN(26))) + strconv.FormatUint(g.next, 36)
 		}
 		g.placed = append(g.placed, struct {
 			a  AccountID

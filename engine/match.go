@@ -162,6 +162,10 @@ func (m *market) place(c *Command, r *Result) {
 		r.Code = RejectDuplicateOrderID
 		return
 	}
+	if acct.clientIDTaken(c, r) {
+		acct.mu.Unlock()
+		return
+	}
 	b := &acct.bal[lockAsset]
 	if capped && reserve > b.Available {
 		if b.Available <= 0 {
@@ -188,7 +192,7 @@ func (m *market) place(c *Command, r *Result) {
 		o.remaining = p.maxQty
 	}
 	o.state = Open
-	acct.orders.add(o)
+	acct.addOrder(o)
 	acct.mu.Unlock()
 
 	e := m.event(EventAccepted, c.Time)
@@ -448,7 +452,7 @@ func (m *market) retire(o *order) {
 	if old := m.closed[m.closedPos]; old != nil {
 		a := old.acct
 		a.mu.Lock()
-		a.orders.remove(old)
+		a.removeOrder(old)
 		a.mu.Unlock()
 		m.pool.put(old)
 	}

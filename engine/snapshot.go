@@ -310,7 +310,7 @@ func readOrder(r *dec, m *market) *order {
 	}
 	if r.err == nil {
 		o.acct.mu.Lock()
-		o.acct.orders.add(o)
+		o.acct.addOrder(o)
 		o.acct.mu.Unlock()
 	}
 	return o

@@ -163,13 +163,17 @@ const (
 	RejectNotCancellable                      // cancel of an order that is FILLED or CANCELLED
 	RejectInvalidAsset                        // credit or debit of an unknown asset
 	RejectInvalidAmount                       // credit or debit amount not positive or overflowing the balance
+	// RejectDuplicateClientOrderID: the account already has an open or retained closed
+	// order with this ClientOrderID (on any symbol). Result.OrderID, State, Reason and
+	// Filled are that order's; Engine.Order or OrderByClientID gives the rest.
+	RejectDuplicateClientOrderID
 )
 
 var resultNames = [...]string{
 	"OK", "ALREADY_APPLIED", "UNKNOWN_SYMBOL", "INVALID_COMMAND", "INVALID_PRICE",
 	"INVALID_QUANTITY", "BELOW_MIN_QUANTITY", "BELOW_MIN_NOTIONAL", "INSUFFICIENT_BALANCE",
 	"POST_ONLY_WOULD_TAKE", "DUPLICATE_ORDER_ID", "ORDER_NOT_FOUND", "ORDER_NOT_CANCELLABLE",
-	"INVALID_ASSET", "INVALID_AMOUNT",
+	"INVALID_ASSET", "INVALID_AMOUNT", "DUPLICATE_CLIENT_ORDER_ID",
 }
 
 func (c ResultCode) String() string {

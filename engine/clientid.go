@@ -1,0 +1,113 @@
+package engine
+
+// Client order ids. An account's client order ids are unique among the orders the
+// account's order index holds: its open orders and its retained closed ones (the last
+// Config.ClosedOrders closed orders of each symbol). The map below mirrors the order
+// index: an order enters both in addOrder and leaves both in removeOrder, under the
+// account's mutex, so the check in place and the insert are one critical section even
+// when runners of two symbols place the same client id for one account at once.
+
+// maxClientOrderID is the longest client order id the engine accepts: the journal's
+// event codec stores at most 255 bytes (the gateway allows 64).
+const maxClientOrderID = 255
+
+// addOrder puts o in the account's order index and, if it has a client order id, in the
+// client id map. The caller holds a.mu. Live, the id is free (place checked it under
+// the same lock). Replay may see two holders of one id at once: a journal keeps each
+// symbol's order but may put one symbol's acceptance of a reused id before another
+// symbol's events that evicted its old holder (and a journal or snapshot written before
+// client ids were unique may repeat one). The extra holder waits in a.clientDups until
+// the entry's holder leaves; once the replay is complete one holder is left, as live.
+func (a *account) addOrder(o *order) {
+	a.orders.add(o)
+	if o.clientID == "" {
+		return
+	}
+	if a.byClient == nil {
+		a.byClient = make(map[string]*order)
+	}
+	if old := a.byClient[o.clientID]; old != nil {
+		a.clientDups = append(a.clientDups, o)
+		return
+	}
+	a.byClient[o.clientID] = o
+}
+
+// removeOrder takes o out of the account's order index and client id map. The caller
+// holds a.mu.
+func (a *account) removeOrder(o *order) {
+	a.orders.remove(o)
+	if o.clientID == "" {
+		return
+	}
+	if a.byClient[o.clientID] == o {
+		delete(a.byClient, o.clientID)
+		for i, d := range a.clientDups {
+			if d.clientID == o.clientID {
+				a.byClient[d.clientID] = d
+				a.clientDups = append(a.clientDups[:i], a.clientDups[i+1:]...)
+				break
+			}
+		}
+		return
+	}
+	for i, d := range a.clientDups {
+		if d == o {
+			a.clientDups = append(a.clientDups[:i], a.clientDups[i+1:]...)
+			return
+		}
+	}
+}
+
+// clientIDTaken reports whether a place command may not use c.ClientOrderID for a, and
+// then fills r: RejectDuplicateClientOrderID with the existing order's id, state,
+// reason and filled quantity, or RejectInvalidCommand for an id too long to journal.
+// The caller holds a.mu.
+func (a *account) clientIDTaken(c *Command, r *Result) bool {
+	if c.ClientOrderID == "" {
+		return false
+	}
+	if len(c.ClientOrderID) > maxClientOrderID {
+		r.Code = RejectInvalidCommand
+		return true
+	}
+	o := a.byClient[c.ClientOrderID]
+	if o == nil {
+		return false
+	}
+	r.Code, r.OrderID, r.State, r.Reason, r.Filled = RejectDuplicateClientOrderID, o.id, o.state, o.reason, o.filled
+	return true
+}
+
+// OrderByClientID returns the account's order with client order id clientID among the
+// orders Order can return (open, and the retained closed ones), ok false if none.
+func (e *Engine) OrderByClientID(acct AccountID, clientID string) (OrderView, bool) {
+	if clientID == "" {
+		return OrderView{}, false
+	}
+	a := e.core.accts.get(acct)
+	if a == nil {
+		return OrderView{}, false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	o := a.byClient[clientID]
+	if o == nil {
+		return OrderView{}, false
+	}
+	return o.view(), true
+}
+
+// orderIDByClientID finds the id of an account's order by client order id.
+func (c *core) orderIDByClientID(acct AccountID, clientID string) (OrderID, bool) {
+	a := c.accts.get(acct)
+	if a == nil || clientID == "" {
+		return OrderID{}, false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if o := a.byClient[clientID]; o != nil {
+		return o.id, true
+	}
+	return OrderID{}, false
+}
