@@ -94,6 +94,19 @@ type File struct {
 	// Committer goroutine only.
 	seg     *os.File
 	segSize int64
+
+	// Where the last ReadFrom stopped, so that a reader tailing the journal (the
+	// projector) resumes there instead of re-reading its segment from the start.
+	hintMu sync.Mutex
+	hint   readHint
+}
+
+// readHint is a position inside a segment: the frame of offset next starts at pos
+// of the segment starting at seg. A stale or wrong hint is detected (the frame's
+// offset must be next) and the segment is then read from its start.
+type readHint struct {
+	seg, next uint64
+	pos       int64
 }
 
 var _ Journal = (*File)(nil)
@@ -369,13 +382,31 @@ func (j *File) ReadFrom(ctx context.Context, from uint64, fn func(offset uint64,
 		i--
 	}
 	r := segmentReader{buf: make([]byte, 0, 1<<20), maxPayload: j.opts.MaxRecordSize}
+	j.hintMu.Lock()
+	h := j.hint
+	j.hintMu.Unlock()
 	next := segs[i]
 	for ; i < len(segs) && next <= limit; i++ {
 		if segs[i] != next {
 			return &CorruptError{Where: segmentName(segs[i]), Pos: 0, Offset: next, Reason: "segment does not continue the previous one"}
 		}
-		var err error
-		next, err = r.read(ctx, j.segmentPath(segs[i]), next, from, limit, fn)
+		var (
+			err   error
+			start int64
+			first = next
+		)
+		if h.seg == segs[i] && h.next > next && h.next <= from {
+			start, next = h.pos, h.next
+		}
+		var pos int64
+		next, pos, err = r.read(ctx, j.segmentPath(segs[i]), next, start, from, limit, fn)
+		if err != nil && start > 0 && next == h.next && errors.Is(err, ErrCorrupt) {
+			// The hint did not point at a frame boundary: read the segment from its start.
+			next, pos, err = r.read(ctx, j.segmentPath(segs[i]), first, 0, from, limit, fn)
+		}
+		j.hintMu.Lock()
+		j.hint = readHint{seg: segs[i], next: next, pos: pos}
+		j.hintMu.Unlock()
 		if err != nil {
 			return err
 		}
@@ -392,8 +423,17 @@ type segmentReader struct {
 }
 
 // read delivers the records of one segment with offsets in [from, limit]. The
-// segment must start at next; it returns the offset after its last record.
-func (r *segmentReader) read(ctx context.Context, path string, next, from, limit uint64,
+// frame of offset next must start at file position start (0: the segment's first
+// record); it returns the offset after its last record and where that record's
+// frame ends (where next's frame starts when fn stopped the read).
+func (r *segmentReader) read(ctx context.Context, path string, next uint64, start int64, from, limit uint64,
+	fn func(uint64, []byte) error) (uint64, int64, error) {
+	pos := start // file position of r.buf[0]
+	next, err := r.readAt(ctx, path, next, &pos, from, limit, fn)
+	return next, pos, err
+}
+
+func (r *segmentReader) readAt(ctx context.Context, path string, next uint64, posp *int64, from, limit uint64,
 	fn func(uint64, []byte) error) (uint64, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -401,7 +441,13 @@ func (r *segmentReader) read(ctx context.Context, path string, next, from, limit
 	}
 	defer f.Close()
 	name := filepath.Base(path)
-	var pos int64 // file position of r.buf[0]
+	if *posp > 0 {
+		if _, err := f.Seek(*posp, io.SeekStart); err != nil {
+			return next, fmt.Errorf("journal: %w", err)
+		}
+	}
+	pos := *posp
+	defer func() { *posp = pos }()
 	buf := r.buf[:0]
 	eof := false
 	for count := 0; ; {
