@@ -39,12 +39,16 @@ type moneyInConfig struct {
 	RateSpread    string        // relative spread, e.g. 0.005
 	RateReference string        // USDT-NGN=1600,USDC-NGN=1600,USD-NGN=1600
 	RateTTL       time.Duration // validity of a quote id
+	RateBand      string        // relative band around the reference a book price may lie in, e.g. 0.02
+	RateQuoteSize int64         // units of the asset a quote without an amount is priced for
 	Workers       int           // money_in jobs at once
 }
 
 func (c *moneyInConfig) flags(fs *flag.FlagSet, env *envDefaults) {
-	fs.StringVar(&c.RateSpread, "rate-spread", env.str("rate-spread", "0.005"), "relative spread of quotes: buy = best ask x (1 + spread), sell = best bid x (1 - spread)")
-	fs.StringVar(&c.RateReference, "rate-reference", env.str("rate-reference", "USDT-NGN=1600,USDC-NGN=1600,USD-NGN=1600"), "NGN price per unit used when a book side is empty (SYMBOL=PRICE,...)")
+	fs.StringVar(&c.RateSpread, "rate-spread", env.str("rate-spread", "0.005"), "relative spread of quotes: buy = the asks' VWAP for the size x (1 + spread), sell = the bids' VWAP x (1 - spread)")
+	fs.StringVar(&c.RateReference, "rate-reference", env.str("rate-reference", "USDT-NGN=1600,USDC-NGN=1600,USD-NGN=1600"), "NGN price per unit used when a book side is empty, and the centre of the band quotes must lie in (SYMBOL=PRICE,...)")
+	fs.StringVar(&c.RateBand, "rate-band", env.str("rate-band", "0.02"), "relative band around the reference: only book levels within it price a quote; too little depth inside it answers 503 RATE_UNAVAILABLE")
+	fs.Int64Var(&c.RateQuoteSize, "rate-quote-size", int64(env.int("rate-quote-size", rates.DefaultQuoteSize)), "units of the asset a quote is priced for (volume-weighted over the book) when the request names no amount")
 	fs.DurationVar(&c.RateTTL, "rate-ttl", env.duration("rate-ttl", rates.DefaultTTL), "how long a rate id can be locked")
 	fs.IntVar(&c.Workers, "money-in-workers", env.int("money-in-workers", 20), "deposit steps, onramp expiries and balance transfers worked at once")
 }
@@ -57,10 +61,24 @@ func (c moneyInConfig) spread() (*big.Rat, error) {
 	return r, nil
 }
 
+func (c moneyInConfig) band() (*big.Rat, error) {
+	r, ok := new(big.Rat).SetString(c.RateBand)
+	if !ok || r.Sign() <= 0 || r.Cmp(big.NewRat(1, 2)) > 0 {
+		return nil, fmt.Errorf("-rate-band %q: want a fraction in (0, 0.5], e.g. 0.02 for +-2%%", c.RateBand)
+	}
+	return r, nil
+}
+
 func (c moneyInConfig) validate() error {
 	var errs []error
 	if _, err := c.spread(); err != nil {
 		errs = append(errs, err)
+	}
+	if _, err := c.band(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.RateQuoteSize < 1 || c.RateQuoteSize > 1e9 {
+		errs = append(errs, errors.New("-rate-quote-size must be between 1 and 1e9 units"))
 	}
 	if _, err := rates.ParseReferences(c.RateReference); err != nil {
 		errs = append(errs, fmt.Errorf("-rate-reference: %w", err))
@@ -110,9 +128,14 @@ func registerMoneyIn(cfg config, pool *pgxpool.Pool, workers *river.Workers, que
 	if err != nil {
 		return nil, err
 	}
+	band, err := cfg.MoneyIn.band()
+	if err != nil {
+		return nil, err
+	}
 	m := &moneyIn{cfg: cfg, jobs: &moneyInJobs{}, engines: map[string]rates.Exchange{}, engines2: map[string]balance.Exchange{},
 		keys: idempotency.New(pool, idempotency.Config{})}
-	if m.rates, err = rates.New(pool, rates.Config{Exchanges: m.engines, Spread: spread, References: refs, TTL: cfg.MoneyIn.RateTTL}); err != nil {
+	if m.rates, err = rates.New(pool, rates.Config{Exchanges: m.engines, Spread: spread, References: refs, TTL: cfg.MoneyIn.RateTTL,
+		Band: band, QuoteSize: cfg.MoneyIn.RateQuoteSize}); err != nil {
 		return nil, err
 	}
 	// The same deterministic simulators as the customers' and money-out's; live unconfigured.

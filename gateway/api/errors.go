@@ -54,6 +54,7 @@ const (
 	CodeEngineUnavailable    = "ENGINE_UNAVAILABLE"
 	CodeProviderUnavailable  = "PROVIDER_UNAVAILABLE"
 	CodeNotReady             = "NOT_READY"
+	CodeRateUnavailable      = "RATE_UNAVAILABLE" // the book cannot price a quote within the band (payments/rates)
 	CodeDatabaseUnavailable  = "DATABASE_UNAVAILABLE"
 	CodeServiceUnavailable   = "SERVICE_UNAVAILABLE"
 )
@@ -104,6 +105,7 @@ var codeStatus = map[string]int{
 	CodeEngineUnavailable:    http.StatusServiceUnavailable,
 	CodeProviderUnavailable:  http.StatusServiceUnavailable,
 	CodeNotReady:             http.StatusServiceUnavailable,
+	CodeRateUnavailable:      http.StatusServiceUnavailable,
 	CodeDatabaseUnavailable:  http.StatusServiceUnavailable,
 	CodeServiceUnavailable:   http.StatusServiceUnavailable,
 }

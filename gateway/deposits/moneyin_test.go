@@ -86,19 +86,21 @@ func TestRates(t *testing.T) {
 		}
 	})
 	t.Run("book prices plus or minus the spread", func(t *testing.T) {
-		r.place(t, "sandbox", "USDT-NGN", engine.Sell, 1500, 10)
-		r.place(t, "sandbox", "USDT-NGN", engine.Buy, 1490, 10)
+		// Within the +-2% band around the 1600 reference, deep enough for the default
+		// 100-unit quote size (payments/rates).
+		r.place(t, "sandbox", "USDT-NGN", engine.Sell, 1601, 200)
+		r.place(t, "sandbox", "USDT-NGN", engine.Buy, 1590, 200)
 		rs := decode[[]gwrates.RateJSON](t, r.srv.Must(t, 200, "GET", "/v1/payments/rates?from=NGN&to=USDT", key, nil))
 		for _, q := range rs {
 			switch {
-			case q.Side == "buy" && (q.Price != "1507.50" || q.Source != "orderbook" || q.Rate != "0.000663349917" || q.Pair != "NGN/USDT"):
+			case q.Side == "buy" && (q.Price != "1609.01" || q.Source != "orderbook" || q.Rate != "0.000621500177" || q.Pair != "NGN/USDT"):
 				t.Fatalf("%+v", q)
-			case q.Side == "sell" && q.Price != "1482.55":
+			case q.Side == "sell" && q.Price != "1582.05":
 				t.Fatalf("%+v", q)
 			}
 		}
 		q := decode[[]gwrates.RateJSON](t, r.srv.Must(t, 200, "GET", "/v1/payments/rates?from=USDT&side=sell", key, nil))
-		if len(q) != 1 || q[0].Rate != "1482.55" || q[0].Pair != "USDT/NGN" {
+		if len(q) != 1 || q[0].Rate != "1582.05" || q[0].Pair != "USDT/NGN" {
 			t.Fatalf("%+v", q)
 		}
 		// live has its own, empty, books.
@@ -106,6 +108,25 @@ func TestRates(t *testing.T) {
 		if len(l) != 1 || l[0].Source != "reference" {
 			t.Fatalf("%+v", l)
 		}
+	})
+	t.Run("an order far off the market neither moves a quote nor is quoted", func(t *testing.T) {
+		// Issue 15: one 1-unit buy at 10x the market on an empty side used to move the sell
+		// rate by 91%. Now it lies outside the band and cannot price anything (503 with
+		// Retry-After); on a side with depth it is skipped.
+		r.place(t, "sandbox", "USDC-NGN", engine.Buy, 16000, 1)
+		rr := r.srv.Do(t, "GET", "/v1/payments/rates?to=USDC&side=sell", key, nil)
+		wantCode(t, rr, 503, "RATE_UNAVAILABLE")
+		if rr.Header["Retry-After"] == "" {
+			t.Fatal("503 without Retry-After")
+		}
+		r.place(t, "sandbox", "USDT-NGN", engine.Sell, 16000, 1)
+		q := decode[[]gwrates.RateJSON](t, r.srv.Must(t, 200, "GET", "/v1/payments/rates?to=USDT&side=buy&amount=100000", key, nil))
+		if len(q) != 1 || q[0].Price != "1609.01" {
+			t.Fatalf("%+v", q)
+		}
+		// 200 units at 1601 are about 320,200 NGN: a larger size is refused as too thin.
+		wantCode(t, r.srv.Do(t, "GET", "/v1/payments/rates?to=USDT&side=buy&amount=400000", key, nil), 503, "RATE_UNAVAILABLE")
+		wantFields(t, r.srv.Do(t, "GET", "/v1/payments/rates?to=USDT&amount=-1", key, nil), "amount")
 	})
 	t.Run("validation", func(t *testing.T) {
 		wantFields(t, r.srv.Do(t, "GET", "/v1/payments/rates?from=EUR", key, nil), "from")
@@ -122,7 +143,7 @@ func TestRates(t *testing.T) {
 		}
 		id := quote(key, "buy")
 		o := r.temporary(t, key, 16080, "rate_id", id)
-		if o.Rate == nil || *o.Rate != "1507.50" || o.RateID == nil || *o.RateID != id {
+		if o.Rate == nil || *o.Rate != "1609.01" || o.RateID == nil || *o.RateID != id {
 			t.Fatalf("%+v", o)
 		}
 		wantCode(t, r.srv.Do(t, "POST", "/v1/payments/onramps", key, map[string]any{"type": "TEMPORARY", "amount": 100, "rate_id": id}), 422, "RATE_ALREADY_USED")

@@ -5,6 +5,8 @@ package rates
 
 import (
 	"context"
+	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -79,6 +81,20 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	if side != "" && v.OneOf("side", side, prates.Buy, prates.Sell) {
 		req.Sides = []string{side}
 	}
+	if amt := string(args.Peek("amount")); amt != "" {
+		// The size the quotes are priced for, in the from currency: NGN to spend, or units
+		// of the asset to sell.
+		cur := money.NGN
+		if !fromNGN {
+			cur = money.Asset(from)
+		}
+		a, err := money.ParsePositive(cur, amt)
+		if err != nil {
+			v.Add("amount", err.Error())
+		} else {
+			req.Size = a
+		}
+	}
 	if err := v.Err(); err != nil {
 		api.Fail(ctx, err)
 		return
@@ -87,6 +103,9 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	defer cancel()
 	qs, err := rs.svc.Quote(c, prates.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, req)
 	if err != nil {
+		if errors.Is(err, prates.ErrRateUnavailable) {
+			ctx.Response.Header.Set("Retry-After", strconv.Itoa(prates.RetryAfter))
+		}
 		api.Fail(ctx, err)
 		return
 	}
@@ -125,15 +144,20 @@ func RateSchema() openapi.Schema {
 func (rs *Routes) Docs() []openapi.Op {
 	return []openapi.Op{{
 		Method: "GET", Path: "/v1/payments/rates", Tag: "rates", Summary: "Exchange rates (quotes with lockable ids)",
-		Description: "Buy = best ask of the asset's NGN book plus the configured spread; sell = best bid minus it; the configured " +
-			"reference price when that side of the book is empty. Each quote is stored with an id valid until expires_at " +
-			"(60 s by default) and usable once. Without filters, every asset and side is quoted.",
+		Description: "Buy = the volume-weighted average of the asks of the asset's NGN book needed to fill the size, plus the " +
+			"configured spread; sell = the same over the bids, minus it. Only levels within the configured band around the " +
+			"reference price (+-2% by default) count, so an order far off the market neither moves nor blocks a quote; when " +
+			"they cannot fill the size the answer is 503 RATE_UNAVAILABLE with Retry-After. The reference price itself when " +
+			"that side of the book is empty. The size is `amount` (in the from currency) or 100 units of the asset. Each quote " +
+			"is stored with an id valid until expires_at (60 s by default) and usable once. Without filters, every asset and " +
+			"side is quoted.",
 		Query: []openapi.Param{
 			{Name: "from", In: "query", Description: "NGN (default), USDT or USDC", Schema: openapi.Enum("NGN", "USDT", "USDC")},
 			{Name: "to", In: "query", Description: "USDT or USDC when from is NGN; NGN otherwise", Schema: openapi.Enum("USDT", "USDC", "NGN")},
 			{Name: "side", In: "query", Description: "buy (NGN -> asset) or sell (asset -> NGN)", Schema: openapi.Enum("buy", "sell")},
+			{Name: "amount", In: "query", Description: "size to price, in the from currency (NGN to spend, or units of the asset to sell); default 100 units of the asset", Schema: openapi.Decimal("a positive amount")},
 		},
 		Responses: map[int]openapi.Response{200: {Description: "the rates (data is the array)", Data: openapi.Arr(RateSchema())}},
-		Errors:    []string{api.CodeValidation, api.CodeProviderUnavailable},
+		Errors:    []string{api.CodeValidation, api.CodeProviderUnavailable, api.CodeRateUnavailable},
 	}}
 }

@@ -1,6 +1,19 @@
 // Package rates quotes NGN prices of USDT, USDC (and USD) from the exchange's own order
-// books (DESIGN.md section 4): to buy the asset, the best ask plus a spread; to sell it, the
-// best bid minus it; a configured reference price when that side of the book is empty.
+// books (DESIGN.md section 4) in a way one order cannot move:
+//
+//   - a quote is priced from the book's depth for the quoted size: the volume-weighted
+//     average price (VWAP) of the levels needed to fill it (asks to buy the asset, bids to
+//     sell it), so a far-off order of the minimum size changes the price of a realistic size
+//     by at most its own weight;
+//   - only levels priced inside a band around the asset's configured reference price count
+//     (Config.Band, +-2% by default): an order far off the market is skipped, so it can
+//     neither move the quote nor block it; when the levels inside the band cannot fill the
+//     size (a thin book, or a market that has moved away from the reference), the quote is
+//     refused with ErrRateUnavailable (503 RATE_UNAVAILABLE, retry later). Nothing is ever
+//     quoted beyond the band (plus the spread), whatever sits in the book;
+//   - the spread is then added (buy, rounded up) or taken off (sell, rounded down);
+//   - an empty side prices at the reference itself (DESIGN.md section 4); an asset without a
+//     reference cannot be checked and is not priced (ErrNoPrice).
 //
 // A quote served by GET /payments/rates is stored with an id and expires_at (60 s by
 // default). An onramp (or offramp) locks a quote once, inside its own transaction (Lock):
@@ -45,9 +58,13 @@ const (
 	SourceReference = "reference"
 )
 
-// Exchange is what the service reads from one environment's engine; *engine.Engine is one.
+// Exchange is what the service reads from one environment's engine (its public read API);
+// *engine.Engine is one.
 type Exchange interface {
-	BestBidAsk(symbol string) (bid, ask engine.Level, bidOK, askOK bool, err error)
+	// Depth returns up to n levels per side, best first.
+	Depth(symbol string, n int) (engine.Depth, error)
+	// Pair returns the symbol's configuration (price and quantity decimals).
+	Pair(symbol string) (engine.PairConfig, bool)
 }
 
 var _ Exchange = (*engine.Engine)(nil)
@@ -66,8 +83,24 @@ type Config struct {
 	References map[money.Asset]int64
 	// TTL is how long a quote can be locked (default 60 s).
 	TTL time.Duration
-	Now func() time.Time
+	// Band is the relative distance from the reference price that a book price (the VWAP
+	// for the quoted size, before the spread) may lie at, as a fraction: 0.02 is +-2 %.
+	// Outside it the quote is refused (ErrRateUnavailable). Default 0.02; at most 0.5.
+	Band *big.Rat
+	// QuoteSize is the size, in whole units of the asset, a price is computed for when the
+	// caller names none (GET /payments/rates without amount, Market). Default 100.
+	QuoteSize int64
+	// DepthLevels is how many levels of a side are read to fill a size (default 200): a
+	// size the best DepthLevels levels cannot fill is refused as too thin.
+	DepthLevels int
+	Now         func() time.Time
 }
+
+// Defaults of Config.
+const (
+	DefaultQuoteSize   = 100
+	DefaultDepthLevels = 200
+)
 
 // DefaultTTL is the validity of a quote.
 const DefaultTTL = 60 * time.Second
@@ -99,8 +132,12 @@ var (
 	ErrRateExpired error = &Error{"RATE_EXPIRED", "the rate has expired; fetch a new one immediately before use"}
 	// ErrRateAlreadyUsed: the quote was already locked (422 RATE_ALREADY_USED).
 	ErrRateAlreadyUsed error = &Error{"RATE_ALREADY_USED", "the rate was already used; fetch a new one"}
-	// ErrNoPrice: neither the book nor a reference prices the asset (503 PROVIDER_UNAVAILABLE).
+	// ErrNoPrice: no reference price is configured for the asset, so neither the book (which
+	// cannot be checked against a band) nor a reference prices it (503 PROVIDER_UNAVAILABLE).
 	ErrNoPrice error = &Error{"PROVIDER_UNAVAILABLE", "no price is available for this asset right now"}
+	// ErrRateUnavailable: the book cannot fill the quoted size, or the price it gives for it
+	// lies outside the band around the reference (503 RATE_UNAVAILABLE; retry later).
+	ErrRateUnavailable error = &Error{"RATE_UNAVAILABLE", "the order book cannot price this size within the allowed band right now; retry shortly"}
 	// ErrUnknownRate: no such quote for this merchant and environment (400 on rate_id).
 	ErrUnknownRate = &FieldError{Name: "rate_id", Message: "is not a rate id returned by GET /payments/rates for this account"}
 )
@@ -130,12 +167,17 @@ func (e *FieldError) Error() string { return e.Message }
 // APIField names the field.
 func (e *FieldError) APIField() string { return e.Name }
 
+// RetryAfter is the Retry-After (seconds) of a refused quote: books refill quickly.
+const RetryAfter = 5
+
 // Service quotes and locks rates. Safe for concurrent use.
 type Service struct {
 	pool *pgxpool.Pool
 	cfg  Config
 	up   *big.Rat // 1 + spread
 	down *big.Rat // 1 - spread
+	lo   *big.Rat // 1 - band
+	hi   *big.Rat // 1 + band
 }
 
 // New returns the service.
@@ -151,6 +193,21 @@ func New(pool *pgxpool.Pool, cfg Config) (*Service, error) {
 			return nil, fmt.Errorf("rates: reference price of %s must be positive", a)
 		}
 	}
+	if cfg.Band == nil {
+		cfg.Band = big.NewRat(2, 100)
+	}
+	if cfg.Band.Sign() <= 0 || cfg.Band.Cmp(big.NewRat(1, 2)) > 0 {
+		return nil, fmt.Errorf("rates: band %s must be in (0, 0.5]", cfg.Band.FloatString(4))
+	}
+	if cfg.QuoteSize == 0 {
+		cfg.QuoteSize = DefaultQuoteSize
+	}
+	if cfg.QuoteSize < 0 || cfg.QuoteSize > 1e9 {
+		return nil, fmt.Errorf("rates: quote size %d must be in [1, 1e9] units", cfg.QuoteSize)
+	}
+	if cfg.DepthLevels <= 0 {
+		cfg.DepthLevels = DefaultDepthLevels
+	}
 	if cfg.TTL <= 0 {
 		cfg.TTL = DefaultTTL
 	}
@@ -160,7 +217,9 @@ func New(pool *pgxpool.Pool, cfg Config) (*Service, error) {
 	one := big.NewRat(1, 1)
 	return &Service{pool: pool, cfg: cfg,
 		up:   new(big.Rat).Add(one, cfg.Spread),
-		down: new(big.Rat).Sub(one, cfg.Spread)}, nil
+		down: new(big.Rat).Sub(one, cfg.Spread),
+		lo:   new(big.Rat).Sub(one, cfg.Band),
+		hi:   new(big.Rat).Add(one, cfg.Band)}, nil
 }
 
 // TTL is the validity of a quote.
@@ -175,33 +234,156 @@ var Assets = []money.Asset{money.USDT, money.USDC, money.USD}
 // Symbol is the book of asset against NGN.
 func Symbol(asset money.Asset) string { return string(asset) + "-NGN" }
 
-// Market returns the current price of asset on side in env, without storing it.
+// Market returns the current price of asset on side in env for the default quote size
+// (Config.QuoteSize units), without storing it.
 //
-// Errors: ErrNoPrice.
+// Errors: ErrNoPrice, ErrRateUnavailable.
 func (s *Service) Market(env string, asset money.Asset, side string) (Price, error) {
+	return s.MarketFor(env, asset, side, money.Amount{})
+}
+
+// MarketFor returns the current price of asset on side in env for a conversion of size: an
+// amount of asset (units to buy or sell) or of NGN (the NGN to spend or receive); the zero
+// Amount means Config.QuoteSize units of asset. It is not stored.
+//
+// Errors: ErrNoPrice (no reference for asset), ErrRateUnavailable (the book cannot fill
+// size, or its VWAP for size lies outside the band), a *FieldError for a size of another
+// asset or not positive.
+func (s *Service) MarketFor(env string, asset money.Asset, side string, size money.Amount) (Price, error) {
 	now := s.cfg.Now().UTC()
-	if x := s.cfg.Exchanges[env]; x != nil {
-		bid, ask, bidOK, askOK, err := x.BestBidAsk(Symbol(asset))
-		if err == nil {
-			switch {
-			case side == Buy && askOK:
-				return Price{asset, side, s.applySpread(int64(ask.Price), side), SourceBook, now}, nil
-			case side == Sell && bidOK:
-				return Price{asset, side, s.applySpread(int64(bid.Price), side), SourceBook, now}, nil
-			}
-		}
-	}
 	ref, ok := s.cfg.References[asset]
 	if !ok {
 		return Price{}, ErrNoPrice
 	}
-	return Price{asset, side, s.applySpread(ref, side), SourceReference, now}, nil
+	if size.Asset == "" {
+		size = money.New(asset, s.cfg.QuoteSize*pow10(asset.Places()))
+	}
+	if (size.Asset != asset && size.Asset != money.NGN) || !size.IsPositive() {
+		return Price{}, &FieldError{Name: "amount", Message: "must be a positive amount of " + string(asset) + " or NGN"}
+	}
+	if x := s.cfg.Exchanges[env]; x != nil {
+		vwap, found, err := s.depthPrice(x, asset, side, size, ref)
+		if err != nil {
+			return Price{}, err
+		}
+		if found {
+			return Price{asset, side, s.applySpread(vwap, side), SourceBook, now}, nil
+		}
+	}
+	return Price{asset, side, s.applySpread(big.NewRat(ref, 1), side), SourceReference, now}, nil
+}
+
+// depthPrice is the VWAP (kobo per unit) of the levels of the side of asset's book that a
+// conversion of size takes: asks to buy, bids to sell. found is false when that side is
+// empty or the engine cannot be read (the reference prices then). Only levels priced inside
+// [ref x (1-band), ref x (1+band)] are used; ErrRateUnavailable when they cannot fill size.
+func (s *Service) depthPrice(x Exchange, asset money.Asset, side string, size money.Amount, ref int64) (vwap *big.Rat, found bool, err error) {
+	sym := Symbol(asset)
+	pc, ok := x.Pair(sym)
+	if !ok {
+		return nil, false, nil
+	}
+	d, err := x.Depth(sym, s.cfg.DepthLevels)
+	if err != nil {
+		return nil, false, nil
+	}
+	levels := d.Asks
+	if side == Sell {
+		levels = d.Bids
+	}
+	if len(levels) == 0 {
+		return nil, false, nil
+	}
+	// A price unit is 10^-PriceDecimals NGN, a lot 10^-QtyDecimals of the asset.
+	kobo := func(p engine.Price) *big.Int { // price in kobo per unit (exact when PriceDecimals <= 2)
+		v := big.NewInt(int64(p))
+		if pc.PriceDecimals <= 2 {
+			return v.Mul(v, pow10Big(2-pc.PriceDecimals))
+		}
+		return v.Quo(v, pow10Big(pc.PriceDecimals-2))
+	}
+	// Only levels inside the band count: a far-off order (at ten times the market, or a
+	// tenth of it) is skipped, so it can neither move the price nor block the quote.
+	r := big.NewRat(ref, 1)
+	lo, hi := new(big.Rat).Mul(r, s.lo), new(big.Rat).Mul(r, s.hi)
+	in := levels[:0:0]
+	for _, l := range levels {
+		p := new(big.Rat).SetInt(kobo(l.Price))
+		if l.Qty > 0 && p.Cmp(lo) >= 0 && p.Cmp(hi) <= 0 {
+			in = append(in, l)
+		}
+	}
+	levels = in
+	lotsPerUnit := pow10Big(pc.QtyDecimals)
+	notional := new(big.Int) // sum of kobo price x lots
+	filled := new(big.Int)   // lots
+	if size.Asset == asset { // fill a quantity: lots = minor x 10^qd / 10^places, rounded up
+		need := new(big.Int).Mul(big.NewInt(size.Minor), lotsPerUnit)
+		need = ceilDiv(need, pow10Big(asset.Places()))
+		for _, l := range levels {
+			take := new(big.Int).Sub(need, filled)
+			if q := big.NewInt(int64(l.Qty)); q.Cmp(take) < 0 {
+				take = q
+			}
+			notional.Add(notional, new(big.Int).Mul(kobo(l.Price), take))
+			filled.Add(filled, take)
+			if filled.Cmp(need) >= 0 {
+				break
+			}
+		}
+		if filled.Cmp(need) < 0 || need.Sign() == 0 {
+			return nil, false, ErrRateUnavailable
+		}
+	} else { // fill an NGN notional: sum(kobo price x lots) >= minor x 10^qd
+		need := new(big.Int).Mul(big.NewInt(size.Minor), lotsPerUnit)
+		for _, l := range levels {
+			p := kobo(l.Price)
+			if p.Sign() <= 0 {
+				continue
+			}
+			take := ceilDiv(new(big.Int).Sub(need, notional), p)
+			if q := big.NewInt(int64(l.Qty)); q.Cmp(take) < 0 {
+				take = q
+			}
+			notional.Add(notional, new(big.Int).Mul(p, take))
+			filled.Add(filled, take)
+			if notional.Cmp(need) >= 0 {
+				break
+			}
+		}
+		if notional.Cmp(need) < 0 || filled.Sign() == 0 {
+			return nil, false, ErrRateUnavailable
+		}
+	}
+	vwap = new(big.Rat).SetFrac(notional, filled)
+	if vwap.Cmp(lo) < 0 || vwap.Cmp(hi) > 0 { // cannot happen (an average of in-band prices); kept as the last guard
+		return nil, false, ErrRateUnavailable
+	}
+	return vwap, true, nil
+}
+
+func ceilDiv(a, b *big.Int) *big.Int {
+	q, m := new(big.Int).QuoRem(a, b, new(big.Int))
+	if m.Sign() > 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	return q
+}
+
+func pow10Big(n int) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil) }
+
+func pow10(n int) int64 {
+	v := int64(1)
+	for range n {
+		v *= 10
+	}
+	return v
 }
 
 // applySpread moves a kobo price by the spread against the customer: up (rounded up) to
 // buy, down (rounded down, at least 1 kobo) to sell.
-func (s *Service) applySpread(p int64, side string) int64 {
-	r := new(big.Rat).SetInt64(p)
+func (s *Service) applySpread(p *big.Rat, side string) int64 {
+	r := new(big.Rat).Set(p)
 	if side == Buy {
 		r.Mul(r, s.up)
 		q, m := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int))
@@ -222,11 +404,15 @@ func (s *Service) applySpread(p int64, side string) int64 {
 type Request struct {
 	Assets []money.Asset // USDT, USDC (default both)
 	Sides  []string      // buy, sell (default both)
+	// Size is the amount each quote is priced for (an amount of the asset, or of NGN); the
+	// zero Amount means Config.QuoteSize units of the asset.
+	Size money.Amount
 }
 
 // Quote prices every (asset, side) of req, stores each as a quote and returns them.
 //
-// Errors: ErrNoPrice when none of them can be priced; the database's.
+// Errors: when none of them can be priced, the first refusal (ErrNoPrice,
+// ErrRateUnavailable, a *FieldError for Size); the database's.
 func (s *Service) Quote(ctx context.Context, t Tenant, req Request) ([]Quote, error) {
 	if len(req.Assets) == 0 {
 		req.Assets = []money.Asset{money.USDT, money.USDC}
@@ -236,10 +422,14 @@ func (s *Service) Quote(ctx context.Context, t Tenant, req Request) ([]Quote, er
 	}
 	now := s.cfg.Now().UTC().Truncate(time.Millisecond)
 	var out []Quote
+	var first error
 	for _, a := range req.Assets {
 		for _, side := range req.Sides {
-			p, err := s.Market(t.Environment, a, side)
+			p, err := s.MarketFor(t.Environment, a, side, req.Size)
 			if err != nil {
+				if first == nil {
+					first = err
+				}
 				continue
 			}
 			out = append(out, Quote{ID: uuid.Must(uuid.NewV7()), Tenant: t, Asset: a, Side: side, Price: p.Price,
@@ -247,7 +437,10 @@ func (s *Service) Quote(ctx context.Context, t Tenant, req Request) ([]Quote, er
 		}
 	}
 	if len(out) == 0 {
-		return nil, ErrNoPrice
+		if first == nil {
+			first = ErrNoPrice
+		}
+		return nil, first
 	}
 	b := &pgx.Batch{}
 	for _, q := range out {

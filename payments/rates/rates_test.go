@@ -2,24 +2,44 @@ package rates
 
 import (
 	"math/big"
+	"math/rand/v2"
 	"testing"
 
 	"svc/engine"
 	"svc/payments/money"
 )
 
-type book struct {
-	bid, ask     int64
-	bidOK, askOK bool
+// book is a fixed depth snapshot of every symbol (prices in kobo, quantities in lots of 0.01).
+type book struct{ bids, asks []engine.Level }
+
+func (b book) Depth(symbol string, n int) (engine.Depth, error) {
+	d := engine.Depth{Symbol: symbol, Bids: b.bids, Asks: b.asks}
+	if len(d.Bids) > n {
+		d.Bids = d.Bids[:n]
+	}
+	if len(d.Asks) > n {
+		d.Asks = d.Asks[:n]
+	}
+	return d, nil
 }
 
-func (b book) BestBidAsk(string) (bid, ask engine.Level, bidOK, askOK bool, err error) {
-	return engine.Level{Price: engine.Price(b.bid)}, engine.Level{Price: engine.Price(b.ask)}, b.bidOK, b.askOK, nil
+func (book) Pair(symbol string) (engine.PairConfig, bool) {
+	for _, p := range engine.DefaultPairs() {
+		if p.Symbol == symbol {
+			return p, true
+		}
+	}
+	return engine.PairConfig{}, false
+}
+
+func lvl(kobo, units int64) engine.Level {
+	return engine.Level{Price: engine.Price(kobo), Qty: engine.Qty(units * 100), Count: 1}
 }
 
 func TestMarketPricesFromTheBookWithSpreadElseReference(t *testing.T) {
-	s, err := New(nil, Config{Exchanges: map[string]Exchange{"sandbox": book{bid: 149001, ask: 150001, bidOK: true, askOK: true},
-		"live": book{}}, Spread: big.NewRat(1, 100), References: map[money.Asset]int64{money.USDT: 160000}})
+	s, err := New(nil, Config{Exchanges: map[string]Exchange{
+		"sandbox": book{bids: []engine.Level{lvl(159001, 1000)}, asks: []engine.Level{lvl(160001, 1000)}},
+		"live":    book{}}, Spread: big.NewRat(1, 100), References: map[money.Asset]int64{money.USDT: 160000}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,8 +49,8 @@ func TestMarketPricesFromTheBookWithSpreadElseReference(t *testing.T) {
 		price     int64
 		source    string
 	}{
-		{"sandbox", Buy, money.USDT, 151502, SourceBook},  // 1500.01 x 1.01 = 1515.0101, rounded up
-		{"sandbox", Sell, money.USDT, 147510, SourceBook}, // 1490.01 x 0.99 = 1475.1099, rounded down
+		{"sandbox", Buy, money.USDT, 161602, SourceBook},  // 1600.01 x 1.01 = 1616.0101, rounded up
+		{"sandbox", Sell, money.USDT, 157410, SourceBook}, // 1590.01 x 0.99 = 1574.1099, rounded down
 		{"live", Buy, money.USDT, 161600, SourceReference},
 		{"live", Sell, money.USDT, 158400, SourceReference},
 	} {
@@ -42,10 +62,171 @@ func TestMarketPricesFromTheBookWithSpreadElseReference(t *testing.T) {
 	if _, err := s.Market("live", money.USDC, Buy); err != ErrNoPrice {
 		t.Fatal(err)
 	}
+	if _, err := s.Market("sandbox", money.USDC, Buy); err != ErrNoPrice {
+		t.Fatal("a book without a reference to check it against was used:", err)
+	}
 	if _, err := New(nil, Config{Spread: big.NewRat(1, 2)}); err == nil {
 		t.Fatal("a 50% spread was accepted")
 	}
+	if _, err := New(nil, Config{Band: big.NewRat(0, 1)}); err == nil {
+		t.Fatal("a zero band was accepted")
+	}
 }
+
+func TestMarketForWeighsTheLevelsTheSizeTakes(t *testing.T) {
+	ex := book{
+		asks: []engine.Level{lvl(160000, 10), lvl(160500, 10), lvl(161000, 100)},
+		bids: []engine.Level{lvl(159500, 10), lvl(159000, 10), lvl(158000, 100)},
+	}
+	s, err := New(nil, Config{Exchanges: map[string]Exchange{"live": ex}, Spread: new(big.Rat),
+		References: map[money.Asset]int64{money.USDT: 160000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		side  string
+		size  money.Amount
+		price int64
+	}{
+		{"a small buy takes the best ask", Buy, money.MustParse(money.USDT, "5"), 160000},
+		{"20 units take two ask levels", Buy, money.MustParse(money.USDT, "20"), 160250},
+		{"30 units reach the third", Buy, money.MustParse(money.USDT, "30"), 160500},
+		{"a fraction of a lot rounds up to a lot", Buy, money.MustParse(money.USDT, "0.000001"), 160000},
+		{"20 units sold take two bid levels", Sell, money.MustParse(money.USDT, "20"), 159250},
+		{"an NGN amount fills by notional", Buy, money.MustParse(money.NGN, "32050"), 160250},
+		{"the default size is 100 units", Sell, money.Amount{}, 158250},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := s.MarketFor("live", money.USDT, tc.side, tc.size)
+			if err != nil || p.Price != tc.price || p.Source != SourceBook {
+				t.Fatalf("%+v %v, want %d", p, err, tc.price)
+			}
+		})
+	}
+	t.Run("a size the book cannot fill is refused", func(t *testing.T) {
+		if _, err := s.MarketFor("live", money.USDT, Buy, money.MustParse(money.USDT, "121")); err != ErrRateUnavailable {
+			t.Fatal(err)
+		}
+		if _, err := s.MarketFor("live", money.USDT, Sell, money.MustParse(money.NGN, "100000000")); err != ErrRateUnavailable {
+			t.Fatal(err)
+		}
+	})
+	t.Run("a size of another asset is a field error", func(t *testing.T) {
+		_, err := s.MarketFor("live", money.USDT, Buy, money.MustParse(money.USDC, "1"))
+		if fe, ok := err.(*FieldError); !ok || fe.Name != "amount" {
+			t.Fatal(err)
+		}
+	})
+	t.Run("a market that left the band is refused, not followed", func(t *testing.T) {
+		far := book{asks: []engine.Level{lvl(170000, 1000)}, bids: []engine.Level{lvl(150000, 1000)}}
+		s2, _ := New(nil, Config{Exchanges: map[string]Exchange{"live": far}, References: map[money.Asset]int64{money.USDT: 160000}})
+		for _, side := range []string{Buy, Sell} {
+			if _, err := s2.Market("live", money.USDT, side); err != ErrRateUnavailable {
+				t.Fatal(side, err)
+			}
+		}
+	})
+}
+
+// TestAnOrderFarOffTheMarketMovesNoQuoteBeyondTheBand: over every size from the pair's
+// minimum (1 unit) up to far more than the book holds, an order at ten times (or a tenth
+// of) the market, on either side, never moves a quote of any size beyond the band around the
+// reference (plus the spread); it is either skipped or the quote is refused as too thin.
+func TestAnOrderFarOffTheMarketMovesNoQuoteBeyondTheBand(t *testing.T) {
+	const ref = 160000
+	rng := rand.New(rand.NewPCG(15, 3))
+	honestAsks := []engine.Level{lvl(160100, 50), lvl(160800, 200), lvl(162500, 500)}
+	honestBids := []engine.Level{lvl(159900, 50), lvl(159200, 200), lvl(157500, 500)}
+	insert := func(levels []engine.Level, l engine.Level, better func(a, b engine.Price) bool) []engine.Level {
+		out := []engine.Level{}
+		done := false
+		for _, x := range levels {
+			if !done && better(l.Price, x.Price) {
+				out, done = append(out, l), true
+			}
+			out = append(out, x)
+		}
+		if !done {
+			out = append(out, l)
+		}
+		return out
+	}
+	lower := func(a, b engine.Price) bool { return a < b }
+	higher := func(a, b engine.Price) bool { return a > b }
+	spread := big.NewRat(5, 1000)
+	band := big.NewRat(2, 100)
+	// Bounds of any quote: ref x (1 -+ band) x (1 -+ spread), rounded outward.
+	maxBuy := ceilRat(new(big.Rat).Mul(big.NewRat(ref*102*1005, 100*1000), big.NewRat(1, 1)))
+	minSell := floorRat(big.NewRat(ref*98*995, 100*1000))
+	for i := 0; i < 2000; i++ {
+		attack := int64(100 + rng.Int64N(1_000_000)) // lots: from the minimum quantity (1 unit) up
+		price := engine.Price(ref * 10)
+		if rng.IntN(2) == 0 {
+			price = ref / 10
+		}
+		ex := book{asks: honestAsks, bids: honestBids}
+		if rng.IntN(2) == 0 {
+			ex.asks = insert(honestAsks, engine.Level{Price: price, Qty: engine.Qty(attack), Count: 1}, lower)
+		} else {
+			ex.bids = insert(honestBids, engine.Level{Price: price, Qty: engine.Qty(attack), Count: 1}, higher)
+		}
+		s, err := New(nil, Config{Exchanges: map[string]Exchange{"live": ex}, Spread: spread, Band: band,
+			References: map[money.Asset]int64{money.USDT: ref}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := money.New(money.USDT, 1+rng.Int64N(2_000_000_000)) // 0.000001 to 2,000 USDT
+		if rng.IntN(3) == 0 {
+			size = money.New(money.NGN, 1+rng.Int64N(400_000_000)) // up to 4,000,000 NGN
+		}
+		for _, side := range []string{Buy, Sell} {
+			p, err := s.MarketFor("live", money.USDT, side, size)
+			if err == ErrRateUnavailable {
+				continue
+			}
+			if err != nil {
+				t.Fatalf("case %d %s %v: %v", i, side, size, err)
+			}
+			if p.Price > maxBuy || p.Price < minSell {
+				t.Fatalf("case %d: %s quote of %v at %d is beyond the band [%d, %d] (attack %d lots at %d)",
+					i, side, size, p.Price, minSell, maxBuy, attack, price)
+			}
+			if p.Source != SourceBook {
+				t.Fatalf("case %d: %+v", i, p)
+			}
+		}
+	}
+	// The example: one 1-unit buy at 10x the market on an otherwise healthy book
+	// leaves the sell quote where the honest bids put it.
+	ex := book{asks: honestAsks, bids: insert(honestBids, lvl(ref*10, 1), higher)}
+	s, _ := New(nil, Config{Exchanges: map[string]Exchange{"live": ex}, Spread: new(big.Rat), References: map[money.Asset]int64{money.USDT: ref}})
+	if p, err := s.MarketFor("live", money.USDT, Sell, money.MustParse(money.USDT, "1")); err != nil || p.Price != 159900 {
+		t.Fatal(p, err)
+	}
+}
+
+// TestAThinBookIsRefused: a side holding less than the size within the band answers
+// ErrRateUnavailable (503 RATE_UNAVAILABLE), whatever lies beyond the band.
+func TestAThinBookIsRefused(t *testing.T) {
+	ex := book{asks: []engine.Level{lvl(160000, 1), lvl(1600000, 1_000_000)}, bids: []engine.Level{lvl(16000, 1_000_000)}}
+	s, _ := New(nil, Config{Exchanges: map[string]Exchange{"sandbox": ex}, References: map[money.Asset]int64{money.USDT: 160000}})
+	for _, side := range []string{Buy, Sell} {
+		if _, err := s.Market("sandbox", money.USDT, side); err != ErrRateUnavailable {
+			t.Fatal(side, err)
+		}
+	}
+	if e, ok := ErrRateUnavailable.(*Error); !ok || e.APICode() != "RATE_UNAVAILABLE" {
+		t.Fatal(ErrRateUnavailable)
+	}
+}
+
+func ceilRat(r *big.Rat) int64 {
+	q := ceilDiv(r.Num(), r.Denom())
+	return q.Int64()
+}
+
+func floorRat(r *big.Rat) int64 { return new(big.Int).Quo(r.Num(), r.Denom()).Int64() }
 
 func TestConvertRoundsHalfEven(t *testing.T) {
 	for _, tc := range []struct {
