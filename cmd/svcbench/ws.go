@@ -129,6 +129,10 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 	go hub.Run(ctx)
 	srv := ws.NewServer(ws.Config{Hubs: map[api.Environment]*ws.Hub{api.Sandbox: hub},
 		Auth: benchAuth{api.Principal{MerchantID: uuid.New(), Environment: api.Sandbox, Method: api.ByAPIKey}}})
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	defer srv.Close()
 	rt := router.New()
 	srv.Register(rt, nil)
 	hs := &fasthttp.Server{Handler: rt.Handler, Concurrency: 1 << 20}

@@ -98,6 +98,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	marketREST, marketWS := exchanges.marketRoutes(pool, authSvc, log)
+	if err := marketWS.Start(); err != nil {
+		return fmt.Errorf("websocket endpoint: %w", err)
+	}
+	defer marketWS.Close()
 	cust := newCustomers(cfg, pool, bg)
 	com := newCommerce(cfg, pool, bg)
 	moneyInRoutes := bg.moneyIn.attach(exchanges, com.links)

@@ -1,100 +1,251 @@
 package ws
 
 import (
+	"crypto/sha256"
 	"encoding/json"
+	"net"
 	"sync"
 	"sync/atomic"
-	"time"
-
-	"github.com/fasthttp/websocket"
+	"syscall"
 
 	"svc/gateway/api"
 )
 
-// conn is one WebSocket connection. Its reader is the upgrade handler's goroutine, its
-// writer a goroutine of its own that drains a bounded queue; whoever fills the queue
-// (the hub, the reader) never waits: a full queue closes the connection as a slow
+// conn is one WebSocket connection. No goroutine belongs to it: the server's poller reads
+// it when the kernel says bytes arrived, and the server's writer pool drains its bounded
+// queue of shared frames, coalescing whatever is pending into one writev. Whoever queues
+// (the hub, the poller) never waits: a full queue closes the connection as a slow
 // consumer.
 type conn struct {
+	id  uint64
 	srv *Server
-	ws  *websocket.Conn
+	nc  net.Conn // the server's own copy of the socket (see Server.adopt)
+	rc  syscall.RawConn
 
+	// Reader side: the poller, or an auth goroutine, under rmu.
+	rmu       sync.Mutex
+	rbuf      []byte // bytes of an incomplete frame
+	msg       []byte // a fragmented message being assembled
+	msgOp     byte
 	principal api.Principal
+	keyHash   [sha256.Size]byte // of the API key that authenticated it (zero for bearer tokens)
+	apiKey    string            // the key itself, only when the Authenticator cannot Revalidate
 	hub       *Hub
-	chans     map[string]channel // reader goroutine only
+	chans     map[string]channel
+	private   int // private channels subscribed
+	authing   bool
+	held      [][]byte // messages that arrived while an auth message was being checked
+	info      upgradeInfo
 
-	out        chan *websocket.PreparedMessage
-	kill       chan struct{}
-	writerDone chan struct{}
-	closing    atomic.Bool
-	once       sync.Once
-	closeCode  int
-	closeWhy   string
+	lastRead atomic.Int64 // server clock (unix ns) of the last bytes read
+	opened   int64
+	lastPing int64 // janitor only
+
+	// Writer side, under mu.
+	mu        sync.Mutex
+	q         []*frame
+	qBytes    int
+	off       int   // bytes of q[0] already written
+	since     int64 // server clock when q last went from empty to not empty
+	scheduled bool  // in the writers' run queue, or waiting for the socket to drain
+	writing   bool
+	closing   bool  // a close frame is queued: nothing more is accepted
+	closeBy   int64 // when closing: the socket is closed by then even if the frame is stuck
+	done      bool  // the socket is closed
 }
 
-// send queues pm; a full queue fails the connection (slow consumer).
-func (c *conn) send(pm *websocket.PreparedMessage) {
-	if pm == nil || c.closing.Load() {
-		return
+// push queues f and reports whether the connection must be handed to the writers. A
+// full queue (count or bytes) closes the connection with 1013.
+func (c *conn) push(f *frame) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing || c.done {
+		return false
 	}
-	select {
-	case c.out <- pm:
-	default:
+	cfg := &c.srv.cfg
+	if len(c.q) >= cfg.QueueLen || c.qBytes+len(f.b) > cfg.QueueBytes {
 		c.srv.slow.Add(1)
-		c.fail(websocket.CloseTryAgainLater, "slow consumer: outgoing queue full")
+		c.closeLocked(CloseTryAgainLater, "slow consumer: outgoing queue full", true)
+		return c.scheduleLocked()
+	}
+	if len(c.q) == 0 {
+		c.since = c.srv.clock.Load()
+	}
+	c.q = append(c.q, f)
+	c.qBytes += len(f.b)
+	return c.scheduleLocked()
+}
+
+// lagging reports whether the connection's queue is past the point where order-book diffs
+// are conflated into a later snapshot.
+func (c *conn) lagging() bool {
+	c.mu.Lock()
+	n := len(c.q)
+	c.mu.Unlock()
+	return n >= c.srv.cfg.ConflateAt
+}
+
+func (c *conn) scheduleLocked() bool {
+	if c.scheduled || c.writing || c.done {
+		return false
+	}
+	c.scheduled = true
+	return true
+}
+
+// send queues f and schedules the connection.
+func (c *conn) send(f *frame) {
+	if f != nil && c.push(f) {
+		c.srv.writers.schedule(c)
 	}
 }
 
-func (c *conn) sendBytes(msg []byte) {
-	pm, err := websocket.NewPreparedMessage(websocket.TextMessage, msg)
-	if err == nil {
-		c.send(pm)
-	}
-}
+func (c *conn) sendBytes(msg []byte) { c.send(textFrame(msg)) }
 
 func (c *conn) sendJSON(v any) {
-	b, err := json.Marshal(v)
-	if err == nil {
+	if b, err := json.Marshal(v); err == nil {
 		c.sendBytes(b)
 	}
 }
 
-// fail closes the connection with code and reason (once): the writer sends the close
-// frame, then ends the reader; the connection closes when the upgrade handler returns.
+// fail closes the connection with code and reason: the close frame goes out after the
+// frames already queued, and the socket closes once it is written (or after the write
+// timeout).
 func (c *conn) fail(code int, why string) {
-	c.once.Do(func() {
-		c.closeCode, c.closeWhy = code, why
-		c.closing.Store(true)
-		close(c.kill)
-	})
+	c.mu.Lock()
+	sched := false
+	if !c.closing && !c.done {
+		c.closeLocked(code, why, false)
+		sched = c.scheduleLocked()
+	}
+	c.mu.Unlock()
+	if sched {
+		c.srv.writers.schedule(c)
+	}
 }
 
-func (c *conn) writeLoop() {
-	defer close(c.writerDone)
-	// The hijacked connection's Close is a no-op until the upgrade handler returns, so
-	// the writer ends the reader by expiring its deadline.
-	defer func() { _ = c.ws.SetReadDeadline(time.Now().Add(-time.Second)) }()
-	cfg := &c.srv.cfg
-	ping := time.NewTicker(cfg.PingEvery)
-	defer ping.Stop()
-	for {
-		select {
-		case pm := <-c.out:
-			_ = c.ws.SetWriteDeadline(time.Now().Add(cfg.WriteTimeout))
-			if err := c.ws.WritePreparedMessage(pm); err != nil {
-				c.fail(websocket.CloseAbnormalClosure, "")
-				return
-			}
-		case <-ping.C:
-			if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(cfg.WriteTimeout)); err != nil {
-				c.fail(websocket.CloseAbnormalClosure, "")
-				return
-			}
-		case <-c.kill:
-			if c.closeCode != websocket.CloseAbnormalClosure {
-				_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(c.closeCode, c.closeWhy), time.Now().Add(cfg.WriteTimeout))
-			}
-			return
+// closeLocked queues the close frame; drop first discards the frames not yet started (a
+// slow consumer's backlog).
+func (c *conn) closeLocked(code int, why string, drop bool) {
+	if drop {
+		keep := 0
+		if c.off > 0 {
+			keep = 1 // a frame half written must be finished, or the stream is corrupt
 		}
+		clear(c.q[keep:])
+		c.q = c.q[:keep]
+		c.qBytes = 0
+		if keep == 1 {
+			c.qBytes = len(c.q[0].b)
+		}
+	}
+	c.q = append(c.q, closeFrame(code, why))
+	c.closing = true
+	c.since = c.srv.clock.Load()
+	c.closeBy = c.since + int64(c.srv.cfg.WriteTimeout)
+}
+
+// flush writes what is pending in one writev (run by a writer). It returns true when the
+// connection has more to write and should be scheduled again.
+func (c *conn) flush(w *writerScratch) (again bool) {
+	c.mu.Lock()
+	if c.done {
+		c.mu.Unlock()
+		return false
+	}
+	w.bufs = w.bufs[:0]
+	total := 0
+	for i, f := range c.q {
+		b := f.b
+		if i == 0 {
+			b = b[c.off:]
+		}
+		w.bufs = append(w.bufs, b)
+		total += len(b)
+		if len(w.bufs) == maxIovecs || total >= maxWrite {
+			break
+		}
+	}
+	c.scheduled, c.writing = false, true
+	c.mu.Unlock()
+
+	n, wouldBlock, err := c.srv.writev(c, w)
+	clear(w.bufs)
+
+	c.mu.Lock()
+	c.writing = false
+	if err != nil {
+		c.mu.Unlock()
+		c.srv.shutdown(c)
+		return false
+	}
+	k := 0
+	for k < len(c.q) {
+		rest := len(c.q[k].b) - c.off
+		if n < rest {
+			c.off += n
+			break
+		}
+		n -= rest
+		c.qBytes -= len(c.q[k].b)
+		c.off = 0
+		k++
+	}
+	if k > 0 {
+		m := copy(c.q, c.q[k:])
+		clear(c.q[m:])
+		c.q = c.q[:m]
+		c.since = c.srv.clock.Load()
+	}
+	if len(c.q) == 0 {
+		if c.closing {
+			c.mu.Unlock()
+			c.srv.shutdown(c)
+			return false
+		}
+		c.mu.Unlock()
+		return false
+	}
+	c.scheduled = true
+	c.mu.Unlock()
+	if wouldBlock {
+		c.srv.waitWritable(c)
+		return false
+	}
+	return true
+}
+
+// stalled reports whether the connection has had frames pending past the write timeout
+// (the client stopped reading), or a close frame that could not be written in time.
+func (c *conn) stalled(now int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return false
+	}
+	if c.closing {
+		return now > c.closeBy
+	}
+	return len(c.q) > 0 && now-c.since > int64(c.srv.cfg.WriteTimeout)
+}
+
+// markDone marks the socket closed; it reports false if it already was.
+func (c *conn) markDone() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return false
+	}
+	c.done = true
+	clear(c.q)
+	c.q, c.qBytes = nil, 0
+	return true
+}
+
+// setKey records the API key that authenticated c (under rmu, or before c is shared).
+func (c *conn) setKey(key string) {
+	c.keyHash = sha256.Sum256([]byte(key))
+	if _, ok := c.srv.cfg.Auth.(Revalidator); !ok {
+		c.apiKey = key
 	}
 }

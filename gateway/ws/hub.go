@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fasthttp/websocket"
 	"github.com/google/uuid"
 
 	"svc/engine"
@@ -55,10 +54,11 @@ type HubConfig struct {
 // one goroutine (Run) applies the events, encodes each channel's message once and queues
 // it on every subscriber's connection. The REST market routes read the same replicas.
 type Hub struct {
-	cfg HubConfig
-	log *slog.Logger
-	in  chan *batch
-	ctl chan func()
+	cfg  HubConfig
+	log  *slog.Logger
+	in   chan *batch
+	ctl  chan func()
+	done chan struct{} // closed when Run returns
 
 	mu       sync.RWMutex // guards markets for readers other than the hub goroutine
 	symbols  []*symbolState
@@ -69,6 +69,8 @@ type Hub struct {
 	dropped   atomic.Uint64 // batches dropped because the queue was full
 	resyncs   atomic.Uint64
 	needSync  atomic.Bool
+	sched     []*conn // scratch of fanout (hub goroutine)
+	conflated uint64  // diffs not sent to lagging subscribers (hub goroutine)
 	lastFlush time.Time
 	flushDue  bool
 	batches   sync.Pool
@@ -91,7 +93,11 @@ type symbolState struct {
 	chTicker             string
 	chKlines             [marketdata.NumIntervals]string
 
-	snap       *websocket.PreparedMessage // cached snapshot at snapSeq
+	// stale are book subscribers whose diffs were conflated while they lagged: each gets
+	// a fresh snapshot once its queue has drained (hub goroutine only).
+	stale map[*conn]struct{}
+
+	snap       *frame // cached snapshot at snapSeq
 	snapSeq    uint64
 	lastTicker marketdata.Ticker
 	tickerSent bool
@@ -118,7 +124,7 @@ func NewHub(cfg HubConfig) *Hub {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	h := &Hub{cfg: cfg, log: cfg.Log, in: make(chan *batch, cfg.Queue), ctl: make(chan func(), 256),
+	h := &Hub{cfg: cfg, log: cfg.Log, in: make(chan *batch, cfg.Queue), ctl: make(chan func(), 256), done: make(chan struct{}),
 		bySymbol: map[string]*symbolState{}, private: map[engine.AccountID]*privateSubs{}}
 	h.batches.New = func() any { return &batch{} }
 	for i, p := range cfg.Exchange.Pairs() {
@@ -209,6 +215,7 @@ func (h *Hub) Dropped() uint64 { return h.dropped.Load() }
 // Run is the hub's goroutine: it returns when ctx is done, after closing every
 // connection it serves.
 func (h *Hub) Run(ctx context.Context) {
+	defer close(h.done)
 	flush := time.NewTimer(time.Hour)
 	flush.Stop()
 	tick := time.NewTicker(h.cfg.TickerEvery)
@@ -253,8 +260,13 @@ func (h *Hub) Run(ctx context.Context) {
 	}
 }
 
-// do runs f on the hub goroutine.
-func (h *Hub) do(f func()) { h.ctl <- f }
+// do runs f on the hub goroutine (dropped once the hub has stopped).
+func (h *Hub) do(f func()) {
+	select {
+	case h.ctl <- f:
+	case <-h.done:
+	}
+}
 
 func (h *Hub) apply(b *batch) {
 	h.mu.Lock()
@@ -303,8 +315,8 @@ func (h *Hub) resyncAll() {
 		}
 		h.resyncs.Add(1)
 		if s.book.len() > 0 {
-			pm := h.snapshot(s)
-			s.book.each(func(c *conn) { c.send(pm) })
+			clear(s.stale)
+			h.fanout(&s.book, h.snapshot(s), nil)
 		}
 	}
 }
@@ -332,10 +344,11 @@ func (h *Hub) flushSymbol(s *symbolState) {
 	if len(bids)+len(asks) > 0 && s.book.len() > 0 {
 		msg := appendBook(make([]byte, 0, 128+24*(len(bids)+len(asks))), s.chBook, &s.pair, s.pub+1, seq, bids, asks, book.Time()/1e6)
 		s.pub = seq
-		h.broadcast(&s.book, msg)
+		h.broadcastBook(s, msg)
 	} else if s.book.len() == 0 {
 		s.pub = seq
 	}
+	h.refreshStale(s)
 	if len(s.pending) > 0 {
 		if s.trades.len() > 0 {
 			env := string(h.cfg.Env)
@@ -361,18 +374,110 @@ func (h *Hub) flushSymbol(s *symbolState) {
 	}
 }
 
-func (h *Hub) broadcast(set *subSet, msg []byte) {
-	pm, err := websocket.NewPreparedMessage(websocket.TextMessage, msg)
-	if err != nil {
-		h.log.Error("prepare message", "error", err)
+// broadcast frames msg once and queues it on every connection of set.
+func (h *Hub) broadcast(set *subSet, msg []byte) { h.fanout(set, textFrame(msg), nil) }
+
+// broadcastBook queues a diff on s's book subscribers; a lagging one gets none (it is
+// marked stale and gets a snapshot when it has caught up): diffs are conflated for it.
+func (h *Hub) broadcastBook(s *symbolState, msg []byte) {
+	f := textFrame(msg)
+	f.book = true
+	h.fanout(&s.book, f, s)
+}
+
+// fanout queues f on the connections of set (book: the symbol whose diff f is) and hands
+// those that were idle to their writers in one go.
+func (h *Hub) fanout(set *subSet, f *frame, book *symbolState) {
+	if f == nil {
 		return
 	}
-	set.each(func(c *conn) { c.send(pm) })
+	sched := h.sched[:0]
+	for _, c := range set.conns {
+		if book != nil {
+			if _, ok := book.stale[c]; ok {
+				continue
+			}
+			if c.lagging() {
+				if book.stale == nil {
+					book.stale = map[*conn]struct{}{}
+				}
+				book.stale[c] = struct{}{}
+				h.conflated++
+				continue
+			}
+		}
+		if c.push(f) {
+			sched = append(sched, c)
+		}
+	}
+	h.schedule(sched)
+	clear(sched)
+	h.sched = sched[:0]
+}
+
+// schedule hands connections to their server's writers, one call per server.
+func (h *Hub) schedule(cs []*conn) {
+	for len(cs) > 0 {
+		srv, n := cs[0].srv, 0
+		for _, c := range cs {
+			if c.srv == srv {
+				cs[n] = c
+				n++
+			}
+		}
+		if n == len(cs) {
+			srv.writers.schedule(cs...)
+			return
+		}
+		// rare: several servers share the hub
+		rest := cs[:0]
+		for _, c := range cs {
+			if c.srv == srv {
+				srv.writers.schedule(c)
+			} else {
+				rest = append(rest, c)
+			}
+		}
+		cs = rest
+	}
+}
+
+// refreshStale sends a snapshot to the stale subscribers of s that have caught up.
+func (h *Hub) refreshStale(s *symbolState) {
+	if len(s.stale) == 0 {
+		return
+	}
+	var f *frame
+	sched := h.sched[:0]
+	for c := range s.stale {
+		if c.lagging() {
+			continue
+		}
+		delete(s.stale, c)
+		if f == nil {
+			f = h.snapshot(s)
+		}
+		if c.push(f) {
+			sched = append(sched, c)
+		}
+	}
+	h.schedule(sched)
+	clear(sched)
+	h.sched = sched[:0]
+}
+
+func (h *Hub) unmarkStale(c *conn, set *subSet) {
+	for _, s := range h.symbols {
+		if &s.book == set {
+			delete(s.stale, c)
+			return
+		}
+	}
 }
 
 // snapshot returns the book snapshot message of s at its current sequence, encoded once
 // per sequence however many subscribe.
-func (h *Hub) snapshot(s *symbolState) *websocket.PreparedMessage {
+func (h *Hub) snapshot(s *symbolState) *frame {
 	seq := s.m.Book.Seq()
 	if s.snap != nil && s.snapSeq == seq {
 		return s.snap
@@ -383,12 +488,8 @@ func (h *Hub) snapshot(s *symbolState) *websocket.PreparedMessage {
 		ms = h.cfg.Now().UnixMilli()
 	}
 	msg := appendBook(make([]byte, 0, 128+24*(len(bids)+len(asks))), s.chBook, &s.pair, 0, seq, bids, asks, ms)
-	pm, err := websocket.NewPreparedMessage(websocket.TextMessage, msg)
-	if err != nil {
-		return nil
-	}
-	s.snap, s.snapSeq = pm, seq
-	return pm
+	s.snap, s.snapSeq = textFrame(msg), seq
+	return s.snap
 }
 
 func (h *Hub) publishTickers() {
@@ -506,9 +607,8 @@ func (h *Hub) subscribe(c *conn, chs []channel, ack []byte) {
 		s := ch.sym
 		switch ch.kind {
 		case 'b':
-			if pm := h.snapshot(s); pm != nil {
-				c.send(pm)
-			}
+			h.unmarkStale(c, &s.book)
+			c.send(h.snapshot(s))
 		case 'k':
 			c.sendBytes(appendTickerMsg(nil, s.chTicker, &s.pair, s.m.Ticker(now), now))
 		case 'c':
@@ -521,7 +621,11 @@ func (h *Hub) subscribe(c *conn, chs []channel, ack []byte) {
 
 func (h *Hub) unsubscribe(c *conn, chs []channel, ack []byte) {
 	for _, ch := range chs {
-		h.set(c, ch).remove(c)
+		set := h.set(c, ch)
+		set.remove(c)
+		if ch.kind == 'b' {
+			h.unmarkStale(c, set)
+		}
 	}
 	h.prunePrivate(c)
 	if ack != nil {
@@ -542,7 +646,7 @@ func (h *Hub) closeAll() {
 	visit := func(c *conn) {
 		if !seen[c] {
 			seen[c] = true
-			c.fail(websocket.CloseGoingAway, "server shutting down")
+			c.fail(CloseGoingAway, "server shutting down")
 		}
 	}
 	for _, s := range h.symbols {

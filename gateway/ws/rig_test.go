@@ -99,6 +99,9 @@ func newRig(t *testing.T, merchants int, cfg ws.Config) *rig {
 	cfg.Hubs = map[api.Environment]*ws.Hub{api.Sandbox: hub}
 	cfg.Auth = r.auth
 	r.server = ws.NewServer(cfg)
+	if err := r.server.Start(); err != nil {
+		t.Fatal(err)
+	}
 	rt := router.New()
 	protect := func(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 		return func(ctx *fasthttp.RequestCtx) {
@@ -121,6 +124,7 @@ func newRig(t *testing.T, merchants int, cfg ws.Config) *rig {
 	go func() { _ = srv.Serve(ln) }()
 	r.addr = ln.Addr().String()
 	t.Cleanup(func() {
+		r.server.Close()
 		cancel()
 		<-hubDone
 		_ = srv.Shutdown()
@@ -129,7 +133,7 @@ func newRig(t *testing.T, merchants int, cfg ws.Config) *rig {
 	return r
 }
 
-func (r *rig) url() string { return "ws://" + r.addr + "/v1/ws" }
+func (r *rig) url() string { return "ws://" + r.addr + "/v1/ws?environment=sandbox" }
 
 func (r *rig) dial(t *testing.T, key string) *ws.Client {
 	t.Helper()

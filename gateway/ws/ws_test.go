@@ -283,9 +283,9 @@ func TestProtocol(t *testing.T) {
 			t.Fatalf("err %v", err)
 		}
 	})
-	t.Run("subscribing before auth is an error; auth message then works", func(t *testing.T) {
+	t.Run("a private channel before auth is an error; auth message then works", func(t *testing.T) {
 		c := r.dial(t, "")
-		_ = c.Subscribe("trades:" + sym)
+		_ = c.Subscribe("orders")
 		if m := next(t, c, ofType("error")); m.Code != "UNAUTHORIZED" {
 			t.Fatalf("%+v", m)
 		}

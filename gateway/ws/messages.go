@@ -1,0 +1,261 @@
+package ws
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"svc/gateway/api"
+)
+
+// received parses the bytes the poller read and handles each complete message.
+func (c *conn) received(data []byte) {
+	c.lastRead.Store(c.srv.clock.Load())
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	buf := data
+	if len(c.rbuf) > 0 {
+		c.rbuf = append(c.rbuf, data...)
+		buf = c.rbuf
+	}
+	max := c.srv.cfg.MaxMessage
+	for len(buf) > 0 {
+		f, n, err := parseFrame(buf, max)
+		if err != nil {
+			c.rbuf = nil
+			if errors.Is(err, errTooBig) {
+				c.fail(CloseMessageTooBig, "message too big")
+			} else {
+				c.fail(CloseProtocolError, "protocol error")
+			}
+			return
+		}
+		if n == 0 {
+			break
+		}
+		buf = buf[n:]
+		if !c.frame(f) {
+			c.rbuf = nil
+			return
+		}
+	}
+	if len(buf) == 0 {
+		c.rbuf = nil
+	} else if len(c.rbuf) == 0 || &buf[0] != &c.rbuf[0] {
+		c.rbuf = append([]byte(nil), buf...) // the rest of a frame: keep a copy (data is the poller's)
+	} else {
+		c.rbuf = append(c.rbuf[:0], buf...)
+	}
+	if len(c.rbuf) > max+16 {
+		c.rbuf = nil
+		c.fail(CloseMessageTooBig, "message too big")
+	}
+}
+
+// frame handles one client frame (under rmu); false ends reading.
+func (c *conn) frame(f inFrame) bool {
+	switch f.opcode {
+	case opPing:
+		c.send(controlFrame(opPong, f.payload))
+		return true
+	case opPong:
+		return true
+	case opClose:
+		code := CloseNormal
+		if len(f.payload) >= 2 {
+			code = int(f.payload[0])<<8 | int(f.payload[1])
+		}
+		c.fail(code, "")
+		return false
+	case opText, opBinary:
+		if len(c.msg) > 0 || c.msgOp != 0 {
+			c.fail(CloseProtocolError, "protocol error")
+			return false
+		}
+		if !f.fin {
+			c.msgOp = f.opcode
+			c.msg = append(c.msg[:0], f.payload...)
+			return true
+		}
+		c.message(f.opcode, f.payload)
+		return true
+	case opContinuation:
+		if c.msgOp == 0 {
+			c.fail(CloseProtocolError, "protocol error")
+			return false
+		}
+		if len(c.msg)+len(f.payload) > c.srv.cfg.MaxMessage {
+			c.fail(CloseMessageTooBig, "message too big")
+			return false
+		}
+		c.msg = append(c.msg, f.payload...)
+		if f.fin {
+			op, m := c.msgOp, c.msg
+			c.msgOp, c.msg = 0, nil
+			c.message(op, m)
+		}
+		return true
+	}
+	c.fail(CloseProtocolError, "protocol error")
+	return false
+}
+
+func (c *conn) message(op byte, data []byte) {
+	if op != opText {
+		c.sendJSON(errorMsg{Type: "error", Code: "INVALID_MESSAGE", Message: "messages are JSON text frames"})
+		return
+	}
+	if c.authing {
+		c.held = append(c.held, append([]byte(nil), data...))
+		return
+	}
+	if c.info.ipKey != "" && c.principal.MerchantID == [16]byte{} {
+		if d := c.srv.limiter.Take(c.info.ipKey, c.srv.cfg.PublicRate); !d.Allowed {
+			c.sendJSON(errorMsg{Type: "error", Code: api.CodeRateLimited,
+				Message: "too many messages from this address; retry in " + strconv.Itoa(int(d.RetryAfter.Seconds()+1)) + " s"})
+			return
+		}
+	}
+	c.srv.handle(c, data)
+}
+
+type request struct {
+	Op       string          `json:"op"`
+	ID       json.RawMessage `json:"id,omitempty"`
+	Channels []string        `json:"channels"`
+	APIKey   string          `json:"api_key"`
+}
+
+type errorMsg struct {
+	Type    string          `json:"type"`
+	Code    string          `json:"code"`
+	Message string          `json:"message"`
+	Channel string          `json:"channel,omitempty"`
+	ID      json.RawMessage `json:"id,omitempty"`
+}
+
+type ackMsg struct {
+	Type     string          `json:"type"`
+	Op       string          `json:"op"`
+	Channels []string        `json:"channels,omitempty"`
+	ID       json.RawMessage `json:"id,omitempty"`
+	// auth
+	MerchantID  string `json:"merchant_id,omitempty"`
+	Environment string `json:"environment,omitempty"`
+}
+
+// handle runs one client message (under c.rmu).
+func (s *Server) handle(c *conn, data []byte) {
+	var r request
+	if err := json.Unmarshal(data, &r); err != nil {
+		c.sendJSON(errorMsg{Type: "error", Code: "INVALID_JSON", Message: "malformed message: " + err.Error()})
+		return
+	}
+	fail := func(code, msg, ch string) {
+		c.sendJSON(errorMsg{Type: "error", Code: code, Message: msg, Channel: ch, ID: r.ID})
+	}
+	authed := c.principal.MerchantID != [16]byte{}
+	switch r.Op {
+	case "ping":
+		c.sendJSON(ackMsg{Type: "pong", Op: "ping", ID: r.ID})
+	case "auth":
+		if authed {
+			fail("ALREADY_AUTHENTICATED", "this connection is authenticated", "")
+			return
+		}
+		if r.APIKey == "" {
+			fail(api.CodeValidation, "api_key is required", "")
+			return
+		}
+		// The key may need a database lookup: check it on a goroutine of its own and
+		// hold this connection's later messages until it is done.
+		c.authing = true
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.authMessage(c, r)
+		}()
+	case "subscribe", "unsubscribe":
+		if c.hub == nil {
+			fail(api.CodeUnauthorized, "authenticate first: X-Api-Key on the upgrade or {\"op\":\"auth\",\"api_key\":...}", "")
+			return
+		}
+		if len(r.Channels) == 0 {
+			fail(api.CodeValidation, "channels is required", "")
+			return
+		}
+		chs := make([]channel, 0, len(r.Channels))
+		for _, name := range r.Channels {
+			ch, err := c.hub.parseChannel(name)
+			if err != nil {
+				fail("INVALID_CHANNEL", err.Error(), name)
+				return
+			}
+			if ch.private && !authed {
+				fail(api.CodeUnauthorized, "the "+name+" channel is private: authenticate with an API key first", name)
+				return
+			}
+			chs = append(chs, ch)
+		}
+		ack, _ := json.Marshal(ackMsg{Type: "ack", Op: r.Op, Channels: r.Channels, ID: r.ID})
+		if c.chans == nil {
+			c.chans = map[string]channel{}
+		}
+		hub := c.hub
+		if r.Op == "unsubscribe" {
+			for _, ch := range chs {
+				delete(c.chans, ch.name)
+			}
+			hub.do(func() { hub.unsubscribe(c, chs, ack) })
+			return
+		}
+		n := len(c.chans)
+		for _, ch := range chs {
+			if _, ok := c.chans[ch.name]; !ok {
+				n++
+			}
+		}
+		if n > s.cfg.MaxSubscriptions {
+			fail("TOO_MANY_SUBSCRIPTIONS", "at most "+strconv.Itoa(s.cfg.MaxSubscriptions)+" channels per connection", "")
+			return
+		}
+		for _, ch := range chs {
+			c.chans[ch.name] = ch
+		}
+		hub.do(func() { hub.subscribe(c, chs, ack) })
+	default:
+		fail("UNKNOWN_OP", "op must be auth, subscribe, unsubscribe or ping", "")
+	}
+}
+
+// authMessage checks an auth message's key off the poller, then replays the messages
+// held meanwhile.
+func (s *Server) authMessage(c *conn, r request) {
+	p, err := s.authKey(r.APIKey, c.info)
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	c.authing = false
+	if err == nil && len(c.chans) > 0 && s.cfg.Hubs[p.Environment] != c.hub {
+		err = api.Errorf(api.CodeValidation, "this connection streams the %s market: authenticate before subscribing to use a %s key",
+			c.hub.Env(), p.Environment)
+	}
+	if err != nil {
+		ae := api.From(err)
+		c.sendJSON(errorMsg{Type: "error", Code: ae.Code, Message: ae.Detail, ID: r.ID})
+		c.fail(ClosePolicyViolation, "authentication failed")
+		c.held = nil
+		return
+	}
+	c.principal, c.hub = p, s.cfg.Hubs[p.Environment]
+	c.setKey(r.APIKey)
+	c.sendJSON(ackMsg{Type: "ack", Op: "auth", ID: r.ID, MerchantID: p.MerchantID.String(), Environment: string(p.Environment)})
+	held := c.held
+	c.held = nil
+	for _, m := range held {
+		if c.authing {
+			c.held = append(c.held, m)
+			continue
+		}
+		s.handle(c, m)
+	}
+}
