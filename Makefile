@@ -6,6 +6,12 @@ GO ?= go
 BIN := bin
 export GOFLAGS ?= -buildvcs=false
 
+# The version and commit stamped into svcd and svc (`--version`, /health). Override on the
+# command line for a release build: make build VERSION=v1.2.3
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X svc/cmd/internal/cli.version=$(VERSION) -X svc/cmd/internal/cli.commit=$(COMMIT)
+
 # The database: yours if DATABASE_URL is set, else the private cluster (started on demand).
 DB_URL = $(if $(DATABASE_URL),$(DATABASE_URL),$(shell .ci/pg url))
 
@@ -15,7 +21,7 @@ all: build
 
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
 run: build
 	@url="$(DB_URL)"; test -n "$$url" || { echo "no database (see the messages above)"; exit 1; }; \

@@ -14,6 +14,7 @@ import (
 type healthBody struct {
 	Status  string `json:"status"`
 	Version string `json:"version"`
+	Commit  string `json:"commit"`
 }
 
 // AppendJSON encodes the body by hand (api.JSONAppender): /health is what load balancers
@@ -23,11 +24,13 @@ func (h healthBody) AppendJSON(b []byte) []byte {
 	b = api.AppendString(b, h.Status)
 	b = append(b, `,"version":`...)
 	b = api.AppendString(b, h.Version)
+	b = append(b, `,"commit":`...)
+	b = api.AppendString(b, h.Commit)
 	return append(b, '}')
 }
 
 func (s *Server) health(ctx *fasthttp.RequestCtx) {
-	api.OK(ctx, healthBody{Status: "ok", Version: s.cfg.Version})
+	api.OK(ctx, healthBody{Status: "ok", Version: s.cfg.Version, Commit: s.cfg.Commit})
 }
 
 // ready checks every dependency within two seconds; any failure is 503 NOT_READY naming it.
@@ -57,7 +60,7 @@ func (s *Server) openapiJSON(ctx *fasthttp.RequestCtx) {
 }
 
 func systemDocs() []openapi.Op {
-	health := openapi.Obj(map[string]openapi.Schema{"status": openapi.Str("ok"), "version": openapi.Str("")})
+	health := openapi.Obj(map[string]openapi.Schema{"status": openapi.Str("ok"), "version": openapi.Str("the build's version (git describe)"), "commit": openapi.Str("the build's commit")})
 	ready := openapi.Obj(map[string]openapi.Schema{"status": openapi.Str("ready"), "checks": openapi.Schema{"type": "object", "additionalProperties": openapi.Str("")}})
 	var ops []openapi.Op
 	for _, prefix := range []string{"", "/v1"} {

@@ -27,6 +27,7 @@ type Config struct {
 	IdleTimeout     time.Duration // keep-alive
 	AccessLog       bool          // one structured log line per request
 	Version         string        // reported by /health and the OpenAPI document
+	Commit          string        // the build's commit, reported by /health
 	ShutdownTimeout time.Duration // how long in-flight requests may take to drain
 	// RequestTimeout is the deadline of every request's context (api.Ctx): database
 	// queries, job inserts and provider calls still running then are cancelled and the

@@ -12,6 +12,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"svc/cmd/internal/cli"
 )
 
 // command is one operator command.
@@ -54,6 +56,10 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 		usage(stdout)
 		return nil
 	}
+	if args[0] == "version" || args[0] == "-version" || args[0] == "--version" {
+		fmt.Fprintln(stdout, cli.VersionLine("svc"))
+		return nil
+	}
 	for _, c := range commands() {
 		if c.name == args[0] {
 			return c.run(ctx, args[1:], env, stdout, stderr)
@@ -64,7 +70,7 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: svc COMMAND [flags]   (svc COMMAND -h for a command's flags)")
+	fmt.Fprintln(w, "usage: svc COMMAND [flags]   (svc COMMAND -h for a command's flags; svc --version)")
 	fmt.Fprintln(w, "\ncommands:")
 	cs := commands()
 	sort.Slice(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
@@ -79,7 +85,8 @@ func dbFlag(fs *flag.FlagSet, env func(string) string) *string {
 	if def == "" {
 		def = env("DATABASE_URL")
 	}
-	return fs.String("database-url", def, "PostgreSQL URL (SVC_DATABASE_URL or DATABASE_URL)")
+	fs.Var(cli.NewDSN(&def), "database-url", "PostgreSQL URL (SVC_DATABASE_URL or DATABASE_URL); shown with its password redacted")
+	return &def
 }
 
 func needDB(url string) error {

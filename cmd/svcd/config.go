@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"svc/cmd/internal/cli"
 	"svc/gateway/auth"
 	"svc/payments/webhooks"
 )
@@ -28,6 +29,7 @@ type config struct {
 	ShutdownTimeout time.Duration
 	PublicBaseURL   string
 	Demo            bool
+	ShowVersion     bool // --version: print the version and commit, then exit
 
 	WebhookSecretKey     string        // AES-256-GCM key of endpoint secrets (hex or base64, 32 bytes)
 	WebhookAllowInsecure bool          // http and loopback/private receivers (development, tests)
@@ -70,7 +72,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 
 	fs.StringVar(&c.Addr, "addr", env.str("addr", ":8080"), "HTTP listen address")
 	c.DatabaseURL = env.str("database-url", getenv("DATABASE_URL"))
-	fs.Var(dsnValue{&c.DatabaseURL}, "database-url", "PostgreSQL URL (also DATABASE_URL); shown with its password redacted")
+	fs.Var(cli.NewDSN(&c.DatabaseURL), "database-url", "PostgreSQL URL (also DATABASE_URL); shown with its password redacted")
 	fs.IntVar(&c.DBMaxConns, "db-max-conns", env.int("db-max-conns", 32), "largest number of PostgreSQL connections")
 	fs.BoolVar(&c.Migrate, "migrate", env.bool("migrate", true), "apply database migrations at start")
 	fs.StringVar(&c.LogLevel, "log-level", env.str("log-level", "info"), "debug, info, warn or error")
@@ -82,14 +84,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.BoolVar(&c.Demo, "demo", env.bool("demo", false), "seed a sandbox merchant with an API key and print the key")
 
 	c.WebhookSecretKey = env.str("webhook-secret-key", "")
-	fs.Var(secretValue{&c.WebhookSecretKey}, "webhook-secret-key", "32-byte key (64 hex chars or base64) encrypting webhook endpoint secrets; unset: a development key, and live endpoints are refused")
+	fs.Var(cli.NewSecret(&c.WebhookSecretKey), "webhook-secret-key", "32-byte key (64 hex chars or base64) encrypting webhook endpoint secrets; unset: a development key, and live endpoints are refused")
 	fs.BoolVar(&c.WebhookAllowInsecure, "webhook-allow-insecure", env.bool("webhook-allow-insecure", false), "allow http webhook URLs and loopback/private receivers (local development and tests only)")
 	fs.DurationVar(&c.WebhookRetryBase, "webhook-retry-base", env.duration("webhook-retry-base", 5*time.Second), "first webhook retry wait; later waits scale from it (5s gives 5s, 5m, 30m, 2h, 5h, 10h, 10h, 14h, 20h, 24h)")
 	fs.StringVar(&c.WebhookCAFile, "webhook-ca-file", env.str("webhook-ca-file", ""), "PEM file of extra certificate authorities trusted for webhook receivers")
 	fs.IntVar(&c.WebhookWorkers, "webhook-workers", env.int("webhook-workers", 50), "webhook deliveries in flight at once")
 
 	c.JWTSecret = env.str("jwt-secret", "")
-	fs.Var(secretValue{&c.JWTSecret}, "jwt-secret", "secret (32+ bytes) signing access tokens; empty: a random one per start (tokens die on restart; not for live use)")
+	fs.Var(cli.NewSecret(&c.JWTSecret), "jwt-secret", "secret (32+ bytes) signing access tokens; empty: a random one per start (tokens die on restart; not for live use)")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", env.str("trusted-proxies", ""), "comma-separated CIDRs whose X-Forwarded-For is believed")
 	fs.IntVar(&c.RateLimitDefault, "rate-limit-default", env.int("rate-limit-default", 100), "requests per minute per merchant unless the merchant has its own")
 	fs.IntVar(&c.AuthRateLimit, "auth-rate-limit", env.int("auth-rate-limit", 10), "requests per minute per client address on /v1/auth")
@@ -97,7 +99,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.SMTPFrom, "smtp-from", env.str("smtp-from", "no-reply@localhost"), "sender address of the service's mail")
 	fs.StringVar(&c.SMTPUsername, "smtp-username", env.str("smtp-username", ""), "SMTP PLAIN auth user (optional)")
 	c.SMTPPassword = env.str("smtp-password", "")
-	fs.Var(secretValue{&c.SMTPPassword}, "smtp-password", "SMTP PLAIN auth password (prefer SVC_SMTP_PASSWORD)")
+	fs.Var(cli.NewSecret(&c.SMTPPassword), "smtp-password", "SMTP PLAIN auth password (prefer SVC_SMTP_PASSWORD)")
 	fs.BoolVar(&c.MailLogBody, "mail-log-body", env.bool("mail-log-body", false), "without SMTP, also write mail bodies (one-time codes) to the log; on with --demo")
 
 	fs.StringVar(&c.Journal, "journal", env.str("journal", "file"), "where the engine's events are made durable: file or kafka")
@@ -109,9 +111,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.SandboxBankCode, "sandbox-bank-code", env.str("sandbox-bank-code", "999"), "3-digit bank code of sandbox NGN virtual accounts (their NUBAN check digit uses it)")
 	fs.StringVar(&c.SandboxBankName, "sandbox-bank-name", env.str("sandbox-bank-name", "Svc Sandbox Bank"), "bank name shown on sandbox NGN virtual accounts")
 	c.MoneyIn.flags(fs, &env)
+	fs.BoolVar(&c.ShowVersion, "version", false, "print the version and commit of this build, then exit")
 
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if c.ShowVersion {
+		return c, nil
 	}
 	if env.err != nil {
 		return c, env.err

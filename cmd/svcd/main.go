@@ -17,12 +17,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"svc/cmd/internal/cli"
 	"svc/gateway"
 	"svc/gateway/auth"
 	"svc/persistence/postgres"
 )
 
-var version = "dev"
+// version is the build's version (Makefile ldflags), e.g. in the webhook User-Agent.
+var version = cli.Version()
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -42,6 +44,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		return err
+	}
+	if cfg.ShowVersion {
+		fmt.Fprintln(stdout, cli.VersionLine("svcd"))
+		return nil
 	}
 	log := newLogger(cfg, stdout)
 
@@ -114,6 +120,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	gcfg.BodyLimit = cfg.BodyLimit
 	gcfg.AccessLog = cfg.AccessLog
 	gcfg.Version = version
+	gcfg.Commit = cli.Commit()
 	gcfg.ShutdownTimeout = cfg.ShutdownTimeout
 	srv, err := gateway.New(gcfg, gateway.Deps{
 		Logger:   log,
@@ -140,7 +147,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.ListenAndServe() }()
-	log.Info("svcd listening", "addr", cfg.Addr, "version", version)
+	log.Info("svcd listening", "addr", cfg.Addr, "version", version, "commit", cli.Commit())
 
 	select {
 	case err := <-serveErr:

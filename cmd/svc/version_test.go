@@ -1,0 +1,41 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"svc/cmd/internal/cli"
+)
+
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"--version", "-version", "version"} {
+		var out bytes.Buffer
+		if err := run(context.Background(), []string{arg}, func(string) string { return "" }, &out, &out); err != nil {
+			t.Fatal(err)
+		}
+		if want := "svc " + cli.Version() + " (commit " + cli.Commit(); !strings.HasPrefix(out.String(), want) {
+			t.Fatalf("%s printed %q, want %q...", arg, out.String(), want)
+		}
+	}
+}
+
+func TestDatabaseURLPasswordNeverPrinted(t *testing.T) {
+	env := func(k string) string {
+		if k == "DATABASE_URL" {
+			return "postgres://svc:db-password-value@db.example/svc"
+		}
+		return ""
+	}
+	for _, args := range [][]string{{"ledger", "verify", "-h"}, {"mail", "outbox", "--nope"}, {"migrate", "-h"}} {
+		var out bytes.Buffer
+		_ = run(context.Background(), args, env, &out, &out)
+		if strings.Contains(out.String(), "db-password-value") {
+			t.Errorf("svc %v printed the database password:\n%s", args, out.String())
+		}
+		if !strings.Contains(out.String(), "postgres://svc:REDACTED@db.example/svc") {
+			t.Errorf("svc %v: want the URL shown redacted:\n%s", args, out.String())
+		}
+	}
+}
