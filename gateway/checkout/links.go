@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
+	"svc/gateway/auth"
 	gi "svc/gateway/invoices"
 	gp "svc/gateway/products"
 	pc "svc/payments/checkout"
@@ -18,11 +19,17 @@ import (
 
 // Routes is the RouteSet of /v1/checkout-links and the hosted pages.
 type Routes struct {
-	svc *pc.Service
+	svc     *pc.Service
+	limiter *auth.Limiter
+	limits  PayLimits
 }
 
-// New returns the routes over svc.
-func New(svc *pc.Service) *Routes { return &Routes{svc: svc} }
+// New returns the routes over svc, the hosted pages limited per client address by
+// DefaultPayLimits (see WithPayLimits).
+func New(svc *pc.Service) *Routes {
+	rs := &Routes{svc: svc, limiter: auth.NewLimiter(nil)}
+	return rs.WithPayLimits(DefaultPayLimits())
+}
 
 // Register adds the API routes behind protect and the public hosted-page routes.
 func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandler) fasthttp.RequestHandler) {
@@ -32,10 +39,10 @@ func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandle
 	r.PATCH("/v1/checkout-links/{id}", protect(rs.update))
 	r.DELETE("/v1/checkout-links/{id}", protect(rs.delete))
 
-	r.GET("/pay/{slug}", rs.page)
-	r.POST("/pay/{slug}/transfer", rs.transfer)
-	r.GET("/pay/{slug}/status", rs.status)
-	r.POST("/pay/{slug}/simulate", rs.simulate)
+	r.GET("/pay/{slug}", rs.limited(false, false, rs.page))
+	r.POST("/pay/{slug}/transfer", rs.limited(true, false, rs.transfer))
+	r.GET("/pay/{slug}/status", rs.limited(false, true, rs.status))
+	r.POST("/pay/{slug}/simulate", rs.limited(true, false, rs.simulate))
 	r.GET("/checkout-assets/{file}", rs.asset)
 }
 
@@ -95,7 +102,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := gp.Context()
+	c, cancel := gp.Context(ctx)
 	defer cancel()
 	l, err := rs.svc.Create(c, t, pc.CreateInput{Title: b.Title, Description: b.Description, Type: b.Type, Slug: b.Slug,
 		Currency: b.Currency, RedirectURL: b.RedirectURL, SuccessMessage: b.SuccessMessage, Amount: gp.NumText(b.Amount),
@@ -121,7 +128,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, api.Invalid("status", "must be one of [active inactive]"))
 		return
 	}
-	c, cancel := gp.Context()
+	c, cancel := gp.Context(ctx)
 	defer cancel()
 	items, total, err := rs.svc.List(c, t, pc.Filter{Status: status, Page: pg.Page, Limit: pg.Limit})
 	if err != nil {
@@ -136,7 +143,7 @@ func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	c, cancel := gp.Context()
+	c, cancel := gp.Context(ctx)
 	defer cancel()
 	l, err := rs.svc.Get(c, t, id)
 	if err != nil {
@@ -176,7 +183,7 @@ func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := gp.Context()
+	c, cancel := gp.Context(ctx)
 	defer cancel()
 	l, err := rs.svc.Update(c, t, id, pc.UpdateInput{Title: b.Title, Description: b.Description, RedirectURL: b.RedirectURL,
 		SuccessMessage: b.SuccessMessage, Status: b.Status})
@@ -192,7 +199,7 @@ func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	c, cancel := gp.Context()
+	c, cancel := gp.Context(ctx)
 	defer cancel()
 	if err := rs.svc.Delete(c, t, id); err != nil {
 		gp.Fail(ctx, err)

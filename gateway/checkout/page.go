@@ -97,6 +97,11 @@ func (rs *Routes) errorPage(ctx *fasthttp.RequestCtx, err error) {
 	case errors.Is(err, pc.ErrNotFound) || errors.Is(err, pc.ErrPaymentNotFound):
 		d.Status, d.Heading, d.Message = http.StatusNotFound, "Payment link not found",
 			"There is no payment page at this address. Check the link you were given."
+	case api.Unavailable(err) != nil:
+		d.Status, d.Heading, d.Message = http.StatusServiceUnavailable, "Temporarily unavailable",
+			"This payment page cannot be loaded right now. Please try again in a moment."
+		ctx.Response.Header.Set("Retry-After", "2")
+		slog.Warn("checkout page: dependency unavailable", "error", err)
 	default:
 		slog.Error("checkout page", "error", err)
 	}
@@ -108,8 +113,8 @@ func slugOf(ctx *fasthttp.RequestCtx) string {
 	return s
 }
 
-func pageContext() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), 20*time.Second)
+func pageContext(ctx *fasthttp.RequestCtx) (context.Context, context.CancelFunc) {
+	return context.WithCancel(api.Ctx(ctx))
 }
 
 func refusalText(err error) string {
@@ -130,7 +135,7 @@ func refusalText(err error) string {
 
 // page renders GET /pay/{slug}[?payment=id].
 func (rs *Routes) page(ctx *fasthttp.RequestCtx) {
-	c, cancel := pageContext()
+	c, cancel := pageContext(ctx)
 	defer cancel()
 	slug := slugOf(ctx)
 	v, err := rs.svc.Page(c, slug)
@@ -139,7 +144,7 @@ func (rs *Routes) page(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	d := pageData{Status: http.StatusOK, Slug: slug, Sandbox: v.Link.Tenant.Environment == "sandbox", Merchant: v.Merchant,
-		Link: v.Link, Invoice: v.Invoice, Lines: v.Lines, Notice: string(ctx.QueryArgs().Peek("notice"))}
+		Link: v.Link, Invoice: v.Invoice, Lines: v.Lines, Notice: noticeText(ctx.QueryArgs().Peek("notice"))}
 	if raw := ctx.QueryArgs().Peek("payment"); len(raw) > 0 {
 		if id, err := uuid.ParseBytes(raw); err == nil {
 			p, _, err := rs.svc.Payment(c, slug, id)
@@ -162,13 +167,13 @@ func (rs *Routes) page(ctx *fasthttp.RequestCtx) {
 
 // transfer handles POST /pay/{slug}/transfer: a new payment attempt, then back to the page.
 func (rs *Routes) transfer(ctx *fasthttp.RequestCtx) {
-	c, cancel := pageContext()
+	c, cancel := pageContext(ctx)
 	defer cancel()
 	slug := slugOf(ctx)
 	p, err := rs.svc.StartPayment(c, slug)
 	if err != nil {
 		if msg, ok := refusedWith(err); ok {
-			ctx.Redirect("/pay/"+slug+"?notice="+urlQuery(msg), http.StatusSeeOther)
+			ctx.Redirect("/pay/"+slug+"?notice="+msg, http.StatusSeeOther)
 			return
 		}
 		rs.errorPage(ctx, err)
@@ -179,7 +184,7 @@ func (rs *Routes) transfer(ctx *fasthttp.RequestCtx) {
 
 // simulate handles POST /pay/{slug}/simulate (sandbox): the sandbox deposit.
 func (rs *Routes) simulate(ctx *fasthttp.RequestCtx) {
-	c, cancel := pageContext()
+	c, cancel := pageContext(ctx)
 	defer cancel()
 	slug := slugOf(ctx)
 	id, err := uuid.ParseBytes(ctx.PostArgs().Peek("payment"))
@@ -190,7 +195,7 @@ func (rs *Routes) simulate(ctx *fasthttp.RequestCtx) {
 	back := "/pay/" + slug + "?payment=" + id.String()
 	if err := rs.svc.SimulateTransfer(c, slug, id); err != nil {
 		if msg, ok := refusedWith(err); ok {
-			ctx.Redirect(back+"&notice="+urlQuery(msg), http.StatusSeeOther)
+			ctx.Redirect(back+"&notice="+msg, http.StatusSeeOther)
 			return
 		}
 		rs.errorPage(ctx, err)
@@ -209,7 +214,7 @@ type statusJSON struct {
 
 // status answers GET /pay/{slug}/status?payment=id for the page's poll.
 func (rs *Routes) status(ctx *fasthttp.RequestCtx) {
-	c, cancel := pageContext()
+	c, cancel := pageContext(ctx)
 	defer cancel()
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	id, err := uuid.ParseBytes(ctx.QueryArgs().Peek("payment"))
@@ -240,22 +245,55 @@ func (rs *Routes) status(ctx *fasthttp.RequestCtx) {
 	api.OK(ctx, out)
 }
 
-// refusedWith reports a business refusal (any coded error but not-found) and its sentence.
+// Notices are the refusals the hosted page can show after a redirect. The redirect carries
+// only the code (?notice=link_inactive), and the page shows the sentence of a known code, so
+// nobody can make the page display text of their choosing; an unknown code shows nothing.
+var notices = []struct {
+	code, text string
+	err        error
+}{
+	{"link_inactive", "This payment link is not accepting payments at the moment.", pc.ErrLinkInactive},
+	{"invoice_paid", "This invoice has already been paid. Thank you!", pi.ErrPaid},
+	{"not_payable", "This invoice is not open for payment.", pc.ErrNotPayable},
+	{"payment_closed", "This payment is no longer waiting for a transfer. Start a new one.", pc.ErrPaymentClosed},
+	{"out_of_stock", "Sorry, an item on this page is out of stock, so it cannot be paid for now.", pp.ErrOutOfStock},
+	{"product_inactive", "Sorry, an item on this page is no longer sold.", pp.ErrInactive},
+	{"too_many_attempts", "Too many payments are open on this link. Try again in a few minutes.", pc.ErrTooManyAttempts},
+	{"sandbox_only", "Transfers can only be simulated on sandbox links.", pc.ErrSandboxOnly},
+	{"unavailable", "Bank transfer payments are not available right now. Try again later.", pc.ErrUnavailable},
+	{"refused", "This link cannot take a payment right now.", nil},
+}
+
+// noticeText is the sentence of a notice code; empty for a code the page does not know.
+func noticeText(code []byte) string {
+	for _, n := range notices {
+		if n.code == string(code) {
+			return n.text
+		}
+	}
+	return ""
+}
+
+// refusedWith reports a business refusal (any coded error but not-found, internal or
+// unavailable) and the notice code the page shows it with.
 func refusedWith(err error) (string, bool) {
 	var c interface {
 		error
 		APICode() string
 	}
-	if errors.As(err, &c) && c.APICode() != "NOT_FOUND" && c.APICode() != "INTERNAL_ERROR" {
-		return c.Error(), true
+	if !errors.As(err, &c) || api.Unavailable(err) != nil {
+		return "", false
 	}
-	return "", false
-}
-
-func urlQuery(s string) string {
-	var a fasthttp.Args
-	a.Set("x", s)
-	return strings.TrimPrefix(a.String(), "x=")
+	switch c.APICode() {
+	case "NOT_FOUND", "INTERNAL_ERROR":
+		return "", false
+	}
+	for _, n := range notices {
+		if n.err != nil && errors.Is(err, n.err) {
+			return n.code, true
+		}
+	}
+	return "refused", true
 }
 
 // asset serves the embedded stylesheet and script.

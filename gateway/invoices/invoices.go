@@ -163,7 +163,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := gp.Context()
+	c, cancel := gp.Context(ctx)
 	defer cancel()
 	inv, err := rs.svc.Create(c, t, pi.CreateInput{Title: b.Title, CustomerName: b.CustomerName, CustomerEmail: b.CustomerEmail,
 		CustomerID: b.CustomerID, Currency: b.Currency, IssueDate: b.IssueDate, DueDate: b.DueDate, Notes: b.Notes,
@@ -189,7 +189,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, api.Invalid("status", "must be one of [draft pending paid overdue canceled]"))
 		return
 	}
-	c, cancel := gp.Context()
+	c, cancel := gp.Context(ctx)
 	defer cancel()
 	items, total, err := rs.svc.List(c, t, pi.Filter{Status: status, Search: string(ctx.QueryArgs().Peek("search")), Page: pg.Page, Limit: pg.Limit})
 	if err != nil {
@@ -204,7 +204,7 @@ func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	c, cancel := gp.Context()
+	c, cancel := gp.Context(ctx)
 	defer cancel()
 	inv, err := rs.svc.Get(c, t, id)
 	if err != nil {
@@ -235,7 +235,7 @@ func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := gp.Context()
+	c, cancel := gp.Context(ctx)
 	defer cancel()
 	inv, err := rs.svc.Update(c, t, id, pi.UpdateInput(b))
 	if err != nil {
@@ -250,7 +250,7 @@ func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	c, cancel := gp.Context()
+	c, cancel := gp.Context(ctx)
 	defer cancel()
 	if err := rs.svc.Delete(c, t, id); err != nil {
 		gp.Fail(ctx, err)
@@ -264,7 +264,7 @@ func (rs *Routes) send(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	c, cancel := gp.Context()
+	c, cancel := gp.Context(ctx)
 	defer cancel()
 	inv, err := rs.svc.Send(c, t, id)
 	if err != nil {
@@ -284,7 +284,7 @@ func (rs *Routes) addLine(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := gp.Context()
+	c, cancel := gp.Context(ctx)
 	defer cancel()
 	l, err := rs.svc.AddLine(c, t, id, b.Input())
 	if err != nil {
@@ -308,7 +308,7 @@ func (rs *Routes) removeLine(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	c, cancel := gp.Context()
+	c, cancel := gp.Context(ctx)
 	defer cancel()
 	inv, err := rs.svc.RemoveLine(c, t, id, lineID)
 	if err != nil {

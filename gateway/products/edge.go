@@ -16,12 +16,10 @@ import (
 // The helpers below are shared by the commerce resources (products, invoices, checkout
 // links): tenant of the request, error mapping, amounts as JSON numbers, times.
 
-// RequestTimeout bounds the database work of one request.
-const RequestTimeout = 30 * time.Second
-
-// Context returns a context for a request's database work.
-func Context() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), RequestTimeout)
+// Context returns a context for a request's database work: the request's own (api.Ctx),
+// bounded by the server's request deadline and cancelled when the handler returns.
+func Context(ctx *fasthttp.RequestCtx) (context.Context, context.CancelFunc) {
+	return context.WithCancel(api.Ctx(ctx))
 }
 
 // Tenant returns the caller's tenant, or answers 401 and false.

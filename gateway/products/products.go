@@ -89,7 +89,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 	if b.Price != nil {
 		in.Price = b.Price.String()
 	}
-	c, cancel := Context()
+	c, cancel := Context(ctx)
 	defer cancel()
 	p, err := rs.svc.Create(c, t, in)
 	if err != nil {
@@ -113,7 +113,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, api.Invalid("status", "must be one of [active inactive archived]"))
 		return
 	}
-	c, cancel := Context()
+	c, cancel := Context(ctx)
 	defer cancel()
 	items, total, err := rs.svc.List(c, t, pp.Filter{Status: status, Search: string(ctx.QueryArgs().Peek("search")), Page: pg.Page, Limit: pg.Limit})
 	if err != nil {
@@ -128,7 +128,7 @@ func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	c, cancel := Context()
+	c, cancel := Context(ctx)
 	defer cancel()
 	p, err := rs.svc.Get(c, t, id)
 	if err != nil {
@@ -163,7 +163,7 @@ func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := Context()
+	c, cancel := Context(ctx)
 	defer cancel()
 	p, err := rs.svc.Update(c, t, id, pp.UpdateInput(b))
 	if err != nil {
@@ -178,7 +178,7 @@ func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	c, cancel := Context()
+	c, cancel := Context(ctx)
 	defer cancel()
 	if err := rs.svc.Delete(c, t, id); err != nil {
 		Fail(ctx, err)
