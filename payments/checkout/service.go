@@ -120,7 +120,8 @@ func checkURL(p *products.Problems, field string, v *string) {
 // The slug is generated from the title when omitted.
 //
 // Errors: *products.ValidationError, ErrSlugTaken, invoices.ErrPaid, ErrNotPayable,
-// products.ErrInactive.
+// products.ErrInactive, invoices.ErrNotFound or products.ErrNotFound (404) for an
+// invoice_id or product_id that is unknown or another tenant's.
 func (s *Service) Create(ctx context.Context, t Tenant, in CreateInput) (Link, error) {
 	var out Link
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
@@ -170,8 +171,8 @@ func (s *Service) create(ctx context.Context, tx pgx.Tx, t Tenant, in CreateInpu
 		}
 		inv, err := invoices.GetTx(ctx, tx, t, *in.InvoiceID, true)
 		if errors.Is(err, invoices.ErrNotFound) {
-			p.Add("invoice_id", "no such invoice")
-			return Link{}, p.Err()
+			// Unknown and another tenant's invoice alike: 404, as for any foreign id.
+			return Link{}, &products.Error{Code: invoices.ErrNotFound.Code, Message: fmt.Sprintf("invoice_id: invoice %s not found", *in.InvoiceID)}
 		}
 		if err != nil {
 			return Link{}, err

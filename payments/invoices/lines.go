@@ -81,7 +81,8 @@ func Total(lines []Line) (int64, error) {
 // (e.g. "line_items[2].").
 //
 // Errors: a *products.ValidationError (recorded in p, returned as nil error), or from the
-// catalog: products.ErrInactive (422 PRODUCT_INACTIVE); an unknown product is a field error.
+// catalog: products.ErrInactive (422 PRODUCT_INACTIVE), products.ErrNotFound (404) for an
+// unknown product or another tenant's.
 func BuildLine(ctx context.Context, q postgres.Querier, t Tenant, currency string, in LineInput, field string, p *products.Problems, now time.Time) (Line, error) {
 	l := Line{ID: uuid.Must(uuid.NewV7()), Description: in.Description, ProductID: in.ProductID, CreatedAt: now}
 	qtyOK := p.Check(in.Quantity != nil, field+"quantity", "is required") &&
@@ -94,7 +95,9 @@ func BuildLine(ctx context.Context, q postgres.Querier, t Tenant, currency strin
 		pr, err := products.ForLine(ctx, q, t, *in.ProductID)
 		switch {
 		case errors.Is(err, products.ErrNotFound):
-			p.Add(field+"product_id", "no such product")
+			// Unknown and another tenant's product alike: 404, as for any foreign id.
+			return Line{}, &products.Error{Code: products.ErrNotFound.Code,
+				Message: fmt.Sprintf("%sproduct_id: product %s not found", field, *in.ProductID)}
 		case err != nil:
 			return Line{}, err
 		case pr.Currency != currency:
