@@ -33,6 +33,14 @@ type Server struct {
 // throttled unless they mean to be.
 func New(t testing.TB, pool *pgxpool.Pool, routes ...gateway.RouteSet) *Server {
 	t.Helper()
+	cfg := gateway.DefaultConfig()
+	cfg.AccessLog = false
+	return NewWithConfig(t, pool, cfg, routes...)
+}
+
+// NewWithConfig is New with the server's configuration (e.g. a short request timeout).
+func NewWithConfig(t testing.TB, pool *pgxpool.Pool, cfg gateway.Config, routes ...gateway.RouteSet) *Server {
+	t.Helper()
 	authSvc, err := auth.New(pool, auth.Config{
 		JWTSecret:        []byte("gatewaytest-secret-gatewaytest-secret!"),
 		DefaultRateLimit: 100_000,
@@ -42,8 +50,6 @@ func New(t testing.TB, pool *pgxpool.Pool, routes ...gateway.RouteSet) *Server {
 		t.Fatal(err)
 	}
 	authSvc.Start()
-	cfg := gateway.DefaultConfig()
-	cfg.AccessLog = false
 	srv, err := gateway.New(cfg, gateway.Deps{Auth: authSvc, Routes: append([]gateway.RouteSet{authSvc.Routes()}, routes...)})
 	if err != nil {
 		t.Fatal(err)

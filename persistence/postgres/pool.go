@@ -24,7 +24,19 @@ var (
 	_ Querier = (pgx.Tx)(nil)
 )
 
+// ConnectTimeout bounds making one new connection (TCP connect, TLS and startup) when the
+// URL does not set connect_timeout: a server that accepts but does not answer must not hold
+// a caller, or a pool slot, for long.
+const ConnectTimeout = 5 * time.Second
+
 // Open connects a pool to url and checks the server answers within the context's deadline.
+//
+// The pool has no acquire timeout of its own (pgxpool has no such setting): every
+// acquire, query and transaction runs under its caller's context, and the gateway gives each
+// request a deadline (gateway/api.Ctx), so a stalled server makes callers fail at their
+// deadline instead of queueing without bound. New connections are bounded by
+// ConnectTimeout; broken ones are dropped by pgx and replaced on demand, so service resumes
+// by itself when the server answers again.
 func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -32,6 +44,9 @@ func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error
 	}
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = ConnectTimeout
 	}
 	cfg.MaxConnIdleTime = 5 * time.Minute
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
