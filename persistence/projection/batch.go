@@ -88,6 +88,10 @@ func (b *batch) add(off uint64, e *engine.Event) {
 	}
 }
 
+// rows is how many order and trade rows the batch writes: one per order it touches
+// (inserted with its final state, or updated) and two per trade.
+func (b *batch) rows() int { return len(b.newOrders) + len(b.updates) + len(b.trades) }
+
 func (b *batch) fill(id engine.OrderID, qty int64, at time.Time, off uint64) {
 	if row, ok := b.newOrders[id]; ok {
 		row.filled += qty
