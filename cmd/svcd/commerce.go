@@ -2,9 +2,13 @@ package main
 
 import (
 	"log/slog"
+	"net/netip"
+
+	"github.com/valyala/fasthttp"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"svc/gateway/auth"
 	gc "svc/gateway/checkout"
 	gi "svc/gateway/invoices"
 	gp "svc/gateway/products"
@@ -35,9 +39,20 @@ func newCommerce(cfg config, pool *pgxpool.Pool, bg *background) *commerce {
 	return &commerce{
 		products: gp.New(products.NewService(pool, nil)),
 		invoices: gi.New(inv),
-		checkout: gc.New(links),
-		links:    links,
+		checkout: gc.New(links).WithPayLimits(gc.PayLimits{ReadsPerMinute: cfg.PayReadLimit,
+			WritesPerMinute: cfg.PayWriteLimit, ClientIP: clientIP(cfg)}),
+		links: links,
 	}
+}
+
+// clientIP finds a request's client address as identity and access does (behind the
+// trusted proxies, from X-Forwarded-For); the configuration was validated at start.
+func clientIP(cfg config) func(*fasthttp.RequestCtx) netip.Addr {
+	c, err := auth.NewClientIP(splitList(cfg.TrustedProxies))
+	if err != nil {
+		return nil // the peer address
+	}
+	return c.Of
 }
 
 // commerceMail is where invoices are emailed from: SMTP when configured, else the outbox.

@@ -26,6 +26,9 @@ type config struct {
 	LogFormat       string
 	AccessLog       bool
 	BodyLimit       int
+	RequestTimeout  time.Duration
+	PayReadLimit    int
+	PayWriteLimit   int
 	ShutdownTimeout time.Duration
 	PublicBaseURL   string
 	Demo            bool
@@ -79,6 +82,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.LogFormat, "log-format", env.str("log-format", "json"), "json or text")
 	fs.BoolVar(&c.AccessLog, "access-log", env.bool("access-log", true), "log every request")
 	fs.IntVar(&c.BodyLimit, "body-limit", env.int("body-limit", 1<<20), "largest request body in bytes")
+	fs.DurationVar(&c.RequestTimeout, "request-timeout", env.duration("request-timeout", 10*time.Second), "deadline of every request: database, job queue and provider work still running then is cancelled and the request answers 503")
+	fs.IntVar(&c.PayReadLimit, "pay-read-limit", env.int("pay-read-limit", 120), "hosted checkout page views and status polls per minute per client address")
+	fs.IntVar(&c.PayWriteLimit, "pay-write-limit", env.int("pay-write-limit", 20), "hosted checkout payment attempts per minute per client address")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", env.duration("shutdown-timeout", 20*time.Second), "time in-flight requests get to finish on SIGTERM")
 	fs.StringVar(&c.PublicBaseURL, "public-base-url", env.str("public-base-url", "http://localhost:8080"), "address users reach the service at (hosted pages, links in mail)")
 	fs.BoolVar(&c.Demo, "demo", env.bool("demo", false), "seed a sandbox merchant with an API key and print the key")
@@ -160,6 +166,12 @@ func (c config) validate() error {
 	}
 	if c.BodyLimit < 1024 {
 		errs = append(errs, errors.New("-body-limit must be at least 1024 bytes"))
+	}
+	if c.RequestTimeout < 100*time.Millisecond {
+		errs = append(errs, errors.New("-request-timeout must be at least 100ms"))
+	}
+	if c.PayReadLimit < 1 || c.PayWriteLimit < 1 {
+		errs = append(errs, errors.New("-pay-read-limit and -pay-write-limit must be at least 1"))
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("-shutdown-timeout must be positive"))

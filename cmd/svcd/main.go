@@ -118,6 +118,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	gcfg := gateway.DefaultConfig()
 	gcfg.Addr = cfg.Addr
 	gcfg.BodyLimit = cfg.BodyLimit
+	gcfg.RequestTimeout = cfg.RequestTimeout
 	gcfg.AccessLog = cfg.AccessLog
 	gcfg.Version = version
 	gcfg.Commit = cli.Commit()

@@ -67,10 +67,11 @@ func TenantOf(ctx *fasthttp.RequestCtx) (onramps.Tenant, bool) {
 	return onramps.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true
 }
 
-// Context is a context for the services with a deadline and the request's idempotency
-// scope (if any), without tying it to the recycled RequestCtx.
+// Context is a context for the services: the request's (api.Ctx, so the server's request
+// deadline and cancellation apply), bounded further by d, with the request's idempotency
+// scope (if any).
 func Context(ctx *fasthttp.RequestCtx, d time.Duration) (context.Context, context.CancelFunc) {
-	c, cancel := context.WithTimeout(context.Background(), d)
+	c, cancel := context.WithTimeout(api.Ctx(ctx), d)
 	if s := idempotency.ScopeFrom(api.Ctx(ctx)); s != nil {
 		c = idempotency.WithScope(c, s)
 	}

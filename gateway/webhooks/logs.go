@@ -62,7 +62,7 @@ func (rs *Routes) logs(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	c, cancel := context.WithTimeout(api.Ctx(ctx), requestTimeout)
 	defer cancel()
 	entries, total, err := rs.svc.Logs(c, t, f)
 	if err != nil {

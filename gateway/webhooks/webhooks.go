@@ -119,7 +119,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	c, cancel := context.WithTimeout(api.Ctx(ctx), requestTimeout)
 	defer cancel()
 	e, err := rs.svc.Create(c, t, wh.CreateInput{URL: b.URL, Events: b.Events})
 	if err != nil {
@@ -134,7 +134,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	c, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	c, cancel := context.WithTimeout(api.Ctx(ctx), requestTimeout)
 	defer cancel()
 	eps, err := rs.svc.List(c, t)
 	if err != nil {
@@ -154,7 +154,7 @@ func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	c, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	c, cancel := context.WithTimeout(api.Ctx(ctx), requestTimeout)
 	defer cancel()
 	e, err := rs.svc.Get(c, t, id)
 	if err != nil {
@@ -180,7 +180,7 @@ func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	c, cancel := context.WithTimeout(api.Ctx(ctx), requestTimeout)
 	defer cancel()
 	e, err := rs.svc.Update(c, t, id, wh.UpdateInput{URL: b.URL, Events: b.Events, IsActive: b.IsActive})
 	if err != nil {
@@ -195,7 +195,7 @@ func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	c, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	c, cancel := context.WithTimeout(api.Ctx(ctx), requestTimeout)
 	defer cancel()
 	if err := rs.svc.Delete(c, t, id); err != nil {
 		api.Fail(ctx, err)
@@ -209,7 +209,7 @@ func (rs *Routes) rotate(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	c, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	c, cancel := context.WithTimeout(api.Ctx(ctx), requestTimeout)
 	defer cancel()
 	e, err := rs.svc.RotateSecret(c, t, id)
 	if err != nil {
@@ -244,7 +244,7 @@ func (rs *Routes) test(ctx *fasthttp.RequestCtx) {
 			return
 		}
 	}
-	c, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	c, cancel := context.WithTimeout(api.Ctx(ctx), requestTimeout)
 	defer cancel()
 	r, err := rs.svc.Test(c, t, id, b.Event)
 	if err != nil {
