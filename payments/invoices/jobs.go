@@ -53,7 +53,7 @@ func Register(workers *river.Workers, pool *pgxpool.Pool, sender mail.Sender, lo
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if err := river.AddWorkerSafely(workers, &MailWorker{pool: pool, sender: sender, log: log}); err != nil {
+	if err := river.AddWorkerSafely(workers, NewMailWorker(pool, sender, log)); err != nil {
 		return err
 	}
 	return river.AddWorkerSafely(workers, &OverdueWorker{pool: pool, now: now})
@@ -88,16 +88,33 @@ func MarkOverdue(ctx context.Context, pool *pgxpool.Pool, id uuid.UUID, now time
 type MailWorker struct {
 	river.WorkerDefaults[MailArgs]
 	pool   *pgxpool.Pool
-	sender mail.Sender
+	sender mail.Sender // the service's mail (SMTP when configured)
+	outbox mail.Sender // the mail_outbox table: sandbox mail to anyone but the merchant
 	log    *slog.Logger
 }
 
+// NewMailWorker returns the worker Register adds (tests run it directly).
+func NewMailWorker(pool *pgxpool.Pool, sender mail.Sender, log *slog.Logger) *MailWorker {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &MailWorker{pool: pool, sender: sender, outbox: &mail.Outbox{DB: pool, Log: log}, log: log}
+}
+
 // Work renders the invoice as it is now and sends it; an invoice deleted since is skipped.
+//
+// A sandbox invoice is mailed for real only to the merchant's own verified address: a test
+// key must not be a free way to send mail that looks like a real invoice to anyone (spam,
+// phishing under the service's name). Sandbox mail to any other address goes to the outbox
+// (svc mail outbox), where the merchant's developers can read it.
 func (w *MailWorker) Work(ctx context.Context, job *river.Job[MailArgs]) error {
 	var t Tenant
 	var business string
-	err := w.pool.QueryRow(ctx, `select i.merchant_id, i.environment, m.business_name from invoices i
-		join merchants m on m.id = i.merchant_id where i.id = $1`, job.Args.InvoiceID).Scan(&t.MerchantID, &t.Environment, &business)
+	var ownAddress *string
+	err := w.pool.QueryRow(ctx, `select i.merchant_id, i.environment, m.business_name,
+			case when m.email_verified_at is not null then m.email end
+		from invoices i join merchants m on m.id = i.merchant_id where i.id = $1`,
+		job.Args.InvoiceID).Scan(&t.MerchantID, &t.Environment, &business, &ownAddress)
 	if errors.Is(err, pgx.ErrNoRows) {
 		w.log.Info("invoice deleted before its mail was sent", "invoice_id", job.Args.InvoiceID)
 		return nil
@@ -109,7 +126,13 @@ func (w *MailWorker) Work(ctx context.Context, job *river.Job[MailArgs]) error {
 	if err != nil {
 		return err
 	}
-	return w.sender.Send(ctx, RenderMail(business, inv, job.Args.PayURL))
+	msg := RenderMail(business, inv, job.Args.PayURL)
+	if t.Environment != "live" && (ownAddress == nil || !strings.EqualFold(strings.TrimSpace(msg.To), *ownAddress)) {
+		w.log.Info("sandbox invoice mail kept in the outbox (only the merchant's own verified address gets sandbox mail)",
+			"invoice_id", inv.ID, "merchant_id", t.MerchantID)
+		return w.outbox.Send(ctx, msg)
+	}
+	return w.sender.Send(ctx, msg)
 }
 
 // RenderMail is the plain-text email of an invoice.
