@@ -39,4 +39,10 @@ var (
 	ErrIPNotWhitelisted    = newErr(api.CodeIPNotWhitelisted, "the request address is not on the merchant's IP whitelist")
 	ErrWhitelistRequired   = newErr(api.CodeIPWhitelistRequired, "the merchant requires an IP whitelist but none is configured; set one with PUT /v1/merchant/ip-whitelist")
 	ErrForbiddenEnv        = newErr(api.CodeForbidden, "an API key can only manage keys of its own environment")
+	// ErrLiveCredentialRequired refuses a sandbox key on a route that changes what the live
+	// environment shares (password, profile, merchant KYC, IP whitelist).
+	ErrLiveCredentialRequired = newErr(api.CodeLiveCredRequired, "a sandbox key cannot change merchant-wide settings (password, profile, KYC, IP whitelist); use a bearer token or a live key")
+	// ErrHashBusy: every password-hashing slot is taken and the queue is full (429 with
+	// Retry-After), so a login flood cannot pile up memory or goroutines.
+	ErrHashBusy = newErr(api.CodeRateLimited, "too many password checks in progress; retry in a second")
 )

@@ -1,7 +1,7 @@
 package auth
 
 import (
-	"strconv"
+	"errors"
 	"strings"
 
 	"github.com/valyala/fasthttp"
@@ -10,6 +10,14 @@ import (
 )
 
 const maxPassword = 1024 // argon2 input is bounded so a huge body cannot cost more
+
+// fail is api.Fail that adds Retry-After when the password hasher is full.
+func fail(ctx *fasthttp.RequestCtx, err error) {
+	if errors.Is(err, ErrHashBusy) {
+		ctx.Response.Header.Set("Retry-After", "1")
+	}
+	api.Fail(ctx, err)
+}
 
 func (s *Service) handleRegister(ctx *fasthttp.RequestCtx) {
 	var in struct {
@@ -20,7 +28,7 @@ func (s *Service) handleRegister(ctx *fasthttp.RequestCtx) {
 		LastName     string `json:"last_name"`
 	}
 	if err := api.Decode(ctx, &in); err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
 	in.Email = strings.TrimSpace(in.Email)
@@ -33,13 +41,13 @@ func (s *Service) handleRegister(ctx *fasthttp.RequestCtx) {
 	v.Length("first_name", strings.TrimSpace(in.FirstName), 1, 100)
 	v.Length("last_name", strings.TrimSpace(in.LastName), 1, 100)
 	if err := v.Err(); err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
 	m, err := s.Register(api.Ctx(ctx), RegisterInput{Email: in.Email, Password: in.Password, BusinessName: strings.TrimSpace(in.BusinessName),
 		FirstName: strings.TrimSpace(in.FirstName), LastName: strings.TrimSpace(in.LastName)})
 	if err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
 	api.Created(ctx, map[string]any{
@@ -71,18 +79,18 @@ func (in *emailCode) validate(v *api.Validator) {
 func (s *Service) handleVerifyEmail(ctx *fasthttp.RequestCtx) {
 	var in emailCode
 	if err := api.Decode(ctx, &in); err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
 	var v api.Validator
 	in.validate(&v)
 	if err := v.Err(); err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
 	m, err := s.VerifyEmail(api.Ctx(ctx), in.Email, in.OTP)
 	if err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
 	api.Message(ctx, map[string]any{"id": m.ID, "email": m.Email, "email_verified": true}, "email verified; you can log in")
@@ -94,7 +102,7 @@ func (s *Service) handleResendOTP(ctx *fasthttp.RequestCtx) {
 		Purpose string `json:"purpose"`
 	}
 	if err := api.Decode(ctx, &in); err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
 	in.Email = strings.TrimSpace(in.Email)
@@ -105,18 +113,14 @@ func (s *Service) handleResendOTP(ctx *fasthttp.RequestCtx) {
 	v.Required("email", in.Email)
 	v.OneOf("purpose", in.Purpose, PurposeVerifyEmail, PurposeResetPassword)
 	if err := v.Err(); err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
-	wait, err := s.ResendOTP(api.Ctx(ctx), in.Email, in.Purpose)
-	if err != nil {
-		if wait > 0 {
-			ctx.Response.Header.Set("Retry-After", strconv.Itoa(max(1, ceilSeconds(wait))))
-		}
-		api.Fail(ctx, err)
+	if err := s.ResendOTP(api.Ctx(ctx), in.Email, in.Purpose); err != nil {
+		fail(ctx, err)
 		return
 	}
-	api.Message(ctx, nil, "if the account exists, a new code was sent")
+	api.Message(ctx, nil, "if the account exists and needs a code, a new one was sent (at most one a minute)")
 }
 
 func (s *Service) handleLogin(ctx *fasthttp.RequestCtx) {
@@ -125,7 +129,7 @@ func (s *Service) handleLogin(ctx *fasthttp.RequestCtx) {
 		Password string `json:"password"`
 	}
 	if err := api.Decode(ctx, &in); err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
 	in.Email = strings.TrimSpace(in.Email)
@@ -135,12 +139,12 @@ func (s *Service) handleLogin(ctx *fasthttp.RequestCtx) {
 		v.Length("password", in.Password, 1, maxPassword)
 	}
 	if err := v.Err(); err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
 	t, m, err := s.Login(api.Ctx(ctx), in.Email, in.Password)
 	if err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
 	api.OK(ctx, loginAnswer{Tokens: t, Merchant: map[string]any{"id": m.ID, "email": m.Email, "business_name": m.BusinessName}})
@@ -163,7 +167,7 @@ func (s *Service) handleRefresh(ctx *fasthttp.RequestCtx) {
 	}
 	t, err := s.Refresh(api.Ctx(ctx), in.RefreshToken)
 	if err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
 	api.OK(ctx, t)
@@ -176,7 +180,7 @@ func (s *Service) handleLogout(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	if err := s.Logout(api.Ctx(ctx), in.RefreshToken); err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
 	api.Message(ctx, nil, "logged out; the session's refresh tokens are revoked")
@@ -187,18 +191,18 @@ func (s *Service) handleForgotPassword(ctx *fasthttp.RequestCtx) {
 		Email string `json:"email"`
 	}
 	if err := api.Decode(ctx, &in); err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
 	in.Email = strings.TrimSpace(in.Email)
 	var v api.Validator
 	v.Required("email", in.Email)
 	if err := v.Err(); err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
 	if err := s.ForgotPassword(api.Ctx(ctx), in.Email); err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
 	api.Message(ctx, nil, "if the account exists, a reset code was sent")
@@ -211,7 +215,7 @@ func (s *Service) handleResetPassword(ctx *fasthttp.RequestCtx) {
 		NewPassword string `json:"new_password"`
 	}
 	if err := api.Decode(ctx, &body); err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
 	in := emailCode{Email: body.Email, OTP: body.OTP}
@@ -219,11 +223,11 @@ func (s *Service) handleResetPassword(ctx *fasthttp.RequestCtx) {
 	in.validate(&v)
 	checkPassword(&v, "new_password", body.NewPassword)
 	if err := v.Err(); err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
 	if err := s.ResetPassword(api.Ctx(ctx), in.Email, in.OTP, body.NewPassword); err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
 	api.Message(ctx, nil, "password reset; every session was logged out")
@@ -233,7 +237,7 @@ func (s *Service) handleMe(ctx *fasthttp.RequestCtx) {
 	p, _ := api.PrincipalOf(ctx)
 	prof, err := s.Profile(api.Ctx(ctx), p.MerchantID, p.Environment)
 	if err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
 	api.OK(ctx, prof)
@@ -245,7 +249,7 @@ func (s *Service) handleChangePassword(ctx *fasthttp.RequestCtx) {
 		NewPassword     string `json:"new_password"`
 	}
 	if err := api.Decode(ctx, &in); err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
 	var v api.Validator
@@ -254,12 +258,12 @@ func (s *Service) handleChangePassword(ctx *fasthttp.RequestCtx) {
 	}
 	checkPassword(&v, "new_password", in.NewPassword)
 	if err := v.Err(); err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
 	p, _ := api.PrincipalOf(ctx)
 	if err := s.ChangePassword(api.Ctx(ctx), p.MerchantID, in.CurrentPassword, in.NewPassword); err != nil {
-		api.Fail(ctx, err)
+		fail(ctx, err)
 		return
 	}
 	api.Message(ctx, nil, "password changed; every session was logged out")

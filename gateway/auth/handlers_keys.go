@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -15,6 +16,7 @@ type keyJSON struct {
 	KeyPrefix   string          `json:"key_prefix"`
 	Environment api.Environment `json:"environment"`
 	IsActive    bool            `json:"is_active"`
+	Scopes      []string        `json:"scopes"`
 	LastUsedAt  *Time           `json:"last_used_at"`
 	CreatedAt   Time            `json:"created_at"`
 	Key         string          `json:"key,omitempty"` // creation answer only
@@ -22,13 +24,14 @@ type keyJSON struct {
 
 func toKeyJSON(k APIKey) keyJSON {
 	return keyJSON{ID: k.ID, Name: k.Name, KeyPrefix: k.KeyPrefix, Environment: k.Environment, IsActive: k.IsActive,
-		LastUsedAt: ptrTime(k.LastUsedAt), CreatedAt: Time(k.CreatedAt)}
+		Scopes: k.Scopes.Names(), LastUsedAt: ptrTime(k.LastUsedAt), CreatedAt: Time(k.CreatedAt)}
 }
 
 func (s *Service) handleCreateKey(ctx *fasthttp.RequestCtx) {
 	var in struct {
-		Name        string `json:"name"`
-		Environment string `json:"environment"`
+		Name        string   `json:"name"`
+		Environment string   `json:"environment"`
+		Scopes      []string `json:"scopes"`
 	}
 	if err := api.Decode(ctx, &in); err != nil {
 		api.Fail(ctx, err)
@@ -41,12 +44,23 @@ func (s *Service) handleCreateKey(ctx *fasthttp.RequestCtx) {
 	var v api.Validator
 	v.Length("name", in.Name, 1, 100)
 	v.OneOf("environment", in.Environment, string(api.Sandbox), string(api.Live))
+	scopes := AllScopes
+	if in.Scopes != nil {
+		sc, bad, ok := ParseScopes(in.Scopes)
+		switch {
+		case !ok:
+			v.Add("scopes", "unknown scope "+strconv.Quote(bad)+"; use "+strings.Join(ScopeNames(), ", "))
+		case sc == 0:
+			v.Add("scopes", "must name at least one scope (omit the field for all of them)")
+		}
+		scopes = sc
+	}
 	if err := v.Err(); err != nil {
 		api.Fail(ctx, err)
 		return
 	}
 	p, _ := api.PrincipalOf(ctx)
-	k, err := s.CreateAPIKey(api.Ctx(ctx), p, in.Name, api.Environment(in.Environment))
+	k, err := s.CreateAPIKey(api.Ctx(ctx), p, in.Name, api.Environment(in.Environment), scopes)
 	if err != nil {
 		api.Fail(ctx, err)
 		return

@@ -74,6 +74,27 @@ func (pingRoutes) Docs() []openapi.Op {
 	return []openapi.Op{{Method: "GET", Path: "/v1/test/ping", Summary: "test"}}
 }
 
+// probeRoutes serve real paths of other packages (stubs answering 200) so scope tests can
+// reach routes of each scope through the real middleware.
+type probeRoutes struct{}
+
+var probes = []struct{ method, path string }{
+	{"GET", "/v1/trading/orders"}, {"POST", "/v1/trading/orders"}, {"POST", "/v1/payments/withdrawals"}, {"POST", "/v1/customers"},
+}
+
+func (probeRoutes) Register(r *router.Router, protect func(fasthttp.RequestHandler) fasthttp.RequestHandler) {
+	for _, p := range probes {
+		r.Handle(p.method, p.path, protect(func(ctx *fasthttp.RequestCtx) { api.OK(ctx, map[string]any{"probe": true}) }))
+	}
+}
+func (probeRoutes) Docs() []openapi.Op {
+	var out []openapi.Op
+	for _, p := range probes {
+		out = append(out, openapi.Op{Method: p.method, Path: p.path, Summary: "probe"})
+	}
+	return out
+}
+
 func newEnv(t *testing.T, mod ...func(*auth.Config)) *env {
 	t.Helper()
 	pool, url := pgtest.New(t)
@@ -101,7 +122,7 @@ func newEnvOn(t *testing.T, pool *pgxpool.Pool, url string, mod ...func(*auth.Co
 	}
 	e.svc = svc
 	gcfg := gateway.DefaultConfig()
-	srv, err := gateway.New(gcfg, gateway.Deps{Logger: log, Auth: svc, Routes: []gateway.RouteSet{svc.Routes(), pingRoutes{}}})
+	srv, err := gateway.New(gcfg, gateway.Deps{Logger: log, Auth: svc, Routes: []gateway.RouteSet{svc.Routes(), pingRoutes{}, probeRoutes{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,3 +239,13 @@ func (e *env) login(email, pw string) (access, refresh string) {
 
 func bearer(tok string) string { return "Authorization: Bearer " + tok }
 func apiKey(k string) string   { return "X-Api-Key: " + k }
+
+// mails counts the mail kept in the outbox for email.
+func (e *env) mails(email string) int {
+	e.t.Helper()
+	ms, err := mail.ListOutbox(context.Background(), e.pool, email, 100)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return len(ms)
+}

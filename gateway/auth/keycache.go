@@ -38,6 +38,10 @@ type Cache struct {
 	keyHashes map[uuid.UUID][sha256.Size]byte
 	merchants map[uuid.UUID]merchantSettings
 	pending   map[uuid.UUID]int64 // last uses of evicted keys not yet written
+	// misses remembers hashes no key has (until the unix-nanosecond expiry), so a client
+	// repeating an unknown key costs no query. A new key cannot be among them: its hash is
+	// unknown to anyone before it is made.
+	misses map[[sha256.Size]byte]int64
 
 	ready     chan struct{}
 	readyOnce sync.Once
@@ -68,6 +72,7 @@ func NewCache(pool *pgxpool.Pool, log *slog.Logger, now func() time.Time, flushE
 		keyHashes: map[uuid.UUID][sha256.Size]byte{},
 		merchants: map[uuid.UUID]merchantSettings{},
 		pending:   map[uuid.UUID]int64{},
+		misses:    map[[sha256.Size]byte]int64{},
 		ready:     make(chan struct{}),
 	}
 }
@@ -98,8 +103,30 @@ func (c *Cache) Stop() {
 // Ready is closed once the listener has subscribed for the first time.
 func (c *Cache) Ready() <-chan struct{} { return c.ready }
 
+// Bounds of the unknown-key memory.
+const (
+	missTTL = 10 * time.Second
+	maxMiss = 1 << 16
+)
+
+// cached answers from memory alone: (entry, true) for a cached key, (nil, true) for a hash
+// recently looked up and not found, (nil, false) when only the database can tell.
+func (c *Cache) cached(h [sha256.Size]byte) (*keyEntry, bool) {
+	c.mu.RLock()
+	e, hit := c.keys[h]
+	exp, miss := c.misses[h]
+	c.mu.RUnlock()
+	if hit {
+		return e, true
+	}
+	if miss && c.now().UnixNano() < exp {
+		return nil, true
+	}
+	return nil, false
+}
+
 // key returns the record for a key hash, loading it on a miss. ok is false when no such
-// key exists.
+// key exists (remembered for missTTL).
 func (c *Cache) key(ctx context.Context, hash []byte) (*keyEntry, bool, error) {
 	var h [sha256.Size]byte
 	copy(h[:], hash)
@@ -112,12 +139,22 @@ func (c *Cache) key(ctx context.Context, hash []byte) (*keyEntry, bool, error) {
 	}
 	rec, err := keyByHash(ctx, c.pool, hash)
 	if errors.Is(err, pgx.ErrNoRows) {
+		c.mu.Lock()
+		if len(c.misses) >= maxMiss {
+			clear(c.misses)
+		}
+		c.misses[h] = c.now().Add(missTTL).UnixNano()
+		c.mu.Unlock()
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
 	e = &keyEntry{rec: rec}
+	if rec.LastUsed != nil {
+		e.lastUsed.Store(rec.LastUsed.UnixNano())
+		e.flushed.Store(rec.LastUsed.UnixNano())
+	}
 	if listening {
 		c.mu.Lock()
 		if c.gen == gen && c.listening {
@@ -159,21 +196,27 @@ func (c *Cache) settings(ctx context.Context, id uuid.UUID) (merchantSettings, b
 	return s, true, nil
 }
 
-// touch records a use of a key, at most once a second per key (the batch keeps the latest).
+// lastUsedEvery is the resolution of last_used_at: a key's use is recorded at most once
+// per interval, so the flusher writes each key at most once a minute however busy it is.
+const lastUsedEvery = time.Minute
+
+// touch records a use of a key in memory, at most once per lastUsedEvery per key; the
+// flusher writes the batch (never a query on the request path). A loaded entry starts
+// from the stored last_used_at, so a reload (or an uncached entry while the listener is
+// down) does not write more often either.
 func (c *Cache) touch(e *keyEntry, now time.Time) {
 	n := now.UnixNano()
-	if n-e.lastUsed.Load() >= int64(time.Second) {
-		e.lastUsed.Store(n)
-		if e.rec.ID != uuid.Nil {
-			c.mu.RLock()
-			_, cached := c.keyHashes[e.rec.ID]
-			c.mu.RUnlock()
-			if !cached { // an uncached entry (listener down): keep the use in pending
-				c.mu.Lock()
-				c.pending[e.rec.ID] = max(c.pending[e.rec.ID], n)
-				c.mu.Unlock()
-			}
-		}
+	if n-e.lastUsed.Load() < int64(lastUsedEvery) {
+		return
+	}
+	e.lastUsed.Store(n)
+	c.mu.RLock()
+	_, cached := c.keyHashes[e.rec.ID]
+	c.mu.RUnlock()
+	if !cached { // an uncached entry (listener down): keep the use in pending
+		c.mu.Lock()
+		c.pending[e.rec.ID] = max(c.pending[e.rec.ID], n)
+		c.mu.Unlock()
 	}
 }
 

@@ -3,6 +3,7 @@ package auth
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"net/netip"
 
 	"github.com/google/uuid"
@@ -12,15 +13,28 @@ import (
 )
 
 // Authenticate is the middleware of every protected route (gateway.Authenticator): it
-// identifies the caller by X-Api-Key or Authorization: Bearer, refuses suspended
-// merchants, applies the merchant's rate limit (headers on every answer) and IP whitelist.
-// A failed identification spends a token of the client address's bucket, so keys and
-// tokens cannot be guessed at speed.
+// identifies the caller by X-Api-Key or Authorization: Bearer, refuses suspended merchants,
+// applies the IP whitelist and the route's scope (scopes.go), and only then spends a token
+// of the (merchant, environment) rate limit, so a refused request costs the merchant
+// nothing (headers on every answer that reached the bucket).
+//
+// A failed identification spends a token of the client address's failure bucket (IPv6 by
+// /64), so keys and tokens cannot be guessed at speed; while that bucket is empty, a key
+// that is not already in memory is refused before it is looked up, so a throttled client
+// costs no database query (unknown keys are also remembered briefly, see Cache).
 func (s *Service) Authenticate(ctx *fasthttp.RequestCtx) (api.Principal, error) {
 	ip := s.clients.Of(ctx)
-	p, err := s.identify(ctx)
+	failKey := ipKey("fail:", ip)
+	p, scopes, err := s.identify(ctx, failKey)
 	if err != nil {
-		d := s.perIP.Take(ipKey("fail:", ip), s.cfg.AuthRateLimit)
+		var d Decision
+		if errors.Is(err, errThrottled) {
+			d = s.perIP.Peek(failKey, s.cfg.AuthRateLimit)
+		} else if errors.Is(err, ErrUnauthorized) {
+			d = s.perIP.Take(failKey, s.cfg.AuthRateLimit)
+		} else {
+			return p, err
+		}
 		d.SetHeaders(ctx)
 		if !d.Allowed {
 			return p, rateLimited(d)
@@ -34,50 +48,82 @@ func (s *Service) Authenticate(ctx *fasthttp.RequestCtx) (api.Principal, error) 
 	if !ok {
 		return p, ErrUnauthorized
 	}
-	limit := st.RateLimit
-	if limit == 0 {
-		limit = s.cfg.DefaultRateLimit
-	}
-	d := s.merch.Take(string(p.MerchantID[:]), limit)
-	d.SetHeaders(ctx)
-	if !d.Allowed {
-		return p, rateLimited(d)
-	}
 	if st.Suspended {
 		return p, ErrSuspended
 	}
 	if err := st.Whitelist.check(ip, ctx.Path()); err != nil {
 		return p, err
 	}
+	if err := s.authorize(ctx, p, scopes); err != nil {
+		return p, err
+	}
+	limit := st.RateLimit
+	if limit == 0 {
+		limit = s.cfg.DefaultRateLimit
+	}
+	d := s.merch.Take(tenantKey(p), limit)
+	d.SetHeaders(ctx)
+	if !d.Allowed {
+		return p, rateLimited(d)
+	}
 	return p, nil
+}
+
+// errThrottled: the client's failure bucket is empty and its key is not in memory.
+var errThrottled = errors.New("auth: client throttled after failed authentications")
+
+// tenantKey is the rate-limit bucket of a merchant in one environment: sandbox load never
+// eats the live budget.
+func tenantKey(p api.Principal) string {
+	var b [17]byte
+	copy(b[:], p.MerchantID[:])
+	if p.Environment == api.Live {
+		b[16] = 'L'
+	} else {
+		b[16] = 'S'
+	}
+	return string(b[:])
 }
 
 var bearerPrefix = []byte("bearer ")
 
-func (s *Service) identify(ctx *fasthttp.RequestCtx) (api.Principal, error) {
+// identify finds the caller and, for an API key, its scopes (bearer tokens hold all).
+func (s *Service) identify(ctx *fasthttp.RequestCtx, failKey string) (api.Principal, Scope, error) {
 	if key := ctx.Request.Header.Peek("X-Api-Key"); len(key) > 0 {
 		env, ok := keyEnvironment(key)
 		if !ok {
-			return api.Principal{}, ErrUnauthorized
+			return api.Principal{}, 0, ErrUnauthorized
 		}
 		h := sha256.Sum256(key)
-		e, found, err := s.cache.key(api.Ctx(ctx), h[:])
-		if err != nil {
-			return api.Principal{}, err
+		e, known := s.cache.cached(h)
+		if !known {
+			// Not in memory: the lookup may cost a query, which a throttled client does not get.
+			if !s.perIP.Peek(failKey, s.cfg.AuthRateLimit).Allowed {
+				return api.Principal{}, 0, errThrottled
+			}
+			var found bool
+			var err error
+			e, found, err = s.cache.key(api.Ctx(ctx), h[:])
+			if err != nil {
+				return api.Principal{}, 0, err
+			}
+			if !found {
+				return api.Principal{}, 0, ErrUnauthorized
+			}
 		}
-		if !found || !e.rec.Active || e.rec.Environment != env {
-			return api.Principal{}, ErrUnauthorized
+		if e == nil || !e.rec.Active || e.rec.Environment != env {
+			return api.Principal{}, 0, ErrUnauthorized
 		}
 		s.cache.touch(e, s.cfg.Now())
-		return api.Principal{MerchantID: e.rec.MerchantID, Environment: env, Method: api.ByAPIKey, APIKeyID: e.rec.ID}, nil
+		return api.Principal{MerchantID: e.rec.MerchantID, Environment: env, Method: api.ByAPIKey, APIKeyID: e.rec.ID}, e.rec.Scopes, nil
 	}
 	h := ctx.Request.Header.Peek("Authorization")
 	if len(h) <= len(bearerPrefix) || !bytes.EqualFold(h[:len(bearerPrefix)], bearerPrefix) {
-		return api.Principal{}, ErrUnauthorized
+		return api.Principal{}, 0, ErrUnauthorized
 	}
 	id, err := s.signer.parse(string(bytes.TrimSpace(h[len(bearerPrefix):])))
 	if err != nil {
-		return api.Principal{}, ErrUnauthorized
+		return api.Principal{}, 0, ErrUnauthorized
 	}
 	env := api.Sandbox
 	switch v := string(ctx.Request.Header.Peek("X-Svc-Environment")); v {
@@ -85,9 +131,9 @@ func (s *Service) identify(ctx *fasthttp.RequestCtx) (api.Principal, error) {
 	case "live":
 		env = api.Live
 	default:
-		return api.Principal{}, api.Invalid("X-Svc-Environment", "must be sandbox or live")
+		return api.Principal{}, 0, api.Invalid("X-Svc-Environment", "must be sandbox or live")
 	}
-	return api.Principal{MerchantID: id, Environment: env, Method: api.ByBearer, APIKeyID: uuid.Nil}, nil
+	return api.Principal{MerchantID: id, Environment: env, Method: api.ByBearer, APIKeyID: uuid.Nil}, AllScopes, nil
 }
 
 // limitByIP guards the public /v1/auth routes with the per-address bucket.
@@ -103,7 +149,14 @@ func (s *Service) limitByIP(next fasthttp.RequestHandler) fasthttp.RequestHandle
 	}
 }
 
+// ipKey is the per-address bucket of ip: IPv4 by address, IPv6 by /64 (one host usually
+// holds a whole /64, so per-address buckets would be free to multiply).
 func ipKey(prefix string, ip netip.Addr) string {
+	if ip.Is6() && !ip.Is4In6() {
+		a := ip.As16()
+		clear(a[8:])
+		return prefix + string(a[:])
+	}
 	b, _ := ip.MarshalBinary()
 	return prefix + string(b)
 }

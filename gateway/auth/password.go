@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -24,18 +26,34 @@ const (
 var errBadHash = errors.New("auth: malformed password hash")
 
 // Hasher hashes and verifies passwords with argon2id. Each hash takes 19 MiB, so at most
-// a few run at once (the rest wait), which bounds memory under a login flood.
+// a few run at once, and at most a bounded number of callers wait (each at most maxWait):
+// beyond that a call fails at once with ErrHashBusy, so a login flood piles up neither
+// memory nor goroutines.
 type Hasher struct {
-	sem   chan struct{}
-	dummy string // verified for unknown emails so the answer takes as long
+	sem     chan struct{}
+	waiting atomic.Int64
+	queue   int64         // callers allowed to wait for a slot
+	maxWait time.Duration // longest wait for a slot
+	dummy   string        // verified for unknown emails so the answer takes as long
 }
 
-// NewHasher allows concurrent hashes at once (at least 1).
-func NewHasher(concurrent int) *Hasher {
+// NewHasher allows concurrent hashes at once (at least 1), with up to 16 waiting callers
+// per slot, each for at most 2 s.
+func NewHasher(concurrent int) *Hasher { return NewBoundedHasher(concurrent, 0, 0) }
+
+// NewBoundedHasher is NewHasher with the waiting queue's length and longest wait (zero:
+// 16 per slot, 2 s).
+func NewBoundedHasher(concurrent, queue int, maxWait time.Duration) *Hasher {
 	if concurrent < 1 {
 		concurrent = 1
 	}
-	h := &Hasher{sem: make(chan struct{}, concurrent)}
+	if queue <= 0 {
+		queue = 16 * concurrent
+	}
+	if maxWait <= 0 {
+		maxWait = 2 * time.Second
+	}
+	h := &Hasher{sem: make(chan struct{}, concurrent), queue: int64(queue), maxWait: maxWait}
 	d, err := h.hash(rand.Text())
 	if err != nil {
 		panic(err) // crypto/rand never fails on supported platforms
@@ -75,15 +93,31 @@ func (h *Hasher) Verify(ctx context.Context, encoded, password string) (bool, er
 }
 
 // VerifyDummy spends the time of one verification without a real hash: used when the email
-// is unknown, so the answer cannot tell the two cases apart by timing.
-func (h *Hasher) VerifyDummy(ctx context.Context, password string) {
-	_, _ = h.Verify(ctx, h.dummy, password)
+// is unknown, so the answer cannot tell the two cases apart by timing. It fails like
+// Verify when the hasher is busy (ErrHashBusy), so load does not tell them apart either.
+func (h *Hasher) VerifyDummy(ctx context.Context, password string) error {
+	_, err := h.Verify(ctx, h.dummy, password)
+	return err
 }
 
 func (h *Hasher) acquire(ctx context.Context) error {
 	select {
 	case h.sem <- struct{}{}:
 		return nil
+	default:
+	}
+	if h.waiting.Add(1) > h.queue {
+		h.waiting.Add(-1)
+		return ErrHashBusy
+	}
+	defer h.waiting.Add(-1)
+	t := time.NewTimer(h.maxWait)
+	defer t.Stop()
+	select {
+	case h.sem <- struct{}{}:
+		return nil
+	case <-t.C:
+		return ErrHashBusy
 	case <-ctx.Done():
 		return ctx.Err()
 	}

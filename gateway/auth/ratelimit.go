@@ -102,6 +102,27 @@ func (l *Limiter) Take(key string, limit int) Decision {
 	}
 }
 
+// Peek reports whether key's bucket has a token left, without spending it. A key with no
+// bucket yet has a full one.
+func (l *Limiter) Peek(key string, limit int) Decision {
+	if limit < 1 {
+		limit = 1
+	}
+	v, ok := l.buckets.Load(key)
+	if !ok {
+		return Decision{Allowed: true, Limit: limit, Remaining: limit}
+	}
+	b := v.(*bucket)
+	now := l.now().UnixNano()
+	window := b.limit * b.interval
+	full := b.full.Load()
+	next := max(full, now) + b.interval
+	if full-now <= window && next-now > window {
+		return Decision{Limit: int(b.limit), Reset: time.Duration(full - now), RetryAfter: time.Duration(next - now - window)}
+	}
+	return Decision{Allowed: true, Limit: int(b.limit), Remaining: int((window - max(0, full-now)) / b.interval), Reset: time.Duration(max(0, full-now))}
+}
+
 // sweep drops buckets that have refilled completely (they hold no state worth keeping).
 func (l *Limiter) sweep(now int64) {
 	l.buckets.Range(func(k, v any) bool {

@@ -28,8 +28,12 @@ func TestMerchantRateLimitHeadersAnd429(t *testing.T) {
 			t.Fatalf("request %d headers %v", i, r.Header)
 		}
 	}
-	// The bucket is per merchant: the live key and a bearer token share it.
-	r := e.do("GET", "/v1/test/ping", nil, apiKey(m.LiveKey))
+	// The bucket is per (merchant, environment): live has its own; a bearer token for
+	// sandbox shares the sandbox key's.
+	e.want(e.do("GET", "/v1/test/ping", nil, apiKey(m.LiveKey)), 200, "")
+	access, _ := e.login(m.Email, authtest.Password)
+	e.want(e.do("GET", "/v1/test/ping", nil, bearer(access)), 429, "RATE_LIMITED")
+	r := e.do("GET", "/v1/test/ping", nil, apiKey(m.SandboxKey))
 	e.want(r, 429, "RATE_LIMITED")
 	ra, _ := strconv.Atoi(r.Header.Get("Retry-After"))
 	if ra < 1 || ra > 20 || r.Header.Get("X-RateLimit-Remaining") != "0" {

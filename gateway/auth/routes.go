@@ -70,14 +70,18 @@ func (r *Routes) Docs() []openapi.Op {
 		"rate_limit_per_minute": openapi.Int(""), "ip_whitelist_enabled": openapi.Bool(""),
 		"created_at": openapi.Time(""), "updated_at": openapi.Time(""),
 	})
+	scopes := openapi.Arr(openapi.Enum(ScopeNames()...))
+	scopes["description"] = "read: every GET; trade: orders and sandbox trading funds; payments: customers, virtual accounts, onramps, " +
+		"commerce, webhooks, sandbox payment simulation; withdraw: withdrawals, offramps, transfers, recipients. Key management and " +
+		"merchant-wide settings need all four (x-required-scope on each operation)."
 	key := obj(map[string]openapi.Schema{
 		"id": openapi.UUID(""), "name": str(""), "key_prefix": str("first 20 characters"),
-		"environment": openapi.Enum("sandbox", "live"), "is_active": openapi.Bool(""),
-		"last_used_at": openapi.Nullable(openapi.Time("updated in batches every few seconds")), "created_at": openapi.Time(""),
+		"environment": openapi.Enum("sandbox", "live"), "is_active": openapi.Bool(""), "scopes": scopes,
+		"last_used_at": openapi.Nullable(openapi.Time("the latest use, to the minute (written at most once a minute)")), "created_at": openapi.Time(""),
 	})
 	createdKey := obj(map[string]openapi.Schema{
 		"id": openapi.UUID(""), "name": str(""), "key_prefix": str(""), "environment": openapi.Enum("sandbox", "live"),
-		"is_active": openapi.Bool(""), "created_at": openapi.Time(""),
+		"is_active": openapi.Bool(""), "scopes": scopes, "created_at": openapi.Time(""),
 		"key": str("the full key: shown only in this answer"),
 	})
 	whitelist := obj(map[string]openapi.Schema{
@@ -101,10 +105,11 @@ func (r *Routes) Docs() []openapi.Op {
 			Errors: with(api.CodeEmailInUse)},
 		{Method: "POST", Path: "/v1/auth/verify-email", Tag: tag, Public: true, Summary: "Verify the email with its one-time code", Description: pubDesc + " A code dies after 5 wrong tries or 10 minutes.",
 			Body:      obj(map[string]openapi.Schema{"email": email, "otp": otp}, "email", "otp"),
-			Responses: message("verified"), Errors: with(api.CodeInvalidOTP, api.CodeAlreadyVerified)},
-		{Method: "POST", Path: "/v1/auth/resend-otp", Tag: tag, Public: true, Summary: "Send a new one-time code (60 s cooldown)", Description: pubDesc,
-			Body:      obj(map[string]openapi.Schema{"email": email, "purpose": openapi.Enum(PurposeVerifyEmail, PurposeResetPassword)}, "email"),
-			Responses: message("sent if the account exists"), Errors: with(api.CodeAlreadyVerified, api.CodeOTPCooldown)},
+			Responses: message("verified"), Errors: with(api.CodeInvalidOTP)},
+		{Method: "POST", Path: "/v1/auth/resend-otp", Tag: tag, Public: true, Summary: "Send a new one-time code (at most one a minute)",
+			Description: pubDesc + " The answer is the same whether or not the account exists, is verified, or had a code within the minute.",
+			Body:        obj(map[string]openapi.Schema{"email": email, "purpose": openapi.Enum(PurposeVerifyEmail, PurposeResetPassword)}, "email"),
+			Responses:   message("sent if the account exists and needs one"), Errors: authErr},
 		{Method: "POST", Path: "/v1/auth/login", Tag: tag, Public: true, Summary: "Log in: an access token (15 min) and a refresh token", Description: pubDesc,
 			Body:      obj(map[string]openapi.Schema{"email": email, "password": str("")}, "email", "password"),
 			Responses: map[int]openapi.Response{200: {Description: "tokens", Data: login}},
@@ -123,11 +128,11 @@ func (r *Routes) Docs() []openapi.Op {
 			Responses: map[int]openapi.Response{200: {Description: "profile", Data: profile}}, Errors: []string{api.CodeIPNotWhitelisted, api.CodeIPWhitelistRequired, api.CodeMerchantSuspended}},
 		{Method: "PATCH", Path: "/v1/auth/me/password", Tag: tag, Summary: "Change the password; logs out every session",
 			Body:      obj(map[string]openapi.Schema{"current_password": str(""), "new_password": pw}, "current_password", "new_password"),
-			Responses: message("changed"), Errors: []string{api.CodeValidation, api.CodeWrongPassword}},
+			Responses: message("changed"), Errors: []string{api.CodeValidation, api.CodeWrongPassword, api.CodeLiveCredRequired, api.CodeInsufficientScope}},
 		{Method: "PATCH", Path: "/v1/merchant/profile", Tag: mtag, Summary: "Change profile fields; only sent fields change",
 			Body: obj(map[string]openapi.Schema{"business_name": str(""), "first_name": str(""), "last_name": str(""), "phone": str(""),
 				"website": str("http(s) URL"), "country": str("ISO 3166-1 alpha-3"), "address": str("")}),
-			Responses: map[int]openapi.Response{200: {Description: "profile", Data: profile}}, Errors: []string{api.CodeValidation}},
+			Responses: map[int]openapi.Response{200: {Description: "profile", Data: profile}}, Errors: []string{api.CodeValidation, api.CodeLiveCredRequired, api.CodeInsufficientScope}},
 		{Method: "POST", Path: "/v1/merchant/kyc", Tag: mtag, Summary: "Submit the merchant's KYC: approved at once in sandbox, PENDING review in live",
 			Body: obj(map[string]openapi.Schema{
 				"business_type":       openapi.Enum("sole_proprietorship", "partnership", "limited_company", "non_profit"),
@@ -137,16 +142,17 @@ func (r *Routes) Docs() []openapi.Op {
 			Responses: map[int]openapi.Response{200: {Description: "KYC status", Data: obj(map[string]openapi.Schema{
 				"environment": openapi.Enum("sandbox", "live"), "kyc_status": openapi.Enum("PENDING", "APPROVED", "REJECTED"),
 				"submitted_at": openapi.Time(""), "reviewed_at": openapi.Nullable(openapi.Time(""))})}},
-			Errors: []string{api.CodeValidation}},
+			Errors: []string{api.CodeValidation, api.CodeLiveCredRequired, api.CodeInsufficientScope}},
 		{Method: "GET", Path: whitelistPath, Tag: mtag, Summary: "The IP whitelist",
 			Responses: map[int]openapi.Response{200: {Description: "whitelist", Data: whitelist}}, Errors: []string{api.CodeIPNotWhitelisted}},
 		{Method: "PUT", Path: whitelistPath, Tag: mtag, Summary: "Replace the IP whitelist (applies from the next request, in every process)",
 			Body: whitelist, Responses: map[int]openapi.Response{200: {Description: "whitelist", Data: whitelist}},
-			Errors: []string{api.CodeValidation, api.CodeIPNotWhitelisted}},
+			Errors: []string{api.CodeValidation, api.CodeIPNotWhitelisted, api.CodeLiveCredRequired, api.CodeInsufficientScope}},
 		{Method: "POST", Path: "/v1/api-keys", Tag: ktag, Summary: "Create an API key; the full key is in this answer only",
-			Description: "Either auth method. An API key may only create keys of its own environment (403 FORBIDDEN).",
-			Body:        obj(map[string]openapi.Schema{"name": openapi.Schema{"type": "string", "maxLength": 100}, "environment": openapi.Enum("sandbox", "live")}, "name"),
-			Responses:   map[int]openapi.Response{201: {Description: "created", Data: createdKey}}, Errors: []string{api.CodeValidation, api.CodeForbidden}},
+			Description: "Either auth method. An API key may only create keys of its own environment (403 FORBIDDEN) and needs every scope. scopes defaults to all four.",
+			Body: obj(map[string]openapi.Schema{"name": openapi.Schema{"type": "string", "maxLength": 100}, "environment": openapi.Enum("sandbox", "live"),
+				"scopes": scopes}, "name"),
+			Responses: map[int]openapi.Response{201: {Description: "created", Data: createdKey}}, Errors: []string{api.CodeValidation, api.CodeForbidden, api.CodeInsufficientScope}},
 		{Method: "GET", Path: "/v1/api-keys", Tag: ktag, Summary: "List API keys (an API key sees its own environment's; a bearer token both, or ?environment=)",
 			Query: []openapi.Param{
 				{Name: "environment", Schema: openapi.Enum("sandbox", "live")},
@@ -156,9 +162,9 @@ func (r *Routes) Docs() []openapi.Op {
 			Responses: map[int]openapi.Response{200: {Description: "data is the array; paging in top-level meta", Data: openapi.Arr(key)}},
 			Errors:    []string{api.CodeValidation, api.CodeForbidden}},
 		{Method: "PATCH", Path: "/v1/api-keys/{id}/revoke", Tag: ktag, Summary: "Revoke a key: refused from the very next request; stays in the list",
-			Responses: map[int]openapi.Response{200: {Description: "revoked", Data: key}}, Errors: []string{api.CodeNotFound}},
+			Responses: map[int]openapi.Response{200: {Description: "revoked", Data: key}}, Errors: []string{api.CodeNotFound, api.CodeInsufficientScope}},
 		{Method: "DELETE", Path: "/v1/api-keys/{id}", Tag: ktag, Summary: "Delete a key for good",
 			Responses: map[int]openapi.Response{200: {Description: "deleted", Data: obj(map[string]openapi.Schema{"id": openapi.UUID(""), "deleted": openapi.Bool("")})}},
-			Errors:    []string{api.CodeNotFound}},
+			Errors:    []string{api.CodeNotFound, api.CodeInsufficientScope}},
 	}
 }

@@ -45,12 +45,21 @@ func SeedMerchant(ctx context.Context, pool *pgxpool.Pool, o SeedOptions) (Merch
 	return m, err
 }
 
-// CreateKey makes and stores an API key for a merchant, returning the full key once.
+// CreateKey makes and stores an API key with every scope for a merchant, returning the
+// full key once.
 func CreateKey(ctx context.Context, q postgres.Querier, merchantID uuid.UUID, env api.Environment, name string) (APIKey, string, error) {
+	return CreateScopedKey(ctx, q, merchantID, env, name, AllScopes)
+}
+
+// CreateScopedKey is CreateKey with the given scopes (zero: all).
+func CreateScopedKey(ctx context.Context, q postgres.Querier, merchantID uuid.UUID, env api.Environment, name string, scopes Scope) (APIKey, string, error) {
+	if scopes == 0 {
+		scopes = AllScopes
+	}
 	key, hash, prefix := NewAPIKey(env)
 	k := APIKey{
 		ID: uuid.Must(uuid.NewV7()), MerchantID: merchantID, Environment: env, Name: name,
-		KeyPrefix: prefix, IsActive: true, CreatedAt: time.Now().UTC().Truncate(time.Microsecond),
+		KeyPrefix: prefix, IsActive: true, Scopes: scopes, CreatedAt: time.Now().UTC().Truncate(time.Microsecond),
 	}
 	if err := InsertAPIKey(ctx, q, k, hash); err != nil {
 		return APIKey{}, "", err

@@ -39,6 +39,11 @@ type Config struct {
 	RefreshTTL       time.Duration // [30 days]
 	LastUsedFlush    time.Duration // how often API-key last_used_at is written [5s]
 	HashConcurrency  int           // argon2id hashes at once [2]
+	HashQueue        int           // callers waiting for a hash slot before 429 [16 per slot]
+	HashWait         time.Duration // longest wait for a hash slot before 429 [2s]
+	// OTPDailyFailures: wrong codes per account and purpose, across codes, in 24 hours
+	// after which no code of that purpose is accepted until the day has passed [20].
+	OTPDailyFailures int
 	Now              func() time.Time
 }
 
@@ -63,6 +68,9 @@ func (c *Config) defaults() {
 	}
 	if c.HashConcurrency <= 0 {
 		c.HashConcurrency = 2
+	}
+	if c.OTPDailyFailures <= 0 {
+		c.OTPDailyFailures = 20
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -103,7 +111,7 @@ func New(pool *pgxpool.Pool, cfg Config, mailer mail.Sender, log *slog.Logger) (
 	}
 	return &Service{
 		cfg: cfg, pool: pool, log: log, mailer: mailer,
-		hasher:  NewHasher(cfg.HashConcurrency),
+		hasher:  NewBoundedHasher(cfg.HashConcurrency, cfg.HashQueue, cfg.HashWait),
 		signer:  sg,
 		cache:   NewCache(pool, log, cfg.Now, cfg.LastUsedFlush),
 		clients: cip,
@@ -184,8 +192,14 @@ func (s *Service) sendCode(ctx context.Context, to, purpose, code string) {
 }
 
 // checkOTP spends one try of the newest live code of a purpose. A wrong code counts a try;
-// after OTPMaxAttempts the code is dead even if the right one comes next.
-func (s *Service) checkOTP(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, purpose, code string, now time.Time) (bool, error) {
+// after OTPMaxAttempts the code is dead even if the right one comes next, and after
+// OTPDailyFailures wrong tries across all the account's codes of the purpose in 24 hours no
+// code is accepted (a new code does not buy new tries). A right code is consumed when
+// consume is set; otherwise it stays usable (reset-password checks it before hashing).
+func (s *Service) checkOTP(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, purpose, code string, now time.Time, consume bool) (bool, error) {
+	if locked, err := s.otpLocked(ctx, tx, merchantID, purpose, now); err != nil || locked {
+		return false, err
+	}
 	row, err := latestOTP(ctx, tx, merchantID, purpose)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
@@ -197,6 +211,9 @@ func (s *Service) checkOTP(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID,
 		return false, nil
 	}
 	if hmac.Equal(otpHash(s.cfg.JWTSecret, row.ID, code), row.Hash) {
+		if !consume {
+			return true, nil
+		}
 		_, err := tx.Exec(ctx, `update one_time_codes set consumed_at = $2 where id = $1`, row.ID, now)
 		return err == nil, err
 	}
@@ -222,10 +239,10 @@ func (s *Service) VerifyEmail(ctx context.Context, email, code string) (Merchant
 			return err
 		}
 		if m.EmailVerifiedAt != nil {
-			outcome = ErrAlreadyVerified
+			outcome = ErrInvalidOTP // as for an unknown email: the answer tells nothing
 			return nil
 		}
-		ok, err := s.checkOTP(ctx, tx, m.ID, PurposeVerifyEmail, code, now)
+		ok, err := s.checkOTP(ctx, tx, m.ID, PurposeVerifyEmail, code, now, true)
 		if err != nil {
 			return err
 		}
@@ -243,16 +260,15 @@ func (s *Service) VerifyEmail(ctx context.Context, email, code string) (Merchant
 	return m, outcome
 }
 
-// ResendOTP mails a new code for purpose, retiring the previous one. An unknown email
-// answers as if a code was sent. Errors: ErrAlreadyVerified (verify_email),
-// ErrOTPCooldown with the wait.
-func (s *Service) ResendOTP(ctx context.Context, email, purpose string) (time.Duration, error) {
+// ResendOTP mails a new code for purpose, retiring the previous one. It answers the same
+// whatever the account: unknown, already verified (verify_email), within the cooldown, or
+// locked after too many wrong codes, nothing is sent and the answer is still nil, so the
+// route tells nobody whether an account exists or what state it is in.
+func (s *Service) ResendOTP(ctx context.Context, email, purpose string) error {
 	now := s.now()
 	var code string
-	var wait time.Duration
-	var outcome error
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		code, wait, outcome = "", 0, nil
+		code = ""
 		m, err := merchantByEmail(ctx, tx, email, true)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
@@ -261,49 +277,63 @@ func (s *Service) ResendOTP(ctx context.Context, email, purpose string) (time.Du
 			return err
 		}
 		if purpose == PurposeVerifyEmail && m.EmailVerifiedAt != nil {
-			outcome = ErrAlreadyVerified
 			return nil
 		}
 		last, err := lastOTPIssued(ctx, tx, m.ID, purpose)
 		if err != nil {
 			return err
 		}
-		if w := last.Add(s.cfg.OTPCooldown).Sub(now); !last.IsZero() && w > 0 {
-			wait, outcome = w, ErrOTPCooldown
+		if !last.IsZero() && last.Add(s.cfg.OTPCooldown).After(now) {
 			return nil
+		}
+		if locked, err := s.otpLocked(ctx, tx, m.ID, purpose, now); err != nil || locked {
+			return err
 		}
 		code, err = s.issueOTP(ctx, tx, m.ID, purpose, now)
 		return err
 	})
 	if err != nil {
-		return 0, err
+		return err
 	}
 	if code != "" {
 		s.sendCode(ctx, email, purpose, code)
 	}
-	return wait, outcome
+	return nil
+}
+
+// otpLocked reports whether the account has had OTPDailyFailures wrong codes of purpose in
+// the last 24 hours (tries are counted on the codes, so retiring a code keeps its count).
+func (s *Service) otpLocked(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, purpose string, now time.Time) (bool, error) {
+	n, err := otpFailuresSince(ctx, tx, merchantID, purpose, now.Add(-24*time.Hour))
+	return n >= s.cfg.OTPDailyFailures, err
 }
 
 // ForgotPassword mails a reset code. It answers the same for unknown emails and during
 // the cooldown, so it tells nobody whether an account exists.
 func (s *Service) ForgotPassword(ctx context.Context, email string) error {
-	_, err := s.ResendOTP(ctx, email, PurposeResetPassword)
-	if errors.Is(err, ErrOTPCooldown) {
-		return nil
-	}
-	return err
+	return s.ResendOTP(ctx, email, PurposeResetPassword)
 }
 
 // ResetPassword sets a new password with a reset code and revokes every refresh token.
-// Errors: ErrInvalidOTP.
+// The code is checked before the (costly, bounded) hash: a wrong code costs one query and
+// one try, never a hash. Errors: ErrInvalidOTP, ErrHashBusy.
 func (s *Service) ResetPassword(ctx context.Context, email, code, newPassword string) error {
+	if err := s.resetWithCode(ctx, email, code, "", false); err != nil {
+		return err
+	}
 	ph, err := s.hasher.Hash(ctx, newPassword)
 	if err != nil {
 		return err
 	}
+	return s.resetWithCode(ctx, email, code, ph, true)
+}
+
+// resetWithCode checks the reset code in one transaction; with set it consumes the code and
+// stores the password hash ph (the code is checked again: it may have been used meanwhile).
+func (s *Service) resetWithCode(ctx context.Context, email, code, ph string, set bool) error {
 	now := s.now()
 	var outcome error
-	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		outcome = nil
 		m, err := merchantByEmail(ctx, tx, email, true)
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -313,12 +343,15 @@ func (s *Service) ResetPassword(ctx context.Context, email, code, newPassword st
 		if err != nil {
 			return err
 		}
-		ok, err := s.checkOTP(ctx, tx, m.ID, PurposeResetPassword, code, now)
+		ok, err := s.checkOTP(ctx, tx, m.ID, PurposeResetPassword, code, now, set)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			outcome = ErrInvalidOTP
+			outcome = ErrInvalidOTP // the spent try commits
+			return nil
+		}
+		if !set {
 			return nil
 		}
 		// The code reached the mailbox, so the email is proven too.
@@ -350,7 +383,9 @@ type Tokens struct {
 func (s *Service) Login(ctx context.Context, email, password string) (Tokens, Merchant, error) {
 	m, err := merchantByEmail(ctx, s.pool, email, false)
 	if errors.Is(err, pgx.ErrNoRows) {
-		s.hasher.VerifyDummy(ctx, password)
+		if err := s.hasher.VerifyDummy(ctx, password); err != nil {
+			return Tokens{}, Merchant{}, err // busy like a known email would be
+		}
 		return Tokens{}, Merchant{}, ErrInvalidCredentials
 	}
 	if err != nil {
@@ -600,17 +635,18 @@ type CreatedKey struct {
 	Key string
 }
 
-// CreateAPIKey makes a key in env. Errors: ErrForbiddenEnv (an API key creating a key of
-// the other environment).
-func (s *Service) CreateAPIKey(ctx context.Context, p api.Principal, name string, env api.Environment) (CreatedKey, error) {
+// CreateAPIKey makes a key in env with scopes (zero: all). Errors: ErrForbiddenEnv (an
+// API key creating a key of the other environment).
+func (s *Service) CreateAPIKey(ctx context.Context, p api.Principal, name string, env api.Environment, scopes Scope) (CreatedKey, error) {
 	if _, err := keyScope(p, env); err != nil {
 		return CreatedKey{}, err
 	}
-	k, key, err := CreateKey(ctx, s.pool, p.MerchantID, env, name)
+	k, key, err := CreateScopedKey(ctx, s.pool, p.MerchantID, env, name, scopes)
 	if err != nil {
 		return CreatedKey{}, err
 	}
-	s.log.Info("api key created", "merchant_id", p.MerchantID.String(), "key_id", k.ID.String(), "key_prefix", k.KeyPrefix, "environment", string(env))
+	s.log.Info("api key created", "merchant_id", p.MerchantID.String(), "key_id", k.ID.String(), "key_prefix", k.KeyPrefix,
+		"environment", string(env), "scopes", k.Scopes.String())
 	return CreatedKey{APIKey: k, Key: key}, nil
 }
 

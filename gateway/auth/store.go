@@ -55,6 +55,7 @@ type APIKey struct {
 	Name        string
 	KeyPrefix   string
 	IsActive    bool
+	Scopes      Scope
 	LastUsedAt  *time.Time
 	CreatedAt   time.Time
 }
@@ -127,6 +128,14 @@ func latestOTP(ctx context.Context, q postgres.Querier, merchantID uuid.UUID, pu
 	return r, err
 }
 
+// otpFailuresSince counts wrong tries on the account's codes of purpose issued since.
+func otpFailuresSince(ctx context.Context, q postgres.Querier, merchantID uuid.UUID, purpose string, since time.Time) (int, error) {
+	var n int
+	err := q.QueryRow(ctx, `select coalesce(sum(attempts), 0) from one_time_codes
+		where merchant_id = $1 and purpose = $2 and created_at >= $3`, merchantID, purpose, since).Scan(&n)
+	return n, err
+}
+
 func lastOTPIssued(ctx context.Context, q postgres.Querier, merchantID uuid.UUID, purpose string) (time.Time, error) {
 	var t *time.Time
 	err := q.QueryRow(ctx, `select max(created_at) from one_time_codes where merchant_id = $1 and purpose = $2`,
@@ -185,18 +194,23 @@ func revokeAllRefresh(ctx context.Context, q postgres.Querier, merchantID uuid.U
 
 // --- API keys ---
 
-const keyCols = `id, merchant_id, environment, name, key_prefix, is_active, last_used_at, created_at`
+const keyCols = `id, merchant_id, environment, name, key_prefix, is_active, scopes, last_used_at, created_at`
 
 func scanKey(row pgx.Row) (APIKey, error) {
 	var k APIKey
-	err := row.Scan(&k.ID, &k.MerchantID, &k.Environment, &k.Name, &k.KeyPrefix, &k.IsActive, &k.LastUsedAt, &k.CreatedAt)
+	var scopes []string
+	err := row.Scan(&k.ID, &k.MerchantID, &k.Environment, &k.Name, &k.KeyPrefix, &k.IsActive, &scopes, &k.LastUsedAt, &k.CreatedAt)
+	k.Scopes, _, _ = ParseScopes(scopes)
 	return k, err
 }
 
-// InsertAPIKey stores a key made by NewAPIKey.
+// InsertAPIKey stores a key made by NewAPIKey. Zero Scopes means all of them.
 func InsertAPIKey(ctx context.Context, q postgres.Querier, k APIKey, hash []byte) error {
-	_, err := q.Exec(ctx, `insert into api_keys (id, merchant_id, environment, name, key_prefix, key_hash, created_at)
-		values ($1, $2, $3, $4, $5, $6, $7)`, k.ID, k.MerchantID, k.Environment, k.Name, k.KeyPrefix, hash, k.CreatedAt)
+	if k.Scopes == 0 {
+		k.Scopes = AllScopes
+	}
+	_, err := q.Exec(ctx, `insert into api_keys (id, merchant_id, environment, name, key_prefix, key_hash, scopes, created_at)
+		values ($1, $2, $3, $4, $5, $6, $7, $8)`, k.ID, k.MerchantID, k.Environment, k.Name, k.KeyPrefix, hash, k.Scopes.Names(), k.CreatedAt)
 	return err
 }
 
@@ -206,12 +220,16 @@ type keyRecord struct {
 	MerchantID  uuid.UUID
 	Environment api.Environment
 	Active      bool
+	Scopes      Scope
+	LastUsed    *time.Time
 }
 
 func keyByHash(ctx context.Context, q postgres.Querier, hash []byte) (keyRecord, error) {
 	var r keyRecord
-	err := q.QueryRow(ctx, `select id, merchant_id, environment, is_active from api_keys where key_hash = $1`, hash).
-		Scan(&r.ID, &r.MerchantID, &r.Environment, &r.Active)
+	var scopes []string
+	err := q.QueryRow(ctx, `select id, merchant_id, environment, is_active, scopes, last_used_at from api_keys where key_hash = $1`, hash).
+		Scan(&r.ID, &r.MerchantID, &r.Environment, &r.Active, &scopes, &r.LastUsed)
+	r.Scopes, _, _ = ParseScopes(scopes)
 	return r, err
 }
 

@@ -25,8 +25,11 @@ func TestIPWhitelistIPv4AndIPv6(t *testing.T) {
 	e.want(ping(e.base4, apiKey(sk)), 200, "")
 	e.want(ping(e.base6, apiKey(sk)), 200, "")
 
+	// A sandbox key cannot set it (the whitelist also guards live); a live key or a bearer token can.
+	e.want(put(e.base4, map[string]any{"enabled": true, "ips": []string{"127.0.0.1"}}, apiKey(sk)), 403, "LIVE_CREDENTIAL_REQUIRED")
+
 	// IPv4 only.
-	r := put(e.base4, map[string]any{"enabled": true, "ips": []string{"127.0.0.1", "10.0.0.0/8"}}, apiKey(sk))
+	r := put(e.base4, map[string]any{"enabled": true, "ips": []string{"127.0.0.1", "10.0.0.0/8"}}, apiKey(m.LiveKey))
 	e.want(r, 200, "")
 	for _, cred := range []string{apiKey(sk), bearer(access)} {
 		e.want(ping(e.base4, cred), 200, "")
@@ -38,29 +41,29 @@ func TestIPWhitelistIPv4AndIPv6(t *testing.T) {
 	}
 
 	// IPv6 only (set from the IPv4 side, which is still allowed).
-	e.want(put(e.base4, map[string]any{"enabled": true, "ips": []string{"::1/128"}}, apiKey(sk)), 200, "")
+	e.want(put(e.base4, map[string]any{"enabled": true, "ips": []string{"::1/128"}}, apiKey(m.LiveKey)), 200, "")
 	for _, cred := range []string{apiKey(sk), bearer(access)} {
 		e.want(ping(e.base6, cred), 200, "")
 		e.want(ping(e.base4, cred), 403, "IP_NOT_WHITELISTED")
 	}
 
 	// Off again (from IPv6).
-	e.want(put(e.base6, map[string]any{"enabled": false, "ips": []string{"::1"}}, apiKey(sk)), 200, "")
+	e.want(put(e.base6, map[string]any{"enabled": false, "ips": []string{"::1"}}, apiKey(m.LiveKey)), 200, "")
 	e.want(ping(e.base4, apiKey(sk)), 200, "")
 
 	// Required but empty: every route refuses, except the whitelist's own.
-	e.want(put(e.base4, map[string]any{"enabled": false, "required": true, "ips": []string{}}, apiKey(sk)), 200, "")
+	e.want(put(e.base4, map[string]any{"enabled": false, "required": true, "ips": []string{}}, apiKey(m.LiveKey)), 200, "")
 	e.want(ping(e.base4, apiKey(sk)), 403, "IP_WHITELIST_REQUIRED")
 	e.want(ping(e.base6, bearer(access)), 403, "IP_WHITELIST_REQUIRED")
 	e.want(e.doAt(e.base4, "GET", "/v1/merchant/ip-whitelist", nil, apiKey(sk)), 200, "")
-	e.want(put(e.base4, map[string]any{"enabled": true, "required": true, "ips": []string{"127.0.0.0/8", "::1"}}, apiKey(sk)), 200, "")
+	e.want(put(e.base4, map[string]any{"enabled": true, "required": true, "ips": []string{"127.0.0.0/8", "::1"}}, apiKey(m.LiveKey)), 200, "")
 	e.want(ping(e.base4, apiKey(sk)), 200, "")
 	e.want(ping(e.base6, apiKey(sk)), 200, "")
 
 	// Bad input.
-	e.want(put(e.base4, map[string]any{"enabled": true, "ips": []string{"300.1.1.1"}}, apiKey(sk)), 400, "VALIDATION_ERROR")
-	e.want(put(e.base4, map[string]any{"enabled": true, "ips": []string{}}, apiKey(sk)), 400, "VALIDATION_ERROR")
-	e.want(put(e.base4, map[string]any{"ips": []string{"1.2.3.4"}}, apiKey(sk)), 400, "VALIDATION_ERROR")
+	e.want(put(e.base4, map[string]any{"enabled": true, "ips": []string{"300.1.1.1"}}, apiKey(m.LiveKey)), 400, "VALIDATION_ERROR")
+	e.want(put(e.base4, map[string]any{"enabled": true, "ips": []string{}}, apiKey(m.LiveKey)), 400, "VALIDATION_ERROR")
+	e.want(put(e.base4, map[string]any{"ips": []string{"1.2.3.4"}}, apiKey(m.LiveKey)), 400, "VALIDATION_ERROR")
 }
 
 // X-Forwarded-For counts only when the socket peer is a trusted proxy.
@@ -68,7 +71,7 @@ func TestXForwardedForOnlyFromTrustedProxies(t *testing.T) {
 	e := newEnv(t, func(c *auth.Config) { c.TrustedProxies = []string{"127.0.0.1/32"} })
 	m := authtest.New(t, e.pool)
 	sk := m.SandboxKey
-	e.want(e.do("PUT", "/v1/merchant/ip-whitelist", map[string]any{"enabled": true, "ips": []string{"203.0.113.7", "2001:db8::/32", "::1"}}, apiKey(sk)), 200, "")
+	e.want(e.do("PUT", "/v1/merchant/ip-whitelist", map[string]any{"enabled": true, "ips": []string{"203.0.113.7", "2001:db8::/32", "::1"}}, apiKey(m.LiveKey)), 200, "")
 	// From the trusted proxy (127.0.0.1), the forwarded client counts.
 	e.want(e.do("GET", "/v1/test/ping", nil, apiKey(sk), "X-Forwarded-For: 203.0.113.7"), 200, "")
 	e.want(e.do("GET", "/v1/test/ping", nil, apiKey(sk), "X-Forwarded-For: 2001:db8::5"), 200, "")
@@ -81,7 +84,7 @@ func TestXForwardedForOnlyFromTrustedProxies(t *testing.T) {
 	// even when it claims a refused address...
 	e.want(e.doAt(e.base6, "GET", "/v1/test/ping", nil, apiKey(sk), "X-Forwarded-For: 198.51.100.1"), 200, "")
 	// ...and after removing ::1, claiming a whitelisted address does not help.
-	e.want(e.do("PUT", "/v1/merchant/ip-whitelist", map[string]any{"enabled": true, "ips": []string{"203.0.113.7"}}, apiKey(sk), "X-Forwarded-For: 203.0.113.7"), 200, "")
+	e.want(e.do("PUT", "/v1/merchant/ip-whitelist", map[string]any{"enabled": true, "ips": []string{"203.0.113.7"}}, apiKey(m.LiveKey), "X-Forwarded-For: 203.0.113.7"), 200, "")
 	e.want(e.doAt(e.base6, "GET", "/v1/test/ping", nil, apiKey(sk), "X-Forwarded-For: 203.0.113.7"), 403, "IP_NOT_WHITELISTED")
 }
 
