@@ -70,7 +70,8 @@ type addCancel struct {
 	owner []AccountID
 	next  uint64
 	mid   Price
-	cmd   Command
+	cmd   Command // cancels
+	add1  Command // places
 }
 
 func newAddCancel(b testing.TB, resting int) *addCancel {
@@ -100,9 +101,19 @@ func (w *addCancel) add(s Side) {
 		p = al.price - 1
 	}
 	a := w.bc.accts[w.next%uint64(len(w.bc.accts))]
-	w.cmd = Command{Kind: CmdPlace, Symbol: "USDT-NGN", Account: a, OrderID: oid(w.next), Side: s, Type: Limit, Price: p, Qty: 100 + Qty(w.r.IntN(10))*100, Time: int64(w.next)}
-	w.bc.run(&w.cmd)
-	w.fifo = append(w.fifo, w.cmd.OrderID)
+	w.place(a, s, p, 100+Qty(w.r.IntN(10))*100)
+}
+
+// place runs a GTC limit order with the next id; only the fields that change are
+// written, so the harness costs little beside the engine.
+func (w *addCancel) place(a AccountID, s Side, p Price, q Qty) {
+	c := &w.add1
+	if c.Kind == 0 {
+		*c = Command{Kind: CmdPlace, Symbol: "USDT-NGN", Type: Limit}
+	}
+	c.Account, c.OrderID, c.Side, c.Price, c.Qty, c.Time = a, oid(w.next), s, p, q, int64(w.next)
+	w.bc.run(c)
+	w.fifo = append(w.fifo, c.OrderID)
 	w.owner = append(w.owner, a)
 }
 
@@ -114,7 +125,7 @@ func (w *addCancel) cancel() {
 		copy(w.owner, w.owner[w.head:])
 		w.fifo, w.owner, w.head = w.fifo[:n], w.owner[:n], 0
 	}
-	w.cmd = Command{Kind: CmdCancel, Account: a, OrderID: id}
+	w.cmd.Kind, w.cmd.Account, w.cmd.OrderID = CmdCancel, a, id
 	if r := w.bc.run(&w.cmd); r.Code != OK {
 		panic(r.Code.String())
 	}
@@ -163,6 +174,42 @@ func BenchmarkAddCancelShallow(b *testing.B) { benchAddCancel(b, 100) }
 
 // BenchmarkAddCancelDeep: add/cancel with 50,000 resting orders, risk checks on.
 func BenchmarkAddCancelDeep(b *testing.B) { benchAddCancel(b, 50_000) }
+
+// BenchmarkAddCancelDeepWindow has the shape of geseq/orderbook's ThroughputDeep: a
+// window of 50,000 resting orders; each pair of operations adds one order (buys and
+// sells alternate, prices cycling over 100 ticks on each side of a fixed mid, fixed
+// quantity) and cancels the oldest. Risk checks and events on, 64 accounts.
+func BenchmarkAddCancelDeepWindow(b *testing.B) {
+	const window, steps = 50_000, 100
+	w := &addCancel{bc: newBenchCore(b, 64), mid: 150000}
+	w.fifo = make([]OrderID, 0, 1<<20)
+	w.owner = make([]AccountID, 0, 1<<20)
+	add := func() {
+		w.next++
+		s, p := Buy, w.mid-Price(w.next%steps+1)
+		if w.next&1 == 1 {
+			s, p = Sell, w.mid+Price(w.next%steps+1)
+		}
+		w.place(w.bc.accts[w.next%uint64(len(w.bc.accts))], s, p, 1000)
+	}
+	for i := 0; i < window; i++ {
+		add()
+	}
+	for i := 0; i < 4096; i++ {
+		add()
+		w.cancel()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := startCPU()
+	for i := 0; i < b.N; i += 2 {
+		add()
+		w.cancel()
+	}
+	b.StopTimer()
+	cpu.report(b, b.N)
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+}
 
 // mixed is the exchange-core-like workload: about 1,000 resting orders over about 750
 // levels; limit adds near the touch, cancels, IOC and market takers.

@@ -9,8 +9,11 @@ func foldID(id *[16]byte) uint64 {
 	return binary.LittleEndian.Uint64(id[8:]) ^ binary.LittleEndian.Uint64(id[:8])
 }
 
-// fib spreads a fold over the table (Fibonacci hashing): sequential ids, as tests use,
-// land in different slots.
+// fib spreads a fold over the table (Fibonacci hashing). The fold is first xored with
+// itself shifted right: the top bits of a product depend only on the bits below them, and
+// ids whose randomness sits in the fold's high bits (sequential ids as tests and
+// benchmarks write them: the counter's low byte lands in the fold's top byte) otherwise
+// clustered into long probe runs (3.6 occupied slots per miss instead of about 0.9).
 const fib = 0x9E3779B97F4A7C15
 
 // orderIndex is one account's orders by id: open addressing with linear probing and
@@ -30,7 +33,7 @@ type indexSlot struct {
 
 func (ix *orderIndex) len() int { return ix.n }
 
-func (ix *orderIndex) home(k uint64) int { return int((k * fib) >> ix.shift) }
+func (ix *orderIndex) home(k uint64) int { return int(((k ^ k>>29) * fib) >> ix.shift) }
 
 // get returns the order with id, or nil.
 func (ix *orderIndex) get(id *OrderID) *order {
