@@ -155,3 +155,55 @@ func (s *Series) Seed(candles []Candle, complete bool) {
 		s.from = candles[0].OpenTime
 	}
 }
+
+// Flat is the candle of an interval without trades: open, high, low and close at the
+// previous close, zero volume.
+func Flat(open int64, prevClose engine.Price) Candle {
+	return Candle{OpenTime: open, Open: prevClose, High: prevClose, Low: prevClose, Close: prevClose}
+}
+
+// Fill returns the candles of iv opening from `from` to `to` (open times, inclusive),
+// oldest first, with no gaps: cs (oldest first, any range) gives the intervals that had
+// trades, and every other interval is a Flat candle at the close before it. prev, if
+// not nil, is a candle older than from (the close before the first interval). Intervals
+// before the first known close (no trade ever before them) are left out. At most limit
+// candles are returned: the first ones when fromStart, else the last ones.
+func Fill(iv Interval, cs []Candle, prev *Candle, from, to int64, limit int, fromStart bool) []Candle {
+	if to < from || limit <= 0 {
+		return nil
+	}
+	n := (to-from)/iv.Ms + 1
+	if n > int64(limit) {
+		if fromStart {
+			to = from + int64(limit-1)*iv.Ms
+		} else {
+			from = to - int64(limit-1)*iv.Ms
+		}
+		n = int64(limit)
+	}
+	out := make([]Candle, 0, n)
+	var last engine.Price
+	known := false
+	if prev != nil && prev.OpenTime < from {
+		last, known = prev.Close, true
+	}
+	i := 0
+	for ; i < len(cs) && cs[i].OpenTime < from; i++ {
+		last, known = cs[i].Close, true
+	}
+	for open := from; open <= to; open += iv.Ms {
+		if i < len(cs) && cs[i].OpenTime == open {
+			out = append(out, cs[i])
+			last, known = cs[i].Close, true
+			i++
+			continue
+		}
+		for i < len(cs) && cs[i].OpenTime < open { // misaligned (should not happen): skip
+			i++
+		}
+		if known {
+			out = append(out, Flat(open, last))
+		}
+	}
+	return out
+}

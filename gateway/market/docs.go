@@ -4,11 +4,11 @@ import o "svc/gateway/openapi"
 
 var levels = o.Arr(o.Arr(o.Decimal("[price, quantity]")))
 
-var tickerSchema = o.Obj(map[string]o.Schema{
+var tickerSchema = o.Named("Ticker", o.Obj(map[string]o.Schema{
 	"symbol": o.Str(""), "price": o.Decimal("last trade price"), "volume_24h": o.Decimal("base quantity traded in the rolling 24 hours"),
 	"change_24h": o.Decimal("price minus the first trade price of the window"), "change_pct_24h": o.Decimal("change in percent, 2 decimals"),
 	"high_24h": o.Decimal(""), "low_24h": o.Decimal(""),
-}, "symbol", "price", "volume_24h", "change_24h", "change_pct_24h", "high_24h", "low_24h")
+}, "symbol", "price", "volume_24h", "change_24h", "change_pct_24h", "high_24h", "low_24h"))
 
 // Docs documents the market routes.
 func (h *Handlers) Docs() []o.Op {
@@ -35,7 +35,7 @@ func (h *Handlers) Docs() []o.Op {
 			Responses:   map[int]o.Response{200: {Description: "ticker (or array of tickers)", Data: tickerSchema}},
 			Errors:      []string{"VALIDATION_ERROR"}},
 		{Method: "GET", Path: "/v1/trading/market/klines", Tag: "market data", Summary: "Candles (klines)",
-			Description: "Candles aligned to UTC (weeks start on Monday), oldest first, only intervals with trades. With start: the first limit candles opening at or after start; otherwise the last limit candles opening at or before end (default now).",
+			Description: "Candles aligned to UTC (weeks start on Monday), oldest first, without gaps: an interval without trades is a candle at the previous close with zero volume (intervals before the first trade are left out). Public: no credentials needed (?environment=sandbox|live, default live; rate limited per client address). With start: the first limit candles opening at or after start; otherwise the last limit candles opening at or before end (default now).",
 			Query: []o.Param{sym,
 				{Name: "interval", Required: true, Schema: o.Enum("1m", "3m", "5m", "15m", "30m", "1h", "2h", "4h", "6h", "12h", "1d", "1w")},
 				{Name: "limit", Schema: o.Int("default 100, at most 1000")},

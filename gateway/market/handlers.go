@@ -43,6 +43,11 @@ type Handlers struct {
 	sources map[api.Environment]Source
 	history History
 	now     func() time.Time
+	limiter *ws.IPLimiter
+
+	// PublicRate is how many requests per minute one client address may make without
+	// credentials (default 1200, bursts of a tenth).
+	PublicRate int
 }
 
 // New returns the handlers; history may be nil (memory only); now nil means time.Now.
@@ -50,28 +55,59 @@ func New(sources map[api.Environment]Source, history History, now func() time.Ti
 	if now == nil {
 		now = time.Now
 	}
-	return &Handlers{sources: sources, history: history, now: now}
+	return &Handlers{sources: sources, history: history, now: now, limiter: ws.NewIPLimiter(now), PublicRate: 1200}
 }
 
-// Register adds the market routes.
+// Register adds the market routes. They are public: a request with credentials goes
+// through protect (the merchant's environment, rate limit and whitelist); one without is
+// limited per client address and reads ?environment= (default live).
 func (h *Handlers) Register(r *router.Router, protect func(fasthttp.RequestHandler) fasthttp.RequestHandler) {
-	r.GET("/v1/trading/market/pairs", protect(h.pairs))
-	r.GET("/v1/trading/market/orderbook", protect(h.orderbook))
-	r.GET("/v1/trading/market/ticker", protect(h.ticker))
-	r.GET("/v1/trading/market/klines", protect(h.klines))
+	r.GET("/v1/trading/market/pairs", h.public(protect, h.pairs))
+	r.GET("/v1/trading/market/orderbook", h.public(protect, h.orderbook))
+	r.GET("/v1/trading/market/ticker", h.public(protect, h.ticker))
+	r.GET("/v1/trading/market/klines", h.public(protect, h.klines))
 }
 
-func (h *Handlers) source(ctx *fasthttp.RequestCtx) (api.Principal, Source, bool) {
-	p, ok := api.RequirePrincipal(ctx, "authentication required")
-	if !ok {
-		return p, nil, false
+func (h *Handlers) public(protect func(fasthttp.RequestHandler) fasthttp.RequestHandler, next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	authed := next
+	if protect != nil {
+		authed = protect(next)
 	}
-	src := h.sources[p.Environment]
+	return func(ctx *fasthttp.RequestCtx) {
+		if len(ctx.Request.Header.Peek("X-Api-Key")) > 0 || len(ctx.Request.Header.Peek("Authorization")) > 0 {
+			authed(ctx)
+			return
+		}
+		if d := h.limiter.Take(ws.IPKey(ctx.RemoteIP()), h.PublicRate); !d.Allowed {
+			d.Fail(ctx)
+			return
+		}
+		next(ctx)
+	}
+}
+
+// source is the market of the caller's environment: the principal's, or for a public
+// request ?environment= (sandbox or live, default live).
+func (h *Handlers) source(ctx *fasthttp.RequestCtx) (api.Environment, Source, bool) {
+	env := api.Live
+	if p, ok := api.PrincipalOf(ctx); ok {
+		env = p.Environment
+	} else {
+		switch v := string(ctx.QueryArgs().Peek("environment")); v {
+		case "":
+		case string(api.Sandbox), string(api.Live):
+			env = api.Environment(v)
+		default:
+			api.Fail(ctx, api.Invalid("environment", "must be sandbox or live"))
+			return env, nil, false
+		}
+	}
+	src := h.sources[env]
 	if src == nil {
-		api.Fail(ctx, api.Errorf(api.CodeEngineUnavailable, "the %s exchange is not running", p.Environment))
-		return p, nil, false
+		api.Fail(ctx, api.Errorf(api.CodeEngineUnavailable, "the %s exchange is not running", env))
+		return env, nil, false
 	}
-	return p, src, true
+	return env, src, true
 }
 
 func okBody(data []byte) []byte {
@@ -203,7 +239,7 @@ func (h *Handlers) ticker(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *Handlers) klines(ctx *fasthttp.RequestCtx) {
-	p0, src, ok := h.source(ctx)
+	env, src, ok := h.source(ctx)
 	if !ok {
 		return
 	}
@@ -231,18 +267,60 @@ func (h *Handlers) klines(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	cs, complete, _ := src.Candles(p.Symbol, iv, start, end, int(limit))
-	if !complete && h.history != nil {
-		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		old, err := h.history.Candles(c, p0.Environment, p.Symbol, iv, start, end, int(limit))
-		cancel()
+	in := marketdata.Intervals[iv]
+	// The buckets asked for: every interval from..to gets a candle (a flat one at the
+	// previous close when nothing traded), so read the candles with trades among them
+	// and the last one before them.
+	var from, to int64
+	if start >= 0 {
+		from = in.Open(start)
+		if from < start {
+			from += in.Ms
+		}
+		to = from + (limit-1)*in.Ms
+		if end >= 0 {
+			to = min(to, in.Open(end))
+		}
+		to = min(to, in.Open(h.now().UnixMilli()))
+	} else {
+		to = in.Open(h.now().UnixMilli())
+		if end >= 0 {
+			to = min(to, in.Open(end))
+		}
+		from = to - (limit-1)*in.Ms
+	}
+	cs, err := h.candles(ctx, env, src, p.Symbol, iv, from, to, int(limit))
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	var prev *marketdata.Candle
+	if from > 0 && (len(cs) == 0 || cs[0].OpenTime > from) {
+		before, err := h.candles(ctx, env, src, p.Symbol, iv, -1, from-1, 1)
 		if err != nil {
 			api.Fail(ctx, err)
 			return
 		}
-		cs = merge(old, cs, start >= 0, int(limit))
+		if len(before) > 0 && before[0].OpenTime < from {
+			prev = &before[0]
+		}
 	}
-	in := marketdata.Intervals[iv]
+	if prev == nil && start >= 0 && len(cs) > 0 && cs[0].OpenTime > from {
+		// nothing traded before the first candle: the page starts there
+		bound := to
+		if end >= 0 {
+			bound = min(in.Open(end), in.Open(h.now().UnixMilli()))
+		} else {
+			bound = in.Open(h.now().UnixMilli())
+		}
+		from = cs[0].OpenTime
+		to = min(from+(limit-1)*in.Ms, bound)
+		if cs, err = h.candles(ctx, env, src, p.Symbol, iv, from, to, int(limit)); err != nil {
+			api.Fail(ctx, err)
+			return
+		}
+	}
+	cs = marketdata.Fill(in, cs, prev, from, to, int(limit), start >= 0)
 	b := make([]byte, 0, 32+160*len(cs))
 	b = append(b, '[')
 	for i := range cs {
@@ -252,6 +330,22 @@ func (h *Handlers) klines(ctx *fasthttp.RequestCtx) {
 		b = ws.AppendCandle(b, &p, in, &cs[i])
 	}
 	api.RawJSON(ctx, fasthttp.StatusOK, okBody(append(b, ']')))
+}
+
+// candles reads the candles with trades of symbol (see Source.Candles), from memory and,
+// when memory does not reach back far enough, from the persisted trades.
+func (h *Handlers) candles(ctx *fasthttp.RequestCtx, env api.Environment, src Source, symbol string, iv int, start, end int64, limit int) ([]marketdata.Candle, error) {
+	cs, complete, _ := src.Candles(symbol, iv, start, end, limit)
+	if complete || h.history == nil {
+		return cs, nil
+	}
+	c, cancel := context.WithTimeout(api.Ctx(ctx), 10*time.Second)
+	defer cancel()
+	old, err := h.history.Candles(c, env, symbol, iv, start, end, limit)
+	if err != nil {
+		return nil, err
+	}
+	return merge(old, cs, start >= 0, limit), nil
 }
 
 // merge joins persisted candles with memory's (memory wins for the same open time: it

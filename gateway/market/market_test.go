@@ -3,6 +3,7 @@ package market
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,10 @@ import (
 )
 
 // fakeSource is one market with a known book and two candles.
-type fakeSource struct{ gotDepth, gotLimit int }
+type fakeSource struct {
+	gotDepth, gotLimit int
+	candles            []marketdata.Candle // nil: one candle at 60 s
+}
 
 func (f *fakeSource) Pairs() []engine.PairConfig { return engine.DefaultPairs() }
 
@@ -30,8 +34,27 @@ func (f *fakeSource) Ticker(symbol string, nowMs int64) (marketdata.Ticker, bool
 }
 
 func (f *fakeSource) Candles(symbol string, iv int, start, end int64, limit int) ([]marketdata.Candle, bool, bool) {
-	f.gotLimit = limit
-	return []marketdata.Candle{{OpenTime: 60_000, Open: 1, High: 3, Low: 1, Close: 2, Volume: 150}}, true, true
+	if f.gotLimit == 0 {
+		f.gotLimit = limit // the first read is the page; a second one looks for the close before it
+	}
+	cs := f.candles
+	if cs == nil {
+		cs = []marketdata.Candle{{OpenTime: 60_000, Open: 1, High: 3, Low: 1, Close: 2, Volume: 150}}
+	}
+	var out []marketdata.Candle
+	for _, c := range cs {
+		if (start < 0 || c.OpenTime >= start) && (end < 0 || c.OpenTime <= end) {
+			out = append(out, c)
+		}
+	}
+	if len(out) > limit {
+		if start >= 0 {
+			out = out[:limit]
+		} else {
+			out = out[len(out)-limit:]
+		}
+	}
+	return out, true, true
 }
 
 func call(t *testing.T, h *Handlers, route func(*fasthttp.RequestCtx), uri string) (int, map[string]any) {
@@ -118,6 +141,46 @@ func TestRoutes(t *testing.T) {
 				t.Fatalf("%d %v", code, body)
 			}
 		})
+	}
+}
+
+func TestKlinesHaveNoGaps(t *testing.T) {
+	src := &fakeSource{candles: []marketdata.Candle{
+		{OpenTime: 60_000, Open: 100, High: 300, Low: 100, Close: 200, Volume: 150},
+		{OpenTime: 240_000, Open: 250, High: 250, Low: 250, Close: 250, Volume: 100},
+	}}
+	now := time.UnixMilli(330_000)
+	h := New(map[api.Environment]Source{api.Sandbox: src}, nil, func() time.Time { return now })
+	type k struct {
+		open    float64
+		o, c, v string
+	}
+	kl := func(uri string) []k {
+		t.Helper()
+		code, body := call(t, h, h.klines, uri)
+		if code != 200 {
+			t.Fatalf("%d %v", code, body)
+		}
+		var out []k
+		for _, x := range body["data"].([]any) {
+			m := x.(map[string]any)
+			out = append(out, k{m["open_time"].(float64), m["open"].(string), m["close"].(string), m["volume"].(string)})
+		}
+		return out
+	}
+	want := []k{{60_000, "1.00", "2.00", "1.50"}, {120_000, "2.00", "2.00", "0.00"}, {180_000, "2.00", "2.00", "0.00"},
+		{240_000, "2.50", "2.50", "1.00"}, {300_000, "2.50", "2.50", "0.00"}}
+	if got := kl("/v1/trading/market/klines?symbol=USDT-NGN&interval=1m"); !slices.Equal(got, want) {
+		t.Fatalf("latest:\n got  %v\n want %v", got, want)
+	}
+	if got := kl("/v1/trading/market/klines?symbol=USDT-NGN&interval=1m&start=100000&limit=2"); !slices.Equal(got, want[1:3]) {
+		t.Fatalf("from start (close before it looked up):\n got  %v\n want %v", got, want[1:3])
+	}
+	if got := kl("/v1/trading/market/klines?symbol=USDT-NGN&interval=1m&end=200000&limit=2"); !slices.Equal(got, want[1:3]) {
+		t.Fatalf("up to end:\n got  %v\n want %v", got, want[1:3])
+	}
+	if got := kl("/v1/trading/market/klines?symbol=USDT-NGN&interval=1m&start=0&limit=3"); !slices.Equal(got, want[:3]) {
+		t.Fatalf("before the first trade nothing:\n got  %v\n want %v", got, want[:3])
 	}
 }
 

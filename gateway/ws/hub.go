@@ -99,6 +99,7 @@ type symbolState struct {
 
 	snap       *frame // cached snapshot at snapSeq
 	snapSeq    uint64
+	klineOpen  [marketdata.NumIntervals]int64 // open time of the last kline sent per interval
 	lastTicker marketdata.Ticker
 	tickerSent bool
 
@@ -370,6 +371,7 @@ func (h *Hub) flushSymbol(s *symbolState) {
 		if !ok {
 			continue
 		}
+		s.klineOpen[iv] = c.OpenTime
 		h.broadcast(&s.klines[iv], appendKlineMsg(nil, s.chKlines[iv], &s.pair, marketdata.Intervals[iv], &c))
 	}
 }
@@ -492,8 +494,40 @@ func (h *Hub) snapshot(s *symbolState) *frame {
 	return s.snap
 }
 
+// currentCandle is the candle of interval iv at nowMs: the newest one if it is still
+// open, else a flat one at its close (no trades yet in this interval).
+func currentCandle(s *symbolState, iv int, nowMs int64) (marketdata.Candle, bool) {
+	c, ok := s.m.Series(iv).Last()
+	if !ok {
+		return c, false
+	}
+	if open := marketdata.Intervals[iv].Open(nowMs); c.OpenTime < open {
+		return marketdata.Flat(open, c.Close), true
+	}
+	return c, true
+}
+
+// publishFlatKlines sends, when an interval begins without a trade, its flat candle (at
+// the previous close, zero volume): klines subscribers see every interval.
+func (h *Hub) publishFlatKlines(now int64) {
+	for _, s := range h.symbols {
+		for iv := range marketdata.Intervals {
+			if s.klines[iv].len() == 0 {
+				continue
+			}
+			c, ok := currentCandle(s, iv, now)
+			if !ok || c.OpenTime <= s.klineOpen[iv] {
+				continue
+			}
+			s.klineOpen[iv] = c.OpenTime
+			h.broadcast(&s.klines[iv], appendKlineMsg(nil, s.chKlines[iv], &s.pair, marketdata.Intervals[iv], &c))
+		}
+	}
+}
+
 func (h *Hub) publishTickers() {
 	now := h.cfg.Now().UnixMilli()
+	h.publishFlatKlines(now)
 	for _, s := range h.symbols {
 		if s.ticker.len() == 0 {
 			continue
@@ -612,7 +646,7 @@ func (h *Hub) subscribe(c *conn, chs []channel, ack []byte) {
 		case 'k':
 			c.sendBytes(appendTickerMsg(nil, s.chTicker, &s.pair, s.m.Ticker(now), now))
 		case 'c':
-			if cd, ok := s.m.Series(ch.iv).Last(); ok {
+			if cd, ok := currentCandle(s, ch.iv, now); ok {
 				c.sendBytes(appendKlineMsg(nil, ch.name, &s.pair, marketdata.Intervals[ch.iv], &cd))
 			}
 		}

@@ -38,11 +38,22 @@ func (j *tap) Append(batch []engine.Event) (uint64, error) {
 	return n, nil
 }
 
-// fakeAuth maps API keys to principals.
-type fakeAuth map[string]api.Principal
+// fakeAuth maps API keys to principals; revoke removes one.
+type fakeAuth struct {
+	mu sync.Mutex
+	m  map[string]api.Principal
+}
 
-func (f fakeAuth) Authenticate(ctx *fasthttp.RequestCtx) (api.Principal, error) {
-	p, ok := f[string(ctx.Request.Header.Peek("X-Api-Key"))]
+func (f *fakeAuth) revoke(key string) {
+	f.mu.Lock()
+	delete(f.m, key)
+	f.mu.Unlock()
+}
+
+func (f *fakeAuth) Authenticate(ctx *fasthttp.RequestCtx) (api.Principal, error) {
+	f.mu.Lock()
+	p, ok := f.m[string(ctx.Request.Header.Peek("X-Api-Key"))]
+	f.mu.Unlock()
 	if !ok {
 		return p, api.NewError(api.CodeUnauthorized, "invalid API key")
 	}
@@ -56,7 +67,7 @@ type rig struct {
 	addr   string
 	keys   []string // one per merchant
 	accts  []engine.AccountID
-	auth   fakeAuth
+	auth   *fakeAuth
 }
 
 func newRig(t *testing.T, merchants int, cfg ws.Config) *rig {
@@ -69,11 +80,11 @@ func newRig(t *testing.T, merchants int, cfg ws.Config) *rig {
 	if err := eng.Start(); err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{eng: eng, auth: fakeAuth{}}
+	r := &rig{eng: eng, auth: &fakeAuth{m: map[string]api.Principal{}}}
 	for i := 0; i < merchants; i++ {
 		id := uuid.New()
 		key := fmt.Sprintf("svc_sk_test_key%d", i)
-		r.auth[key] = api.Principal{MerchantID: id, Environment: api.Sandbox, Method: api.ByAPIKey}
+		r.auth.m[key] = api.Principal{MerchantID: id, Environment: api.Sandbox, Method: api.ByAPIKey}
 		r.keys = append(r.keys, key)
 		r.accts = append(r.accts, engine.AccountID(id))
 		for k, a := range []engine.Asset{engine.NGN, engine.USDT, engine.USDC} {

@@ -1,0 +1,180 @@
+package ws_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"svc/engine"
+	"svc/gateway/ws"
+)
+
+func TestPublicChannelsNeedNoCredentialsPrivateOnesDo(t *testing.T) {
+	r := newRig(t, 2, ws.Config{})
+	c := r.dial(t, "")
+	_ = c.Subscribe("orderbook:"+sym, "trades:"+sym, "ticker:"+sym, "klines:"+sym+":1m")
+	if m := next(t, c, ofType("ack")); m.Op != "subscribe" || len(m.Channels) != 4 {
+		t.Fatalf("%+v", m)
+	}
+	next(t, c, ofType("snapshot"))
+	place(t, r, 1, engine.Sell, 150000, 200)
+	place(t, r, 0, engine.Buy, 150000, 200)
+	if m := next(t, c, ofType("trades")); m.Channel != "trades:"+sym {
+		t.Fatalf("%+v", m)
+	}
+	for _, ch := range []string{"orders", "balances"} {
+		_ = c.Subscribe(ch)
+		if m := next(t, c, ofType("error")); m.Code != "UNAUTHORIZED" {
+			t.Fatalf("%s: %+v", ch, m)
+		}
+	}
+	var rb restBook
+	if code := r.get(t, "", "/v1/trading/market/orderbook?environment=sandbox&symbol="+sym, &rb); code != 200 || rb.Sequence == 0 {
+		t.Fatalf("public REST order book: %d %+v", code, rb)
+	}
+	if code := r.get(t, "", "/v1/trading/market/orderbook?symbol="+sym, nil); code != 503 {
+		t.Fatalf("public REST order book of live (not running here): %d", code)
+	}
+}
+
+func TestPublicUpgradesAreRateLimitedPerAddress(t *testing.T) {
+	r := newRig(t, 1, ws.Config{PublicRate: 60, PublicConns: 1000})
+	refused := 0
+	for i := 0; i < 30 && refused == 0; i++ {
+		c, err := ws.Dial(r.url(), "")
+		if err != nil {
+			refused++
+			continue
+		}
+		defer c.Close()
+	}
+	if refused == 0 {
+		t.Fatal("30 upgrades at once from one address were all accepted with a limit of 60 a minute (burst 10)")
+	}
+	// with a key the merchant's own limit applies, not the address's
+	c := r.dial(t, r.keys[0])
+	_ = c.Subscribe("orders")
+	next(t, c, ofType("ack"))
+}
+
+func TestRevokedKeyClosesThePrivateStream(t *testing.T) {
+	r := newRig(t, 2, ws.Config{RecheckEvery: 50 * time.Millisecond, AuthTimeout: 200 * time.Millisecond})
+	c := r.dial(t, r.keys[0])
+	_ = c.Subscribe("orders", "balances")
+	next(t, c, ofType("ack"))
+	other := r.dial(t, "")
+	_ = other.Auth(r.keys[1])
+	next(t, other, ofType("ack"))
+	_ = other.Subscribe("orders")
+	next(t, other, ofType("ack"))
+
+	r.auth.revoke(r.keys[0])
+	_ = c.Conn().SetReadDeadline(time.Now().Add(5 * time.Second))
+	for {
+		_, err := c.Next()
+		if err == nil {
+			continue
+		}
+		var ce *websocket.CloseError
+		if !errors.As(err, &ce) || ce.Code != websocket.ClosePolicyViolation {
+			t.Fatalf("want a 1008 close, got %v", err)
+		}
+		t.Logf("revoked stream closed: %v", err)
+		break
+	}
+	if r.server.Revoked() != 1 {
+		t.Fatalf("revoked %d", r.server.Revoked())
+	}
+	// the other merchant's stream (authenticated by an auth message) stays
+	place(t, r, 1, engine.Buy, 140000, 100)
+	if m := next(t, other, ofType("order")); m.Channel != "orders" {
+		t.Fatalf("%+v", m)
+	}
+}
+
+// After a burst, every subscriber's book (snapshot + diffs, with snapshots instead of
+// diffs whenever it lagged) equals the REST book at the same sequence.
+func TestEverySubscriberEqualsRESTAfterABurst(t *testing.T) {
+	const n = 40
+	r := newRig(t, 4, ws.Config{QueueLen: 64, ConflateAt: 4, PublicRate: 1 << 20})
+	base := seed(t)
+	type sub struct {
+		book *ws.Book
+		mu   sync.Mutex
+		seq  uint64
+		err  error
+	}
+	subs := make([]*sub, n)
+	var wg sync.WaitGroup
+	for i := range subs {
+		s := &sub{book: &ws.Book{}}
+		subs[i] = s
+		c := r.dial(t, "")
+		slow := i%4 == 0 // some read slowly: their diffs are conflated into snapshots
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := c.Watch(sym, s.book, func(b *ws.Book, m *ws.Message) bool {
+				s.mu.Lock()
+				s.seq = b.Seq
+				s.mu.Unlock()
+				if slow {
+					time.Sleep(2 * time.Millisecond)
+				}
+				return true
+			}, nil)
+			s.mu.Lock()
+			s.err = err
+			s.mu.Unlock()
+		}()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	var tw sync.WaitGroup
+	for i, acct := range r.accts {
+		tw.Add(1)
+		go func() {
+			defer tw.Done()
+			trade(ctx, t, r.eng, acct, rand.New(rand.NewPCG(base, uint64(i))))
+		}()
+	}
+	tw.Wait()
+	cancel()
+	var final restBook
+	r.get(t, r.keys[1], "/v1/trading/market/orderbook?symbol="+sym+"&depth=500", &final)
+	want := canon(final.Bids, final.Asks)
+	deadline := time.Now().Add(15 * time.Second)
+	for i, s := range subs {
+		for {
+			s.mu.Lock()
+			seq, err := s.seq, s.err
+			s.mu.Unlock()
+			if err != nil {
+				var ne net.Error
+				t.Fatalf("subscriber %d ended: %v (%v)", i, err, errors.As(err, &ne))
+			}
+			if seq == final.Sequence {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("subscriber %d at sequence %d, REST at %d", i, seq, final.Sequence)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	// the watchers are idle now (nothing trades): read their books
+	for i, s := range subs {
+		s.mu.Lock()
+		got := canon(s.book.Levels(true, 0), s.book.Levels(false, 0))
+		s.mu.Unlock()
+		if got != want {
+			t.Fatalf("subscriber %d at %d:\n ws   %s\n rest %s", i, final.Sequence, got, want)
+		}
+	}
+	t.Logf("%d subscribers equal REST at sequence %d", n, final.Sequence)
+}
