@@ -250,7 +250,7 @@ func (s *Scope) Complete(ctx context.Context, resp Response) error {
 		s.req.MerchantID, s.req.Environment, s.req.Key, s.hash, s.req.Method, s.req.Path,
 		resp.Status, resp.ContentType, resp.Body, now, now.Add(s.keys.ttl))
 	if err != nil {
-		_ = s.tx.Rollback(context.WithoutCancel(ctx))
+		postgres.Rollback(ctx, s.tx)
 		return fmt.Errorf("idempotency: store response: %w", err)
 	}
 	if err := s.tx.Commit(ctx); err != nil {
@@ -268,7 +268,7 @@ func (s *Scope) Abort(ctx context.Context) {
 		return
 	}
 	s.done = true
-	_ = s.tx.Rollback(context.WithoutCancel(ctx))
+	postgres.Rollback(ctx, s.tx)
 }
 
 type contextKey struct{}
@@ -308,7 +308,7 @@ func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(tx pgx.Tx) error) err
 		return fmt.Errorf("idempotency: savepoint: %w", err)
 	}
 	if err := fn(sp); err != nil {
-		_ = sp.Rollback(context.WithoutCancel(ctx))
+		postgres.Rollback(ctx, sp)
 		return err
 	}
 	if err := sp.Commit(ctx); err != nil {

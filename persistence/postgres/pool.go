@@ -87,11 +87,11 @@ func inTxOnce(ctx context.Context, pool *pgxpool.Pool, fn func(tx pgx.Tx) error)
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			_ = tx.Rollback(context.WithoutCancel(ctx))
+			Rollback(ctx, tx)
 			panic(p)
 		}
 		if err != nil {
-			_ = tx.Rollback(context.WithoutCancel(ctx))
+			Rollback(ctx, tx)
 		}
 	}()
 	if err = fn(tx); err != nil {
@@ -101,6 +101,19 @@ func inTxOnce(ctx context.Context, pool *pgxpool.Pool, fn func(tx pgx.Tx) error)
 		return fmt.Errorf("commit transaction: %w", err)
 	}
 	return nil
+}
+
+// RollbackTimeout bounds a rollback. It runs even when the caller's context is done (so a
+// healthy connection goes back to the pool), but a server that does not answer must not hold
+// the caller: past it pgx closes the connection and PostgreSQL aborts the transaction itself.
+const RollbackTimeout = time.Second
+
+// Rollback rolls tx back within RollbackTimeout, even when ctx is done; for callers that
+// manage a transaction themselves (InTx does it for its own).
+func Rollback(ctx context.Context, tx pgx.Tx) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RollbackTimeout)
+	defer cancel()
+	_ = tx.Rollback(rctx)
 }
 
 // retryable reports whether err is a serialization failure or deadlock, after which the
