@@ -33,6 +33,7 @@ const (
 	CodeCustomerExists       = "CUSTOMER_EXISTS"
 	CodeReferenceInUse       = "REFERENCE_IN_USE"
 	CodeIdempotencyInUse     = "IDEMPOTENCY_KEY_IN_USE"
+	CodeClientOrderIDInUse   = "CLIENT_ORDER_ID_IN_USE" // a retried order whose body differs from the order holding its client_order_id
 	CodeConflict             = "CONFLICT"
 	CodeInvalidOTP           = "INVALID_OTP"
 	CodeWrongPassword        = "WRONG_PASSWORD"
@@ -83,6 +84,7 @@ var codeStatus = map[string]int{
 	CodeCustomerExists:       http.StatusConflict,
 	CodeReferenceInUse:       http.StatusConflict,
 	CodeIdempotencyInUse:     http.StatusConflict,
+	CodeClientOrderIDInUse:   http.StatusConflict,
 	CodeConflict:             http.StatusConflict,
 	CodeBodyTooLarge:         http.StatusRequestEntityTooLarge,
 	CodeUnsupportedMedia:     http.StatusUnsupportedMediaType,

@@ -6,7 +6,7 @@ import (
 	gp "svc/gateway/products"
 )
 
-var linkSchema = o.Obj(map[string]o.Schema{
+var linkSchema = o.Named("CheckoutLink", o.Obj(map[string]o.Schema{
 	"id":              o.UUID(""),
 	"title":           o.Str(""),
 	"description":     o.Nullable(o.Str("")),
@@ -23,7 +23,7 @@ var linkSchema = o.Obj(map[string]o.Schema{
 	"payments_count":  o.Int("completed payments"),
 	"created_at":      o.Time(""),
 	"updated_at":      o.Time(""),
-}, "id", "title", "url", "slug", "type", "amount", "currency", "status", "created_at")
+}, "id", "title", "url", "slug", "type", "amount", "currency", "status", "created_at"))
 
 // Docs documents the checkout-link routes and the hosted page.
 func (rs *Routes) Docs() []o.Op {

@@ -5,7 +5,7 @@ import (
 	"svc/payments/providers"
 )
 
-var customerSchema = o.Obj(map[string]o.Schema{
+var customerSchema = o.Named("Customer", o.Obj(map[string]o.Schema{
 	"id":         o.UUID("customer id (UUIDv7)"),
 	"email":      o.Str("unique per merchant and environment; stored lower-cased"),
 	"first_name": o.Str("1 to 100 characters"),
@@ -13,9 +13,9 @@ var customerSchema = o.Obj(map[string]o.Schema{
 	"kyc_tier":   o.Enum("TIER_0", "TIER_1", "TIER_2"),
 	"created_at": o.Time(""),
 	"updated_at": o.Time(""),
-}, "id", "email", "first_name", "last_name", "kyc_tier", "created_at", "updated_at")
+}, "id", "email", "first_name", "last_name", "kyc_tier", "created_at", "updated_at"))
 
-var verificationSchema = o.Obj(map[string]o.Schema{
+var verificationSchema = o.Named("KYCVerification", o.Obj(map[string]o.Schema{
 	"id":               o.Nullable(o.UUID("verification id; null when the customer was already verified")),
 	"customer_id":      o.UUID(""),
 	"tier":             o.Enum("TIER_1", "TIER_2"),
@@ -26,12 +26,12 @@ var verificationSchema = o.Obj(map[string]o.Schema{
 	"verification_url": o.Str("hosted flows only: where to send the customer"),
 	"expires_at":       o.Time("hosted flows only"),
 	"created_at":       o.Time(""),
-})
+}))
 
-var walletSchema = o.Obj(map[string]o.Schema{
+var walletSchema = o.Named("CryptoWallet", o.Obj(map[string]o.Schema{
 	"id": o.UUID(""), "customer_id": o.UUID(""), "chain": o.Enum(providers.ChainNames(providers.WalletChains)...),
 	"asset": o.Enum("USDC", "USDT"), "address": o.Str(""), "label": o.Nullable(o.Str("")), "created_at": o.Time(""),
-})
+}))
 
 var pageMeta = o.Obj(map[string]o.Schema{"total": o.Int(""), "page": o.Int(""), "limit": o.Int(""), "total_pages": o.Int("")})
 

@@ -338,7 +338,11 @@ func DepositSchema(detail bool) openapi.Schema {
 			"tx_hash":             openapi.Nullable(openapi.Str("")),
 		}, "mode", "asset")
 	}
-	return openapi.Obj(props, "id", "type", "amount", "currency", "status", "created_at", "updated_at")
+	name := "Deposit"
+	if detail {
+		name = "DepositDetail"
+	}
+	return openapi.Named(name, openapi.Obj(props, "id", "type", "amount", "currency", "status", "created_at", "updated_at"))
 }
 
 // Docs documents every route.

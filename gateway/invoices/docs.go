@@ -36,7 +36,7 @@ var LineBodySchema = o.Obj(map[string]o.Schema{
 	"discount":      gp.Number("required unless discount_type is none"),
 }, "quantity")
 
-var invoiceSchema = o.Obj(map[string]o.Schema{
+var invoiceSchema = o.Named("Invoice", o.Obj(map[string]o.Schema{
 	"id":             o.UUID(""),
 	"invoice_number": o.Str("INV-000001, consecutive per merchant and environment"),
 	"title":          o.Str(""),
@@ -54,7 +54,7 @@ var invoiceSchema = o.Obj(map[string]o.Schema{
 	"line_items":     o.Arr(LineSchema),
 	"created_at":     o.Time(""),
 	"updated_at":     o.Time(""),
-}, "id", "invoice_number", "status", "total_amount", "line_items")
+}, "id", "invoice_number", "status", "total_amount", "line_items"))
 
 // Docs documents the invoice routes.
 func (rs *Routes) Docs() []o.Op {

@@ -11,7 +11,7 @@ var bank = o.Obj(map[string]o.Schema{
 	"bank_code":      o.Str("required, 3 to 16 characters"),
 }, "account_name", "account_number", "bank_code")
 
-var offrampSchema = o.Obj(map[string]o.Schema{
+var offrampSchema = o.Named("Offramp", o.Obj(map[string]o.Schema{
 	"id":              o.UUID(""),
 	"type":            o.Enum("TEMPORARY", "PERMANENT"),
 	"status":          o.Enum("ACTIVE", "INACTIVE", "EXPIRED"),
@@ -28,7 +28,7 @@ var offrampSchema = o.Obj(map[string]o.Schema{
 	"expires_at": o.Nullable(o.Time("TEMPORARY: 25 minutes after creation")),
 	"created_at": o.Time(""),
 	"updated_at": o.Time(""),
-}, "id", "type", "status", "chain", "asset", "deposit_address", "settlement", "created_at")
+}, "id", "type", "status", "chain", "asset", "deposit_address", "settlement", "created_at"))
 
 // Docs documents the offramp routes.
 func (rs *Routes) Docs() []o.Op {

@@ -17,7 +17,7 @@ var PagingParams = []o.Param{{Name: "page", Schema: o.Int("1-indexed, default 1"
 
 var adjustType = o.Enum("none", "percentage", "fixed")
 
-var productSchema = o.Obj(map[string]o.Schema{
+var productSchema = o.Named("Product", o.Obj(map[string]o.Schema{
 	"id":             o.UUID(""),
 	"name":           o.Str("at most 255 characters"),
 	"description":    o.Nullable(o.Str("at most 2000 characters")),
@@ -33,7 +33,7 @@ var productSchema = o.Obj(map[string]o.Schema{
 	"discount":       Number("percent when percentage; an amount per unit when fixed"),
 	"created_at":     o.Time(""),
 	"updated_at":     o.Time(""),
-}, "id", "name", "type", "price", "currency", "status")
+}, "id", "name", "type", "price", "currency", "status"))
 
 var productBody = map[string]o.Schema{
 	"name":           o.Str("required, at most 255 characters"),

@@ -125,7 +125,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 
 // RateSchema documents RateJSON.
 func RateSchema() openapi.Schema {
-	return openapi.Obj(map[string]openapi.Schema{
+	return openapi.Named("Rate", openapi.Obj(map[string]openapi.Schema{
 		"id":          openapi.UUID("lock it into an onramp (rate_id) before expires_at; usable once"),
 		"pair":        openapi.Str("from/to, e.g. NGN/USDT"),
 		"from":        openapi.Enum("NGN", "USDT", "USDC"),
@@ -137,7 +137,7 @@ func RateSchema() openapi.Schema {
 		"expires_at":  openapi.Time("after this the id cannot be locked (422 RATE_EXPIRED)"),
 		"timestamp":   openapi.Time("when the rate was fetched"),
 		"ttl_seconds": openapi.Int("validity of the id"),
-	}, "id", "pair", "rate", "side", "expires_at", "timestamp")
+	}, "id", "pair", "rate", "side", "expires_at", "timestamp"))
 }
 
 // Docs documents the route.

@@ -55,11 +55,11 @@ var SWIFTBankAccount = o.Obj(map[string]o.Schema{
 
 var types = o.Enum("BANK_ACCOUNT", "CRYPTO_ADDRESS", "US_BANK_ACCOUNT", "SWIFT_BANK_ACCOUNT")
 
-var recipientSchema = o.Obj(map[string]o.Schema{
+var recipientSchema = o.Named("Recipient", o.Obj(map[string]o.Schema{
 	"id": o.UUID(""), "type": types, "customer_id": o.Nullable(o.UUID("")),
 	"bank_account": BankAccount, "crypto_address": CryptoAddress, "us_bank_account": USBankAccount,
 	"swift_bank_account": SWIFTBankAccount, "created_at": o.Time(""),
-}, "id", "type", "created_at")
+}, "id", "type", "created_at"))
 
 // Docs documents the recipient routes.
 func (rs *Routes) Docs() []o.Op {

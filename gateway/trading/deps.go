@@ -15,6 +15,8 @@ import (
 type Exchange interface {
 	Submit(cmd *engine.Command) (engine.Result, error)
 	Order(acct engine.AccountID, id engine.OrderID) (engine.OrderView, bool)
+	// OrderByClientID finds an open or recently closed order by its client order id.
+	OrderByClientID(acct engine.AccountID, clientID string) (engine.OrderView, bool)
 	Balances(acct engine.AccountID) engine.Balances
 	Pair(symbol string) (engine.PairConfig, bool)
 	Pairs() []engine.PairConfig
@@ -60,6 +62,8 @@ type History interface {
 	// offset, or with the context's error.
 	WaitFor(ctx context.Context, env api.Environment, offset uint64) error
 	GetOrder(ctx context.Context, env api.Environment, acct uuid.UUID, id uuid.UUID) (OrderRow, bool, error)
+	// GetOrderByClientID returns the newest order of the account with that client order id.
+	GetOrderByClientID(ctx context.Context, env api.Environment, acct uuid.UUID, clientID string) (OrderRow, bool, error)
 	ListOrders(ctx context.Context, env api.Environment, acct uuid.UUID, f OrderFilter, p api.PageParams) ([]OrderRow, int64, error)
 	ListTrades(ctx context.Context, env api.Environment, acct uuid.UUID, f TradeFilter, p api.PageParams) ([]TradeRow, int64, error)
 }

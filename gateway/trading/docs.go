@@ -4,7 +4,7 @@ import (
 	o "svc/gateway/openapi"
 )
 
-var orderSchema = o.Obj(map[string]o.Schema{
+var orderSchema = o.Named("Order", o.Obj(map[string]o.Schema{
 	"id":              o.UUID("order id (UUIDv7)"),
 	"client_order_id": o.Nullable(o.Str("your own id, up to 64 characters")),
 	"symbol":          o.Enum("USDT-NGN", "USDC-NGN", "USD-NGN"),
@@ -19,9 +19,9 @@ var orderSchema = o.Obj(map[string]o.Schema{
 	"status":          o.Enum("OPEN", "PARTIALLY_FILLED", "FILLED", "CANCELLED"),
 	"cancel_reason":   o.Nullable(o.Enum("USER", "IOC_REMAINDER", "FOK_UNFILLABLE", "SELF_TRADE_PREVENTION", "INSUFFICIENT_FUNDS")),
 	"created_at":      o.Time(""),
-}, "id", "symbol", "side", "type", "quantity", "filled_quantity", "price", "status", "created_at")
+}, "id", "symbol", "side", "type", "quantity", "filled_quantity", "price", "status", "created_at"))
 
-var tradeSchema = o.Obj(map[string]o.Schema{
+var tradeSchema = o.Named("Trade", o.Obj(map[string]o.Schema{
 	"id":         o.UUID(""),
 	"order_id":   o.UUID("your order that filled"),
 	"symbol":     o.Str(""),
@@ -30,11 +30,11 @@ var tradeSchema = o.Obj(map[string]o.Schema{
 	"price":      o.Decimal("execution price (the resting order's)"),
 	"liquidity":  o.Enum("maker", "taker"),
 	"created_at": o.Time(""),
-})
+}))
 
-var balanceSchema = o.Obj(map[string]o.Schema{
+var balanceSchema = o.Named("TradingBalance", o.Obj(map[string]o.Schema{
 	"asset": o.Enum("NGN", "USDT", "USDC", "USD"), "available": o.Decimal(""), "locked": o.Decimal("held by open orders"), "total": o.Decimal("available + locked"),
-})
+}))
 
 var pageMeta = o.Obj(map[string]o.Schema{"total": o.Int(""), "page": o.Int(""), "limit": o.Int(""), "total_pages": o.Int("")})
 
@@ -43,7 +43,13 @@ func (h *Handlers) Docs() []o.Op {
 	paging := []o.Param{{Name: "page", Schema: o.Int("1-indexed, default 1")}, {Name: "limit", Schema: o.Int("default 20, at most 100")}}
 	return []o.Op{
 		{Method: "POST", Path: "/v1/trading/orders", Tag: "trading", Summary: "Place an order",
-			Description: "Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset.",
+			Description: "Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. " +
+				"Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). " +
+				"A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; " +
+				"with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. " +
+				"X-Idempotency-Key (up to 64 characters) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), " +
+				"and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.",
+			Idempotent: true,
 			Body: o.Obj(map[string]o.Schema{
 				"symbol":                o.Enum("USDT-NGN", "USDC-NGN", "USD-NGN"),
 				"side":                  o.Enum("buy", "sell"),
@@ -56,8 +62,9 @@ func (h *Handlers) Docs() []o.Op {
 				"client_order_id":       o.Str("up to 64 characters"),
 				"self_trade_prevention": o.Enum("cancel_resting", "cancel_taker", "cancel_both"),
 			}, "symbol", "side", "type"),
-			Responses: map[int]o.Response{201: {Description: "the order", Data: orderSchema}},
-			Errors:    []string{"VALIDATION_ERROR", "INVALID_JSON", "INSUFFICIENT_BALANCE", "ENGINE_BUSY", "ENGINE_UNAVAILABLE"}},
+			Responses: map[int]o.Response{201: {Description: "the order", Data: orderSchema},
+				200: {Description: "a retry of an order already placed (Idempotent-Replayed: true): that order, in its current state", Data: orderSchema}},
+			Errors: []string{"VALIDATION_ERROR", "INVALID_JSON", "INSUFFICIENT_BALANCE", "CLIENT_ORDER_ID_IN_USE", "IDEMPOTENCY_KEY_REUSED", "ENGINE_BUSY", "ENGINE_UNAVAILABLE"}},
 		{Method: "GET", Path: "/v1/trading/orders", Tag: "trading", Summary: "List your orders",
 			Query:     append([]o.Param{{Name: "symbol"}, {Name: "status", Schema: o.Enum("OPEN", "PARTIALLY_FILLED", "FILLED", "CANCELLED")}, {Name: "side", Schema: o.Enum("buy", "sell")}}, paging...),
 			Responses: map[int]o.Response{200: {Description: "a page of orders", Data: o.Obj(map[string]o.Schema{"items": o.Arr(orderSchema), "meta": pageMeta})}},
@@ -70,6 +77,13 @@ func (h *Handlers) Docs() []o.Op {
 			Responses: map[int]o.Response{200: {Description: "the order", Data: orderSchema}}, Errors: []string{"NOT_FOUND"}},
 		{Method: "DELETE", Path: "/v1/trading/orders/{id}", Tag: "trading", Summary: "Cancel an order",
 			Description: "OPEN or PARTIALLY_FILLED -> CANCELLED, releasing what it locked. FILLED or CANCELLED -> 422 ORDER_NOT_CANCELLABLE.",
+			Responses:   map[int]o.Response{200: {Description: "the cancelled order", Data: orderSchema}},
+			Errors:      []string{"NOT_FOUND", "ORDER_NOT_CANCELLABLE", "ENGINE_BUSY", "ENGINE_UNAVAILABLE"}},
+		{Method: "GET", Path: "/v1/trading/orders/by-client-id/{client_order_id}", Tag: "trading", Summary: "Get an order by your client order id",
+			Description: "The open or recently closed order holding the id in the engine, else the newest order with that id in the history. Use it after a POST whose answer was lost.",
+			Responses:   map[int]o.Response{200: {Description: "the order", Data: orderSchema}}, Errors: []string{"NOT_FOUND", "SERVICE_UNAVAILABLE"}},
+		{Method: "DELETE", Path: "/v1/trading/orders/by-client-id/{client_order_id}", Tag: "trading", Summary: "Cancel an order by your client order id",
+			Description: "Cancels the open order holding the client order id. FILLED or CANCELLED -> 422 ORDER_NOT_CANCELLABLE; none -> 404.",
 			Responses:   map[int]o.Response{200: {Description: "the cancelled order", Data: orderSchema}},
 			Errors:      []string{"NOT_FOUND", "ORDER_NOT_CANCELLABLE", "ENGINE_BUSY", "ENGINE_UNAVAILABLE"}},
 		{Method: "GET", Path: "/v1/trading/trades", Tag: "trading", Summary: "List your trades",

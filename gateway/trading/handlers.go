@@ -37,6 +37,8 @@ func (h *Handlers) Register(r *router.Router, protect func(fasthttp.RequestHandl
 	r.DELETE("/v1/trading/orders", protect(h.cancelAll))
 	r.GET("/v1/trading/orders/{id}", protect(h.getOrder))
 	r.DELETE("/v1/trading/orders/{id}", protect(h.cancelOrder))
+	r.GET("/v1/trading/orders/by-client-id/{client_order_id}", protect(h.getOrderByClientID))
+	r.DELETE("/v1/trading/orders/by-client-id/{client_order_id}", protect(h.cancelOrderByClientID))
 	r.GET("/v1/trading/trades", protect(h.listTrades))
 	r.GET("/v1/trading/balances", protect(h.balances))
 	r.POST("/v1/trading/sandbox/fund", protect(h.sandboxFund))
@@ -55,21 +57,39 @@ func (h *Handlers) exchange(ctx *fasthttp.RequestCtx) (api.Principal, Exchange, 
 	return p, ex, true
 }
 
-// settled returns a context for a history read that has waited until the projection holds
-// every event acknowledged (to anyone) before the read began, so a list never misses an
-// acknowledged order nor shows a state older than one already answered. Without a history
-// store it returns noHistory.
-func (h *Handlers) settled(p api.Principal, ex Exchange, noHistory error) (context.Context, context.CancelFunc, error) {
+// historyWait bounds how long a history read waits for the projection to catch up
+// before answering 503 (and never past the request's own deadline).
+const historyWait = 5 * time.Second
+
+// settled waits until the projection holds every event acknowledged (to anyone) before
+// the read began, so a list never misses an acknowledged order nor shows a state older
+// than one already answered, and returns the request's context for the read itself.
+// Without a history store it returns noHistory. A projection that does not catch up in
+// time (PostgreSQL slow or down) is a prompt 503 SERVICE_UNAVAILABLE with Retry-After,
+// shortly before the request's deadline at the latest; never a 500 or a hang.
+func (h *Handlers) settled(rc *fasthttp.RequestCtx, p api.Principal, ex Exchange, noHistory error) (context.Context, error) {
 	if h.history == nil {
-		return nil, nil, noHistory
+		return nil, noHistory
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	if err := h.history.WaitFor(ctx, p.Environment, ex.Offset()); err != nil {
-		cancel()
-		return nil, nil, err
+	ctx := api.Ctx(rc)
+	until := time.Now().Add(historyWait)
+	if d, ok := ctx.Deadline(); ok {
+		// Leave a little of the request's time to write the answer.
+		if d = d.Add(-historyMargin); d.Before(until) {
+			until = d
+		}
 	}
-	return ctx, cancel, nil
+	wait, cancel := context.WithDeadline(ctx, until)
+	err := h.history.WaitFor(wait, p.Environment, ex.Offset())
+	cancel()
+	if err != nil {
+		return nil, api.NewError(api.CodeServiceUnavailable, "order history is behind the exchange (its PostgreSQL projection is slow or unavailable); retry shortly")
+	}
+	return ctx, nil
 }
+
+// historyMargin is what settled leaves of a request's deadline for the answer.
+const historyMargin = 50 * time.Millisecond
 
 // engineError maps the engine's Go errors (it could not run the command at all).
 func engineError(err error) error {

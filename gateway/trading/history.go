@@ -33,6 +33,12 @@ func (p Projections) GetOrder(ctx context.Context, env api.Environment, acct, id
 	return OrderRow{View: o.View, UpdatedAt: o.UpdatedAt}, ok, err
 }
 
+// GetOrderByClientID reads the newest order with a client order id.
+func (p Projections) GetOrderByClientID(ctx context.Context, env api.Environment, acct uuid.UUID, clientID string) (OrderRow, bool, error) {
+	o, ok, err := p.Store.GetOrderByClientID(ctx, string(env), acct, clientID)
+	return OrderRow{View: o.View, UpdatedAt: o.UpdatedAt}, ok, err
+}
+
 // ListOrders reads a page of orders.
 func (p Projections) ListOrders(ctx context.Context, env api.Environment, acct uuid.UUID, f OrderFilter, pg api.PageParams) ([]OrderRow, int64, error) {
 	rows, total, err := p.Store.ListOrders(ctx, string(env), acct, projection.OrderFilter{Symbol: f.Symbol, Status: f.Status, Side: f.Side}, pg.Limit, pg.Offset())

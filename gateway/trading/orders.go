@@ -1,6 +1,7 @@
 package trading
 
 import (
+	"context"
 	"errors"
 	"strings"
 
@@ -193,14 +194,20 @@ func (h *Handlers) placeOrder(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	cmd := engine.Command{Kind: engine.CmdPlace, Account: engine.AccountID(p.MerchantID), Time: h.now().UnixNano()}
-	if err := req.toCommand(ex, &cmd); err != nil {
-		api.Fail(ctx, err)
+	err := req.toCommand(ex, &cmd)
+	keyed, kerr := idempotencyKey(ctx, &cmd)
+	if err != nil || kerr != nil {
+		api.Fail(ctx, mergeValidation(joinErrs(err, kerr)))
 		return
 	}
 	cmd.OrderID = engine.OrderID(uuid.Must(uuid.NewV7()))
 	res, err := ex.Submit(&cmd)
 	if err != nil {
 		api.Fail(ctx, engineError(err))
+		return
+	}
+	if res.Code == engine.RejectDuplicateClientOrderID {
+		h.replay(ctx, p, ex, &cmd, res, keyed)
 		return
 	}
 	if err := resultError(res.Code); err != nil {
@@ -210,6 +217,80 @@ func (h *Handlers) placeOrder(ctx *fasthttp.RequestCtx) {
 	// The answer is built from the command and its result, not read back: under heavy load
 	// the engine may already have forgotten a closed order by the time we would look.
 	api.Created(ctx, orderJSON(ex, placedView(&cmd, res)))
+}
+
+// HeaderIdempotencyKey is the payments routes' idempotency header; on POST
+// /v1/trading/orders it is the order's client order id (see idempotencyKey).
+const HeaderIdempotencyKey = "X-Idempotency-Key"
+
+// headerReplayed marks an answer that repeats an earlier one instead of acting again.
+const headerReplayed = "Idempotent-Replayed"
+
+// idempotencyKey maps X-Idempotency-Key into the engine's client order id space: the key
+// becomes the order's client_order_id, so it is journaled with the order and survives a
+// restart without a PostgreSQL round trip. A body that also names a client_order_id must
+// name the same one. It reports whether the key was given.
+func idempotencyKey(ctx *fasthttp.RequestCtx, cmd *engine.Command) (bool, error) {
+	key := ctx.Request.Header.Peek(HeaderIdempotencyKey)
+	if len(key) == 0 {
+		return false, nil
+	}
+	switch {
+	case len(key) > 64:
+		return true, api.Invalid(HeaderIdempotencyKey, "must be at most 64 characters (it becomes the order's client_order_id)")
+	case cmd.ClientOrderID == "":
+		cmd.ClientOrderID = string(key)
+	case cmd.ClientOrderID != string(key):
+		return true, api.Invalid("client_order_id", "must equal X-Idempotency-Key when both are sent")
+	}
+	return true, nil
+}
+
+// replay answers a place whose client order id an order of the account already holds:
+// the same order again (200, Idempotent-Replayed: true) when the request describes it,
+// else 409 CLIENT_ORDER_ID_IN_USE (422 IDEMPOTENCY_KEY_REUSED when the id came from
+// X-Idempotency-Key, as on the payments routes). Nothing was placed.
+func (h *Handlers) replay(ctx *fasthttp.RequestCtx, p api.Principal, ex Exchange, cmd *engine.Command, res engine.Result, keyed bool) {
+	view, ok := ex.Order(cmd.Account, res.OrderID)
+	if !ok {
+		view, ok = ex.OrderByClientID(cmd.Account, cmd.ClientOrderID)
+	}
+	if !ok { // closed and forgotten since the engine answered: the history has it
+		row, err := h.orderFromHistory(ctx, p, ex, uuid.UUID(res.OrderID))
+		if err != nil {
+			api.Fail(ctx, err)
+			return
+		}
+		view = row.View
+	}
+	if !samePlacement(cmd, &view) {
+		id := uuid.UUID(view.ID).String()
+		if keyed {
+			api.Fail(ctx, api.NewError(api.CodeIdempotencyKeyReused, "this X-Idempotency-Key was used for another order ("+id+"); nothing was placed"))
+		} else {
+			api.Fail(ctx, api.NewError(api.CodeClientOrderIDInUse, "client_order_id is held by order "+id+", placed with a different request; nothing was placed"))
+		}
+		return
+	}
+	ctx.Response.Header.Set(headerReplayed, "true")
+	api.OK(ctx, orderJSON(ex, view))
+}
+
+// samePlacement reports whether the place command asks for the order v is: same symbol,
+// side, type, time in force, post-only, price and quantity (or quote amount), compared
+// in engine units, so "10" and "10.00" are the same request. Self-trade prevention is
+// not kept on the order and is not compared.
+func samePlacement(cmd *engine.Command, v *engine.OrderView) bool {
+	if cmd.Symbol != v.Symbol || cmd.Side != v.Side || cmd.Type != v.Type || cmd.TIF != v.TIF || cmd.PostOnly != v.PostOnly {
+		return false
+	}
+	if cmd.Type == engine.Limit && cmd.Price != v.Price {
+		return false
+	}
+	if cmd.QuoteQty > 0 || v.QuoteQty > 0 {
+		return cmd.QuoteQty == v.QuoteQty
+	}
+	return cmd.Qty == v.Qty
 }
 
 // placedView is the order as the place command left it.
@@ -242,7 +323,7 @@ func (h *Handlers) getOrder(ctx *fasthttp.RequestCtx) {
 		api.OK(ctx, orderJSON(ex, view))
 		return
 	}
-	row, err := h.orderFromHistory(p, ex, id)
+	row, err := h.orderFromHistory(ctx, p, ex, id)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -250,13 +331,48 @@ func (h *Handlers) getOrder(ctx *fasthttp.RequestCtx) {
 	api.OK(ctx, orderJSON(ex, row.View))
 }
 
-func (h *Handlers) orderFromHistory(p api.Principal, ex Exchange, id uuid.UUID) (OrderRow, error) {
-	c, cancel, err := h.settled(p, ex, api.NewError(api.CodeNotFound, "order not found"))
+// getOrderByClientID answers GET /v1/trading/orders/by-client-id/{client_order_id}: the
+// engine's order holding that id, else the newest such order in the history.
+func (h *Handlers) getOrderByClientID(ctx *fasthttp.RequestCtx) {
+	p, ex, ok := h.exchange(ctx)
+	if !ok {
+		return
+	}
+	cid := pathParam(ctx, "client_order_id")
+	if cid == "" || len(cid) > 64 {
+		api.Fail(ctx, api.NewError(api.CodeNotFound, "order not found"))
+		return
+	}
+	if view, ok := ex.OrderByClientID(engine.AccountID(p.MerchantID), cid); ok {
+		api.OK(ctx, orderJSON(ex, view))
+		return
+	}
+	row, err := h.orderByClientIDFromHistory(ctx, p, ex, cid)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	api.OK(ctx, orderJSON(ex, row.View))
+}
+
+func (h *Handlers) orderFromHistory(rc *fasthttp.RequestCtx, p api.Principal, ex Exchange, id uuid.UUID) (OrderRow, error) {
+	return h.historyOrder(rc, p, ex, func(c context.Context) (OrderRow, bool, error) {
+		return h.history.GetOrder(c, p.Environment, p.MerchantID, id)
+	})
+}
+
+func (h *Handlers) orderByClientIDFromHistory(rc *fasthttp.RequestCtx, p api.Principal, ex Exchange, cid string) (OrderRow, error) {
+	return h.historyOrder(rc, p, ex, func(c context.Context) (OrderRow, bool, error) {
+		return h.history.GetOrderByClientID(c, p.Environment, p.MerchantID, cid)
+	})
+}
+
+func (h *Handlers) historyOrder(rc *fasthttp.RequestCtx, p api.Principal, ex Exchange, get func(context.Context) (OrderRow, bool, error)) (OrderRow, error) {
+	c, err := h.settled(rc, p, ex, api.NewError(api.CodeNotFound, "order not found"))
 	if err != nil {
 		return OrderRow{}, err
 	}
-	defer cancel()
-	row, found, err := h.history.GetOrder(c, p.Environment, p.MerchantID, id)
+	row, found, err := get(c)
 	if err != nil {
 		return OrderRow{}, err
 	}
@@ -293,12 +409,11 @@ func (h *Handlers) listOrders(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, mergeValidation(joinErrs(err, v.Err())))
 		return
 	}
-	c, cancel, err := h.settled(p, ex, api.NewError(api.CodeEngineUnavailable, "order history is not available"))
+	c, err := h.settled(ctx, p, ex, api.NewError(api.CodeEngineUnavailable, "order history is not available"))
 	if err != nil {
 		api.Fail(ctx, err)
 		return
 	}
-	defer cancel()
 	rows, total, err := h.history.ListOrders(c, p.Environment, p.MerchantID, f, page)
 	if err != nil {
 		api.Fail(ctx, err)
@@ -326,14 +441,36 @@ func (h *Handlers) cancelOrder(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	cmd := engine.Command{Kind: engine.CmdCancel, Account: engine.AccountID(p.MerchantID), OrderID: engine.OrderID(id), Time: h.now().UnixNano()}
-	res, err := ex.Submit(&cmd)
+	h.cancel(ctx, p, ex, &cmd, func() (OrderRow, error) { return h.orderFromHistory(ctx, p, ex, id) })
+}
+
+// cancelOrderByClientID answers DELETE /v1/trading/orders/by-client-id/{client_order_id}.
+func (h *Handlers) cancelOrderByClientID(ctx *fasthttp.RequestCtx) {
+	p, ex, ok := h.exchange(ctx)
+	if !ok {
+		return
+	}
+	cid := pathParam(ctx, "client_order_id")
+	if cid == "" || len(cid) > 64 {
+		api.Fail(ctx, api.NewError(api.CodeNotFound, "order not found"))
+		return
+	}
+	// A zero OrderID with a ClientOrderID: the engine cancels the order holding that id.
+	cmd := engine.Command{Kind: engine.CmdCancel, Account: engine.AccountID(p.MerchantID), ClientOrderID: cid, Time: h.now().UnixNano()}
+	h.cancel(ctx, p, ex, &cmd, func() (OrderRow, error) { return h.orderByClientIDFromHistory(ctx, p, ex, cid) })
+}
+
+// cancel submits a cancel and answers with the cancelled order. lookup finds the order in
+// the history when the engine no longer holds it.
+func (h *Handlers) cancel(ctx *fasthttp.RequestCtx, p api.Principal, ex Exchange, cmd *engine.Command, lookup func() (OrderRow, error)) {
+	res, err := ex.Submit(cmd)
 	if err != nil {
 		api.Fail(ctx, engineError(err))
 		return
 	}
 	if res.Code == engine.RejectUnknownOrder {
 		// The engine forgets old closed orders; the history knows whether it existed.
-		if _, herr := h.orderFromHistory(p, ex, id); herr == nil {
+		if _, herr := lookup(); herr == nil {
 			api.Fail(ctx, api.NewError(api.CodeOrderNotCancellable, "the order is already filled or cancelled"))
 			return
 		}
@@ -342,9 +479,13 @@ func (h *Handlers) cancelOrder(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	view, ok := ex.Order(cmd.Account, cmd.OrderID)
+	id := cmd.OrderID
+	if id == (engine.OrderID{}) {
+		id = res.OrderID
+	}
+	view, ok := ex.Order(cmd.Account, id)
 	if !ok { // forgotten already: the history has it once the projection catches up
-		row, err := h.orderFromHistory(p, ex, id)
+		row, err := h.orderFromHistory(ctx, p, ex, uuid.UUID(id))
 		if err != nil {
 			api.Fail(ctx, err)
 			return

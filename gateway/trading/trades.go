@@ -48,12 +48,11 @@ func (h *Handlers) listTrades(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, mergeValidation(joinErrs(perr, v.Err())))
 		return
 	}
-	c, cancel, err := h.settled(p, ex, api.NewError(api.CodeEngineUnavailable, "trade history is not available"))
+	c, err := h.settled(ctx, p, ex, api.NewError(api.CodeEngineUnavailable, "trade history is not available"))
 	if err != nil {
 		api.Fail(ctx, err)
 		return
 	}
-	defer cancel()
 	rows, total, err := h.history.ListTrades(c, p.Environment, p.MerchantID, f, page)
 	if err != nil {
 		api.Fail(ctx, err)

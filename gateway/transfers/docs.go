@@ -13,7 +13,7 @@ var destination = o.Obj(map[string]o.Schema{
 	"swift_bank_account": grc.SWIFTBankAccount,
 }, "type")
 
-var transferSchema = o.Obj(map[string]o.Schema{
+var transferSchema = o.Named("Transfer", o.Obj(map[string]o.Schema{
 	"id":           o.UUID(""),
 	"currency":     o.Enum("NGN", "USD"),
 	"amount":       o.Decimal("2 decimal places"),
@@ -33,7 +33,7 @@ var transferSchema = o.Obj(map[string]o.Schema{
 	"created_at":     o.Time(""),
 	"updated_at":     o.Time(""),
 	"settled_at":     o.Nullable(o.Time("SETTLED only")),
-}, "id", "currency", "amount", "reference", "status", "created_at")
+}, "id", "currency", "amount", "reference", "status", "created_at"))
 
 // Docs documents the transfer routes.
 func (rs *Routes) Docs() []o.Op {

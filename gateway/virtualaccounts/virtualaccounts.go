@@ -194,17 +194,17 @@ func (h *Routes) get(ctx *fasthttp.RequestCtx) {
 	api.OK(ctx, concept(a))
 }
 
-var issuingSchema = o.Obj(map[string]o.Schema{
+var issuingSchema = o.Named("CustomerVirtualAccount", o.Obj(map[string]o.Schema{
 	"id": o.UUID(""), "accountNumber": o.Str("10-digit NUBAN"), "bankName": o.Str(""), "accountName": o.Str("the customer's name"),
 	"status": o.Enum("ACTIVE", "EXPIRED", "INACTIVE"), "type": o.Enum("PERMANENT"), "customerId": o.UUID(""), "created_at": o.Time(""),
-})
+}))
 
-var conceptSchema = o.Obj(map[string]o.Schema{
+var conceptSchema = o.Named("VirtualAccount", o.Obj(map[string]o.Schema{
 	"id": o.UUID(""), "account_number": o.Str("10-digit NUBAN"), "bank_name": o.Str(""), "account_name": o.Str(""),
 	"customer_id": o.Nullable(o.UUID("")), "type": o.Enum("TEMPORARY", "PERMANENT"), "status": o.Enum("active", "inactive"),
 	"expires_at": o.Nullable(o.Time("null for permanent accounts")), "amount": o.Nullable(o.Decimal("NGN, temporary only")),
 	"currency": o.Enum("NGN"), "created_at": o.Time(""),
-})
+}))
 
 // Docs documents the routes.
 func (h *Routes) Docs() []o.Op {

@@ -28,14 +28,18 @@ func endpointSchema(withSecret bool) openapi.Schema {
 	if withSecret {
 		props["secret"] = openapi.Str("whsec_ secret for X-Svc-Signature; shown only now")
 	}
-	return openapi.Obj(props, "id", "url", "events", "is_active", "created_at")
+	name := "WebhookEndpoint"
+	if withSecret {
+		name = "WebhookEndpointWithSecret"
+	}
+	return openapi.Named(name, openapi.Obj(props, "id", "url", "events", "is_active", "created_at"))
 }
 
 // Docs documents every route of Register.
 func (rs *Routes) Docs() []openapi.Op {
 	const tag = "webhooks"
 	idErr := []string{api.CodeNotFound}
-	logEntry := openapi.Obj(map[string]openapi.Schema{
+	logEntry := openapi.Named("WebhookLog", openapi.Obj(map[string]openapi.Schema{
 		"id":           openapi.UUID(""),
 		"endpoint_id":  openapi.UUID(""),
 		"endpoint_url": openapi.Str(""),
@@ -49,7 +53,7 @@ func (rs *Routes) Docs() []openapi.Op {
 		"attempt":      openapi.Int("1 for the first attempt"),
 		"test":         openapi.Bool("sent by the test operation"),
 		"created_at":   openapi.Time(""),
-	})
+	}))
 	return []openapi.Op{
 		{Method: "POST", Path: "/v1/webhooks/endpoints", Tag: tag, Summary: "Register a webhook endpoint",
 			Description: "The secret is returned only here and on rotate-secret. An empty events list subscribes to every event.",

@@ -25,7 +25,7 @@ const IdempotencyNote = " Send `X-Idempotency-Key` (1 to 255 printable ASCII cha
 // Chains are the chains of withdrawals and offramps.
 var Chains = o.Enum("APTOS", "BASE", "CELO", "ETHEREUM", "POLYGON", "SOLANA", "TRON")
 
-var withdrawalSchema = o.Obj(map[string]o.Schema{
+var withdrawalSchema = o.Named("Withdrawal", o.Obj(map[string]o.Schema{
 	"id":                  o.UUID(""),
 	"amount_usd":          o.Decimal("USDT, 6 decimal places"),
 	"token":               o.Enum("USDT"),
@@ -37,7 +37,7 @@ var withdrawalSchema = o.Obj(map[string]o.Schema{
 	"created_at":          o.Time(""),
 	"updated_at":          o.Time(""),
 	"settled_at":          o.Nullable(o.Time("SETTLED only")),
-}, "id", "amount_usd", "token", "chain", "destination_address", "status", "created_at")
+}, "id", "amount_usd", "token", "chain", "destination_address", "status", "created_at"))
 
 // Docs documents the withdrawal routes.
 func (rs *Routes) Docs() []o.Op {

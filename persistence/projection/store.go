@@ -90,6 +90,20 @@ func (s *Store) GetOrder(ctx context.Context, env string, merchant, id uuid.UUID
 	return o, true, nil
 }
 
+// GetOrderByClientID returns the merchant's newest order with client order id clientID.
+func (s *Store) GetOrderByClientID(ctx context.Context, env string, merchant uuid.UUID, clientID string) (Order, bool, error) {
+	o, err := scanOrder(s.pool.QueryRow(ctx, `select `+orderColumns+` from trading_orders
+		where environment = $1 and merchant_id = $2 and client_order_id = $3
+		order by created_at desc limit 1`, env, merchant, clientID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return o, false, nil
+	}
+	if err != nil {
+		return o, false, fmt.Errorf("get order by client order id: %w", err)
+	}
+	return o, true, nil
+}
+
 // ListOrders returns a page of the merchant's orders, newest first, and the total.
 func (s *Store) ListOrders(ctx context.Context, env string, merchant uuid.UUID, f OrderFilter, limit, offset int) ([]Order, int64, error) {
 	where, args := []string{"environment = $1", "merchant_id = $2"}, []any{env, merchant}
