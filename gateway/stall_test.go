@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"svc/engine"
 	"svc/gateway"
 	"svc/gateway/api"
 	"svc/gateway/auth/authtest"
@@ -15,14 +16,18 @@ import (
 	"svc/gateway/gatewaytest"
 	gwidem "svc/gateway/idempotency"
 	gwproducts "svc/gateway/products"
+	"svc/gateway/trading"
 	"svc/payments/customers"
 	"svc/payments/events"
 	"svc/payments/idempotency"
 	"svc/payments/jobs"
 	"svc/payments/products"
 	"svc/payments/providers"
+	"svc/persistence/eventlog"
+	"svc/persistence/journal"
 	"svc/persistence/postgres"
 	"svc/persistence/postgres/pgtest"
+	"svc/persistence/projection"
 )
 
 // A stalled PostgreSQL (a proxy in front of the test database stops forwarding, as a
@@ -53,9 +58,31 @@ func TestStalledDatabaseAnswers503AndRecovers(t *testing.T) {
 	cfg := gateway.DefaultConfig()
 	cfg.AccessLog = false
 	cfg.RequestTimeout = deadline
+	// The exchange: a sandbox engine with its journal and the projection into PostgreSQL.
+	j := journal.NewMemory()
+	if err := j.Start(); err != nil {
+		t.Fatal(err)
+	}
+	el := eventlog.New(j)
+	eng, err := engine.New(engine.Config{Journal: el})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Start(); err != nil {
+		t.Fatal(err)
+	}
+	proj := projection.New(pool, string(api.Sandbox), j, nil)
+	el.OnDurable = func([]engine.Event, uint64) { proj.Wake() }
+	pctx, pcancel := context.WithCancel(context.Background())
+	projDone := make(chan struct{})
+	go func() { defer close(projDone); _ = proj.Run(pctx) }()
+	t.Cleanup(func() { pcancel(); <-projDone; eng.Stop() })
+	exchanges := map[api.Environment]trading.Exchange{api.Sandbox: eng}
+	projections := trading.Projections{Store: projection.NewStore(pool), Projectors: map[api.Environment]*projection.Projector{api.Sandbox: proj}}
+
 	routes := func() []gateway.RouteSet {
 		return []gateway.RouteSet{gwcustomers.New(customers.NewService(pool, rec, envs, nil), idem),
-			gwproducts.New(products.NewService(pool, nil))}
+			gwproducts.New(products.NewService(pool, nil)), trading.New(exchanges, projections, nil)}
 	}
 	// all: everything behind the stalled proxy, authentication included; handlers:
 	// authentication on the direct pool, so the handlers' own database work is what stalls.
@@ -111,7 +138,24 @@ func TestStalledDatabaseAnswers503AndRecovers(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	baseline := runtime.NumGoroutine()
 
+	all.Must(t, 201, "POST", "/v1/trading/sandbox/fund", m.SandboxKey, map[string]string{"asset": "NGN", "amount": "10000000"})
+	time.Sleep(200 * time.Millisecond)
+	baseline = runtime.NumGoroutine()
+
 	proxy.Pause()
+	// Order placement needs only the engine and its journal: it keeps working.
+	order := map[string]any{"symbol": "USDT-NGN", "side": "buy", "type": "limit", "quantity": "1", "price": "1500"}
+	start := time.Now()
+	if r := all.Do(t, "POST", "/v1/trading/orders", m.SandboxKey, order); r.Status != 201 {
+		t.Errorf("placing an order while the database is stalled: %s", r)
+	} else if took := time.Since(start); took > deadline {
+		t.Errorf("placing an order while the database is stalled took %v", took)
+	}
+	// A create that failed with 503 under an idempotency key can be retried with that key.
+	retry := map[string]any{"email": "retry@example.test", "first_name": "Re", "last_name": "Try"}
+	if r := handlers.Do(t, "POST", "/v1/customers", m.SandboxKey, retry, "X-Idempotency-Key", "retry-me"); r.Status != 503 {
+		t.Errorf("idempotent create while stalled: %s", r)
+	}
 	for round := 0; round < 2; round++ { // the second round finds the pool's connections busy or broken
 		run(t, calls(), func(t *testing.T, c call, r gatewaytest.Response, took time.Duration) {
 			if r.Status != 503 || (r.Message != api.CodeDatabaseUnavailable && r.Message != api.CodeServiceUnavailable) {
@@ -142,6 +186,9 @@ func TestStalledDatabaseAnswers503AndRecovers(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	run(t, calls(), healthy)
+	if r := handlers.Do(t, "POST", "/v1/customers", m.SandboxKey, retry, "X-Idempotency-Key", "retry-me"); r.Status != 201 {
+		t.Errorf("retrying the stalled idempotent create after recovery: %s", r)
+	}
 
 	// The goroutines started for the stalled requests (pool acquires, connection cleanup)
 	// are gone. pgx closes a connection cut off mid-query in the background (up to 15 s
