@@ -1,7 +1,6 @@
 package ws
 
 import (
-	"context"
 	"crypto/sha256"
 	"errors"
 	"log/slog"
@@ -29,12 +28,12 @@ type Authenticator interface {
 }
 
 // Revalidator is an optional interface of the Authenticator: it re-checks a stream
-// authenticated by an API key (its SHA-256) from addr, spending no rate limit: the key
-// is still active, the merchant not suspended, the IP whitelist admits addr. Without it
-// the server replays the key through Authenticate (a rate-limit refusal then keeps the
-// stream open).
+// that p opened with the API key whose SHA-256 is keyHash, spending no rate limit: the
+// key is still active, the merchant not suspended, the IP whitelist admits the client
+// (ctx is a synthetic request from the connection's address with the upgrade's
+// forwarding headers). Without it the server replays the key through Authenticate.
 type Revalidator interface {
-	Revalidate(ctx context.Context, p api.Principal, keyHash [sha256.Size]byte, addr net.Addr) error
+	Revalidate(ctx *fasthttp.RequestCtx, p api.Principal, keyHash [sha256.Size]byte) error
 }
 
 // Config configures the WebSocket endpoint.
@@ -494,26 +493,26 @@ func (s *Server) recheck() {
 	rv, _ := s.cfg.Auth.(Revalidator)
 	for _, c := range s.all() {
 		c.rmu.Lock()
-		p, key, hash, authed := c.principal, c.info, c.keyHash, c.principal.MerchantID != [16]byte{}
+		p, key, hash, apiKey, authed := c.principal, c.info, c.keyHash, c.apiKey, c.principal.MerchantID != [16]byte{}
 		c.rmu.Unlock()
 		if !authed || p.Method != api.ByAPIKey {
 			continue // bearer tokens: not re-checked (see docs/websocket.md)
 		}
 		var err error
 		if rv != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			err = rv.Revalidate(ctx, p, hash, key.remote)
-			cancel()
-		} else if c.apiKey != "" {
-			_, err = s.authKey(c.apiKey, key)
+			rctx := syntheticRequest(key, "")
+			api.Begin(rctx, 5*time.Second)
+			err = rv.Revalidate(rctx, p, hash)
+			api.End(rctx)
+		} else if apiKey != "" {
+			_, err = s.authKey(apiKey, key)
 		}
 		if err == nil {
 			continue
 		}
 		ae := api.From(err)
-		switch ae.Code {
-		case api.CodeRateLimited, api.CodeEngineUnavailable, "SERVICE_UNAVAILABLE", api.CodeInternal:
-			continue // not a verdict on the credentials
+		if st := ae.Status(); st != 401 && st != 403 {
+			continue // not a verdict on the credentials (rate limit, database down)
 		}
 		s.revoked.Add(1)
 		c.fail(ClosePolicyViolation, "credentials no longer valid: "+ae.Code)
@@ -537,14 +536,26 @@ func (s *Server) authenticate(ctx *fasthttp.RequestCtx) (api.Principal, error) {
 // authKey authenticates an auth message: the key is checked as if it came on a request
 // from the connection's address (same rate limit, IP whitelist and revocation).
 func (s *Server) authKey(key string, info upgradeInfo) (api.Principal, error) {
-	var req fasthttp.Request
+	rctx := syntheticRequest(info, key)
+	api.Begin(rctx, 10*time.Second)
+	defer api.End(rctx)
+	return s.authenticate(rctx)
+}
+
+// syntheticRequest is a GET /v1/ws from the connection's address with the upgrade's
+// forwarding headers (and X-Api-Key when key is set), for the Authenticator.
+func syntheticRequest(info upgradeInfo, key string) *fasthttp.RequestCtx {
+	req := &fasthttp.Request{}
 	req.Header.SetMethod(fasthttp.MethodGet)
 	req.SetRequestURI("/v1/ws")
 	for _, h := range info.headers {
 		req.Header.Set(h[0], h[1])
 	}
-	req.Header.Set("X-Api-Key", key)
-	var rctx fasthttp.RequestCtx
-	rctx.Init(&req, info.remote, nil)
-	return s.authenticate(&rctx)
+	if key != "" {
+		req.Header.Set("X-Api-Key", key)
+	}
+	rctx := &fasthttp.RequestCtx{}
+	rctx.Init(req, info.remote, nil)
+	return rctx
 }
+
