@@ -558,4 +558,3 @@ func syntheticRequest(info upgradeInfo, key string) *fasthttp.RequestCtx {
 	rctx.Init(req, info.remote, nil)
 	return rctx
 }
-
