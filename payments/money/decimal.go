@@ -80,32 +80,3 @@ func quoRound(num, den *decimal.Big, mode Rounding) *decimal.Big {
 	c := decimal.Context{Precision: digits, RoundingMode: mode.mode()}
 	return c.Quo(new(decimal.Big), num, den)
 }
-
-// convertDecimal is Convert computed with the decimal library (it replaces the math/big
-// version once the fuzz test has shown they agree).
-func convertDecimal(a Amount, to Asset, rate Rate, mode Rounding) (Amount, error) {
-	if !a.Asset.Valid() || !to.Valid() {
-		return Amount{}, ErrUnknownAsset
-	}
-	if rate.mant == nil {
-		return Amount{}, ErrBadRate
-	}
-	z := mulRound(new(decimal.Big).SetMantScale(a.Minor, 0), decOf(rate.mant, rate.scale), to.Places()-a.Asset.Places(), mode)
-	v, ok := toInt64(z)
-	if !ok {
-		return Amount{}, ErrOverflow
-	}
-	return Amount{to, v}, nil
-}
-
-// inverseDecimal is Inverse computed with the decimal library.
-func inverseDecimal(r Rate) (Rate, error) {
-	if r.mant == nil {
-		return Rate{}, ErrBadRate
-	}
-	q := quoRound(new(decimal.Big).SetMantScale(1, -MaxRatePlaces), decOf(r.mant, r.scale), HalfEven)
-	if q.Sign() <= 0 {
-		return Rate{}, ErrBadRate
-	}
-	return Rate{mant: q.Int(nil), scale: MaxRatePlaces}, nil
-}

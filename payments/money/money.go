@@ -30,6 +30,8 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/ericlagergren/decimal"
 )
 
 // Asset is a currency or token the payments side holds.
@@ -244,10 +246,10 @@ func (r Rounding) String() string {
 }
 
 // Rate is an exact positive decimal exchange rate: units of the target asset per one unit
-// of the source asset (e.g. 1600.25 NGN per USDT, or 0.000625 USDT per NGN).
+// of the source asset (e.g. 1600.25 NGN per USDT, or 0.000625 USDT per NGN). It is a
+// github.com/ericlagergren/decimal value, never modified after it is made.
 type Rate struct {
-	mant  *big.Int // > 0
-	scale int      // value = mant / 10^scale
+	d *decimal.Big // > 0
 }
 
 // MaxRatePlaces is the most decimal places a rate may carry.
@@ -264,7 +266,16 @@ func ParseRate(s string) (Rate, error) {
 	if !ok || m.Sign() <= 0 {
 		return Rate{}, fmt.Errorf("%w: %q (must be positive)", ErrBadRate, s)
 	}
-	return Rate{mant: m, scale: len(frac)}, nil
+	return Rate{d: decOf(m, len(frac))}, nil
+}
+
+// RateOfMinor is the rate v x 10^-places (e.g. a price of 160050 kobo per unit is the rate
+// RateOfMinor(160050, 2) = 1600.50). ErrBadRate unless v > 0 and 0 <= places <= MaxRatePlaces.
+func RateOfMinor(v int64, places int) (Rate, error) {
+	if v <= 0 || places < 0 || places > MaxRatePlaces {
+		return Rate{}, ErrBadRate
+	}
+	return Rate{d: new(decimal.Big).SetMantScale(v, places)}, nil
 }
 
 // MustRate is ParseRate for constants; it panics on a bad literal.
@@ -277,50 +288,52 @@ func MustRate(s string) Rate {
 }
 
 // IsZero reports the zero Rate (not a valid rate).
-func (r Rate) IsZero() bool { return r.mant == nil }
+func (r Rate) IsZero() bool { return r.d == nil }
 
 // Rat returns the rate as a fraction.
 func (r Rate) Rat() *big.Rat {
-	if r.mant == nil {
+	if r.d == nil {
 		return new(big.Rat)
 	}
-	return new(big.Rat).SetFrac(r.mant, pow10(r.scale))
+	return r.d.Rat(nil)
 }
 
 // String prints the rate with its own places, trailing zeros removed.
 func (r Rate) String() string {
-	if r.mant == nil {
+	if r.d == nil {
 		return "0"
 	}
-	s := r.mant.String()
-	if r.scale == 0 {
-		return s
+	s := fmt.Sprintf("%f", r.d)
+	if strings.IndexByte(s, '.') >= 0 {
+		s = strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
 	}
-	for len(s) <= r.scale {
-		s = "0" + s
-	}
-	out := s[:len(s)-r.scale] + "." + s[len(s)-r.scale:]
-	out = strings.TrimRight(out, "0")
-	return strings.TrimSuffix(out, ".")
+	return s
 }
 
-// StringFixed prints the rate rounded half-even to places decimal places.
+// StringFixed prints the rate rounded half away from zero to places decimal places.
 func (r Rate) StringFixed(places int) string {
-	return r.Rat().FloatString(places) // FloatString rounds half away from zero; fine for display
+	if r.d == nil {
+		return "0"
+	}
+	z := exact(HalfUp).Quantize(new(decimal.Big).Copy(r.d), places)
+	return fmt.Sprintf("%f", z)
 }
 
 // Inverse is 1/r rounded half-even to MaxRatePlaces places.
-func (r Rate) Inverse() (Rate, error) {
-	if r.mant == nil {
+func (r Rate) Inverse() (Rate, error) { return r.InverseRound(MaxRatePlaces, HalfEven) }
+
+// InverseRound is 1/r rounded once with mode to places decimal places (at most
+// MaxRatePlaces). ErrBadRate when it rounds to zero.
+func (r Rate) InverseRound(places int, mode Rounding) (Rate, error) {
+	if r.d == nil || places < 0 || places > MaxRatePlaces {
 		return Rate{}, ErrBadRate
 	}
-	// 1/(m/10^s) = 10^s / m; scaled to MaxRatePlaces: 10^(s+P) / m.
-	num := pow10(r.scale + MaxRatePlaces)
-	q := divRound(num, r.mant, HalfEven)
+	// 1/r = (10^places / r) x 10^-places; the integer quotient is rounded once.
+	q := quoRound(new(decimal.Big).SetMantScale(1, -places), r.d, mode)
 	if q.Sign() <= 0 {
 		return Rate{}, fmt.Errorf("%w: inverse of %s rounds to zero", ErrBadRate, r)
 	}
-	return Rate{mant: q, scale: MaxRatePlaces}, nil
+	return Rate{d: decOf(q.Int(nil), places)}, nil
 }
 
 // MarshalJSON writes the rate as a decimal string.
@@ -335,68 +348,45 @@ func Convert(a Amount, to Asset, rate Rate, mode Rounding) (Amount, error) {
 	if !a.Asset.Valid() || !to.Valid() {
 		return Amount{}, ErrUnknownAsset
 	}
-	if rate.mant == nil {
+	if rate.d == nil {
 		return Amount{}, ErrBadRate
 	}
-	num := new(big.Int).Mul(big.NewInt(a.Minor), rate.mant)
-	den := pow10(rate.scale)
-	shift := to.Places() - a.Asset.Places()
-	if shift > 0 {
-		num.Mul(num, pow10(shift))
-	} else if shift < 0 {
-		den.Mul(den, pow10(-shift))
-	}
-	q := divRound(num, den, mode)
-	if !q.IsInt64() || q.Int64() == math.MinInt64 {
+	v, ok := toInt64(mulRound(new(decimal.Big).SetMantScale(a.Minor, 0), rate.d, to.Places()-a.Asset.Places(), mode))
+	if !ok {
 		return Amount{}, ErrOverflow
 	}
-	return Amount{to, q.Int64()}, nil
+	return Amount{to, v}, nil
 }
 
-// divRound is num/den (den > 0) rounded with mode.
-func divRound(num, den *big.Int, mode Rounding) *big.Int {
-	q, r := new(big.Int).QuoRem(num, den, new(big.Int)) // truncated toward zero
-	if r.Sign() == 0 {
-		return q
+// ConvertAtPrice returns a expressed in asset to at a price of rate units of a.Asset per
+// one unit of to (the inverse of Convert's rate: NGN at 1600 NGN per USDT gives USDT),
+// rounded once to to's places with mode. Errors: as Convert.
+//
+// Exactly: result = a.Minor * 10^(places(to) - places(from)) / rate, rounded once.
+func ConvertAtPrice(a Amount, to Asset, rate Rate, mode Rounding) (Amount, error) {
+	if !a.Asset.Valid() || !to.Valid() {
+		return Amount{}, ErrUnknownAsset
 	}
-	away := func() { // move q one unit away from zero
-		if num.Sign() < 0 {
-			q.Sub(q, big.NewInt(1))
-		} else {
-			q.Add(q, big.NewInt(1))
-		}
+	if rate.d == nil {
+		return Amount{}, ErrBadRate
 	}
-	switch mode {
-	case Down:
-	case Up:
-		away()
-	case HalfUp, HalfEven:
-		twice := new(big.Int).Abs(r)
-		twice.Lsh(twice, 1)
-		switch twice.Cmp(den) {
-		case 1:
-			away()
-		case 0:
-			if mode == HalfUp || q.Bit(0) == 1 {
-				away()
-			}
-		}
+	num := new(decimal.Big).SetMantScale(a.Minor, a.Asset.Places()-to.Places())
+	v, ok := toInt64(quoRound(num, rate.d, mode))
+	if !ok {
+		return Amount{}, ErrOverflow
 	}
-	return q
+	return Amount{to, v}, nil
 }
 
-var pow10Table = func() []*big.Int {
-	t := make([]*big.Int, 64)
-	t[0] = big.NewInt(1)
-	for i := 1; i < len(t); i++ {
-		t[i] = new(big.Int).Mul(t[i-1], big.NewInt(10))
+// Ratio is num/den (den != 0) rounded once to an integer with mode: the rate arithmetic of
+// callers that hold exact sums (a volume-weighted price, say). ErrOverflow beyond int64.
+func Ratio(num, den *big.Int, mode Rounding) (int64, error) {
+	if den.Sign() == 0 {
+		return 0, ErrBadRate
 	}
-	return t
-}()
-
-func pow10(n int) *big.Int {
-	if n < len(pow10Table) {
-		return new(big.Int).Set(pow10Table[n])
+	v, ok := toInt64(quoRound(decOf(num, 0), decOf(den, 0), mode))
+	if !ok {
+		return 0, ErrOverflow
 	}
-	return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil)
+	return v, nil
 }

@@ -381,23 +381,18 @@ func pow10(n int) int64 {
 }
 
 // applySpread moves a kobo price by the spread against the customer: up (rounded up) to
-// buy, down (rounded down, at least 1 kobo) to sell.
+// buy, down (rounded down, at least 1 kobo) to sell; one rounding, by the decimal library.
 func (s *Service) applySpread(p *big.Rat, side string) int64 {
-	r := new(big.Rat).Set(p)
-	if side == Buy {
-		r.Mul(r, s.up)
-		q, m := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int))
-		if m.Sign() != 0 {
-			q.Add(q, big.NewInt(1))
-		}
-		return q.Int64()
+	f, mode := s.up, money.Up
+	if side != Buy {
+		f, mode = s.down, money.Down
 	}
-	r.Mul(r, s.down)
-	q := new(big.Int).Quo(r.Num(), r.Denom())
-	if q.Sign() <= 0 {
-		return 1
+	r := new(big.Rat).Mul(p, f)
+	v, err := money.Ratio(r.Num(), r.Denom(), mode)
+	if err != nil || v <= 0 {
+		return 1 // a price is at least 1 kobo; prices are far below int64 (the band bounds them)
 	}
-	return q.Int64()
+	return v
 }
 
 // Request selects the quotes of GET /payments/rates; empty fields mean every value.
@@ -505,38 +500,26 @@ func (s *Service) Purge(ctx context.Context, before time.Time) (int64, error) {
 // Convert returns ngn converted to asset at price (kobo per unit of asset), rounded half
 // even: asset_minor = kobo * 10^places(asset) / price. ErrOverflow for absurd amounts.
 func Convert(ngn money.Amount, asset money.Asset, price int64) (money.Amount, error) {
-	if ngn.Asset != money.NGN || price <= 0 || !asset.Valid() {
+	if ngn.Asset != money.NGN || !asset.Valid() {
 		return money.Amount{}, money.ErrBadRate
 	}
-	num := new(big.Int).Mul(big.NewInt(ngn.Minor), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(asset.Places())), nil))
-	den := big.NewInt(price)
-	q, r := new(big.Int).QuoRem(num, den, new(big.Int))
-	twice := new(big.Int).Lsh(new(big.Int).Abs(r), 1)
-	if c := twice.Cmp(den); c > 0 || (c == 0 && q.Bit(0) == 1) {
-		q.Add(q, big.NewInt(1))
+	r, err := money.RateOfMinor(price, 2)
+	if err != nil {
+		return money.Amount{}, err
 	}
-	if !q.IsInt64() {
-		return money.Amount{}, money.ErrOverflow
-	}
-	return money.New(asset, q.Int64()), nil
+	return money.ConvertAtPrice(ngn, asset, r, money.HalfEven)
 }
 
 // ToNGN returns amount of asset at price (kobo per unit), rounded half even.
 func ToNGN(a money.Amount, price int64) (money.Amount, error) {
-	if price <= 0 || !a.Asset.Valid() {
+	if !a.Asset.Valid() {
 		return money.Amount{}, money.ErrBadRate
 	}
-	num := new(big.Int).Mul(big.NewInt(a.Minor), big.NewInt(price))
-	den := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(a.Asset.Places())), nil)
-	q, r := new(big.Int).QuoRem(num, den, new(big.Int))
-	twice := new(big.Int).Lsh(new(big.Int).Abs(r), 1)
-	if c := twice.Cmp(den); c > 0 || (c == 0 && q.Bit(0) == 1) {
-		q.Add(q, big.NewInt(1))
+	r, err := money.RateOfMinor(price, 2)
+	if err != nil {
+		return money.Amount{}, err
 	}
-	if !q.IsInt64() {
-		return money.Amount{}, money.ErrOverflow
-	}
-	return money.New(money.NGN, q.Int64()), nil
+	return money.Convert(a, money.NGN, r, money.HalfEven)
 }
 
 // FormatPrice prints a kobo price as NGN with 2 places.
@@ -549,9 +532,15 @@ func RateString(price int64, fromNGN bool) string {
 	if !fromNGN {
 		return FormatPrice(price)
 	}
-	r := new(big.Rat).SetFrac(big.NewInt(100), big.NewInt(price)).FloatString(12)
-	r = strings.TrimRight(r, "0")
-	return strings.TrimSuffix(r, ".")
+	p, err := money.RateOfMinor(price, 2)
+	if err != nil {
+		return "0"
+	}
+	inv, err := p.InverseRound(12, money.HalfUp)
+	if err != nil {
+		return "0"
+	}
+	return inv.String()
 }
 
 // ParseReferences reads "USDT-NGN=1600,USDC-NGN=1600.50,USD-NGN=1590" (NGN per unit).
