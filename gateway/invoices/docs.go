@@ -67,7 +67,7 @@ func (rs *Routes) Docs() []o.Op {
 				"due_date": o.Str("YYYY-MM-DD"), "notes": o.Str("at most 2000"), "line_items": o.Arr(LineBodySchema),
 			}, "title", "customer_name", "customer_email", "line_items"),
 			Responses: map[int]o.Response{201: {Description: "the invoice", Data: invoiceSchema}},
-			Errors:    []string{"VALIDATION_ERROR", "INVALID_JSON", "PRODUCT_INACTIVE"}},
+			Errors:    []string{"VALIDATION_ERROR", "INVALID_JSON", "NOT_FOUND", "PRODUCT_INACTIVE"}},
 		{Method: "GET", Path: "/v1/invoices", Tag: "invoices", Summary: "List invoices",
 			Query: append([]o.Param{{Name: "status", Schema: o.Enum("draft", "pending", "paid", "overdue", "canceled")},
 				{Name: "search", Description: "customer name, email or invoice number (case-insensitive)"}}, gp.PagingParams...),
