@@ -28,7 +28,7 @@ func commands() []command {
 	return []command{
 		{"migrate", "apply database migrations", runMigrate},
 		{"webhooks", "webhooks replay EVENT_ID: deliver an event again", runWebhooks},
-		{"merchant", "merchants: list, show, set-rate-limit, suspend, unsuspend", runMerchant},
+		{"merchant", "merchants: list, show, set-rate-limit, suspend, unsuspend, whitelist show|clear", runMerchant},
 		{"merchants", "the same as merchant", runMerchant},
 		{"deposits", "deposits: review (FLAGGED), show, clear, reject, reverse (audited)", runDeposits},
 		{"mail", "mail kept when no SMTP server is configured: outbox", runMail},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"svc/gateway/auth"
@@ -21,16 +22,21 @@ const merchantUsage = `usage: svc merchant SUBCOMMAND [flags]
   set-rate-limit ID|EMAIL N|default requests per minute (default: the server's --rate-limit-default)
   suspend ID|EMAIL                  refuse every request and login of the merchant
   unsuspend ID|EMAIL                lift a suspension
+  whitelist show ID|EMAIL           the merchant's IP whitelist (audited: who looked, and --why)
+  whitelist clear --why TEXT ID|EMAIL
+                                    switch the IP whitelist off and empty it: the way back in for
+                                    a merchant locked out; the old whitelist is kept in the audit row
 
 Changes are audited (audit_log) and reach running servers at once (LISTEN/NOTIFY).
-Flags (before or after the arguments): --database-url, --reason (changes), --actor (changes;
-default $USER@hostname), --limit (list).`
+Flags (before or after the arguments): --database-url, --reason or --why (changes; required
+for whitelist clear), --actor (default $USER@hostname), --limit (list).`
 
 func runMerchant(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("svc merchant", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := dbFlag(fs, env)
 	reason := fs.String("reason", "", "why (kept in the audit log)")
+	fs.StringVar(reason, "why", "", "the same as --reason")
 	actor := fs.String("actor", operator.DefaultActor(env), "who (kept in the audit log)")
 	limit := fs.Int("limit", 50, "rows for list")
 	fs.Usage = func() { fmt.Fprintln(stderr, merchantUsage); fs.PrintDefaults() }
@@ -40,7 +46,7 @@ func runMerchant(ctx context.Context, args []string, env func(string) string, st
 	}
 	sub := args[0]
 	switch sub {
-	case "list", "show", "set-rate-limit", "suspend", "unsuspend":
+	case "list", "show", "set-rate-limit", "suspend", "unsuspend", "whitelist":
 	default:
 		fs.Usage()
 		return fmt.Errorf("unknown merchant subcommand %q", sub)
@@ -116,6 +122,8 @@ func runMerchant(ctx context.Context, args []string, env func(string) string, st
 		}
 		fmt.Fprintf(stdout, "%s: rate limit %s per minute\n", m.Email, rate(n))
 		return nil
+	case "whitelist":
+		return merchantWhitelist(ctx, st, rest, *actor, *reason, stdout, fs.Usage)
 	case "suspend", "unsuspend":
 		if err := need(1); err != nil {
 			return err
@@ -132,6 +140,44 @@ func runMerchant(ctx context.Context, args []string, env func(string) string, st
 	}
 	fs.Usage()
 	return fmt.Errorf("unknown merchant subcommand %q", sub)
+}
+
+// merchantWhitelist runs `merchant whitelist show|clear ID|EMAIL`.
+func merchantWhitelist(ctx context.Context, st *auth.Store, args []string, actor, why string, stdout io.Writer, usage func()) error {
+	if len(args) != 2 || (args[0] != "show" && args[0] != "clear") {
+		usage()
+		return errors.New("merchant whitelist: want show|clear ID|EMAIL")
+	}
+	if args[0] == "clear" && strings.TrimSpace(why) == "" {
+		return errors.New("merchant whitelist clear: --why is required (it is kept in the audit log)")
+	}
+	m, err := st.Merchant(ctx, args[1])
+	if err != nil {
+		return err
+	}
+	var w auth.Whitelist
+	if args[0] == "show" {
+		w, err = st.ShowWhitelist(ctx, m.ID, actor, why)
+	} else {
+		w, err = st.ClearWhitelist(ctx, m.ID, actor, why)
+	}
+	if err != nil {
+		return err
+	}
+	ips := make([]string, len(w.IPs))
+	for i, p := range w.IPs {
+		ips[i] = p.String()
+	}
+	list := strings.Join(ips, " ")
+	if list == "" {
+		list = "(none)"
+	}
+	if args[0] == "clear" {
+		fmt.Fprintf(stdout, "%s: IP whitelist cleared (was enabled=%t required=%t ips=%s)\n", m.Email, w.Enabled, w.Required, list)
+		return nil
+	}
+	fmt.Fprintf(stdout, "merchant:  %s (%s)\nenabled:   %t\nrequired:  %t\nips:       %s\n", m.Email, m.ID, w.Enabled, w.Required, list)
+	return nil
 }
 
 func rate(n *int) string {

@@ -123,10 +123,10 @@ var routeAccess = map[string]map[string]access{
 	"/v1/trading/trades":                                {"GET": read},
 	"/v1/trading/balances":                              {"GET": read},
 	"/v1/trading/sandbox/fund":                          {"POST": trade},
-	"/v1/trading/market/pairs":                          {"GET": read},
-	"/v1/trading/market/orderbook":                      {"GET": read},
-	"/v1/trading/market/ticker":                         {"GET": read},
-	"/v1/trading/market/klines":                         {"GET": read},
+	"/v1/trading/market/pairs":                          {"GET": public}, // market data needs no credentials
+	"/v1/trading/market/orderbook":                      {"GET": public},
+	"/v1/trading/market/ticker":                         {"GET": public},
+	"/v1/trading/market/klines":                         {"GET": public},
 	"/v1/ws":                                            {"GET": {need: ScopeRead, selfAuth: true}},
 
 	// customers and virtual accounts

@@ -3,7 +3,6 @@ package auth
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/netip"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"svc/gateway/api"
+	"svc/payments/operator"
 	"svc/persistence/postgres"
 )
 
@@ -396,10 +396,64 @@ func (s *Store) change(ctx context.Context, id uuid.UUID, action, actor, reason 
 		if tag.RowsAffected() == 0 {
 			return ErrNotFound
 		}
-		if _, err := tx.Exec(ctx, `insert into audit_log (id, actor, action, subject, reason, detail) values ($1, $2, $3, $4, $5, $6)`,
-			uuid.Must(uuid.NewV7()), actor, action, "merchant:"+id.String(), reason, detail); err != nil {
-			return fmt.Errorf("audit: %w", err)
+		if err := operator.Audit(ctx, tx, operator.Entry{Actor: actor, Action: action, Subject: "merchant:" + id.String(), Reason: reason, Detail: detail}); err != nil {
+			return err
 		}
 		return notify(ctx, tx, "merchant:"+id.String())
 	})
+}
+
+// Operator actions on a merchant's IP whitelist (audit_log action names).
+const (
+	ActionWhitelistShow  = "merchant.whitelist.show"
+	ActionWhitelistClear = "merchant.whitelist.clear"
+)
+
+// ShowWhitelist returns a merchant's IP whitelist for an operator, audited (who looked and
+// why) like every operator action.
+func (s *Store) ShowWhitelist(ctx context.Context, id uuid.UUID, actor, reason string) (Whitelist, error) {
+	var w Whitelist
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		st, err := settingsByID(ctx, tx, id)
+		if errors.Is(err, errNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		w = st.Whitelist
+		return operator.Audit(ctx, tx, operator.Entry{Actor: actor, Action: ActionWhitelistShow, Subject: "merchant:" + id.String(), Reason: reason})
+	})
+	return w, err
+}
+
+// ClearWhitelist switches a merchant's IP whitelist off and empties it (the way back in for
+// a merchant locked out of every route), returning what it was. The audit row keeps the
+// previous whitelist, and running servers apply the change at once (NOTIFY).
+func (s *Store) ClearWhitelist(ctx context.Context, id uuid.UUID, actor, reason string) (Whitelist, error) {
+	var before Whitelist
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		st, err := settingsByID(ctx, tx, id)
+		if errors.Is(err, errNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		before = st.Whitelist
+		if _, err := tx.Exec(ctx, `update merchants set ip_whitelist_enabled = false, ip_whitelist_required = false,
+			ip_whitelist = '{}', updated_at = now() where id = $1`, id); err != nil {
+			return err
+		}
+		ips := make([]string, len(before.IPs))
+		for i, p := range before.IPs {
+			ips[i] = p.String()
+		}
+		if err := operator.Audit(ctx, tx, operator.Entry{Actor: actor, Action: ActionWhitelistClear, Subject: "merchant:" + id.String(), Reason: reason,
+			Detail: map[string]any{"before": map[string]any{"enabled": before.Enabled, "required": before.Required, "ips": ips}}}); err != nil {
+			return err
+		}
+		return notify(ctx, tx, "merchant:"+id.String())
+	})
+	return before, err
 }
