@@ -26,6 +26,7 @@ type account struct {
 	byClient   map[string]*order // the indexed orders that have a client order id, by it (clientid.go)
 	clientDups []*order          // replay only: indexed orders whose client id byClient gives another
 	transfers  map[TransferID]struct{}
+	marks      []uint64 // per runner, the last batch of it that changed the account (sequence.go)
 }
 
 // empty reports whether a holds nothing worth snapshotting.
@@ -96,6 +97,7 @@ type accountCache struct {
 	table *accountTable
 	m     map[uint64]*account
 	front [1 << accountFrontBits]*account
+	sq    *seqState // the owning runner's causal ordering; nil without a runner (sequence.go)
 }
 
 func (c *accountCache) get(id AccountID) *account {

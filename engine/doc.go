@@ -77,14 +77,24 @@
 // acceptance. The tests check all of these after every command (random, differential
 // against a naive book, fuzz).
 //
+// Each side of a book keeps the price levels within 16,384 ticks of the touch in a
+// ladder: an array indexed by tick offset, with a two-level bitmap that finds the next
+// occupied tick in a few word operations. Levels further out live in a btree; the window
+// moves only when an order arrives outside it while the ladder is empty or at a better
+// price than the window's start. A level is a FIFO (an intrusive doubly linked list).
+// Orders are cut from 64-byte aligned chunks, three cache lines each with what queueing,
+// filling and cancelling touch in the first two, and recycled through the runner's free
+// list.
+//
 // Each account has one mutex; runners of different symbols share accounts and never hold
 // two account mutexes at once. An account's order index (open orders and the last
 // Config.ClosedOrders closed orders of each symbol) is the id index used to cancel and
 // to answer Order and OpenOrders as soon as a command is acknowledged. It is an
 // open-addressing table keyed by a 64-bit fold of the 16-byte OrderID (the random tail
 // of a UUIDv7 xor its time head), comparing the full id on a match; runners find
-// accounts through a private cache keyed the same way. The 16-byte ids stay at the
-// edges (commands, events, views).
+// accounts through a private cache keyed the same way (a direct-mapped array of recent
+// accounts in front of a map). The 16-byte ids stay at the edges (commands, events,
+// views).
 //
 // # Events and the ordering contract
 //
@@ -93,22 +103,27 @@
 // user, IOC remainder, FOK unfillable, self-trade prevention, insufficient funds,
 // EventDone for a finished market buy, EventCredit and EventDebit with the TransferID).
 // Each symbol is a stream with its own Seq; credits and debits are the stream "".
-// A runner drains its ring in batches. Holding the engine's sequencer lock, it runs the
-// batch and hands its events to the journal (OrderedJournal.Enqueue, which fixes their
-// offsets and returns at once; Journal.Append for a plain Journal); it releases the lock,
-// hands the batch to its completion stage and goes on to the next batch at once. The
-// completion stage (one goroutine per runner, fed in FIFO order, at most 4 batches in
-// flight per runner) waits until each batch is durable (Pending.Wait) and only then
-// completes its commands: nothing is acknowledged before it is durable, and one
-// symbol's replies keep their order. Because running a batch and enqueueing it
-// is atomic with respect to the other runners, the journal order is a serial order of
-// the state changes: when a batch spends balance another runner's batch produced (a
-// credit, trade proceeds, a release), the cause is journaled first, in the same group
-// commit or an earlier one. Every prefix of the journal (what a crash leaves) therefore
-// replays to non-negative balances, and one that ends at a batch boundary to the state
-// the engine had then. The lock is not held during the wait, so the batches of all
-// runners still share one group commit (fsync, acks=all). The price is that matching is
-// serialized across symbols: runners overlap only in waiting, ring I/O and replies.
+// A runner drains its ring in batches. It runs a batch and hands its events to the
+// journal (OrderedJournal.Enqueue, which fixes their offsets and returns at once;
+// Journal.Append for a plain Journal), hands the batch to its completion stage and goes
+// on to the next batch at once. The completion stage (one goroutine per runner, fed in
+// FIFO order, at most 4 batches in flight per runner) waits until each batch is durable
+// (Pending.Wait) and only then completes its commands: nothing is acknowledged before it
+// is durable, and one symbol's replies keep their order.
+//
+// Runners do not share a lock: matching of different symbols runs in parallel. The
+// journal still gets a causal order (sequence.go): each runner numbers its batches and
+// stamps every account it changes with the batch's number; a command whose outcome
+// depends on an account's state (an order's reserve, a debit, and their rejections, a
+// duplicate client order id) first checks the account's stamps, and if another runner
+// changed it in a batch not yet handed to the journal, the runner hands on what it has
+// run so far, waits for that batch, and only then runs the command. So when a batch
+// spends balance another runner's batch produced (a credit, trade proceeds, a release),
+// the cause is journaled first, in the same group commit or an earlier one, and every
+// prefix of the journal (what a crash leaves) replays to non-negative balances. A
+// rejection that read another runner's change not yet durable is answered only once it
+// is (its batch, even without events, is enqueued as a sync point). The batches of all
+// runners still share one group commit (fsync, acks=all).
 // An error from the journal fail-stops the engine: that batch, the batches behind it in
 // its runner's pipeline and every later command get ErrUnavailable; restart from
 // snapshot + journal. A snapshot barrier and Stop wait for the pipelines to empty.
@@ -116,6 +131,9 @@
 // Snapshot/Restore save and load books and accounts in a versioned binary form.
 //
 // Commands whose batch produced no events (rejections, depth queries) are answered
-// without waiting for the journal: they may reflect effects that are not durable yet, as
-// may the read views (Order, OpenOrders, Balances), which show the in-memory state.
+// without waiting for the journal, unless they read another runner's change that is not
+// durable yet (above); a rejection by the same runner waits behind that runner's own
+// batches in flight. The read views (Order, OrderByClientID, OpenOrders, Balances,
+// Depth) show the in-memory state, which may run ahead of the journal by the batches in
+// flight.
 package engine

@@ -64,11 +64,6 @@ type Engine struct {
 
 	waiters sync.Pool
 	barrier sync.Mutex
-
-	// seq is the sequencer lock: a runner holds it while it runs a batch and hands the
-	// batch to the journal (Enqueue, or Append for a plain Journal), so the journal's
-	// order is a serial order of the state changes. Waits for durability happen outside.
-	seq sync.Mutex
 }
 
 type route struct {
@@ -99,13 +94,14 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, core: c, journal: cfg.Journal, byMkt: make(map[*market]*runner)}
 	e.ordered, _ = cfg.Journal.(OrderedJournal)
-	for _, m := range c.markets {
-		rn := newRunner(e, m, cfg.RingSize, cfg.MaxBatch)
+	seqs := newSeqStates(len(c.markets) + 1)
+	for i, m := range c.markets {
+		rn := newRunner(e, m, seqs[i], cfg.RingSize, cfg.MaxBatch)
 		e.runners = append(e.runners, rn)
 		e.byMkt[m] = rn
 		e.routes = append(e.routes, route{symbol: m.symbol, rn: rn})
 	}
-	e.funds = newRunner(e, c.funds, cfg.RingSize, cfg.MaxBatch)
+	e.funds = newRunner(e, c.funds, seqs[len(c.markets)], cfg.RingSize, cfg.MaxBatch)
 	e.runners = append(e.runners, e.funds)
 	e.waiters.New = func() any { return NewWaiter() }
 	return e, nil

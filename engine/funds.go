@@ -26,6 +26,11 @@ func (f *funds) exec(c *Command, r *Result) {
 	}
 	a := f.accts.get(c.Account)
 	a.mu.Lock()
+	if c.Kind == CmdDebit {
+		f.accts.follow(a) // after other runners' changes to a in the journal (sequence.go)
+	} else {
+		f.accts.touch(a)
+	}
 	if _, seen := a.transfers[c.TransferID]; seen {
 		a.mu.Unlock()
 		r.Code = AlreadyApplied

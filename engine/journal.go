@@ -7,34 +7,39 @@ import "sync"
 //
 // Runners of different symbols share accounts, so one batch may depend on another
 // runner's batch (a credit, or trade proceeds, spent by an order on another symbol). The
-// engine therefore runs each batch and hands it to the journal under one sequencer lock:
-// the journal receives the batches in an order that is a valid serial order of the state
-// changes, and a cause is never journaled after its effect.
+// runners call the journal concurrently, each for its own batches, but a runner hands a
+// batch over only after every batch of another runner that it depends on was handed
+// over (sequence.go): the journal receives the batches in an order that is a valid
+// serial order of the state changes, and a cause is never journaled after its effect.
 //
-// A Journal that is only a Journal has Append called under that lock, so its appends are
-// serialized and cannot share a group commit across runners; it suits tests and tools.
-// A journal that also implements OrderedJournal gets Enqueue under the lock and Wait
-// outside it, so runners overlap their waits and one group commit covers many batches.
+// A Journal that is only a Journal has Append called by each runner in turn for its own
+// batches, which are then durable; it suits tests and tools. A journal that also
+// implements OrderedJournal gets Enqueue, then Wait on the runner's completion stage,
+// so a runner overlaps its waits with running and one group commit covers many batches.
 //
 // Append makes batch durable and returns the journal's position of its last event
 // (offsets grow with every append; the engine only compares them). batch is valid only
 // during the call: copy or encode it before returning. Within one symbol (one
-// Event.Symbol) batches arrive in sequence order. A non-nil error is fatal: the engine
-// stops accepting commands (ErrUnavailable) and the commands of the failed batch are
-// answered with ErrUnavailable.
+// Event.Symbol) batches arrive in sequence order. Calls from different runners may be
+// concurrent. A non-nil error is fatal: the engine stops accepting commands
+// (ErrUnavailable) and the commands of the failed batch are answered with ErrUnavailable.
 type Journal interface {
 	Append(batch []Event) (lastOffset uint64, err error)
 }
 
 // OrderedJournal is a Journal that separates fixing a batch's place in the journal from
-// waiting for it to be durable. The engine calls Enqueue with its sequencer lock held, one
-// call at a time, in the order that the journal must keep; Enqueue assigns the batch its
-// offsets and returns without waiting for durability. The engine then releases the lock
-// and the runner goes on with its next batch; the runner's completion goroutine calls Wait
-// on the Pending exactly once, one symbol's Pendings in Enqueue order, and answers the
-// batch's commands only when Wait returns nil (a runner has at most a few batches
-// between Enqueue and the end of Wait). Batches must become durable in Enqueue
-// order: if one fails, every batch enqueued after it must fail too.
+// waiting for it to be durable. Enqueue assigns the batch its offsets and returns without
+// waiting for durability; it must be safe for concurrent use, and a batch enqueued after
+// another Enqueue returned must come after it (the engine relies on that for causal
+// order). The runner then goes on with its next batch; its completion goroutine calls
+// Wait on the Pending exactly once, one symbol's Pendings in Enqueue order, and answers
+// the batch's commands only when Wait returns nil (a runner has at most a few batches
+// between Enqueue and the end of Wait). Batches must become durable in Enqueue order: if
+// one fails, every batch enqueued after it must fail too.
+//
+// An empty batch is a sync point: its Wait returns once every batch enqueued before it
+// is durable. The engine enqueues one to answer a rejection that read another runner's
+// change only once that change is durable.
 //
 // batch stays valid and unchanged from Enqueue until Wait returns (an implementation may
 // keep it until then, e.g. to publish it once durable). An error from Enqueue or Wait is

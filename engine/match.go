@@ -157,6 +157,7 @@ func (m *market) place(c *Command, r *Result) {
 
 	acct := m.accts.get(c.Account)
 	acct.mu.Lock()
+	m.accts.follow(acct) // after other runners' changes to acct in the journal (sequence.go)
 	if acct.orders.get(&c.OrderID) != nil {
 		acct.mu.Unlock()
 		r.Code = RejectDuplicateOrderID
@@ -350,6 +351,7 @@ func (m *market) match(o *order, t *taker, now int64) {
 
 		ma := mk.acct
 		ma.mu.Lock()
+		m.accts.touch(ma)
 		if side == Buy {
 			ma.bal[p.Base].Locked -= base
 			ma.bal[p.Quote].Available += notional
@@ -435,6 +437,7 @@ func (m *market) cancelLocked(o *order, reason CancelReason, now int64) {
 	if o.side == Buy {
 		asset = p.Quote
 	}
+	m.accts.touch(o.acct)
 	rel := o.reserved
 	e := m.event(EventCancelled, now)
 	e.Account, e.OrderID, e.Side, e.Reason, e.Qty, e.Price = o.acct.id, o.id, o.side, reason, o.remaining, o.price
@@ -452,6 +455,7 @@ func (m *market) retire(o *order) {
 	if old := m.closed[m.closedPos]; old != nil {
 		a := old.acct
 		a.mu.Lock()
+		m.accts.touch(a) // frees its client order id
 		a.removeOrder(old)
 		a.mu.Unlock()
 		m.pool.put(old)

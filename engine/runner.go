@@ -10,10 +10,13 @@ import (
 type handler interface {
 	exec(c *Command, r *Result)
 	pending() *stream
+	cache() *accountCache
 }
 
-func (m *market) pending() *stream { return &m.stream }
-func (f *funds) pending() *stream  { return &f.stream }
+func (m *market) pending() *stream     { return &m.stream }
+func (f *funds) pending() *stream      { return &f.stream }
+func (m *market) cache() *accountCache { return &m.accts }
+func (f *funds) cache() *accountCache  { return &f.accts }
 
 // query is the payload of the internal depth and barrier commands.
 type query struct {
@@ -28,18 +31,20 @@ type query struct {
 
 type depthQuery = query
 
-// runner is the goroutine that owns one handler: it drains its ring in batches; under the
-// engine's sequencer lock it runs the commands and hands the batch's events to the
-// journal. It then passes the batch to its completion stage and goes on to the next
-// batch at once: up to pipelineDepth batches of one symbol are in flight. The completion
-// stage (a second goroutine owned by the runner) waits for each batch to be durable, in
-// FIFO order, and only then completes its commands.
+// runner is the goroutine that owns one handler: it drains its ring in batches, runs the
+// commands and hands the batch's events to the journal, keeping the journal's causal
+// order across runners without a shared lock (sequence.go). It then passes the batch to
+// its completion stage and goes on to the next batch at once: up to pipelineDepth
+// batches of one symbol are in flight. The completion stage (a second goroutine owned by
+// the runner) waits for each batch to be durable, in FIFO order, and only then completes
+// its commands.
 type runner struct {
 	eng      *Engine
 	h        handler
 	mkt      *market // nil for the funds runner
 	ring     *ring
 	maxBatch int
+	q        *seqState
 
 	sleeping atomic.Bool
 	wake     chan struct{}
@@ -50,6 +55,13 @@ type runner struct {
 	bufs [pipelineDepth]batchBuf
 	free chan *batchBuf
 	fifo chan *batchBuf
+
+	// The batch being run: its buffer, the ring commands of this drain already handed on
+	// by a split, the index in cur of the command being run, and its result.
+	cur   *batchBuf
+	split int
+	pos   int
+	res   Result
 }
 
 // pipelineDepth bounds the batches of one runner between running and completion; the
@@ -70,6 +82,7 @@ const (
 // until its Pending's Wait returns), its commands' results and completers.
 type batchBuf struct {
 	kind    batchKind
+	no      uint64 // the runner's batch number (seqState.batch)
 	n       int
 	p       Pending
 	off     uint64
@@ -78,7 +91,7 @@ type batchBuf struct {
 	dones   []Completer
 }
 
-func newRunner(e *Engine, h handler, ringSize, maxBatch int) *runner {
+func newRunner(e *Engine, h handler, q *seqState, ringSize, maxBatch int) *runner {
 	rn := &runner{
 		eng: e, h: h, ring: newRing(ringSize), maxBatch: maxBatch,
 		wake: make(chan struct{}, 1),
@@ -97,6 +110,9 @@ func newRunner(e *Engine, h handler, ringSize, maxBatch int) *runner {
 	if m, ok := h.(*market); ok {
 		rn.mkt = m
 	}
+	rn.q = q
+	q.split = rn.splitBatch
+	h.cache().sq = q
 	return rn
 }
 
@@ -199,40 +215,72 @@ func (rn *runner) process(n int) {
 		r.release(1)
 		return
 	}
-	b := <-rn.free // blocks while pipelineDepth batches are in flight
 	e := rn.eng
-	e.seq.Lock()
+	rn.cur = <-rn.free // blocks while pipelineDepth batches are in flight
 	if e.failed.Load() {
-		e.seq.Unlock()
-		b.kind = batchFailed
-		rn.hand(b, n)
+		rn.cur.kind = batchFailed
+		rn.hand(rn.cur, n)
+		rn.cur = nil
 		return
 	}
 	st := rn.h.pending()
-	st.ev = b.ev[:0]
+	st.ev = rn.cur.ev[:0]
+	rn.split = 0
 	for i := 0; i < n; i++ {
-		s := r.at(i)
-		res := &b.results[i]
-		*res = Result{}
+		rn.pos = i - rn.split
+		s := r.at(rn.pos)
+		rn.res = Result{}
 		if s.cmd.Kind == cmdQueryDepth {
 			rn.depth(s.cmd.query)
-			continue
+		} else {
+			rn.h.exec(&s.cmd, &rn.res) // may split the batch (sequence.go)
 		}
-		rn.h.exec(&s.cmd, res)
+		rn.cur.results[i-rn.split] = rn.res
 	}
+	rn.seal(n - rn.split)
+	rn.cur = nil
+}
+
+// splitBatch hands the commands run so far in this batch on as a batch of their own and
+// goes on with a fresh buffer; the command being run becomes the first of the next
+// batch. It is seqState.split, called from follow before that command emits an event.
+func (rn *runner) splitBatch() {
+	k := rn.pos
+	if k == 0 {
+		return
+	}
+	rn.seal(k)
+	rn.split += k
+	rn.pos = 0
+	rn.cur = <-rn.free
+	rn.h.pending().ev = rn.cur.ev[:0]
+}
+
+// seal hands the first k commands of the ring (the commands of rn.cur) and the events
+// the handler produced for them to the journal and to the completion stage.
+func (rn *runner) seal(k int) {
+	e, q, b := rn.eng, rn.q, rn.cur
+	st := rn.h.pending()
 	// The batch keeps its events until its completion is done; the stream gets the next
 	// batch's buffer then.
 	b.ev, st.ev = st.ev, nil
+	b.no = q.batch
+	sync := q.sync
+	q.batch++
+	q.sync = false
 	switch {
-	case len(b.ev) == 0:
-		e.seq.Unlock()
+	case e.failed.Load():
+		b.kind = batchFailed
+	case len(b.ev) == 0 && (!sync || e.ordered == nil):
+		// Nothing to journal; with a plain Journal every enqueued batch is durable.
 		b.kind = batchEmpty
 	case e.ordered != nil:
+		// An empty batch that read a cause not yet durable is enqueued too: its Pending
+		// resolves once everything enqueued before it is durable.
 		p, err := e.ordered.Enqueue(b.ev)
 		if err != nil {
 			e.fail()
 		}
-		e.seq.Unlock()
 		switch d, ok := p.(*durable); {
 		case err != nil:
 			b.kind = batchFailed
@@ -246,15 +294,13 @@ func (rn *runner) process(n int) {
 		off, err := e.journal.Append(b.ev)
 		if err != nil {
 			e.fail()
-		}
-		e.seq.Unlock()
-		if err != nil {
 			b.kind = batchFailed
 		} else {
 			b.kind, b.off = batchDurable, off
 		}
 	}
-	rn.hand(b, n)
+	q.published(b.no)
+	rn.hand(b, k)
 }
 
 // hand takes the completers of the first n commands into b, frees their ring slots and
@@ -327,6 +373,7 @@ func (rn *runner) finish(b *batchBuf, failed bool) {
 		} else {
 			e.noteOffset(off)
 		}
+		rn.q.madeDurable(b.no)
 		for i := 0; i < b.n; i++ {
 			res := &b.results[i]
 			res.Offset = off

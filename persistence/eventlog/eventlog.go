@@ -15,8 +15,9 @@ import (
 )
 
 // Log is the engine's journal on top of a byte journal. It is an engine.OrderedJournal:
-// the engine enqueues batches under its sequencer lock and waits for durability outside
-// it, so batches of all runners share group commits and keep a causal order.
+// the engine's runners enqueue their batches concurrently, in an order that keeps causes
+// before effects, and wait for durability afterwards, so batches of all runners share
+// group commits.
 type Log struct {
 	j journal.Journal
 	// OnDurable, if set, is called after every successful append with the batch and the
@@ -91,7 +92,8 @@ func (l *Log) Append(batch []engine.Event) (uint64, error) {
 
 // Enqueue encodes batch and queues it in the journal, which fixes its offsets; the
 // returned Pending's Wait makes sure it is durable and then calls OnDurable. batch must
-// stay unchanged until Wait returns.
+// stay unchanged until Wait returns. An empty batch writes nothing: its Wait returns once
+// everything enqueued before it is durable.
 func (l *Log) Enqueue(batch []engine.Event) (engine.Pending, error) {
 	b := l.encode(batch)
 	t, err := l.j.Enqueue(context.Background(), b.payloads)
@@ -119,7 +121,7 @@ func (p *pending) Wait() (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if l.OnDurable != nil {
+	if l.OnDurable != nil && len(batch) > 0 { // an empty batch is a sync point (engine rejections)
 		l.OnDurable(batch, last)
 	}
 	return last, nil

@@ -35,16 +35,17 @@ type committer struct {
 
 	durable atomic.Uint64
 
-	mu      sync.Mutex
-	next    uint64 // next offset to assign
-	queue   []*group
-	spare   []*group // flushed groups whose buffers can be reused
-	err     error    // sticky
-	started bool
-	closed  bool
-	wake    chan struct{}
-	stop    chan struct{}
-	done    chan struct{}
+	mu       sync.Mutex
+	next     uint64 // next offset to assign
+	queue    []*group
+	flushing *group   // the group being written, out of queue until it is done
+	spare    []*group // flushed groups whose buffers can be reused
+	err      error    // sticky
+	started  bool
+	closed   bool
+	wake     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 func (c *committer) init(last uint64) {
@@ -110,10 +111,19 @@ func (c *committer) append(ctx context.Context, payloads [][]byte) (uint64, erro
 // started.
 func (c *committer) enqueue(ctx context.Context, payloads [][]byte) (Ticket, error) {
 	if len(payloads) == 0 {
-		if err := c.stickyErr(); err != nil {
-			return Ticket{}, err
+		// A sync point: durable once every record enqueued before it is.
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.err != nil {
+			return Ticket{}, c.err
 		}
-		return Ticket{last: c.durable.Load()}, nil
+		if n := len(c.queue); n > 0 {
+			return Ticket{g: c.queue[n-1], last: c.next - 1}, nil
+		}
+		if c.flushing != nil {
+			return Ticket{g: c.flushing, last: c.next - 1}, nil
+		}
+		return Ticket{last: c.next - 1}, nil
 	}
 	for _, p := range payloads {
 		if len(p) > c.maxRecord {
@@ -242,6 +252,7 @@ func (c *committer) run() {
 			n := copy(c.queue, c.queue[1:])
 			c.queue[n] = nil
 			c.queue = c.queue[:n]
+			c.flushing = g
 			c.mu.Unlock()
 
 			if err := c.flush(g); err != nil {
@@ -252,6 +263,7 @@ func (c *committer) run() {
 			close(g.done)
 
 			c.mu.Lock()
+			c.flushing = nil
 			if len(c.spare) < 2 && cap(g.buf) <= 4*c.maxBytes {
 				c.spare = append(c.spare, &group{buf: g.buf, ends: g.ends})
 			}
@@ -269,6 +281,7 @@ func (c *committer) fail(g *group, err error) {
 	c.err = err
 	queued := c.queue
 	c.queue = nil
+	c.flushing = nil
 	c.mu.Unlock()
 	g.err = err
 	close(g.done)

@@ -16,12 +16,13 @@
 // journal.
 //
 // Enqueue and Ticket.Wait are the two halves of Append, for a caller that
-// must fix the order of its batches under its own lock without holding that
-// lock through a sync (the engine's sequencer): Enqueue assigns offsets,
-// copies the payloads into the queued group and returns at once; a batch
-// enqueued after another one returned gets later offsets and is durable no
-// earlier, since groups are made durable in order and the first failure fails
-// every later group. Wait returns when the batch's group is durable.
+// must fix the order of its batches without waiting for a sync in between
+// (the engine's runners): Enqueue assigns offsets, copies the payloads into
+// the queued group and returns at once; a batch enqueued after another one
+// returned gets later offsets and is durable no earlier, since groups are
+// made durable in order and the first failure fails every later group. Wait
+// returns when the batch's group is durable. An empty Enqueue is a sync
+// point: its Ticket is durable once everything enqueued before it is.
 //
 // The write path runs in one committer goroutine per journal. It is started
 // by Start and stopped by Close, which flushes what is queued and waits for

@@ -13,14 +13,17 @@ type Journal interface {
 	Start() error
 	// Append makes payloads durable as consecutive records and returns the
 	// offset of the last one. Safe for concurrent use. An empty batch
-	// returns LastOffset.
+	// waits for every record enqueued before it and returns the offset of
+	// the last of those.
 	Append(ctx context.Context, payloads [][]byte) (last uint64, err error)
 	// Enqueue is the first half of Append: it assigns the payloads their
 	// offsets, copies them and returns at once; Ticket.Wait is the second
 	// half. Calls are ordered: a batch enqueued after another Enqueue
 	// returned gets later offsets and becomes durable no earlier (a failure
 	// fails every batch enqueued after it). The payloads may be reused as
-	// soon as Enqueue returns. Safe for concurrent use.
+	// soon as Enqueue returns. Safe for concurrent use. An empty batch is a
+	// sync point: its Ticket is durable once every record enqueued before
+	// it is, and Last is the offset of the last of those.
 	Enqueue(ctx context.Context, payloads [][]byte) (Ticket, error)
 	// ReadFrom calls fn for each durable record with offset >= from, in
 	// order. An error from fn stops the read and is returned as is.
