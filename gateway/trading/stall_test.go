@@ -69,7 +69,7 @@ func TestHistoryReadsWhenPostgresStalls(t *testing.T) {
 	proxy.Pause()
 	var o order
 	srv.Must(t, 201, "POST", "/v1/trading/orders", key, body).Decode(t, &o) // placement does not need PostgreSQL
-	srv.Must(t, 200, "GET", "/v1/trading/orders/"+o.ID, key, nil)         // the engine holds it
+	srv.Must(t, 200, "GET", "/v1/trading/orders/"+o.ID, key, nil)           // the engine holds it
 	for _, path := range []string{"/v1/trading/orders?symbol=USDT-NGN", "/v1/trading/trades?symbol=USDT-NGN"} {
 		start := time.Now()
 		r := srv.Do(t, "GET", path, key, nil)
