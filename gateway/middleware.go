@@ -89,7 +89,7 @@ func validRequestID(b []byte) bool {
 // it.
 func (s *Server) deadline(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		api.Begin(ctx, s.cfg.RequestTimeout)
+		s.timeout.Begin(ctx)
 		defer api.End(ctx)
 		next(ctx)
 	}

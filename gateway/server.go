@@ -94,6 +94,7 @@ type Server struct {
 	srv     *fasthttp.Server
 	metrics *httpMetrics
 	ids     *requestIDs
+	timeout *api.Timeout
 	docJSON []byte
 }
 
@@ -106,7 +107,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, deps: deps, log: log, ids: newRequestIDs()}
+	s := &Server{cfg: cfg, deps: deps, log: log, ids: newRequestIDs(), timeout: api.NewTimeout(cfg.RequestTimeout)}
 	if deps.Metrics != nil {
 		m, err := newHTTPMetrics(deps.Metrics)
 		if err != nil {

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,7 +12,10 @@ import (
 // otherwise (gateway.Config.RequestTimeout, svcd -request-timeout).
 const DefaultRequestTimeout = 10 * time.Second
 
-const keyScope = "svc.scope"
+const (
+	keyTimeout = "svc.timeout"
+	keyCtx     = "svc.ctx"
+)
 
 // Ctx is the context.Context to hand to services and stores for one request: it carries the
 // request's deadline (set by the server's middleware through Begin) and is cancelled when
@@ -27,71 +29,80 @@ const keyScope = "svc.scope"
 // runs, and no longer once it has returned.
 //
 // The context is made on the first call (requests that never reach a store pay nothing) and
-// the same one is returned for the rest of the request. Outside Begin (a handler called
+// the same one is returned for the rest of the request; its deadline counts from the start
+// of the request (RequestCtx.Time). Outside Begin (a handler called
 // without the server's middleware) Ctx has no deadline and is never cancelled.
 func Ctx(rc *fasthttp.RequestCtx) context.Context {
-	sc, _ := rc.UserValue(keyScope).(*scope)
-	if sc == nil {
+	if c, ok := rc.UserValue(keyCtx).(*requestContext); ok {
+		return c
+	}
+	t, ok := rc.UserValue(keyTimeout).(*Timeout)
+	if !ok {
 		return plainContext{rc}
 	}
-	if sc.ctx == nil {
-		c, cancel := context.WithDeadline(context.Background(), sc.deadline)
-		sc.ctx = &requestContext{Context: c}
-		sc.ctx.rc.Store(rc)
-		sc.cancel = cancel
+	start := rc.Time()
+	if start.IsZero() {
+		start = time.Now()
 	}
-	return sc.ctx
+	inner, cancel := context.WithDeadline(context.Background(), start.Add(t.d))
+	c := &requestContext{Context: inner, cancel: cancel}
+	c.rc.Store(rc)
+	rc.SetUserValue(keyCtx, c)
+	return c
 }
 
-// Begin arms the deadline of one request: from now on Ctx answers a context that expires
-// timeout after now. End must follow when the handler has returned.
-func Begin(rc *fasthttp.RequestCtx, timeout time.Duration) {
-	if timeout <= 0 {
-		timeout = DefaultRequestTimeout
+// Timeout is the deadline of every request of a server, armed on each request by Begin.
+type Timeout struct{ d time.Duration }
+
+// NewTimeout returns the request timeout d (DefaultRequestTimeout when d <= 0).
+func NewTimeout(d time.Duration) *Timeout {
+	if d <= 0 {
+		d = DefaultRequestTimeout
 	}
-	sc := scopes.Get().(*scope)
-	sc.deadline = time.Now().Add(timeout)
-	rc.SetUserValue(keyScope, sc)
+	return &Timeout{d: d}
 }
+
+// Begin arms the request's deadline: from now on Ctx answers a context that expires the
+// timeout after the request started. End must follow when the handler has returned. It
+// costs no allocation: the context is only made if a handler asks for it.
+func (t *Timeout) Begin(rc *fasthttp.RequestCtx) { rc.SetUserValue(keyTimeout, t) }
+
+// Begin is NewTimeout(timeout).Begin(rc), for tests and one-off callers.
+func Begin(rc *fasthttp.RequestCtx, timeout time.Duration) { NewTimeout(timeout).Begin(rc) }
 
 // End closes what Begin opened: the request's context is cancelled (whatever still runs
 // under it is aborted) and detached from the recycled request.
 func End(rc *fasthttp.RequestCtx) {
-	sc, _ := rc.UserValue(keyScope).(*scope)
-	if sc == nil {
-		return
+	if c, ok := rc.UserValue(keyCtx).(*requestContext); ok {
+		rc.RemoveUserValue(keyCtx)
+		c.rc.Store(nil)
+		c.cancel()
 	}
-	rc.RemoveUserValue(keyScope)
-	if sc.ctx != nil {
-		sc.ctx.rc.Store(nil)
-		sc.cancel()
-	}
-	*sc = scope{}
-	scopes.Put(sc)
+	rc.RemoveUserValue(keyTimeout)
 }
 
 // Deadline is the time the request must be answered by (zero outside Begin).
 func Deadline(rc *fasthttp.RequestCtx) time.Time {
-	if sc, _ := rc.UserValue(keyScope).(*scope); sc != nil {
-		return sc.deadline
+	if c, ok := rc.UserValue(keyCtx).(*requestContext); ok {
+		dl, _ := c.Deadline()
+		return dl
 	}
-	return time.Time{}
+	t, ok := rc.UserValue(keyTimeout).(*Timeout)
+	if !ok {
+		return time.Time{}
+	}
+	start := rc.Time()
+	if start.IsZero() {
+		start = time.Now()
+	}
+	return start.Add(t.d)
 }
-
-// scope is the per-request state behind Ctx; pooled, since only the context it makes may
-// outlive the request.
-type scope struct {
-	deadline time.Time
-	ctx      *requestContext
-	cancel   context.CancelFunc
-}
-
-var scopes = sync.Pool{New: func() any { return new(scope) }}
 
 // requestContext is a cancellable context whose values come from the request while it runs.
 type requestContext struct {
 	context.Context
-	rc atomic.Pointer[fasthttp.RequestCtx]
+	cancel context.CancelFunc
+	rc     atomic.Pointer[fasthttp.RequestCtx]
 }
 
 func (c *requestContext) Value(key any) any {

@@ -114,3 +114,26 @@ func TestUnavailableMapsDependencyFailuresTo503(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkBeginEnd is what every request pays for its deadline when no store is reached
+// (the order path); BenchmarkBeginCtxEnd adds making and cancelling the context.
+func BenchmarkBeginEnd(b *testing.B) {
+	var rc fasthttp.RequestCtx
+	t := api.NewTimeout(time.Second)
+	b.ReportAllocs()
+	for b.Loop() {
+		t.Begin(&rc)
+		api.End(&rc)
+	}
+}
+
+func BenchmarkBeginCtxEnd(b *testing.B) {
+	var rc fasthttp.RequestCtx
+	t := api.NewTimeout(time.Second)
+	b.ReportAllocs()
+	for b.Loop() {
+		t.Begin(&rc)
+		_ = api.Ctx(&rc)
+		api.End(&rc)
+	}
+}
