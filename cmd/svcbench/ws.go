@@ -59,6 +59,9 @@ func (j *benchJournal) Append(b []engine.Event) (uint64, error) {
 
 type benchAuth struct{ p api.Principal }
 
+// Revalidate keeps every bench stream (as gateway/auth's does for a valid key, from its cache).
+func (a benchAuth) Revalidate(*fasthttp.RequestCtx, api.Principal, [32]byte) error { return nil }
+
 func (a benchAuth) Authenticate(ctx *fasthttp.RequestCtx) (api.Principal, error) {
 	if string(ctx.Request.Header.Peek("X-Api-Key")) != wsBenchKey {
 		return api.Principal{}, api.NewError(api.CodeUnauthorized, "bad key")
@@ -145,8 +148,8 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 	url := "ws://" + ln.Addr().String() + "/v1/ws"
 
 	cpu := cpuModel()
-	fmt.Fprintf(stdout, "svcbench ws: nproc %d, %s, GOMAXPROCS %d, nofile %d, %s, flush %s, %d traders, order flow %s per run, %d rounds\n",
-		runtime.NumCPU(), cpu, runtime.GOMAXPROCS(0), nofile, time.Now().UTC().Format("2006-01-02"), *flush, *traders, *dur, *rounds)
+	fmt.Fprintf(stdout, "svcbench ws: nproc %d, %s, GOMAXPROCS %d, nofile %d, %s, flush %s, %d traders, order flow %s per run, %d rounds, load average %s\n",
+		runtime.NumCPU(), cpu, runtime.GOMAXPROCS(0), nofile, time.Now().UTC().Format("2006-01-02 15:04Z"), *flush, *traders, *dur, *rounds, loadAvg())
 
 	drive := func(d time.Duration) (orders int64) {
 		var n atomic.Int64
@@ -279,6 +282,7 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
+	fmt.Fprintf(stdout, "load average at the end: %s\n", loadAvg())
 	fmt.Fprintf(stdout, "\n| subscribers | messages/s delivered | p50 delay | p99 delay | memory per connection | orders/s | vs no subscribers |\n|---|---|---|---|---|---|---|\n")
 	fmt.Fprintf(stdout, "| 0 | - | - | - | - | %.0f | 100%% |\n", median(baseline))
 	for _, rw := range rows {
@@ -286,6 +290,19 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 			rw.memPerConn/1024, median(rw.orders), 100*median(rw.orders)/median(baseline))
 	}
 	return nil
+}
+
+// loadAvg is the first three fields of /proc/loadavg (the box is shared: record it).
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func memInUse() uint64 {
@@ -403,6 +420,9 @@ func runWSClients(args []string, stdout, stderr io.Writer) error {
 			for {
 				_, r, err := conn.NextReader()
 				if err != nil {
+					if n := closed.Load(); n < 3 {
+						fmt.Fprintln(stderr, "ws-clients: connection ended:", err)
+					}
 					break
 				}
 				buf = buf[:0]

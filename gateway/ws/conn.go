@@ -49,6 +49,7 @@ type conn struct {
 	since     int64 // server clock when q last went from empty to not empty
 	scheduled bool  // in the writers' run queue, or waiting for the socket to drain
 	writing   bool
+	inflight  int // frames at the head of q that the current writev carries
 	closing   bool  // a close frame is queued: nothing more is accepted
 	closeBy   int64 // when closing: the socket is closed by then even if the frame is stuck
 	done      bool  // the socket is closed
@@ -57,23 +58,33 @@ type conn struct {
 // push queues f and reports whether the connection must be handed to the writers. A
 // full queue (count or bytes) closes the connection with 1013.
 func (c *conn) push(f *frame) bool {
+	sched, _ := c.pushBook(f, false)
+	return sched
+}
+
+// pushBook is push; with conflate, a connection already lagging (ConflateAt frames
+// queued) does not take f and reports lagging instead.
+func (c *conn) pushBook(f *frame, conflate bool) (sched, lagging bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closing || c.done {
-		return false
+		return false, false
 	}
 	cfg := &c.srv.cfg
+	if conflate && len(c.q) >= cfg.ConflateAt {
+		return false, true
+	}
 	if len(c.q) >= cfg.QueueLen || c.qBytes+len(f.b) > cfg.QueueBytes {
 		c.srv.slow.Add(1)
 		c.closeLocked(CloseTryAgainLater, "slow consumer: outgoing queue full", true)
-		return c.scheduleLocked()
+		return c.scheduleLocked(), false
 	}
 	if len(c.q) == 0 {
 		c.since = c.srv.clock.Load()
 	}
 	c.q = append(c.q, f)
 	c.qBytes += len(f.b)
-	return c.scheduleLocked()
+	return c.scheduleLocked(), false
 }
 
 // lagging reports whether the connection's queue is past the point where order-book diffs
@@ -132,11 +143,14 @@ func (c *conn) closeLocked(code int, why string, drop bool) {
 		if c.off > 0 {
 			keep = 1 // a frame half written must be finished, or the stream is corrupt
 		}
+		if c.writing {
+			keep = max(keep, c.inflight) // frames a writev is carrying right now stay until it returns
+		}
 		clear(c.q[keep:])
 		c.q = c.q[:keep]
 		c.qBytes = 0
-		if keep == 1 {
-			c.qBytes = len(c.q[0].b)
+		for _, f := range c.q {
+			c.qBytes += len(f.b)
 		}
 	}
 	c.q = append(c.q, closeFrame(code, why))
@@ -166,14 +180,14 @@ func (c *conn) flush(w *writerScratch) (again bool) {
 			break
 		}
 	}
-	c.scheduled, c.writing = false, true
+	c.scheduled, c.writing, c.inflight = false, true, len(w.bufs)
 	c.mu.Unlock()
 
 	n, wouldBlock, err := c.srv.writev(c, w)
 	clear(w.bufs)
 
 	c.mu.Lock()
-	c.writing = false
+	c.writing, c.inflight = false, 0
 	if err != nil {
 		c.mu.Unlock()
 		c.srv.shutdown(c)

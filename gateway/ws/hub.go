@@ -394,21 +394,23 @@ func (h *Hub) fanout(set *subSet, f *frame, book *symbolState) {
 		return
 	}
 	sched := h.sched[:0]
+	stale := book != nil && len(book.stale) > 0
 	for _, c := range set.conns {
-		if book != nil {
+		if stale {
 			if _, ok := book.stale[c]; ok {
 				continue
 			}
-			if c.lagging() {
-				if book.stale == nil {
-					book.stale = map[*conn]struct{}{}
-				}
-				book.stale[c] = struct{}{}
-				h.conflated++
-				continue
-			}
 		}
-		if c.push(f) {
+		sched1, lagging := c.pushBook(f, book != nil)
+		if lagging {
+			if book.stale == nil {
+				book.stale = map[*conn]struct{}{}
+			}
+			book.stale[c] = struct{}{}
+			h.conflated++
+			continue
+		}
+		if sched1 {
 			sched = append(sched, c)
 		}
 	}
