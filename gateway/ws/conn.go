@@ -32,7 +32,6 @@ type conn struct {
 	apiKey    string            // the key itself, only when the Authenticator cannot Revalidate
 	hub       *Hub
 	chans     map[string]channel
-	private   int // private channels subscribed
 	authing   bool
 	held      [][]byte // messages that arrived while an auth message was being checked
 	info      upgradeInfo

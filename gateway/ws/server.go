@@ -51,7 +51,7 @@ type Config struct {
 	IdleTimeout      time.Duration // close when nothing at all arrives for this long (default 60 s)
 	AuthTimeout      time.Duration // a connection must authenticate or subscribe within (default 10 s)
 	WriteTimeout     time.Duration // frames pending this long close the connection (default 5 s)
-	RecheckEvery     time.Duration // authenticated streams re-check their key (default 5 s)
+	RecheckEvery     time.Duration // streams on private channels re-check their key (default 5 s)
 	MaxMessage       int           // largest client message in bytes (default 4096)
 	// PublicRate is how many upgrades and messages per minute one client address may send
 	// without credentials (default 600); PublicConns the open unauthenticated connections
@@ -487,16 +487,20 @@ func (c *conn) idleAnonymous() bool {
 	return c.principal.MerchantID == [16]byte{} && len(c.chans) == 0 && !c.authing
 }
 
-// recheck re-validates every authenticated stream; one that no longer passes is closed
-// with 1008 and the refusal's code as reason.
+// recheck re-validates every stream authenticated by an API key that holds a private
+// channel; one that no longer passes is closed with 1008 and the refusal's code as reason.
 func (s *Server) recheck() {
 	rv, _ := s.cfg.Auth.(Revalidator)
 	for _, c := range s.all() {
 		c.rmu.Lock()
 		p, key, hash, apiKey, authed := c.principal, c.info, c.keyHash, c.apiKey, c.principal.MerchantID != [16]byte{}
+		private := false
+		for _, ch := range c.chans {
+			private = private || ch.private
+		}
 		c.rmu.Unlock()
-		if !authed || p.Method != api.ByAPIKey {
-			continue // bearer tokens: not re-checked (see docs/websocket.md)
+		if !authed || !private || p.Method != api.ByAPIKey {
+			continue // public data is public; bearer tokens are not re-checked (see docs/websocket.md)
 		}
 		var err error
 		if rv != nil {
