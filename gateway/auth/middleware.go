@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"net/netip"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
@@ -28,11 +29,15 @@ func (s *Service) Authenticate(ctx *fasthttp.RequestCtx) (api.Principal, error) 
 	p, scopes, err := s.identify(ctx, failKey)
 	if err != nil {
 		var d Decision
-		if errors.Is(err, errThrottled) {
+		switch {
+		case errors.Is(err, errThrottled):
 			d = s.perIP.Peek(failKey, s.cfg.AuthRateLimit)
-		} else if errors.Is(err, ErrUnauthorized) {
+			if d.Allowed { // a token came back since identify looked: still a 429, briefly
+				d.Allowed, d.RetryAfter = false, time.Second
+			}
+		case errors.Is(err, ErrUnauthorized):
 			d = s.perIP.Take(failKey, s.cfg.AuthRateLimit)
-		} else {
+		default:
 			return p, err
 		}
 		d.SetHeaders(ctx)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -90,6 +91,8 @@ type Service struct {
 	clients *ClientIP
 	merch   *Limiter // per merchant
 	perIP   *Limiter // per client address: /v1/auth and failed authentications
+	// unscoped: routes missing from the scope table already logged (once each)
+	unscoped sync.Map
 }
 
 // New builds the service. Call Start before serving and Stop after.

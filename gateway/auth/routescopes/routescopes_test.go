@@ -1,4 +1,4 @@
-package auth_test
+package routescopes_test
 
 import (
 	"testing"
@@ -32,7 +32,7 @@ import (
 // allRouteSets is every route set svcd serves (cmd/svcd/main.go), built without services:
 // only their routes are read.
 func allRouteSets(t *testing.T) []gateway.RouteSet {
-	svc, err := auth.New(nil, auth.Config{JWTSecret: []byte(testSecret)}, &mail.Outbox{}, nil)
+	svc, err := auth.New(nil, auth.Config{JWTSecret: []byte("routescopes-secret-routescopes-secret!!")}, &mail.Outbox{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
