@@ -154,6 +154,19 @@ func (e *Engine) fail() { e.failed.Store(true) }
 // Failed reports whether the engine has fail-stopped after a journal error.
 func (e *Engine) Failed() bool { return e.failed.Load() }
 
+// Err is nil while the engine's state may be served, and ErrUnavailable once it has
+// fail-stopped: its in-memory state then holds effects the journal may not have (a
+// restart from snapshot + journal removes them), so a caller must not serve the read
+// views (Order, OrderByClientID, OpenOrders, Balances) after a non-nil Err; Depth,
+// BestBidAsk and commands already answer ErrUnavailable. The gateway maps it to 503
+// ENGINE_UNAVAILABLE.
+func (e *Engine) Err() error {
+	if e.failed.Load() {
+		return ErrUnavailable
+	}
+	return nil
+}
+
 func (e *Engine) noteOffset(off uint64) {
 	for {
 		cur := e.offset.Load()

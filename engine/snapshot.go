@@ -21,8 +21,13 @@ var ErrBadSnapshot = errors.New("engine: bad snapshot")
 // it with the journal offset it corresponds to: the image holds exactly the effects of
 // the events up to that offset. On a running engine it first pauses every runner at a
 // batch boundary (a barrier command through each ring), and resumes them afterwards;
-// it may then return ErrBusy if a ring stays full.
+// it may then return ErrBusy if a ring stays full. It returns ErrUnavailable, and no
+// image, once the engine has fail-stopped (checked again after the barrier, which waits
+// for every batch in flight): that state may hold effects the journal never got.
 func (e *Engine) Snapshot(dst []byte) ([]byte, uint64, error) {
+	if e.failed.Load() {
+		return dst, 0, ErrUnavailable
+	}
 	switch e.state.Load() {
 	case stateNew:
 		return e.core.snapshot(dst, e.offset.Load()), e.offset.Load(), nil
@@ -58,6 +63,11 @@ func (e *Engine) Snapshot(dst []byte) ([]byte, uint64, error) {
 		done = append(done, w)
 	}
 	arrived.Wait()
+	// Every runner has completed its batches: a journal failure among them has
+	// fail-stopped the engine by now, and its state holds effects the journal lacks.
+	if e.failed.Load() {
+		return dst, 0, ErrUnavailable
+	}
 	off := e.offset.Load()
 	return e.core.snapshot(dst, off), off, nil
 }

@@ -54,6 +54,14 @@ func (h *Handlers) exchange(ctx *fasthttp.RequestCtx) (api.Principal, Exchange, 
 		api.Fail(ctx, api.Errorf(api.CodeEngineUnavailable, "the %s exchange is not running", p.Environment))
 		return p, nil, false
 	}
+	// A fail-stopped engine's memory holds effects a restart removes: serve nothing
+	// from it (engine.Engine.Err).
+	if f, ok := ex.(interface{ Err() error }); ok {
+		if err := f.Err(); err != nil {
+			api.Fail(ctx, engineError(err))
+			return p, nil, false
+		}
+	}
 	return p, ex, true
 }
 
