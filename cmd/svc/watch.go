@@ -18,21 +18,30 @@ func runWatch(ctx context.Context, args []string, env func(string) string, stdou
 	fs := flag.NewFlagSet("svc watch", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	url := fs.String("url", "ws://127.0.0.1:8080/v1/ws", "WebSocket URL of svcd")
-	key := fs.String("api-key", env("SVC_API_KEY"), "API key (default $SVC_API_KEY)")
+	key := fs.String("api-key", env("SVC_API_KEY"), "API key (default $SVC_API_KEY; none: public data of --environment)")
+	environment := fs.String("environment", "", "without a key: sandbox or live (the server's default is live)")
 	levels := fs.Int("levels", 1, "levels per side to print")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: svc watch [--url ws://HOST:PORT/v1/ws] [--api-key KEY] [--levels N] SYMBOL\n\nFollows SYMBOL's order book over the WebSocket stream and prints the top of book.")
+		fmt.Fprintln(stderr, "usage: svc watch [--url ws://HOST:PORT/v1/ws] [--api-key KEY | --environment sandbox|live] [--levels N] SYMBOL\n\nFollows SYMBOL's order book over the WebSocket stream and prints the top of book. The order book is public: no key is needed.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 || *key == "" {
+	if fs.NArg() != 1 {
 		fs.Usage()
 		return flag.ErrHelp
 	}
 	symbol := fs.Arg(0)
-	c, err := ws.Dial(*url, *key)
+	u := *url
+	if *key == "" && *environment != "" {
+		sep := "?"
+		if strings.Contains(u, "?") {
+			sep = "&"
+		}
+		u += sep + "environment=" + *environment
+	}
+	c, err := ws.Dial(u, *key)
 	if err != nil {
 		return err
 	}
