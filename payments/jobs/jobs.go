@@ -49,7 +49,10 @@ type Config struct {
 	RescueStuckJobsAfter time.Duration
 	// JobTimeout is the default time a job may run (workers may set their own; default 1m).
 	JobTimeout time.Duration
-	Logger     *slog.Logger
+	// PeriodicJobs are inserted on their schedule by the elected leader (RegisterHousekeeping
+	// returns one).
+	PeriodicJobs []*river.PeriodicJob
+	Logger       *slog.Logger
 }
 
 // New builds the client; it works nothing until Start.
@@ -60,6 +63,7 @@ func New(pool *pgxpool.Pool, cfg Config) (*Client, error) {
 		FetchCooldown:        cfg.FetchCooldown,
 		RescueStuckJobsAfter: cfg.RescueStuckJobsAfter,
 		JobTimeout:           cfg.JobTimeout,
+		PeriodicJobs:         cfg.PeriodicJobs,
 	}
 	if rc.Logger == nil {
 		rc.Logger = slog.New(slog.DiscardHandler)

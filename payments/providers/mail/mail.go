@@ -172,3 +172,30 @@ func ListOutbox(ctx context.Context, q postgres.Querier, to string, limit int) (
 		return s, err
 	})
 }
+
+// Outbox expiry: a body (which may hold a one-time code or a reset link) is kept only as long
+// as it can be useful, then blanked; the row (address, subject, time) stays a while longer as
+// a record that mail was sent, then goes.
+const (
+	// OutboxBodyTTL is how long an outbox body is readable (codes expire well before).
+	OutboxBodyTTL = 24 * time.Hour
+	// OutboxRowTTL is how long an outbox row is kept at all.
+	OutboxRowTTL = 30 * 24 * time.Hour
+	// ExpiredBody replaces an expired body.
+	ExpiredBody = "[expired: outbox bodies are kept 24 hours]"
+)
+
+// PurgeOutbox blanks the bodies of outbox mail older than OutboxBodyTTL and deletes rows
+// older than OutboxRowTTL, as of now; it returns how many rows it changed.
+func PurgeOutbox(ctx context.Context, q postgres.Querier, now time.Time) (int64, error) {
+	del, err := q.Exec(ctx, `delete from mail_outbox where created_at < $1`, now.Add(-OutboxRowTTL))
+	if err != nil {
+		return 0, fmt.Errorf("mail: purge outbox: %w", err)
+	}
+	upd, err := q.Exec(ctx, `update mail_outbox set body = $2 where created_at < $1 and body <> $2`,
+		now.Add(-OutboxBodyTTL), ExpiredBody)
+	if err != nil {
+		return 0, fmt.Errorf("mail: expire outbox bodies: %w", err)
+	}
+	return del.RowsAffected() + upd.RowsAffected(), nil
+}
