@@ -248,6 +248,8 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "%d subscribers connected (%s); server memory in use +%.1f MB = %.1f KB per connection (%d open; %s)\n",
 			n, line, float64(after-before)/1e6, rw.memPerConn/1024, srv.Connections(), memSplit())
 		for r := 0; r < *rounds; r++ {
+			cpuSrv0, cpuCli0 := procCPU(os.Getpid()), procCPU(child.Process.Pid)
+			blocked0 := srv.Blocked()
 			fmt.Fprintln(in, "start")
 			if *cpuProfile != "" && r == 0 {
 				f, err := os.Create(fmt.Sprintf("%s.%d", *cpuProfile, n))
@@ -256,6 +258,7 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 				}
 			}
 			ord := drive(*dur)
+			cpuSrv, cpuCli := procCPU(os.Getpid())-cpuSrv0, procCPU(child.Process.Pid)-cpuCli0
 			if *cpuProfile != "" && r == 0 {
 				pprof.StopCPUProfile()
 			}
@@ -272,8 +275,9 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 			rw.msgs = append(rw.msgs, float64(st.Messages)/st.Seconds)
 			rw.p50, rw.p99, rw.pmax = append(rw.p50, st.P50ms), append(rw.p99, st.P99ms), append(rw.pmax, st.MaxMs)
 			rw.closed = st.Closed
-			fmt.Fprintf(stdout, "  round %d: orders/s %.0f, messages/s %.0f, delay p50 %.1f ms p99 %.1f ms max %.1f ms, closed %d, gaps %d, slow consumers %d, hub drops %d\n",
-				r+1, float64(ord)/dur.Seconds(), float64(st.Messages)/st.Seconds, st.P50ms, st.P99ms, st.MaxMs, st.Closed, st.Gaps, srv.SlowConsumers(), hub.Dropped())
+			fmt.Fprintf(stdout, "  round %d: orders/s %.0f, messages/s %.0f, delay p50 %.1f ms p99 %.1f ms max %.1f ms, closed %d, gaps %d, slow consumers %d, hub drops %d; CPU cores used: server %.2f, subscribers %.2f; socket-full waits %d; load %s\n",
+				r+1, float64(ord)/dur.Seconds(), float64(st.Messages)/st.Seconds, st.P50ms, st.P99ms, st.MaxMs, st.Closed, st.Gaps, srv.SlowConsumers(), hub.Dropped(),
+				cpuSrv/dur.Seconds(), cpuCli/dur.Seconds(), srv.Blocked()-blocked0, loadAvg())
 		}
 		_ = in.Close()
 		_ = child.Wait()
@@ -290,6 +294,25 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 			rw.memPerConn/1024, median(rw.orders), 100*median(rw.orders)/median(baseline))
 	}
 	return nil
+}
+
+// procCPU is the user+system CPU time of process pid in seconds (/proc/PID/stat).
+func procCPU(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		s = s[i+1:]
+	}
+	f := strings.Fields(s)
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100 // clock ticks (USER_HZ = 100 on Linux)
 }
 
 // loadAvg is the first three fields of /proc/loadavg (the box is shared: record it).

@@ -48,7 +48,7 @@ type conn struct {
 	since     int64 // server clock when q last went from empty to not empty
 	scheduled bool  // in the writers' run queue, or waiting for the socket to drain
 	writing   bool
-	inflight  int // frames at the head of q that the current writev carries
+	inflight  int   // frames at the head of q that the current writev carries
 	closing   bool  // a close frame is queued: nothing more is accepted
 	closeBy   int64 // when closing: the socket is closed by then even if the frame is stuck
 	done      bool  // the socket is closed

@@ -87,6 +87,7 @@ type Server struct {
 	slow     atomic.Uint64
 	revoked  atomic.Uint64
 	stalled  atomic.Uint64
+	blocked  atomic.Uint64
 	checking atomic.Bool
 }
 
@@ -198,6 +199,10 @@ func (s *Server) Connections() int64 { return s.open.Load() }
 // SlowConsumers is how many connections were closed because their queue was full or
 // their frames stayed unread past the write timeout.
 func (s *Server) SlowConsumers() uint64 { return s.slow.Load() + s.stalled.Load() }
+
+// Blocked is how many writes found a socket's buffer full (the client reads slower than
+// the server writes; the connection waits for it without holding a writer).
+func (s *Server) Blocked() uint64 { return s.blocked.Load() }
 
 // Revoked is how many authenticated streams were closed because their credentials no
 // longer pass (key revoked or deleted, merchant suspended, address not whitelisted).
@@ -408,6 +413,7 @@ func (s *Server) shutdown(c *conn) {
 // waitWritable parks one goroutine until c's socket drains (only while a reader is
 // behind), then hands c back to the writers.
 func (s *Server) waitWritable(c *conn) {
+	s.blocked.Add(1)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
