@@ -58,6 +58,7 @@ type config struct {
 	KafkaTopic    string
 	SnapshotDir   string
 	SnapshotEvery time.Duration
+	JournalRetain int // snapshots whose journal is kept; 0 keeps the whole file journal
 
 	// Payments providers (sandbox simulators; live adapters are not configured yet).
 	SandboxBankCode string // 3-digit NUBAN bank code of sandbox virtual accounts
@@ -114,6 +115,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.KafkaTopic, "kafka-topic", env.str("kafka-topic", "svc-journal"), "Kafka topic prefix; the environment is appended (svc-journal-sandbox)")
 	fs.StringVar(&c.SnapshotDir, "snapshot-dir", env.str("snapshot-dir", ".data/snapshots"), "engine snapshot folder (one sub-folder per environment)")
 	fs.DurationVar(&c.SnapshotEvery, "snapshot-every", env.duration("snapshot-every", time.Minute), "how often to snapshot the engine when it changed (0: only at shutdown)")
+	fs.IntVar(&c.JournalRetain, "journal-retain", env.int("journal-retain", 0), "file journal retention: after each snapshot, delete the journal segments older than the N-th newest snapshot and than the order-history projection (0: keep the whole journal)")
 	fs.StringVar(&c.SandboxBankCode, "sandbox-bank-code", env.str("sandbox-bank-code", "999"), "3-digit bank code of sandbox NGN virtual accounts (their NUBAN check digit uses it)")
 	fs.StringVar(&c.SandboxBankName, "sandbox-bank-name", env.str("sandbox-bank-name", "Svc Sandbox Bank"), "bank name shown on sandbox NGN virtual accounts")
 	c.MoneyIn.flags(fs, &env)
@@ -218,6 +220,9 @@ func (c config) validate() error {
 		}
 	default:
 		errs = append(errs, fmt.Errorf("-journal %q: want file or kafka", c.Journal))
+	}
+	if c.JournalRetain < 0 {
+		errs = append(errs, errors.New("-journal-retain must not be negative"))
 	}
 	if c.SnapshotEvery < 0 {
 		errs = append(errs, errors.New("-snapshot-every must not be negative"))

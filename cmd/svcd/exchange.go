@@ -38,6 +38,7 @@ type exchange struct {
 	hub       *ws.Hub // market data and the WebSocket fan-out of this environment
 	snaps     *snapshot.Store
 	every     time.Duration
+	retain    int // snapshots whose journal is kept (file journal); 0: keep it all
 
 	wg     sync.WaitGroup
 	cancel context.CancelFunc
@@ -56,13 +57,13 @@ func openExchange(ctx context.Context, cfg config, env string, pool *pgxpool.Poo
 		}
 		j = k
 	default:
-		f, err := journal.OpenFile(journal.FileOptions{Dir: filepath.Join(cfg.JournalDir, env)})
+		f, err := journal.OpenFile(journal.FileOptions{Dir: filepath.Join(cfg.JournalDir, env), Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("%s journal (%s): %w", env, filepath.Join(cfg.JournalDir, env), err)
 		}
 		j = f
 	}
-	x := &exchange{env: env, log: log, journal: j, every: cfg.SnapshotEvery,
+	x := &exchange{env: env, log: log, journal: j, every: cfg.SnapshotEvery, retain: cfg.JournalRetain,
 		snaps: &snapshot.Store{Dir: filepath.Join(cfg.SnapshotDir, env), Keep: 3}}
 	if err := x.recover(ctx); err != nil {
 		_ = j.Close()
@@ -176,7 +177,28 @@ func (x *exchange) snapshot() (uint64, error) {
 		return 0, err
 	}
 	x.log.Info("snapshot saved", "offset", off, "bytes", len(data), "file", name)
+	x.pruneJournal()
 	return off, nil
+}
+
+// pruneJournal deletes the file journal's segments that neither recovery from the
+// retain-th newest snapshot nor the order-history projection still needs.
+func (x *exchange) pruneJournal() {
+	f, ok := x.journal.(*journal.File)
+	if x.retain <= 0 || !ok {
+		return
+	}
+	offs, err := x.snaps.Offsets()
+	if err != nil || len(offs) == 0 {
+		return
+	}
+	keep := offs[max(0, len(offs)-x.retain)]
+	if x.projector != nil {
+		keep = min(keep, x.projector.Applied())
+	}
+	if _, err := f.Prune(keep + 1); err != nil {
+		x.log.Warn("journal prune failed", "error", err)
+	}
 }
 
 // ready reports whether the exchange accepts orders.

@@ -44,7 +44,7 @@ type Config struct {
 
 	QueueLen         int           // frames queued per connection before it is a slow consumer (default 256)
 	QueueBytes       int           // bytes queued per connection before it is a slow consumer (default 4 MiB)
-	ConflateAt       int           // queued frames from which book diffs are replaced by a later snapshot (default QueueLen/4)
+	ConflateAt       int           // queued frames from which book diffs are replaced by a later snapshot (default 8, about 160 ms of diffs)
 	Writers          int           // writer goroutines (default GOMAXPROCS)
 	MaxSubscriptions int           // channels per connection (default 50)
 	PingEvery        time.Duration // server pings (default 20 s)
@@ -100,7 +100,7 @@ func NewServer(cfg Config) *Server {
 		cfg.QueueBytes = 4 << 20
 	}
 	if cfg.ConflateAt <= 0 {
-		cfg.ConflateAt = max(cfg.QueueLen/4, 2)
+		cfg.ConflateAt = max(min(8, cfg.QueueLen/4), 2)
 	}
 	if cfg.Writers <= 0 {
 		cfg.Writers = runtime.GOMAXPROCS(0)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,6 +35,9 @@ type FileOptions struct {
 	// MaxQueuedGroups: Append waits while this many groups wait to be
 	// written. Default 4.
 	MaxQueuedGroups int
+	// Logger receives the repairs made on open (a torn tail truncated) and
+	// the segments Prune removes. Default: nothing is logged.
+	Logger *slog.Logger
 }
 
 func (o *FileOptions) setDefaults() error {
@@ -51,6 +55,9 @@ func (o *FileOptions) setDefaults() error {
 	}
 	if o.MaxQueuedGroups == 0 {
 		o.MaxQueuedGroups = 4
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	switch {
 	case o.SegmentSize < 0:
@@ -188,6 +195,10 @@ func (j *File) recover() (uint64, error) {
 		return 0, fmt.Errorf("journal: %w", err)
 	}
 	if end < len(data) {
+		// A write cut short by a crash: its records were never acknowledged. Say so,
+		// since the bytes go away.
+		j.opts.Logger.Warn("journal: truncating a torn tail", "segment", filepath.Base(path),
+			"at_byte", end, "dropped_bytes", len(data)-end, "next_offset", next)
 		if err := f.Truncate(int64(end)); err != nil {
 			f.Close()
 			return 0, fmt.Errorf("journal: truncating torn tail: %w", err)
@@ -345,6 +356,46 @@ func (j *File) rotate(first uint64) error {
 	j.segments = append(j.segments, first)
 	j.segMu.Unlock()
 	return nil
+}
+
+// Prune removes the segments whose records all have offsets below before
+// (the journal still holds every record from before on, and the segment being
+// written is never removed) and returns how many it removed. Call it with the
+// offset after the oldest state anyone may still need to replay from: the
+// snapshot recovery would start from, and the projection's position. ReadFrom
+// an offset in a removed segment then fails with ErrOffsetNotFound.
+func (j *File) Prune(before uint64) (int, error) {
+	j.segMu.Lock()
+	n := 0
+	for n+1 < len(j.segments) && j.segments[n+1] <= before {
+		n++
+	}
+	gone := slices.Clone(j.segments[:n])
+	j.segments = slices.Delete(j.segments, 0, n)
+	j.segMu.Unlock()
+	for _, first := range gone {
+		if err := os.Remove(j.segmentPath(first)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return 0, fmt.Errorf("journal: prune: %w", err)
+		}
+	}
+	if len(gone) > 0 {
+		if err := syncDir(j.opts.Dir); err != nil {
+			return len(gone), fmt.Errorf("journal: prune: %w", err)
+		}
+		j.opts.Logger.Info("journal: pruned segments", "segments", len(gone),
+			"first_offset_kept", j.firstOffset())
+	}
+	return len(gone), nil
+}
+
+// firstOffset is the offset the oldest segment starts at.
+func (j *File) firstOffset() uint64 {
+	j.segMu.RLock()
+	defer j.segMu.RUnlock()
+	if len(j.segments) == 0 {
+		return 0
+	}
+	return j.segments[0]
 }
 
 func syncDir(dir string) error {

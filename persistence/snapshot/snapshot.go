@@ -84,6 +84,9 @@ func (s *Store) Latest() (offset uint64, data []byte, ok bool, err error) {
 	return 0, nil, false, nil
 }
 
+// Offsets lists the offsets of the stored snapshots, oldest first (intact or not).
+func (s *Store) Offsets() ([]uint64, error) { return s.list() }
+
 func (s *Store) read(offset uint64) ([]byte, error) {
 	b, err := os.ReadFile(filepath.Join(s.Dir, fmt.Sprintf("%s%020d%s", prefix, offset, suffix)))
 	if err != nil {
