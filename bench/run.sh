@@ -99,6 +99,56 @@ timeout 300 "$BIN/svcbench" orders --url "http://127.0.0.1:$PORT" \
 
 echo
 echo "results: $OUT/{machine,engine,journal,gateway,svcbench-orders}.txt, plot $OUT/orders-latency.png, svcd log $OUT/svcd.log"
+
+# median FILE BENCHMARK UNIT: the median of UNIT over the runs (-count) of BENCHMARK in a
+# go test -bench output file; "n/a" when it is not there.
+median() {
+	[ -f "$1" ] || { echo n/a; return; }
+	awk -v name="$2" -v unit="$3" '
+		$1 ~ "^Benchmark" name "(-[0-9]+)?$" { for (i = 2; i < NF; i++) if ($(i+1) == unit) v[n++] = $i }
+		END {
+			if (n == 0) { print "n/a"; exit }
+			for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+			m = v[int((n - 1) / 2)]
+			if (m >= 1e6) printf "%.2f M", m / 1e6; else if (m >= 1e4) printf "%.1f k", m / 1e3; else printf "%.3g", m
+		}' "$1"
+}
+# line FILE REGEX SED: the first line of FILE matching REGEX, reduced by SED; "n/a" if none.
+line() {
+	local l
+	l=$([ -f "$1" ] && grep -m1 -E "$2" "$1" | sed -E "$3")
+	echo "${l:-n/a}"
+}
+row() { printf '| %-52s | %-22s | %-34s |\n' "$1" "$2" "$3"; }
+orders="$OUT/svcbench-orders.txt"
+{
+	echo
+	echo "=== summary ($(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)) ==="
+	row "target" "figure" "goal"
+	row "----" "----" "----"
+	row "HTTP orders: svcd / bare fasthttp, same run" "$(line "$orders" '^== ratio' 's/.*per-round ratios: ([0-9.]+%).*/\1/')" ">= 60% (median of rounds)"
+	row "HTTP orders: svcd req/s (median of rounds)" "$(line "$orders" '^== svcd:' 's/^== svcd: ([0-9]+ req\/s).*/\1/')" "(bare: $(line "$orders" '^== bare' 's/^== bare fasthttp: ([0-9]+ req\/s).*/\1/'))"
+	row "HTTP orders: last round / first round" "$(line "$orders" '^== decay' 's/.* is ([0-9.]+%) of the first.*/\1/')" ">= 90% (no decay)"
+	row "HTTP orders: p99 at half of the peak rate" "$(line "$orders" '^== p99 at half' 's/.*\): ([0-9.]+[mµu]?s) .*/\1/')" "<= 5 ms"
+	row "engine AddCancelShallow (ops/s)" "$(median "$OUT/engine.txt" AddCancelShallow ops/s)" ">= geseq Throughput, same run"
+	row "engine AddCancelDeep (ops/s)" "$(median "$OUT/engine.txt" AddCancelDeep ops/s)" ">= geseq ThroughputDeep, same run"
+	row "engine Mixed (cmds/s)" "$(median "$OUT/engine.txt" Mixed cmds/s)" "(see bench/RESULTS.md)"
+	row "engine MixedLatency p99 (ns)" "$(median "$OUT/engine.txt" MixedLatency p99-ns)" "(see bench/RESULTS.md)"
+	row "engine RingOneProducer (cmds/s)" "$(median "$OUT/engine.txt" RingOneProducer cmds/s)" "(see bench/RESULTS.md)"
+	for s in 1 2 3 4; do
+		v=$(median "$OUT/engine.txt" "RingSymbols/symbols=$s" cmds/s)
+		[ "$v" != n/a ] && row "engine RingSymbols, $s symbol(s) (cmds/s)" "$v" "grows with symbols where cores allow"
+	done
+	row "journal FileAppend (events/s)" "$(median "$OUT/journal.txt" FileAppend events/s)" "(group commit, fdatasync)"
+	row "gateway skeleton (req/s)" "$(median "$OUT/gateway.txt" Skeleton req/s)" "(in-process ceiling)"
+	row "recovery, journaled events replayed (events/s)" "$(median "$OUT/recovery.txt" 'Recovery/[^ ]*' events/s)" ">= 1 M events/s"
+	# Other load generators (svcbench ws, ...) print their targets on "== " lines.
+	for f in "$OUT"/svcbench-*.txt; do
+		[ -f "$f" ] && [ "$f" != "$orders" ] || continue
+		grep -E '^== ' "$f" | sed "s|^== |  $(basename "$f" .txt): |"
+	done
+} | tee "$OUT/summary.txt"
+
 if [ "$rc" != 0 ]; then
 	echo "!!! svcbench orders exited with $rc" >&2
 fi
