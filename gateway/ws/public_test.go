@@ -2,10 +2,12 @@ package ws_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -177,4 +179,35 @@ func TestEverySubscriberEqualsRESTAfterABurst(t *testing.T) {
 		}
 	}
 	t.Logf("%d subscribers equal REST at sequence %d", n, final.Sequence)
+}
+
+func TestKlinesChannelHasNoGaps(t *testing.T) {
+	var skew atomic.Int64 // how far the hub's clock is ahead of the engine's
+	r := newRigClock(t, 2, ws.Config{}, func() time.Time { return time.Now().Add(time.Duration(skew.Load())) })
+	place(t, r, 1, engine.Sell, 150000, 200)
+	place(t, r, 0, engine.Buy, 150000, 200) // a trade: 2.00 at 1500.00
+	c := r.dial(t, "")
+	_ = c.Subscribe("klines:" + sym + ":1m")
+	type kline struct {
+		OpenTime int64  `json:"open_time"`
+		Close    string `json:"close"`
+		Volume   string `json:"volume"`
+	}
+	var first kline
+	m := next(t, c, ofType("kline"))
+	_ = json.Unmarshal(m.Data, &first)
+	if first.Volume != "2.00" {
+		t.Fatalf("current candle %s", m.Data)
+	}
+	skew.Store(int64(2 * time.Minute)) // two minutes later, nothing traded
+	m = next(t, c, func(m *ws.Message) bool {
+		var k kline
+		_ = json.Unmarshal(m.Data, &k)
+		return m.Type == "kline" && k.OpenTime > first.OpenTime
+	})
+	var flat kline
+	_ = json.Unmarshal(m.Data, &flat)
+	if flat.Volume != "0.00" || flat.Close != "1500.00" || flat.OpenTime != first.OpenTime+2*60_000 {
+		t.Fatalf("after a quiet interval: %s (first %+v)", m.Data, first)
+	}
 }

@@ -71,6 +71,11 @@ type rig struct {
 }
 
 func newRig(t *testing.T, merchants int, cfg ws.Config) *rig {
+	return newRigClock(t, merchants, cfg, nil)
+}
+
+// newRigClock is newRig with the hub reading time from now (nil: time.Now).
+func newRigClock(t *testing.T, merchants int, cfg ws.Config, now func() time.Time) *rig {
 	t.Helper()
 	j := &tap{}
 	eng, err := engine.New(engine.Config{Journal: j})
@@ -95,7 +100,7 @@ func newRig(t *testing.T, merchants int, cfg ws.Config) *rig {
 			}
 		}
 	}
-	hub := ws.NewHub(ws.HubConfig{Env: api.Sandbox, Exchange: eng, FlushEvery: 5 * time.Millisecond, TickerEvery: 100 * time.Millisecond})
+	hub := ws.NewHub(ws.HubConfig{Env: api.Sandbox, Exchange: eng, FlushEvery: 5 * time.Millisecond, TickerEvery: 100 * time.Millisecond, Now: now})
 	j.mu.Lock()
 	j.pub = hub.Publish
 	j.mu.Unlock()
