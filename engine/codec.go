@@ -148,9 +148,32 @@ func AppendBatch(dst []byte, batch []Event) []byte {
 	return dst
 }
 
+// A batch too large for one journal record is written as consecutive part records
+// (version 3): version u8 (3) | part u16 | parts u16 | then the version-2 layout after its
+// version byte (count u16 | events). Parts are numbered from 0; a batch's parts are
+// consecutive in the journal. A crash may leave the first parts of a batch without the
+// last: BatchReader drops such an incomplete batch, so replay applies a batch whole or
+// not at all.
+const batchPartCodecVersion byte = 3
+
+// AppendBatchPart appends part (of parts) of a batch split across records.
+func AppendBatchPart(dst []byte, events []Event, part, parts int) []byte {
+	dst = append(dst, batchPartCodecVersion)
+	dst = binary.LittleEndian.AppendUint16(dst, uint16(part))
+	dst = binary.LittleEndian.AppendUint16(dst, uint16(parts))
+	at := len(dst)
+	dst = AppendBatch(dst, events)
+	return append(dst[:at], dst[at+1:]...) // drop AppendBatch's version byte
+}
+
+// MaxBatchParts is the most records one batch may be split into.
+const MaxBatchParts = 1<<16 - 1
+
 // DecodeRecord calls fn with each event of a journal record, in order: a batch record, or
 // a single event of version 1. e is reused between calls. A malformed record is ErrBadEvent
-// before fn sees any of its events, so a consumer never applies part of a bad record.
+// before fn sees any of its events, so a consumer never applies part of a bad record. A
+// part record (version 3) is decoded like a batch record; use BatchReader to apply only
+// whole batches.
 func DecodeRecord(src []byte, e *Event, fn func(*Event) error) error {
 	if len(src) == 0 {
 		return ErrBadEvent
@@ -161,7 +184,22 @@ func DecodeRecord(src []byte, e *Event, fn func(*Event) error) error {
 		}
 		return fn(e)
 	}
-	if src[0] != batchCodecVersion || len(src) < 3 {
+	if src[0] == batchPartCodecVersion {
+		if len(src) < 5 {
+			return ErrBadEvent
+		}
+		src = src[4:] // the version-2 layout from its count on, behind a stand-in version byte
+		return decodeBatch(src, e, fn)
+	}
+	if src[0] != batchCodecVersion {
+		return ErrBadEvent
+	}
+	return decodeBatch(src, e, fn)
+}
+
+// decodeBatch decodes a version-2 layout; src[0] is not read.
+func decodeBatch(src []byte, e *Event, fn func(*Event) error) error {
+	if len(src) < 3 {
 		return ErrBadEvent
 	}
 	n := int(binary.LittleEndian.Uint16(src[1:]))
@@ -215,3 +253,97 @@ func EventSize(e *Event) int {
 
 // MaxBatchRecordEvents is the most events one batch record can hold (its count is a u16).
 const MaxBatchRecordEvents = 1<<16 - 1
+
+// BatchReader reads journal records as whole engine batches: a batch split into part
+// records reaches fn only once its last part was read, and a batch whose parts stop short
+// (a crash between the records of one batch; the records after it belong to batches
+// written after the restart) is dropped and reported to Dropped. Feed it the records in
+// journal order, from a batch boundary (a snapshot's offset, 0, or where a previous
+// reader's Complete left off).
+type BatchReader struct {
+	// Dropped, if set, is told of each incomplete batch dropped: the offsets of its first
+	// and last part read, how many parts were read and how many it had.
+	Dropped func(first, last uint64, read, parts int)
+
+	e       Event
+	pend    []Event
+	part    int // parts read of the pending batch
+	parts   int
+	first   uint64
+	last    uint64
+	through uint64 // the last offset after which no batch is pending
+}
+
+// Read decodes the record at offset off and calls fn with each event of every batch it
+// completes.
+func (r *BatchReader) Read(off uint64, payload []byte, fn func(*Event) error) error {
+	if len(payload) > 0 && payload[0] == batchPartCodecVersion {
+		if len(payload) < 5 {
+			return ErrBadEvent
+		}
+		part := int(binary.LittleEndian.Uint16(payload[1:]))
+		parts := int(binary.LittleEndian.Uint16(payload[3:]))
+		if parts < 2 || part >= parts {
+			return ErrBadEvent
+		}
+		if r.parts != 0 && (part != r.part || parts != r.parts) {
+			r.drop()
+		}
+		if part != r.part { // a later part without its start: from a torn batch
+			r.dropped(off, off, 1, parts)
+			r.through = off
+			return nil
+		}
+		if part == 0 {
+			r.first, r.parts, r.pend = off, parts, r.pend[:0]
+		}
+		err := DecodeRecord(payload, &r.e, func(e *Event) error {
+			r.pend = append(r.pend, *e)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		r.part++
+		r.last = off
+		if r.part < r.parts {
+			return nil
+		}
+		ev := r.pend
+		r.pend, r.part, r.parts = r.pend[:0], 0, 0
+		r.through = off
+		for i := range ev {
+			if err := fn(&ev[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if r.parts != 0 {
+		r.drop()
+	}
+	if err := DecodeRecord(payload, &r.e, fn); err != nil {
+		return err
+	}
+	r.through = off
+	return nil
+}
+
+// Complete is the last offset read after which no batch is pending: a reader that stops
+// and resumes later must resume after it.
+func (r *BatchReader) Complete() uint64 { return r.through }
+
+// Pending reports whether the records read end inside a batch (its first offset).
+func (r *BatchReader) Pending() (first uint64, ok bool) { return r.first, r.parts != 0 }
+
+func (r *BatchReader) drop() {
+	r.dropped(r.first, r.last, r.part, r.parts)
+	r.through = r.last
+	r.pend, r.part, r.parts = r.pend[:0], 0, 0
+}
+
+func (r *BatchReader) dropped(first, last uint64, read, parts int) {
+	if r.Dropped != nil {
+		r.Dropped(first, last, read, parts)
+	}
+}

@@ -45,18 +45,22 @@ type encodeBuf struct {
 	data     []byte
 	payloads [][]byte
 	ends     []int
+	cuts     []int // end of each record's events in the batch
 }
 
 func (l *Log) encode(batch []engine.Event) *encodeBuf {
 	b := l.bufs.Get().(*encodeBuf)
 	// One record per batch, so a torn write loses whole batches only, never part of a
 	// command's events (engine.AppendBatch). A batch too large for one record (a cancel-all
-	// of thousands of orders, market orders sweeping many levels) is split at event
-	// boundaries into records of at most maxRecordBytes: the journal's record limit must
-	// never fail-stop the engine. Only such oversized batches can be torn between records.
+	// of thousands of orders, a market order sweeping many levels) is split into numbered
+	// part records (engine.AppendBatchPart) of at most maxRecordBytes: the journal's record
+	// limit must never fail-stop the engine. A crash may keep the first parts of such a
+	// batch and lose the rest; readers (Replay, engine.BatchReader) then drop the
+	// incomplete batch, which was never acknowledged.
 	b.data, b.payloads, b.ends = b.data[:0], b.payloads[:0], b.ends[:0]
+	b.cuts = b.cuts[:0]
 	for start := 0; start < len(batch); {
-		end, size := start, 3
+		end, size := start, 7
 		for end < len(batch) && end-start < engine.MaxBatchRecordEvents {
 			n := 2 + engine.EventSize(&batch[end])
 			if end > start && size+n > maxRecordBytes {
@@ -65,7 +69,16 @@ func (l *Log) encode(batch []engine.Event) *encodeBuf {
 			size += n
 			end++
 		}
-		b.data = engine.AppendBatch(b.data, batch[start:end])
+		b.cuts = append(b.cuts, end)
+		start = end
+	}
+	start := 0
+	for i, end := range b.cuts {
+		if len(b.cuts) == 1 {
+			b.data = engine.AppendBatch(b.data, batch[start:end])
+		} else {
+			b.data = engine.AppendBatchPart(b.data, batch[start:end], i, len(b.cuts))
+		}
 		b.ends = append(b.ends, len(b.data))
 		start = end
 	}
@@ -132,6 +145,9 @@ func (l *Log) Journal() journal.Journal { return l.j }
 
 // Replay applies every record after `after` to eng, in chunks, and reports the last offset
 // applied and how many events were applied. progress, if set, is called after each chunk.
+// A batch split into part records is applied whole or not at all: an incomplete one (a
+// crash between its records) is dropped, and the offset reported stops before a trailing
+// one.
 func Replay(ctx context.Context, j journal.Journal, after uint64, eng interface{ Apply([]engine.Event) error }, progress func(offset uint64, n int)) (uint64, int, error) {
 	const chunk = 4096
 	events := make([]engine.Event, 0, chunk)
@@ -150,16 +166,16 @@ func Replay(ctx context.Context, j journal.Journal, after uint64, eng interface{
 		}
 		return nil
 	}
-	var e engine.Event
+	var r engine.BatchReader
 	err := j.ReadFrom(ctx, after+1, func(off uint64, payload []byte) error {
-		err := engine.DecodeRecord(payload, &e, func(e *engine.Event) error {
+		err := r.Read(off, payload, func(e *engine.Event) error {
 			events = append(events, *e)
 			return nil
 		})
 		if err != nil {
 			return fmt.Errorf("journal offset %d: %w", off, err)
 		}
-		last = off
+		last = max(last, r.Complete())
 		if len(events) >= chunk {
 			return flush()
 		}

@@ -53,3 +53,78 @@ func TestOversizedBatchIsSplitNotFailed(t *testing.T) {
 		t.Fatalf("replayed %d events, err %v", got, err)
 	}
 }
+
+type collector struct{ events []engine.Event }
+
+func (c *collector) Apply(ev []engine.Event) error { c.events = append(c.events, ev...); return nil }
+
+// A crash between the records of one split batch leaves its first parts in the journal
+// (and, after the restart, later batches behind them). Replay applies that batch not at
+// all, never a prefix of its commands' events, and goes on with the batches after it.
+func TestIncompleteSplitBatchIsDropped(t *testing.T) {
+	src := journal.NewMemory()
+	if err := src.Start(); err != nil {
+		t.Fatal(err)
+	}
+	l := eventlog.New(src)
+	acct := engine.AccountID{1}
+	big := make([]engine.Event, 20000)
+	for i := range big {
+		big[i] = engine.Event{Seq: uint64(i + 1), Kind: engine.EventCancelled, Symbol: "USDT-NGN", Account: acct,
+			OrderID: engine.OrderID{byte(i), byte(i >> 8)}, ClientOrderID: "client-order-id-of-some-length", Reason: engine.ReasonUser,
+			Qty: 100, Price: 150000, NDeltas: 1, Deltas: [4]engine.BalanceDelta{{Account: acct, Asset: engine.USDT, Available: 1, Locked: -1}}}
+	}
+	parts, err := l.Append(big)
+	if err != nil || parts < 3 {
+		t.Fatalf("%d records, %v", parts, err)
+	}
+	after := []engine.Event{{Seq: 1, Kind: engine.EventCredit, Account: acct, Asset: engine.NGN, Amount: 5, NDeltas: 1,
+		Deltas: [4]engine.BalanceDelta{{Account: acct, Asset: engine.NGN, Available: 5}}}}
+	var records [][]byte
+	if err := src.ReadFrom(context.Background(), 1, func(_ uint64, p []byte) error {
+		records = append(records, append([]byte(nil), p...))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		tail      bool // a batch written after the restart follows the torn one
+		wantLast  uint64
+		wantCount int
+	}{
+		{"torn batch at the end", false, 0, 0},
+		{"torn batch followed by later batches", true, 3, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := journal.NewMemory()
+			if err := j.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := j.Append(context.Background(), records[:2]); err != nil { // the crash lost the rest
+				t.Fatal(err)
+			}
+			if tc.tail {
+				if _, err := eventlog.New(j).Append(after); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var c collector
+			last, n, err := eventlog.Replay(context.Background(), j, 0, &c, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if last != tc.wantLast || n != tc.wantCount || len(c.events) != tc.wantCount {
+				t.Fatalf("replayed %d events up to offset %d; want %d up to %d", n, last, tc.wantCount, tc.wantLast)
+			}
+			if tc.tail && c.events[0].Kind != engine.EventCredit {
+				t.Fatalf("applied %v", c.events[0].Kind)
+			}
+		})
+	}
+	// The whole split batch replays whole.
+	var c collector
+	if _, n, err := eventlog.Replay(context.Background(), src, 0, &c, nil); err != nil || n != len(big) {
+		t.Fatalf("%d events, %v", n, err)
+	}
+}

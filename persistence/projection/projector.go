@@ -184,9 +184,14 @@ func (p *Projector) Run(ctx context.Context) error {
 func (p *Projector) step(ctx context.Context) error {
 	for p.src.LastOffset() > p.applied.Load() {
 		b := newBatch(p.env)
-		var ev engine.Event
+		// Whole engine batches only: a batch split into part records is projected once its
+		// last part is read, and one a crash left incomplete is skipped (engine.BatchReader).
+		var r engine.BatchReader
 		err := p.src.ReadFrom(ctx, p.applied.Load()+1, func(off uint64, payload []byte) error {
-			err := engine.DecodeRecord(payload, &ev, func(ev *engine.Event) error {
+			if b.first == 0 {
+				b.first = off // the position check counts records skipped, too
+			}
+			err := r.Read(off, payload, func(ev *engine.Event) error {
 				b.add(off, ev)
 				return nil
 			})
