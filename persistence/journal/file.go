@@ -106,6 +106,7 @@ type File struct {
 	// projector) resumes there instead of re-reading its segment from the start.
 	hintMu sync.Mutex
 	hint   readHint
+	bufs   sync.Pool // *[]byte, ReadFrom's read buffers (1 MiB, or the largest frame)
 }
 
 // readHint is a position inside a segment: the frame of offset next starts at pos
@@ -413,7 +414,7 @@ func syncDir(dir string) error {
 // ReadFrom calls fn for each durable record with offset >= from (0 means 1),
 // up to the offset that was durable when it was called. Damaged data yields an
 // error wrapping ErrCorrupt; from older than the first segment yields
-// ErrOffsetNotFound.
+// ErrOffsetNotFound. payload is valid only during fn (the read buffer is reused).
 func (j *File) ReadFrom(ctx context.Context, from uint64, fn func(offset uint64, payload []byte) error) error {
 	limit := j.LastOffset()
 	if from == 0 {
@@ -432,7 +433,13 @@ func (j *File) ReadFrom(ctx context.Context, from uint64, fn func(offset uint64,
 		}
 		i--
 	}
-	r := segmentReader{buf: make([]byte, 0, 1<<20), maxPayload: j.opts.MaxRecordSize}
+	bp, _ := j.bufs.Get().(*[]byte)
+	if bp == nil {
+		b := make([]byte, 0, 1<<20)
+		bp = &b
+	}
+	r := segmentReader{buf: (*bp)[:0], maxPayload: j.opts.MaxRecordSize}
+	defer func() { *bp = r.buf[:0]; j.bufs.Put(bp) }()
 	j.hintMu.Lock()
 	h := j.hint
 	j.hintMu.Unlock()
