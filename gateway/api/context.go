@@ -2,7 +2,7 @@ package api
 
 import (
 	"context"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -24,9 +24,10 @@ const (
 // Never pass the *fasthttp.RequestCtx itself: it is recycled after the handler returns, yet a
 // context handed to pgx can be watched by a goroutine after the call (context.AfterFunc),
 // and its Done channel belongs to the whole server (it closes only at shutdown, and is reset
-// by Shutdown while watchers read it: a data race). Values set on the request
-// (ctx.SetUserValue, e.g. the idempotency scope) are visible through Value while the handler
-// runs, and no longer once it has returned.
+// by Shutdown while watchers read it: a data race). Values reach services through SetValue
+// (e.g. the idempotency scope), not through the request's user values, which goroutines
+// started under the context (pgx dialing a connection) could read while the handler writes
+// them.
 //
 // The context is made on the first call (requests that never reach a store pay nothing) and
 // the same one is returned for the rest of the request; its deadline counts from the start
@@ -46,7 +47,6 @@ func Ctx(rc *fasthttp.RequestCtx) context.Context {
 	}
 	inner, cancel := context.WithDeadline(context.Background(), start.Add(t.d))
 	c := &requestContext{Context: inner, cancel: cancel}
-	c.rc.Store(rc)
 	rc.SetUserValue(keyCtx, c)
 	return c
 }
@@ -75,8 +75,10 @@ func Begin(rc *fasthttp.RequestCtx, timeout time.Duration) { NewTimeout(timeout)
 func End(rc *fasthttp.RequestCtx) {
 	if c, ok := rc.UserValue(keyCtx).(*requestContext); ok {
 		rc.RemoveUserValue(keyCtx)
-		c.rc.Store(nil)
 		c.cancel()
+		c.mu.Lock()
+		c.vals = nil // nothing of the request outlives it
+		c.mu.Unlock()
 	}
 	rc.RemoveUserValue(keyTimeout)
 }
@@ -98,23 +100,53 @@ func Deadline(rc *fasthttp.RequestCtx) time.Time {
 	return start.Add(t.d)
 }
 
-// requestContext is a cancellable context whose values come from the request while it runs.
+// requestContext is a cancellable context with the values set through SetValue. It never
+// reads the RequestCtx: goroutines started under it (pgx's connection dialer, context
+// watchers) may call Value while the handler changes the request's user values.
 type requestContext struct {
 	context.Context
 	cancel context.CancelFunc
-	rc     atomic.Pointer[fasthttp.RequestCtx]
+	mu     sync.Mutex
+	vals   map[any]any
 }
 
 func (c *requestContext) Value(key any) any {
-	if rc := c.rc.Load(); rc != nil {
-		if v := rc.UserValue(key); v != nil {
-			return v
-		}
+	c.mu.Lock()
+	v, ok := c.vals[key]
+	c.mu.Unlock()
+	if ok {
+		return v
 	}
 	return c.Context.Value(key)
 }
 
-// plainContext is Ctx outside Begin: never cancelled, values from the request.
+// SetValue makes v the value of key in the request's context (Ctx(rc).Value(key)) and in its
+// user values; v nil removes it. This is how middleware hands a request-scoped value (the
+// idempotency scope) to services, safely for goroutines reading the context meanwhile.
+func SetValue(rc *fasthttp.RequestCtx, key, v any) {
+	if v == nil {
+		rc.RemoveUserValue(key)
+	} else {
+		rc.SetUserValue(key, v)
+	}
+	c, ok := Ctx(rc).(*requestContext)
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v == nil {
+		delete(c.vals, key)
+		return
+	}
+	if c.vals == nil {
+		c.vals = map[any]any{}
+	}
+	c.vals[key] = v
+}
+
+// plainContext is Ctx outside Begin: never cancelled, values from the request (only used
+// where no server runs the request, so nothing reads it from another goroutine).
 type plainContext struct{ rc *fasthttp.RequestCtx }
 
 func (plainContext) Deadline() (time.Time, bool) { return time.Time{}, false }

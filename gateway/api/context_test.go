@@ -16,7 +16,7 @@ import (
 func TestCtxCarriesTheDeadlineAndEndsWithTheRequest(t *testing.T) {
 	var rc fasthttp.RequestCtx
 	api.Begin(&rc, 300*time.Millisecond)
-	rc.SetUserValue("svc.test", "value")
+	api.SetValue(&rc, "svc.test", "value")
 	c := api.Ctx(&rc)
 	if c != api.Ctx(&rc) {
 		t.Fatal("one context per request")
@@ -26,7 +26,7 @@ func TestCtxCarriesTheDeadlineAndEndsWithTheRequest(t *testing.T) {
 		t.Fatalf("deadline %v %v", dl, ok)
 	}
 	if c.Value("svc.test") != "value" {
-		t.Fatal("request values are visible while the handler runs")
+		t.Fatal("values set with SetValue are visible while the handler runs")
 	}
 	select {
 	case <-c.Done():
@@ -63,6 +63,29 @@ func TestCtxExpiresAtTheDeadline(t *testing.T) {
 	if !errors.Is(c.Err(), context.DeadlineExceeded) {
 		t.Fatal(c.Err())
 	}
+}
+
+// A goroutine started under the request's context (pgx dials a connection with it) reads
+// its values while the handler writes the request's user values (run with -race).
+func TestCtxValueIsSafeWhileTheHandlerRuns(t *testing.T) {
+	var rc fasthttp.RequestCtx
+	api.Begin(&rc, time.Second)
+	c := api.Ctx(&rc)
+	api.SetValue(&rc, "svc.scope", 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 1000; i++ {
+			_ = c.Value("svc.scope")
+			_ = c.Value("other")
+		}
+	}()
+	for i := 0; i < 1000; i++ {
+		rc.SetUserValue(fmt.Sprint("k", i%20), i)
+		api.SetValue(&rc, "svc.scope", i)
+	}
+	<-done
+	api.End(&rc)
 }
 
 // Concurrent requests each get their own context (run with -race).

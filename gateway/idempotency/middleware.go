@@ -107,9 +107,9 @@ func run(ctx *fasthttp.RequestCtx, next fasthttp.RequestHandler, scope *idempote
 			scope.Abort(api.Ctx(ctx))
 		}
 	}()
-	ctx.SetUserValue(idempotency.ContextKey(), scope)
+	api.SetValue(ctx, idempotency.ContextKey(), scope)
 	next(ctx)
-	ctx.RemoveUserValue(idempotency.ContextKey())
+	api.SetValue(ctx, idempotency.ContextKey(), nil)
 	ended = true
 
 	status := ctx.Response.StatusCode()
