@@ -73,3 +73,65 @@ func TestFileReadFromResumesAtHint(t *testing.T) {
 		t.Fatalf("ReadFrom(2) after the hint moved on delivered %v", got)
 	}
 }
+
+// BenchmarkReadFromTail is the projector's read pattern: a chunk of 4,096 records read at
+// the tail of a 48 MiB segment. "from segment start" drops the hint before each read (what
+// every read cost before the hint existed); "resume" keeps it.
+func BenchmarkReadFromTail(b *testing.B) {
+	ctx := context.Background()
+	j, err := OpenFile(FileOptions{Dir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := j.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer j.Close()
+	payload := make([]byte, 200) // about one engine event
+	group := make([][]byte, 1024)
+	for i := range group {
+		group[i] = payload
+	}
+	const records = 48 << 20 / 216 // frames of 16 + 200 bytes
+	for n := 0; n < records; n += len(group) {
+		if _, err := j.Append(ctx, group); err != nil {
+			b.Fatal(err)
+		}
+	}
+	last := j.LastOffset()
+	const chunk = 4096
+	stop := errors.New("chunk full")
+	for _, mode := range []string{"from segment start", "resume"} {
+		b.Run(mode, func(b *testing.B) {
+			from := last - chunk*uint64(b.N+1)
+			if b.N+1 > int(last/chunk)-1 {
+				from = 1
+			}
+			b.SetBytes(chunk * 216)
+			for i := 0; i < b.N; i++ {
+				if mode != "resume" {
+					j.hintMu.Lock()
+					j.hint = readHint{}
+					j.hintMu.Unlock()
+				}
+				n := 0
+				err := j.ReadFrom(ctx, from, func(uint64, []byte) error {
+					if n++; n == chunk {
+						return stop
+					}
+					return nil
+				})
+				if err != nil && !errors.Is(err, stop) {
+					b.Fatal(err)
+				}
+				from += chunk
+				if from+chunk > last {
+					from = last - chunk*uint64(b.N)
+					if from < 1 || from > last {
+						from = 1
+					}
+				}
+			}
+		})
+	}
+}
