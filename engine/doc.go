@@ -21,6 +21,7 @@
 //	eng.Balances(acct)
 //	eng.Depth("USDT-NGN", 20); eng.BestBidAsk("USDT-NGN")
 //	snap, offset, err := eng.Snapshot(nil) // barrier: pauses all runners at one offset
+//	if err := eng.Err(); err != nil { /* fail-stopped: serve no reads (503) */ }
 //	eng.Stop()                        // drains the rings, waits for the goroutines
 //
 // Commands: CmdPlace (limit or market; GTC/IOC/FOK; post-only; self-trade prevention
@@ -127,6 +128,9 @@
 // An error from the journal fail-stops the engine: that batch, the batches behind it in
 // its runner's pipeline and every later command get ErrUnavailable; restart from
 // snapshot + journal. A snapshot barrier and Stop wait for the pipelines to empty.
+// A batch too large for one journal record is written as numbered part records
+// (AppendBatchPart); BatchReader applies such a batch whole or, if a crash kept only its
+// first parts, not at all.
 // Apply replays events without matching (balances by their deltas, books by order ids);
 // Snapshot/Restore save and load books and accounts in a versioned binary form.
 //
