@@ -12,7 +12,9 @@ func (s *Server) routes() {
 	r.GET("/v1/openapi.json", s.openapiJSON)
 	s.doc.Add(systemDocs()...)
 
-	scoper, _ := s.deps.Auth.(interface{ RequiredScope(method, path string) string })
+	scoper, _ := s.deps.Auth.(interface {
+		RequiredScope(method, path string) string
+	})
 	for _, rs := range s.deps.Routes {
 		rs.Register(r, s.protect)
 		ops := rs.Docs()
