@@ -12,6 +12,8 @@ import (
 
 	"svc/cmd/internal/cli"
 	"svc/gateway/auth"
+	"svc/payments/customers"
+	"svc/payments/jobs"
 	"svc/payments/webhooks"
 )
 
@@ -39,6 +41,9 @@ type config struct {
 	WebhookRetryBase     time.Duration // first retry wait; the schedule scales from it
 	WebhookCAFile        string        // extra trusted CAs for receivers (PEM)
 	WebhookWorkers       int           // deliveries in flight at once
+
+	HousekeepingInterval time.Duration // how often expired quotes, idempotency keys and outbox bodies are purged
+	BVNHMACKey           string        // HMAC-SHA256 key of stored BVN digests (hex or base64, >= 32 bytes)
 
 	// Identity and access (gateway/auth).
 	JWTSecret        string
@@ -90,9 +95,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.PublicBaseURL, "public-base-url", env.str("public-base-url", "http://localhost:8080"), "address users reach the service at (hosted pages, links in mail)")
 	fs.BoolVar(&c.Demo, "demo", env.bool("demo", false), "seed a sandbox merchant with an API key and print the key")
 
+	c.BVNHMACKey = env.str("bvn-hmac-key", "")
+	fs.Var(cli.NewSecret(&c.BVNHMACKey), "bvn-hmac-key", "key (hex or base64, at least 32 bytes) of the HMAC-SHA256 digests BVNs are stored as; unset: a development key derived from the database URL")
 	c.WebhookSecretKey = env.str("webhook-secret-key", "")
 	fs.Var(cli.NewSecret(&c.WebhookSecretKey), "webhook-secret-key", "32-byte key (64 hex chars or base64) encrypting webhook endpoint secrets; unset: a development key, and live endpoints are refused")
 	fs.BoolVar(&c.WebhookAllowInsecure, "webhook-allow-insecure", env.bool("webhook-allow-insecure", false), "allow http webhook URLs and loopback/private receivers (local development and tests only)")
+	fs.DurationVar(&c.HousekeepingInterval, "housekeeping-interval", env.duration("housekeeping-interval", jobs.DefaultHousekeepingInterval), "how often a periodic job purges expired rate quotes and idempotency keys and blanks outbox mail bodies older than 24h")
 	fs.DurationVar(&c.WebhookRetryBase, "webhook-retry-base", env.duration("webhook-retry-base", 5*time.Second), "first webhook retry wait; later waits scale from it (5s gives 5s, 5m, 30m, 2h, 5h, 10h, 10h, 14h, 20h, 24h)")
 	fs.StringVar(&c.WebhookCAFile, "webhook-ca-file", env.str("webhook-ca-file", ""), "PEM file of extra certificate authorities trusted for webhook receivers")
 	fs.IntVar(&c.WebhookWorkers, "webhook-workers", env.int("webhook-workers", 50), "webhook deliveries in flight at once")
@@ -181,6 +189,11 @@ func (c config) validate() error {
 	if !strings.HasPrefix(c.PublicBaseURL, "http://") && !strings.HasPrefix(c.PublicBaseURL, "https://") {
 		errs = append(errs, fmt.Errorf("-public-base-url %q: want an http(s) URL", c.PublicBaseURL))
 	}
+	if c.BVNHMACKey != "" {
+		if _, err := customers.ParseBVNKey(c.BVNHMACKey); err != nil {
+			errs = append(errs, fmt.Errorf("-bvn-hmac-key: %w", err))
+		}
+	}
 	if c.WebhookSecretKey != "" {
 		if _, err := webhooks.ParseKey(c.WebhookSecretKey); err != nil {
 			errs = append(errs, fmt.Errorf("-webhook-secret-key: %w", err))
@@ -188,6 +201,9 @@ func (c config) validate() error {
 	}
 	if c.WebhookRetryBase <= 0 {
 		errs = append(errs, errors.New("-webhook-retry-base must be positive"))
+	}
+	if c.HousekeepingInterval < time.Second {
+		errs = append(errs, errors.New("-housekeeping-interval must be at least 1s"))
 	}
 	if c.WebhookWorkers < 1 {
 		errs = append(errs, errors.New("-webhook-workers must be at least 1"))

@@ -31,10 +31,15 @@ func newCustomers(cfg config, pool *pgxpool.Pool, bg *background) *customerRoute
 	})
 	keys := idempotency.New(pool, idempotency.Config{})
 	idem := gwidem.Middleware(keys)
+	bvnKey := customers.DevBVNKey(cfg.DatabaseURL) // warned about in newBackground
+	if cfg.BVNHMACKey != "" {
+		bvnKey, _ = customers.ParseBVNKey(cfg.BVNHMACKey) // checked by config.validate
+	}
+	cs, _ := customers.NewService(pool, bg.recorder, envs, nil).WithBVNKey(bvnKey) // 32 bytes either way
 	return &customerRoutes{
 		providers:       envs,
 		keys:            keys,
-		customers:       gwcustomers.New(customers.NewService(pool, bg.recorder, envs, nil), idem),
+		customers:       gwcustomers.New(cs, idem),
 		virtualAccounts: gwva.New(virtualaccounts.NewService(pool, bg.recorder, envs, nil), idem),
 	}
 }

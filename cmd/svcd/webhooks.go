@@ -12,8 +12,10 @@ import (
 
 	gwwebhooks "svc/gateway/webhooks"
 	"svc/payments/events"
+	"svc/payments/idempotency"
 	"svc/payments/invoices"
 	"svc/payments/jobs"
+	"svc/payments/providers/mail"
 	"svc/payments/webhooks"
 )
 
@@ -39,6 +41,10 @@ func newBackground(cfg config, pool *pgxpool.Pool, log *slog.Logger) (*backgroun
 		if roots, err = webhooks.LoadCAFile(cfg.WebhookCAFile); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.BVNHMACKey == "" {
+		log.Warn("customers: NO --bvn-hmac-key (SVC_BVN_HMAC_KEY) SET: BVN digests are keyed with a development key derived " +
+			"from the database URL. Generate a key with `openssl rand -hex 32` for any real deployment.")
 	}
 	if cfg.WebhookAllowInsecure {
 		log.Warn("webhooks: --webhook-allow-insecure is on: http endpoints and loopback/private addresses are allowed (local development only)")
@@ -70,9 +76,23 @@ func newBackground(cfg config, pool *pgxpool.Pool, log *slog.Logger) (*backgroun
 		return nil, err
 	}
 
+	// Housekeeping (issue 15): expired quotes and idempotency keys, outbox bodies.
+	keys := idempotency.New(pool, idempotency.Config{})
+	periodic, err := jobs.RegisterHousekeeping(workers, queues, jobs.HousekeepingConfig{
+		Interval: cfg.HousekeepingInterval, Logger: log.With("component", "housekeeping"),
+		Purgers: []jobs.Purger{
+			{Name: "rate_quotes", Purge: mi.rates.Purge},
+			{Name: "idempotency_keys", Purge: func(ctx context.Context, _ time.Time) (int64, error) { return keys.Purge(ctx) }},
+			{Name: "mail_outbox", Purge: func(ctx context.Context, now time.Time) (int64, error) { return mail.PurgeOutbox(ctx, pool, now) }},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+
 	client, err := jobs.New(pool, jobs.Config{
 		Workers: workers, Queues: queues, Logger: log.With("component", "jobs"),
-		FetchCooldown: 20 * time.Millisecond,
+		FetchCooldown: 20 * time.Millisecond, PeriodicJobs: periodic,
 	})
 	if err != nil {
 		return nil, err

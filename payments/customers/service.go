@@ -2,7 +2,6 @@ package customers
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -25,6 +24,7 @@ type Service struct {
 	recorder  *events.Recorder
 	providers providers.Environments
 	now       func() time.Time
+	bvnKey    []byte // HMAC key of BVN digests (bvn.go); nil: the development key
 }
 
 // NewService returns the service; now nil means time.Now.
@@ -126,9 +126,8 @@ func (s *Service) VerifyTier1(ctx context.Context, t Tenant, id uuid.UUID, in Ti
 		return Verification{}, c, err
 	}
 	last4 := in.BVN[len(in.BVN)-4:]
-	sum := sha256.Sum256([]byte(in.BVN))
 	v := verificationRow{Verification: Verification{ID: vid, CustomerID: id, Tier: 1, Status: Verified, Reason: d.Reason,
-		ProviderReference: d.ProviderReference, CreatedAt: s.clock()}, kind: "submission", bvnLast4: &last4, bvnHash: sum[:]}
+		ProviderReference: d.ProviderReference, CreatedAt: s.clock()}, kind: "submission", bvnLast4: &last4, bvnHash: s.bvnDigest(in.BVN)}
 	if !d.Approved {
 		v.Status = Rejected
 	}
@@ -232,8 +231,7 @@ func (s *Service) Initiate(ctx context.Context, t Tenant, id uuid.UUID, tier int
 		ProviderReference: sess.Reference, VerificationURL: sess.VerificationURL, ExpiresAt: &exp, CreatedAt: s.clock()}, kind: "hosted"}
 	if in.BVN != "" {
 		last4 := in.BVN[len(in.BVN)-4:]
-		sum := sha256.Sum256([]byte(in.BVN))
-		v.bvnLast4, v.bvnHash = &last4, sum[:]
+		v.bvnLast4, v.bvnHash = &last4, s.bvnDigest(in.BVN)
 	}
 	err = idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := Load(ctx, tx, t, id, true); err != nil {
