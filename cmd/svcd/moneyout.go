@@ -112,8 +112,8 @@ func (l *lateRates) Lock(ctx context.Context, tx pgx.Tx, t rates.Tenant, id uuid
 	return l.r.Lock(ctx, tx, t, id, asset, side, by)
 }
 
-func (l *lateRates) Market(env string, asset money.Asset, side string) (rates.Price, error) {
-	return l.r.Market(env, asset, side)
+func (l *lateRates) MarketFor(env string, asset money.Asset, side string, size money.Amount) (rates.Price, error) {
+	return l.r.MarketFor(env, asset, side, size)
 }
 
 type lateJobs struct{ c *jobs.Client }

@@ -250,7 +250,7 @@ func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit) error {
 			o.Amount, d.Amount))
 	}
 	if o.Type == onramps.Permanent {
-		p, err := s.cfg.Rates.Market(d.Tenant.Environment, d.Settlement.Asset, rates.Buy)
+		p, err := s.cfg.Rates.MarketFor(d.Tenant.Environment, d.Settlement.Asset, rates.Buy, d.Amount) // priced for the NGN that arrived
 		if err != nil {
 			return s.fail(ctx, tx, d, "NO_RATE: no conversion rate was available; returned to the sender")
 		}

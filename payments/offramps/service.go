@@ -37,7 +37,7 @@ type JobInserter interface {
 // Rates locks quotes and reads market prices; *rates.Service is one.
 type Rates interface {
 	Lock(ctx context.Context, tx pgx.Tx, t rates.Tenant, id uuid.UUID, asset money.Asset, side, by string) (rates.Quote, error)
-	Market(env string, asset money.Asset, side string) (rates.Price, error)
+	MarketFor(env string, asset money.Asset, side string, size money.Amount) (rates.Price, error)
 }
 
 // Config is what the service is built with.
@@ -234,7 +234,7 @@ func (s *Service) SimulateCryptoDeposit(ctx context.Context, t Tenant, offrampID
 		}
 		price := o.Settlement.Price
 		if o.Type == Permanent {
-			p, err := s.cfg.Rates.Market(t.Environment, o.Asset, rates.Sell)
+			p, err := s.cfg.Rates.MarketFor(t.Environment, o.Asset, rates.Sell, amt)
 			if err != nil {
 				return ErrNoPrice
 			}

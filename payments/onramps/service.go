@@ -183,7 +183,11 @@ func (s *Service) CreateTx(ctx context.Context, tx pgx.Tx, t Tenant, in CreateIn
 			}
 			o.Price, o.RateID = q.Price, in.RateID
 		} else {
-			p, err := s.cfg.Rates.Market(t.Environment, o.Settlement.Asset, rates.Buy)
+			size := money.Amount{} // a quote's default size, or the onramp's own amount
+			if o.Amount != nil {
+				size = *o.Amount
+			}
+			p, err := s.cfg.Rates.MarketFor(t.Environment, o.Settlement.Asset, rates.Buy, size)
 			if err != nil {
 				return Onramp{}, err
 			}
@@ -233,7 +237,7 @@ func (s *Service) CreateForAmount(ctx context.Context, tx pgx.Tx, t Tenant, amou
 	switch amount.Asset {
 	case money.NGN:
 	case money.USD:
-		p, err := s.cfg.Rates.Market(t.Environment, money.USD, rates.Buy)
+		p, err := s.cfg.Rates.MarketFor(t.Environment, money.USD, rates.Buy, amount)
 		if err != nil {
 			return Onramp{}, 0, err
 		}

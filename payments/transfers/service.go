@@ -36,7 +36,7 @@ type JobInserter interface {
 
 // Prices is the market price of USDT in NGN; *rates.Service is one.
 type Prices interface {
-	Market(env string, asset money.Asset, side string) (rates.Price, error)
+	MarketFor(env string, asset money.Asset, side string, size money.Amount) (rates.Price, error)
 }
 
 // Config is what the service is built with.
@@ -119,7 +119,7 @@ func (s *Service) Create(ctx context.Context, t Tenant, r Request) (Transfer, er
 		if s.cfg.Prices == nil {
 			return Transfer{}, ErrNoPrice
 		}
-		p, err := s.cfg.Prices.Market(t.Environment, money.USDT, rates.Sell)
+		p, err := s.cfg.Prices.MarketFor(t.Environment, money.USDT, rates.Sell, r.Amount)
 		if err != nil {
 			return Transfer{}, ErrNoPrice
 		}
