@@ -48,8 +48,8 @@ type Tenant struct {
 
 // Sides of a quote, from the point of view of the crypto asset.
 const (
-	Buy  = "buy"  // NGN -> asset (onramps): best ask + spread
-	Sell = "sell" // asset -> NGN (offramps): best bid - spread
+	Buy  = "buy"  // NGN -> asset (onramps): the asks' VWAP for the size + spread
+	Sell = "sell" // asset -> NGN (offramps): the bids' VWAP for the size - spread
 )
 
 // Sources of a price.

@@ -7,7 +7,7 @@
 //	PROCESSING --bank refuses--> FAILED (funds returned)
 //
 // Source of funds: USD is debited at 1:1 in USDT; NGN at the current sell price of USDT
-// (payments/rates Market, the book's best bid minus the spread), rounded up to the micro-USDT
+// (payments/rates MarketFor: the bids' VWAP for the amount, within the band, minus the spread), rounded up to the micro-USDT
 // so the merchant never pays less than the amount sent. The price and the USDT debited are
 // stored on the transfer and returned with it (the quote).
 //
