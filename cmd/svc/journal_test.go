@@ -48,10 +48,12 @@ func writeJournal(t *testing.T, root string) uint64 {
 		submit(engine.Command{Kind: engine.CmdCredit, Account: acct, Asset: engine.NGN, Amount: 10_000_000_0000, TransferID: engine.TransferID(uuid.New())})
 		submit(engine.Command{Kind: engine.CmdCredit, Account: acct, Asset: engine.USDT, Amount: 1_000_000_000000, TransferID: engine.TransferID(uuid.New())})
 	}
+	placed := 0
 	order := func(acct engine.AccountID, side engine.Side, price engine.Price, qty engine.Qty) engine.OrderID {
 		id := engine.OrderID(uuid.New())
+		placed++ // client order ids are unique per account (engine 211433f)
 		submit(engine.Command{Kind: engine.CmdPlace, Account: acct, Symbol: "USDT-NGN", OrderID: id, Side: side, Type: engine.Limit,
-			Price: price, Qty: qty, ClientOrderID: "c-1"})
+			Price: price, Qty: qty, ClientOrderID: "c-" + strconv.Itoa(placed)})
 		return id
 	}
 	order(a, engine.Sell, 150000, 500) // 5.00 at 1500.00
