@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"flag"
 	"strings"
 	"testing"
 
@@ -37,5 +39,21 @@ func TestDatabaseURLPasswordNeverPrinted(t *testing.T) {
 		if !strings.Contains(out.String(), "postgres://svc:REDACTED@db.example/svc") {
 			t.Errorf("svc %v: want the URL shown redacted:\n%s", args, out.String())
 		}
+	}
+}
+
+// TestWatchWithoutSymbolIsAUsageError: `svc watch` with no SYMBOL prints its usage on stderr
+// and fails (main exits 1); only -h exits 0.
+func TestWatchWithoutSymbolIsAUsageError(t *testing.T) {
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), []string{"watch"}, func(string) string { return "" }, &out, &errOut)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("svc watch: err = %v, want a usage error", err)
+	}
+	if !strings.Contains(errOut.String(), "usage: svc watch") || out.Len() != 0 {
+		t.Fatalf("usage should go to stderr only; stdout %q stderr %q", out.String(), errOut.String())
+	}
+	if err := run(context.Background(), []string{"watch", "-h"}, func(string) string { return "" }, &out, &errOut); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("svc watch -h: err = %v, want flag.ErrHelp (exit 0)", err)
 	}
 }

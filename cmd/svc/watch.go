@@ -29,8 +29,8 @@ func runWatch(ctx context.Context, args []string, env func(string) string, stdou
 		return err
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
-		return flag.ErrHelp
+		fs.Usage() // on stderr; a missing SYMBOL is a usage error (exit 1), -h alone exits 0
+		return fmt.Errorf("watch: want exactly one SYMBOL, got %d arguments", fs.NArg())
 	}
 	symbol := fs.Arg(0)
 	u := *url
