@@ -189,7 +189,7 @@ func (h *Handlers) placeOrder(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	var req placeOrderRequest
-	if err := api.Decode(ctx, &req); err != nil {
+	if err := decodePlaceOrder(ctx, &req); err != nil {
 		api.Fail(ctx, err)
 		return
 	}
