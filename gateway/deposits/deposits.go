@@ -329,7 +329,7 @@ func DepositSchema(detail bool) openapi.Schema {
 	}
 	if detail {
 		props["settlement"] = openapi.Obj(map[string]openapi.Schema{
-			"mode":                openapi.Enum(pon.ModeOnchain, pon.ModeInternal),
+			"mode":                openapi.Enum(pon.ModeOnchain, pon.ModeInternal, "NGN_PAYOUT"), // NGN_PAYOUT: a crypto deposit to an offramp
 			"asset":               openapi.Enum("USDC", "USDT"),
 			"amount":              openapi.Nullable(openapi.Decimal("")),
 			"rate":                openapi.Nullable(openapi.Decimal("NGN per unit of asset applied")),
@@ -342,7 +342,7 @@ func DepositSchema(detail bool) openapi.Schema {
 	if detail {
 		name = "DepositDetail"
 	}
-	return openapi.Named(name, openapi.Obj(props, "id", "type", "amount", "currency", "status", "created_at", "updated_at"))
+	return openapi.Named(name, openapi.Obj(props, "id", "type", "amount", "currency", "status", "created_at"))
 }
 
 // Docs documents every route.

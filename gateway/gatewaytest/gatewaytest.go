@@ -1,6 +1,9 @@
 // Package gatewaytest runs the real gateway (router, middleware, identity and access) with
 // a given set of routes on an in-memory listener, against a pgtest database, and gives tests
-// a small client for enveloped JSON. Every resource's end-to-end tests use it.
+// a small client for enveloped JSON. Every resource's end-to-end tests use it, and every
+// response they receive is checked against the server's own OpenAPI document
+// (gateway/openapi/openapitest): an undocumented status or a body that does not match its
+// schema fails the test.
 package gatewaytest
 
 import (
@@ -8,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +23,7 @@ import (
 	"svc/gateway"
 	"svc/gateway/api"
 	"svc/gateway/auth"
+	"svc/gateway/openapi/openapitest"
 	"svc/payments/providers/mail"
 )
 
@@ -27,6 +32,9 @@ type Server struct {
 	Server *gateway.Server
 	Auth   *auth.Service
 	client *fasthttp.Client
+	// Validator checks every response of Do against the document; nil turns it off (a
+	// test of a deliberately undocumented answer).
+	Validator *openapitest.Validator
 }
 
 // New starts the gateway with routes on pool. Rate limits are raised so tests are not
@@ -54,6 +62,14 @@ func NewWithConfig(t testing.TB, pool *pgxpool.Pool, cfg gateway.Config, routes 
 	if err != nil {
 		t.Fatal(err)
 	}
+	doc, err := srv.Doc().JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	validator, err := openapitest.New(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ln := fasthttputil.NewInmemoryListener()
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
@@ -64,7 +80,7 @@ func NewWithConfig(t testing.TB, pool *pgxpool.Pool, cfg gateway.Config, routes 
 		<-done
 		authSvc.Stop()
 	})
-	return &Server{Server: srv, Auth: authSvc, client: &fasthttp.Client{
+	return &Server{Server: srv, Auth: authSvc, Validator: validator, client: &fasthttp.Client{
 		Dial:         func(string) (net.Conn, error) { return ln.Dial() },
 		ReadTimeout:  30 * time.Second,
 		WriteTimeout: 30 * time.Second,
@@ -135,6 +151,15 @@ func (s *Server) Do(t testing.TB, method, path, key string, body any, headers ..
 	}
 	out := Response{Status: resp.StatusCode(), Body: append([]byte(nil), resp.Body()...), Header: map[string]string{}}
 	resp.Header.VisitAll(func(k, v []byte) { out.Header[string(k)] = string(v) })
+	if s.Validator != nil {
+		reqHeader, respHeader := http.Header{}, http.Header{}
+		req.Header.VisitAll(func(k, v []byte) { reqHeader.Add(string(k), string(v)) })
+		resp.Header.VisitAll(func(k, v []byte) { respHeader.Add(string(k), string(v)) })
+		respHeader.Set("Content-Type", string(resp.Header.ContentType()))
+		if err := s.Validator.Check(method, path, reqHeader, out.Status, respHeader, out.Body); err != nil {
+			t.Errorf("gatewaytest: %v", err)
+		}
+	}
 	if strings.HasPrefix(string(resp.Header.ContentType()), "application/json") && len(out.Body) > 0 {
 		if err := json.Unmarshal(out.Body, &out); err != nil {
 			t.Fatalf("%s %s: body is not JSON: %s", method, path, out.Body)

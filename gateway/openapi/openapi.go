@@ -418,9 +418,15 @@ func pathParams(path string) []string {
 	return out
 }
 
+// operationID is method_path: get_trading_orders_id for GET /v1/trading/orders/{id}; a route
+// outside /v1 gets root_ (get_root_health), so /health and /v1/health differ.
 func operationID(op Op) string {
-	r := strings.NewReplacer("/v1/", "", "/", "_", "{", "", "}", "", "-", "_")
-	return strings.ToLower(op.Method) + "_" + r.Replace(op.Path)
+	p := strings.TrimPrefix(op.Path, "/v1/")
+	if p == op.Path {
+		p = "root/" + strings.TrimPrefix(op.Path, "/")
+	}
+	r := strings.NewReplacer("/", "_", "{", "", "}", "", "-", "_", ".", "_")
+	return strings.ToLower(op.Method) + "_" + r.Replace(p)
 }
 
 // Str is a string schema.
