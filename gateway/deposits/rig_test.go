@@ -61,6 +61,9 @@ type rigOptions struct {
 	noWorkers   bool // jobs are inserted but not worked (steps are driven by hand)
 	liveBank    bool // live has the sandbox simulators too (to test separation)
 	noReference bool // no reference prices: an empty book cannot be priced
+	// tracer, when set, is installed on the rig's pool (its own pool of 20 connections on
+	// the test database) to count statements, round trips and pool acquires.
+	tracer pgx.QueryTracer
 }
 
 // rig is the whole money-in stack: sandbox and live engines on in-memory journals, the
@@ -81,7 +84,10 @@ type rig struct {
 
 func newRig(t testing.TB, o rigOptions) *rig {
 	t.Helper()
-	pool, _ := pgtest.New(t)
+	pool, url := pgtest.New(t)
+	if o.tracer != nil {
+		pool = tracedPool(t, url, o.tracer)
+	}
 	r := &rig{pool: pool, clock: &clock{}, engines: map[string]*engine.Engine{}}
 	rx, bx := map[string]rates.Exchange{}, map[string]balance.Exchange{}
 	for _, env := range []string{"sandbox", "live"} {

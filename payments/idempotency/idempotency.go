@@ -161,13 +161,23 @@ func (k *Keys) Begin(ctx context.Context, r Request) (*Scope, *Response, error) 
 		return nil, nil, fmt.Errorf("idempotency: begin: %w", err)
 	}
 	scope := &Scope{keys: k, tx: tx, req: r, hash: r.hash()}
+	// The lock and the read go in one round trip (a pipelined batch): they are still two
+	// statements, run in order, so the read takes its snapshot after the lock is held and
+	// sees the commit of whoever held it before.
+	batch := &pgx.Batch{}
+	batch.Queue(`select pg_try_advisory_xact_lock($1)`, r.lockID())
+	batch.Queue(readKeySQL, r.MerchantID, r.Environment, r.Key)
+	br := tx.SendBatch(ctx, batch)
 	var locked bool
-	if err := tx.QueryRow(ctx, `select pg_try_advisory_xact_lock($1)`, r.lockID()).Scan(&locked); err != nil {
+	if err := br.QueryRow().Scan(&locked); err != nil {
+		_ = br.Close()
 		scope.Abort(ctx)
 		return nil, nil, fmt.Errorf("idempotency: lock: %w", err)
 	}
-	// Read after the lock: a new snapshot that sees the commit of whoever held it before.
-	stored, hash, expired, err := k.read(ctx, tx, r)
+	stored, hash, expired, err := k.scanKey(br.QueryRow())
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("idempotency: read key: %w", cerr)
+	}
 	if err != nil {
 		scope.Abort(ctx)
 		return nil, nil, err
@@ -193,15 +203,18 @@ func (k *Keys) Begin(ctx context.Context, r Request) (*Scope, *Response, error) 
 	return scope, nil, nil
 }
 
-func (k *Keys) read(ctx context.Context, q postgres.Querier, r Request) (*Response, []byte, bool, error) {
+const readKeySQL = `select request_hash, status_code, content_type, response_body, expires_at
+		from idempotency_keys where merchant_id = $1 and environment = $2 and key = $3`
+
+// scanKey reads the row of readKeySQL: the stored response, its request hash and whether
+// it expired; all nil when there is none.
+func (k *Keys) scanKey(row pgx.Row) (*Response, []byte, bool, error) {
 	var (
 		resp    Response
 		hash    []byte
 		expires time.Time
 	)
-	err := q.QueryRow(ctx, `select request_hash, status_code, content_type, response_body, expires_at
-		from idempotency_keys where merchant_id = $1 and environment = $2 and key = $3`,
-		r.MerchantID, r.Environment, r.Key).Scan(&hash, &resp.Status, &resp.ContentType, &resp.Body, &expires)
+	err := row.Scan(&hash, &resp.Status, &resp.ContentType, &resp.Body, &expires)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil, false, nil
 	}
@@ -311,8 +324,9 @@ func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(tx pgx.Tx) error) err
 		postgres.Rollback(ctx, sp)
 		return err
 	}
-	if err := sp.Commit(ctx); err != nil {
-		return fmt.Errorf("idempotency: release savepoint: %w", err)
-	}
+	// The savepoint is not released: that would cost a round trip while the scope holds its
+	// connection, and it changes nothing: fn's writes stay in the scope's transaction either
+	// way, committed or rolled back with it (a later InTx nests its own savepoint, which
+	// rolls back only its own writes).
 	return nil
 }
