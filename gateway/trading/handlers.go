@@ -82,8 +82,10 @@ func (h *Handlers) settled(rc *fasthttp.RequestCtx, p api.Principal, ex Exchange
 	ctx := api.Ctx(rc)
 	until := time.Now().Add(historyWait)
 	if d, ok := ctx.Deadline(); ok {
-		// Leave a little of the request's time to write the answer.
-		if d = d.Add(-historyMargin); d.Before(until) {
+		// Leave some of the request's time to write the answer: a tenth of what is left,
+		// at least historyMargin.
+		margin := max(historyMargin, time.Until(d)/10)
+		if d = d.Add(-margin); d.Before(until) {
 			until = d
 		}
 	}
@@ -96,7 +98,7 @@ func (h *Handlers) settled(rc *fasthttp.RequestCtx, p api.Principal, ex Exchange
 	return ctx, nil
 }
 
-// historyMargin is what settled leaves of a request's deadline for the answer.
+// historyMargin is the least settled leaves of a request's deadline for the answer.
 const historyMargin = 50 * time.Millisecond
 
 // engineError maps the engine's Go errors (it could not run the command at all).
