@@ -53,6 +53,9 @@ if [ "${BENCH_SKIP_GO:-0}" != 1 ]; then
 
 	step "recovery, 1 M journaled events (BenchmarkRecovery; the 10 M command is in bench/RESULTS.md) -> $OUT/recovery.txt"
 	SVC_RECOVERY_EVENTS=${SVC_RECOVERY_EVENTS:-1000000} timeout 300 go test -run '^$' -bench BenchmarkRecovery -benchtime 1x -count 3 -timeout 5m ./cmd/svcd 2>&1 | tee "$OUT/recovery.txt" || echo "!!! recovery benchmark failed or timed out"
+
+	step "payments: idempotent onramp creates, sandbox deposits settled (issue 22) -> $OUT/payments.txt"
+	timeout 300 go test -run '^$' -bench 'OnrampCreate$|SandboxDepositSettle' -benchtime 500x -count 3 ./gateway/deposits 2>&1 | tee "$OUT/payments.txt" || echo "!!! payments benchmarks failed or timed out"
 fi
 
 step "svcd + svcbench orders -> $OUT/svcbench-orders.txt"
@@ -141,6 +144,9 @@ orders="$OUT/svcbench-orders.txt"
 	done
 	row "journal FileAppend (events/s)" "$(median "$OUT/journal.txt" FileAppend events/s)" "(group commit, fdatasync)"
 	row "gateway skeleton (req/s)" "$(median "$OUT/gateway.txt" Skeleton req/s)" "(in-process ceiling)"
+	row "payments onramp creates (creates/s)" "$(median "$OUT/payments.txt" OnrampCreate creates/s)" ">= 1,000/s"
+	row "payments onramp creates p99 (ms)" "$(median "$OUT/payments.txt" OnrampCreate p99-ms)" "<= 25 ms"
+	row "payments sandbox deposits settled (settled/s)" "$(median "$OUT/payments.txt" SandboxDepositSettle settled/s)" ">= 500/s"
 	row "recovery, journaled events replayed (events/s)" "$(median "$OUT/recovery.txt" 'Recovery/[^ ]*' events/s)" ">= 1 M events/s"
 	# Other load generators (svcbench ws, ...) print their targets on "== " lines.
 	for f in "$OUT"/svcbench-*.txt; do
