@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	_ "time/tzdata" // Africa/Lagos for the hosted pages (payerZone)
 
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
@@ -33,9 +34,22 @@ var assetFiles embed.FS
 
 var pageTemplate = template.Must(template.New("page.html").Funcs(template.FuncMap{
 	"money": displayAmount,
-	"time":  func(t time.Time) string { return t.UTC().Format("15:04 MST") },
+	"time":  payerTime,
 	"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 }).ParseFS(templateFiles, "templates/page.html"))
+
+// payerZone is the time zone of the payers the hosted pages serve (NGN bank transfers):
+// West Africa Time, UTC+1 all year. time/tzdata is embedded, so the zone loads on machines
+// without a zoneinfo database.
+var payerZone = func() *time.Location {
+	if loc, err := time.LoadLocation("Africa/Lagos"); err == nil {
+		return loc
+	}
+	return time.FixedZone("WAT", 60*60)
+}()
+
+// payerTime shows t in Lagos time with the zone named: "14:05 WAT (Lagos time)".
+func payerTime(t time.Time) string { return t.In(payerZone).Format("15:04 MST") + " (Lagos time)" }
 
 // displayAmount prints minor units with thousands separators: "1,500.00".
 func displayAmount(currency string, minor int64) string {

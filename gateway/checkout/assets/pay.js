@@ -18,6 +18,20 @@
   }
   tick();
 
+  // Copy the account number (the button shows only when the clipboard can be written).
+  var copy = document.getElementById("copy-account");
+  var copyStatus = document.getElementById("copy-status");
+  if (copy && navigator.clipboard && window.isSecureContext) {
+    copy.hidden = false;
+    copy.addEventListener("click", function () {
+      navigator.clipboard.writeText(copy.getAttribute("data-copy")).then(function () {
+        if (copyStatus) copyStatus.textContent = "Copied";
+      }, function () {
+        if (copyStatus) copyStatus.textContent = "Copy failed: select the number instead";
+      });
+    });
+  }
+
   function poll() {
     fetch(statusURL, { headers: { "Accept": "application/json" }, cache: "no-store" })
       .then(function (r) { return r.json(); })
