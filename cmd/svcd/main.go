@@ -102,6 +102,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(newDomainCollector(pool, exchanges.domainSources())) // docs/operations.md
 	exchanges.registerMetrics(reg)
 
 	marketREST, marketWS := exchanges.marketRoutes(pool, authSvc, log)
