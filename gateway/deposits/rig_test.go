@@ -64,6 +64,9 @@ type rigOptions struct {
 	// tracer, when set, is installed on the rig's pool (its own pool of 20 connections on
 	// the test database) to count statements, round trips and pool acquires.
 	tracer pgx.QueryTracer
+	// fetchCooldown is the river client's FetchCooldown, which also spaces its insert
+	// notifications (NOTIFY) per queue; default 5 ms.
+	fetchCooldown time.Duration
 }
 
 // rig is the whole money-in stack: sandbox and live engines on in-memory journals, the
@@ -131,7 +134,10 @@ func newRig(t testing.TB, o rigOptions) *rig {
 			t.Fatal(reg)
 		}
 	}
-	cfg := jobs.Config{Workers: workers, Queues: map[string]int{onramps.Queue: 20}, FetchPollInterval: 20 * time.Millisecond, FetchCooldown: 5 * time.Millisecond}
+	if o.fetchCooldown == 0 {
+		o.fetchCooldown = 5 * time.Millisecond
+	}
+	cfg := jobs.Config{Workers: workers, Queues: map[string]int{onramps.Queue: 20}, FetchPollInterval: max(20*time.Millisecond, o.fetchCooldown), FetchCooldown: o.fetchCooldown}
 	r.client, err = jobs.New(pool, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -165,3 +165,26 @@ func BenchmarkOnrampCreateTraced(b *testing.B) {
 	b.StopTimer()
 	c.report(b, b.N)
 }
+
+// BenchmarkOnrampCreateNotifyCooldown is BenchmarkOnrampCreate with the river client's
+// insert notifications spaced 5 ms (the rig's default), 20 ms (svcd's FetchCooldown) and 1 s
+// apart: every NOTIFY takes PostgreSQL's global notify lock from pre-commit to the end of the
+// commit, so notifying transactions commit one at a time.
+//
+//	go test ./gateway/deposits -run '^$' -bench OnrampCreateNotifyCooldown -benchtime 1000x
+func BenchmarkOnrampCreateNotifyCooldown(b *testing.B) {
+	for _, cd := range []time.Duration{5 * time.Millisecond, 20 * time.Millisecond, time.Second} {
+		b.Run("cooldown="+cd.String(), func(b *testing.B) {
+			r := newRig(b, rigOptions{noWorkers: true, fetchCooldown: cd})
+			r.endpoint(b, r.a.ID)
+			key := r.a.SandboxKey
+			body := map[string]any{"type": "TEMPORARY", "amount": 25000}
+			for i := range 50 {
+				r.srv.Must(b, 201, "POST", "/v1/payments/onramps", key, body, "X-Idempotency-Key", fmt.Sprintf("warm-%d", i))
+			}
+			b.ResetTimer()
+			runCreates(b, r, key, body, 32)
+			b.StopTimer()
+		})
+	}
+}
