@@ -274,7 +274,7 @@ func TestLoginTimingForUnknownEmail(t *testing.T) {
 	}
 	// Interleaved, so load from elsewhere on the machine falls on both alike.
 	var ks, us []time.Duration
-	for i := 0; i < 9; i++ {
+	for i := 0; i < 15; i++ {
 		ks, us = append(ks, try(email)), append(us, try(ghost))
 	}
 	med := func(ds []time.Duration) time.Duration {
@@ -284,7 +284,10 @@ func TestLoginTimingForUnknownEmail(t *testing.T) {
 	known, unknown := med(ks), med(us)
 	ratio := float64(unknown) / float64(known)
 	t.Logf("median login: known email %v, unknown email %v (ratio %.2f)", known, unknown, ratio)
-	if ratio < 0.5 || ratio > 2 { // without the dummy verification the ratio is about 0.03
+	// Without the dummy verification the ratio is about 0.03. The bound is wide because a
+	// loaded 2-core machine (other test packages run beside this one) moves single samples
+	// by tens of milliseconds; the side channel it guards against is a factor of 30.
+	if ratio < 0.2 || ratio > 5 {
 		t.Fatalf("unknown-email login takes %v vs %v for a known email: timing tells them apart", unknown, known)
 	}
 }
