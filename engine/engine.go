@@ -64,6 +64,8 @@ type Engine struct {
 
 	waiters sync.Pool
 	barrier sync.Mutex
+
+	early cmdCounters // commands answered before reaching a runner (stats.go)
 }
 
 type route struct {
@@ -229,6 +231,7 @@ func (e *Engine) SubmitAsync(cmd *Command, done Completer) error {
 			if err := e.refusal(); err != nil {
 				return err
 			}
+			e.early.add(cmd.Kind, RejectUnknownOrder)
 			done.Complete(Result{Code: RejectUnknownOrder}, nil)
 			return nil
 		}
@@ -241,6 +244,7 @@ func (e *Engine) SubmitAsync(cmd *Command, done Completer) error {
 		if err := e.refusal(); err != nil {
 			return err
 		}
+		e.early.add(cmd.Kind, code)
 		done.Complete(Result{Code: code, OrderID: cmd.OrderID}, nil)
 		return nil
 	}

@@ -23,7 +23,8 @@ type ring struct {
 	_     [64]byte
 	tail  atomic.Uint64 // next position producers claim
 	_     [56]byte
-	head  uint64 // next position the consumer reads (consumer only)
+	head  uint64        // next position the consumer reads (consumer only)
+	done  atomic.Uint64 // head as last published by release, for depth readers
 	mask  uint64
 	slots []slot
 }
@@ -97,4 +98,15 @@ func (r *ring) release(n int) {
 		s.seq.Store(pos + r.mask + 1)
 	}
 	r.head += uint64(n)
+	r.done.Store(r.head)
+}
+
+// depth is how many claimed slots the consumer has not released yet (any goroutine).
+func (r *ring) depth() int {
+	t := r.tail.Load() &^ closedBit
+	h := r.done.Load()
+	if t <= h {
+		return 0
+	}
+	return int(t - h)
 }

@@ -49,6 +49,9 @@ type runner struct {
 	sleeping atomic.Bool
 	wake     chan struct{}
 
+	counts cmdCounters   // answered commands by kind and code (written by the runner only)
+	busy   atomic.Uint64 // submissions refused with ErrBusy (written by producers)
+
 	// bufs are the per-batch buffers of the pipeline: a buffer taken from free belongs
 	// to the runner until it is sent on fifo, then to the completion stage until it is
 	// back in free.
@@ -122,6 +125,9 @@ func (rn *runner) submit(cmd *Command, done Completer) error {
 		return err
 	}
 	if err := rn.ring.push(cmd, done); err != nil {
+		if err == ErrBusy {
+			rn.busy.Add(1)
+		}
 		return err
 	}
 	if rn.sleeping.Load() && rn.sleeping.CompareAndSwap(true, false) {
@@ -234,6 +240,7 @@ func (rn *runner) process(n int) {
 			rn.depth(s.cmd.query)
 		} else {
 			rn.h.exec(&s.cmd, &rn.res) // may split the batch (sequence.go)
+			rn.counts.add(s.cmd.Kind, rn.res.Code)
 		}
 		rn.cur.results[i-rn.split] = rn.res
 	}
