@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // group is a set of consecutive records made durable together. Appenders
@@ -34,6 +35,7 @@ type committer struct {
 	maxQueued int                      // Append waits while this many groups are queued
 
 	durable atomic.Uint64
+	stats   commitStats // group-commit latency and size (stats.go)
 
 	mu       sync.Mutex
 	next     uint64 // next offset to assign
@@ -255,10 +257,12 @@ func (c *committer) run() {
 			c.flushing = g
 			c.mu.Unlock()
 
+			t0 := time.Now()
 			if err := c.flush(g); err != nil {
 				c.fail(g, err)
 				return
 			}
+			c.stats.observe(time.Since(t0), g.records())
 			c.durable.Store(g.last)
 			close(g.done)
 
