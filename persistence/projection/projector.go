@@ -44,6 +44,10 @@ type Projector struct {
 	urgent  chan struct{} // a reader waits: apply now
 	commits atomic.Uint64
 	rows    atomic.Uint64
+	// caughtUp is when (unix ns) the journal's last durable offset was last seen fully
+	// projected: every record durable by then is in PostgreSQL (projector goroutine
+	// writes, LagSeconds reads).
+	caughtUp atomic.Int64
 
 	mu       sync.Mutex
 	advanced chan struct{} // closed and replaced whenever applied grows
@@ -54,8 +58,10 @@ func New(pool *pgxpool.Pool, env string, src Source, log *slog.Logger) *Projecto
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Projector{pool: pool, env: env, src: src, log: log, batchSize: DefaultBatchEvents, poll: 200 * time.Millisecond,
+	p := &Projector{pool: pool, env: env, src: src, log: log, batchSize: DefaultBatchEvents, poll: 200 * time.Millisecond,
 		interval: DefaultInterval, wake: make(chan struct{}, 1), urgent: make(chan struct{}, 1), advanced: make(chan struct{})}
+	p.caughtUp.Store(time.Now().UnixNano())
+	return p
 }
 
 // DefaultInterval is the longest a durable record waits before the projector writes it
@@ -77,17 +83,28 @@ func (p *Projector) Lag() uint64 {
 	return last - applied
 }
 
+// LagSeconds is how long the projection has been behind: 0 when it holds every durable
+// record, else the time since the journal's last offset was last seen fully projected
+// (an upper bound on the age of the oldest unprojected record, to within a poll).
+func (p *Projector) LagSeconds() float64 {
+	if p.Lag() == 0 {
+		return 0
+	}
+	return time.Since(time.Unix(0, p.caughtUp.Load())).Seconds()
+}
+
 // Stats are the projector's counters since it was created.
 type Stats struct {
-	Applied uint64 // last journal offset written
-	Lag     uint64 // durable records not yet written
-	Commits uint64 // transactions committed
-	Rows    uint64 // order and trade rows written (COPY rows and UPDATEd orders)
+	Applied    uint64  // last journal offset written
+	Lag        uint64  // durable records not yet written
+	LagSeconds float64 // see LagSeconds
+	Commits    uint64  // transactions committed
+	Rows       uint64  // order and trade rows written (COPY rows and UPDATEd orders)
 }
 
 // Stats returns the projector's counters (for metrics and tests).
 func (p *Projector) Stats() Stats {
-	return Stats{Applied: p.applied.Load(), Lag: p.Lag(), Commits: p.commits.Load(), Rows: p.rows.Load()}
+	return Stats{Applied: p.applied.Load(), Lag: p.Lag(), LagSeconds: p.LagSeconds(), Commits: p.commits.Load(), Rows: p.rows.Load()}
 }
 
 func (p *Projector) positionName() string { return "trading:" + p.env }
@@ -182,7 +199,19 @@ func (p *Projector) Run(ctx context.Context) error {
 
 // step applies every durable record after the position, in batches.
 func (p *Projector) step(ctx context.Context) error {
+	// mark: the journal's last offset at markAt; once applied reaches it, everything
+	// durable by markAt is projected.
+	mark, markAt := p.src.LastOffset(), time.Now()
+	defer func() {
+		if p.applied.Load() >= mark {
+			p.caughtUp.Store(markAt.UnixNano())
+		}
+	}()
 	for p.src.LastOffset() > p.applied.Load() {
+		if p.applied.Load() >= mark {
+			p.caughtUp.Store(markAt.UnixNano())
+			mark, markAt = p.src.LastOffset(), time.Now()
+		}
 		b := newBatch(p.env)
 		// Whole engine batches only: a batch split into part records is projected once its
 		// last part is read, and one a crash left incomplete is skipped (engine.BatchReader).

@@ -3,6 +3,7 @@ package projection
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -146,5 +147,23 @@ func TestProjectorWritesEachOrderOncePerBatch(t *testing.T) {
 	// batchSize events plus the rest of one record.
 	if commits < 5 || commits > 40 || s.Lag != 0 {
 		t.Fatalf("%d transactions (lag %d) for a backlog of %d pairs with 300-event batches", commits, s.Lag, pairs)
+	}
+}
+
+// LagSeconds grows while durable records wait and is 0 once the projector caught up.
+func TestProjectorLagSeconds(t *testing.T) {
+	r := newRig(t)
+	if r.p.Lag() == 0 {
+		t.Fatal("the credits left no lag")
+	}
+	time.Sleep(20 * time.Millisecond)
+	if s := r.p.LagSeconds(); s < 0.02 {
+		t.Fatalf("LagSeconds %v while behind for 20 ms", s)
+	}
+	if err := r.p.CatchUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := r.p.Stats(); st.Lag != 0 || st.LagSeconds != 0 {
+		t.Fatalf("after catch-up: %+v", st)
 	}
 }
