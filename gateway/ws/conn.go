@@ -52,6 +52,17 @@ type conn struct {
 	closing   bool  // a close frame is queued: nothing more is accepted
 	closeBy   int64 // when closing: the socket is closed by then even if the frame is stuck
 	done      bool  // the socket is closed
+	private   bool  // authenticated: counted in Server.openPrivate until done
+}
+
+// markPrivate counts the connection as authenticated (once, and not after it closed).
+func (c *conn) markPrivate() {
+	c.mu.Lock()
+	if !c.done && !c.private {
+		c.private = true
+		c.srv.openPrivate.Add(1)
+	}
+	c.mu.Unlock()
 }
 
 // push queues f and reports whether the connection must be handed to the writers. A
@@ -83,6 +94,7 @@ func (c *conn) pushBook(f *frame, conflate bool) (sched, lagging bool) {
 	}
 	c.q = append(c.q, f)
 	c.qBytes += len(f.b)
+	c.srv.queued.Add(1)
 	return c.scheduleLocked(), false
 }
 
@@ -250,6 +262,9 @@ func (c *conn) markDone() bool {
 		return false
 	}
 	c.done = true
+	if c.private {
+		c.srv.openPrivate.Add(-1)
+	}
 	clear(c.q)
 	c.q, c.qBytes = nil, 0
 	return true

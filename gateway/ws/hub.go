@@ -69,8 +69,8 @@ type Hub struct {
 	dropped   atomic.Uint64 // batches dropped because the queue was full
 	resyncs   atomic.Uint64
 	needSync  atomic.Bool
-	sched     []*conn // scratch of fanout (hub goroutine)
-	conflated uint64  // diffs not sent to lagging subscribers (hub goroutine)
+	sched     []*conn       // scratch of fanout (hub goroutine)
+	conflated atomic.Uint64 // diffs not sent to lagging subscribers (written by the hub goroutine)
 	lastFlush time.Time
 	flushDue  bool
 	batches   sync.Pool
@@ -209,6 +209,14 @@ func (h *Hub) Publish(events []engine.Event) {
 		}
 	}
 }
+
+// Conflated is how many order-book diffs lagging subscribers did not get (they get a
+// snapshot once they catch up).
+func (h *Hub) Conflated() uint64 { return h.conflated.Load() }
+
+// Resyncs is how many times the hub rebuilt its books from the engine after dropping
+// batches.
+func (h *Hub) Resyncs() uint64 { return h.resyncs.Load() }
 
 // Dropped is the number of batches dropped because the hub's queue was full.
 func (h *Hub) Dropped() uint64 { return h.dropped.Load() }
@@ -407,7 +415,7 @@ func (h *Hub) fanout(set *subSet, f *frame, book *symbolState) {
 				book.stale = map[*conn]struct{}{}
 			}
 			book.stale[c] = struct{}{}
-			h.conflated++
+			h.conflated.Add(1)
 			continue
 		}
 		if sched1 {

@@ -247,6 +247,7 @@ func (s *Server) authMessage(c *conn, r request) {
 		return
 	}
 	c.principal, c.hub = p, s.cfg.Hubs[p.Environment]
+	c.markPrivate()
 	c.setKey(r.APIKey)
 	c.sendJSON(ackMsg{Type: "ack", Op: "auth", ID: r.ID, MerchantID: p.MerchantID.String(), Environment: string(p.Environment)})
 	held := c.held

@@ -83,12 +83,14 @@ type Server struct {
 	stop    chan struct{}
 	running atomic.Bool
 
-	open     atomic.Int64
-	slow     atomic.Uint64
-	revoked  atomic.Uint64
-	stalled  atomic.Uint64
-	blocked  atomic.Uint64
-	checking atomic.Bool
+	open        atomic.Int64
+	openPrivate atomic.Int64  // authenticated connections among open
+	queued      atomic.Uint64 // frames queued to connections
+	slow        atomic.Uint64
+	revoked     atomic.Uint64
+	stalled     atomic.Uint64
+	blocked     atomic.Uint64
+	checking    atomic.Bool
 }
 
 // NewServer returns the endpoint over one hub per environment.
@@ -195,6 +197,14 @@ func (s *Server) Close() {
 
 // Connections is the number of open WebSocket connections.
 func (s *Server) Connections() int64 { return s.open.Load() }
+
+// PrivateConnections is the number of open connections that authenticated (with a key
+// or token on the upgrade or by an auth message); the rest only stream public channels.
+func (s *Server) PrivateConnections() int64 { return s.openPrivate.Load() }
+
+// MessagesQueued is how many frames were queued to connections for sending (data,
+// answers and control frames; a frame fanned out to n connections counts n times).
+func (s *Server) MessagesQueued() uint64 { return s.queued.Load() }
 
 // SlowConsumers is how many connections were closed because their queue was full or
 // their frames stayed unread past the write timeout.
@@ -357,6 +367,9 @@ func (s *Server) adopt(ws *websocket.Conn, p api.Principal, authed bool, key str
 	}
 	s.mu.Unlock()
 	s.open.Add(1)
+	if authed {
+		c.markPrivate()
+	}
 	if err := s.poller.add(c); err != nil {
 		s.shutdown(c)
 		return err
