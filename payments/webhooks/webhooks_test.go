@@ -97,6 +97,7 @@ type harness struct {
 	rec     *events.Recorder
 	client  *jobs.Client
 	workers *river.Workers
+	worker  *webhooks.Worker
 }
 
 type harnessOpts struct {
@@ -124,6 +125,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if err := webhooks.Register(h.workers, w); err != nil {
 		t.Fatal(err)
 	}
+	h.worker = w
 	h.client = newClient(t, pool, h.workers, 0)
 	h.rec = events.NewRecorder(h.client)
 	return h
@@ -278,6 +280,25 @@ func TestRetriesOn500ThenSucceeds(t *testing.T) {
 		}
 	}
 	rc.mu.Unlock()
+	// The worker counts each attempt by outcome (for /metrics) right after logging it.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st := h.worker.Stats()
+		if st.Attempts[webhooks.OutcomeSuccess] == 1 && st.Attempts[webhooks.OutcomeFailure] == 2 && st.Count == 3 {
+			var n uint64
+			for _, b := range st.SecondsBuckets {
+				n += b
+			}
+			if n != 3 || st.SecondsSum <= 0 {
+				t.Fatalf("latency buckets %v sum %v for 3 attempts", st.SecondsBuckets, st.SecondsSum)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("delivery stats %+v, want 1 success and 2 failures", st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func TestGoneDisablesEndpoint(t *testing.T) {

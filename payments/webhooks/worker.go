@@ -57,6 +57,7 @@ type Worker struct {
 	cipher *Cipher
 	sender *Sender
 	cfg    WorkerConfig
+	stats  deliveryStats // stats.go
 }
 
 // NewWorker builds the delivery worker.
@@ -130,13 +131,20 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[events.DeliveryArgs]) 
 	}
 	switch {
 	case o.success():
+		w.stats.observe(OutcomeSuccess, o.duration)
 		return nil
 	case o.status != nil && *o.status == http.StatusGone:
+		w.stats.observe(OutcomeGone, o.duration)
 		if err := disableEndpoint(lctx, w.pool, a.EndpointID, "receiver answered 410 Gone", w.cfg.Now()); err != nil {
 			return err
 		}
 		w.cfg.Logger.Info("webhook endpoint disabled: 410 Gone", "endpoint_id", a.EndpointID)
 		return river.JobCancel(errors.New("receiver answered 410 Gone; endpoint disabled"))
+	}
+	if job.MaxAttempts > 0 && job.Attempt >= job.MaxAttempts {
+		w.stats.observe(OutcomeExhausted, o.duration)
+	} else {
+		w.stats.observe(OutcomeFailure, o.duration)
 	}
 	return fmt.Errorf("attempt %d: %s", job.Attempt, *o.err)
 }
