@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"svc/engine"
 	"svc/gateway/api"
@@ -253,25 +252,6 @@ func openExchanges(ctx context.Context, cfg config, pool *pgxpool.Pool, log *slo
 		xs[env] = x
 	}
 	return xs, nil
-}
-
-// registerMetrics exposes each environment's projection: how far PostgreSQL's history is
-// behind the journal (the backlog a slow database builds up), and what it has written.
-func (xs exchanges) registerMetrics(reg prometheus.Registerer) {
-	for env, x := range xs {
-		pr, labels := x.projector, prometheus.Labels{"environment": string(env)}
-		reg.MustRegister(
-			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svc_projection_lag_records", ConstLabels: labels,
-				Help: "Journal records durable but not yet written to the PostgreSQL history."},
-				func() float64 { return float64(pr.Lag()) }),
-			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "svc_projection_commits_total", ConstLabels: labels,
-				Help: "Transactions the projector committed."},
-				func() float64 { return float64(pr.Stats().Commits) }),
-			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "svc_projection_rows_total", ConstLabels: labels,
-				Help: "Order and trade rows the projector wrote (each order at most once per transaction)."},
-				func() float64 { return float64(pr.Stats().Rows) }),
-		)
-	}
 }
 
 func (xs exchanges) ready(ctx context.Context) error {

@@ -102,10 +102,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	reg.MustRegister(newDomainCollector(pool, exchanges.domainSources())) // docs/operations.md
-	exchanges.registerMetrics(reg)
+	domain := newDomainCollector(pool, exchanges.domainSources()) // docs/operations.md
+	reg.MustRegister(domain)
 
 	marketREST, marketWS := exchanges.marketRoutes(pool, authSvc, log)
+	domain.ws, domain.webhooks = marketWS, bg.webhookWorker.Stats
 	if err := marketWS.Start(); err != nil {
 		return fmt.Errorf("websocket endpoint: %w", err)
 	}

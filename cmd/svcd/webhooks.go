@@ -25,8 +25,10 @@ type background struct {
 	jobs     *jobs.Client
 	recorder *events.Recorder // other domains record their events through this
 	webhooks *gwwebhooks.Routes
-	moneyOut *moneyOut // withdrawals, offramps, transfers: their workers are on jobs
-	moneyIn  *moneyIn  // rates, onramps, deposits, merchant balance: their workers are on jobs
+	// webhookWorker delivers webhooks; its counters feed /metrics.
+	webhookWorker *webhooks.Worker
+	moneyOut      *moneyOut // withdrawals, offramps, transfers: their workers are on jobs
+	moneyIn       *moneyIn  // rates, onramps, deposits, merchant balance: their workers are on jobs
 }
 
 // newBackground registers every domain's workers on one river client. A domain adds its
@@ -55,9 +57,10 @@ func newBackground(cfg config, pool *pgxpool.Pool, log *slog.Logger) (*backgroun
 
 	workers := river.NewWorkers()
 	queues := map[string]int{}
-	if err := webhooks.Register(workers, webhooks.NewWorker(pool, cipher, sender, webhooks.WorkerConfig{
+	worker := webhooks.NewWorker(pool, cipher, sender, webhooks.WorkerConfig{
 		RetryBase: cfg.WebhookRetryBase, Logger: log.With("component", "webhooks"),
-	})); err != nil {
+	})
+	if err := webhooks.Register(workers, worker); err != nil {
 		return nil, err
 	}
 	queues[events.Queue] = cfg.WebhookWorkers
@@ -106,6 +109,8 @@ func newBackground(cfg config, pool *pgxpool.Pool, log *slog.Logger) (*backgroun
 		webhooks: gwwebhooks.New(webhooks.NewService(pool, cipher, sender)),
 		moneyOut: mo,
 		moneyIn:  mi,
+
+		webhookWorker: worker,
 	}, nil
 }
 
