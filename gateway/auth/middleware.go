@@ -35,6 +35,7 @@ func (s *Service) Authenticate(ctx *fasthttp.RequestCtx) (api.Principal, error) 
 			if d.Allowed { // a token came back since identify looked: still a 429, briefly
 				d.Allowed, d.RetryAfter = false, time.Second
 			}
+			s.perIP.refused.Add(1)
 		case errors.Is(err, ErrUnauthorized):
 			d = s.perIP.Take(failKey, s.cfg.AuthRateLimit)
 		default:
@@ -168,4 +169,11 @@ func ipKey(prefix string, ip netip.Addr) string {
 
 func rateLimited(d Decision) error {
 	return api.Errorf(api.CodeRateLimited, "rate limit of %d requests per minute exceeded; retry in %d s", d.Limit, max(1, ceilSeconds(d.RetryAfter)))
+}
+
+// RateLimited is how many requests were refused with 429 since the service was built: by
+// the per-merchant bucket, and by the per-address bucket of /v1/auth and failed
+// authentications (for metrics).
+func (s *Service) RateLimited() (merchant, address uint64) {
+	return s.merch.Refused(), s.perIP.Refused()
 }

@@ -19,7 +19,12 @@ type Limiter struct {
 	now     func() time.Time
 	buckets sync.Map // string -> *bucket
 	count   atomic.Int64
+	refused atomic.Uint64 // answers that were not Allowed (for metrics)
 }
+
+// Refused is how many Take calls (and throttled Peeks the caller counted) found the
+// bucket empty since the limiter was built.
+func (l *Limiter) Refused() uint64 { return l.refused.Load() }
 
 type bucket struct {
 	limit    int64
@@ -93,6 +98,7 @@ func (l *Limiter) Take(key string, limit int) Decision {
 		next := max(full, now) + b.interval
 		if next-now > window {
 			wait := next - now - window
+			l.refused.Add(1)
 			return Decision{Limit: int(b.limit), Remaining: 0, Reset: time.Duration(full - now), RetryAfter: time.Duration(wait)}
 		}
 		if b.full.CompareAndSwap(full, next) {

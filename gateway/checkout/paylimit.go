@@ -79,3 +79,7 @@ func (rs *Routes) limited(write bool, json bool, next fasthttp.RequestHandler) f
 			Message: "Please wait " + strconv.Itoa(max(1, wait)) + " seconds and try again."})
 	}
 }
+
+// RateLimited is how many hosted-page requests the per-address limits refused with 429
+// (for metrics).
+func (rs *Routes) RateLimited() uint64 { return rs.limiter.Refused() }

@@ -377,3 +377,6 @@ func merge(db, mem []marketdata.Candle, fromStart bool, limit int) []marketdata.
 	}
 	return out
 }
+
+// RateLimited is how many requests the per-address limit refused with 429 (for metrics).
+func (h *Handlers) RateLimited() uint64 { return h.limiter.Refused() }

@@ -22,7 +22,11 @@ type IPLimiter struct {
 	mu      sync.Mutex
 	buckets map[string]int64 // key -> unix ns at which the bucket is full again
 	pruned  atomic.Int64
+	refused atomic.Uint64 // Take answers that were not Allowed (for metrics)
 }
+
+// Refused is how many Take calls found the bucket empty since the limiter was built.
+func (l *IPLimiter) Refused() uint64 { return l.refused.Load() }
 
 const maxIPBuckets = 1 << 16
 
@@ -57,6 +61,7 @@ func (l *IPLimiter) Take(key string, limit int) Decision {
 	}
 	next := full + per
 	if next-now > burst*per {
+		l.refused.Add(1)
 		return Decision{Limit: limit, RetryAfter: time.Duration(next - now - burst*per)}
 	}
 	if !ok && len(l.buckets) >= maxIPBuckets {

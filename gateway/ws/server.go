@@ -206,6 +206,10 @@ func (s *Server) PrivateConnections() int64 { return s.openPrivate.Load() }
 // answers and control frames; a frame fanned out to n connections counts n times).
 func (s *Server) MessagesQueued() uint64 { return s.queued.Load() }
 
+// RateLimited is how many upgrades and messages without credentials were refused by the
+// per-address limit (429 or an error message).
+func (s *Server) RateLimited() uint64 { return s.limiter.Refused() }
+
 // SlowConsumers is how many connections were closed because their queue was full or
 // their frames stayed unread past the write timeout.
 func (s *Server) SlowConsumers() uint64 { return s.slow.Load() + s.stalled.Load() }
