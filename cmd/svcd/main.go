@@ -113,6 +113,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer marketWS.Close()
 	cust := newCustomers(cfg, pool, bg)
 	com := newCommerce(cfg, pool, bg)
+	domain.limits = []rateLimit{
+		{"merchant", func() uint64 { m, _ := authSvc.RateLimited(); return m }},
+		{"auth_address", func() uint64 { _, a := authSvc.RateLimited(); return a }},
+		{"pay", com.checkout.RateLimited},
+		{"public_market_data", marketREST.RateLimited},
+		{"public_market_data", marketWS.RateLimited},
+	}
 	moneyInRoutes := bg.moneyIn.attach(exchanges, com.links)
 	bg.moneyOut.useRates(bg.moneyIn.rates)
 	out := bg.moneyOut.routes(cust.keys)

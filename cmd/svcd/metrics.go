@@ -44,6 +44,13 @@ type wsStats interface {
 	Revoked() uint64
 }
 
+// rateLimit is one limiter's refusal count; kind is one of a fixed set (see
+// svc_rate_limited_total), and limiters of the same kind are summed.
+type rateLimit struct {
+	kind string
+	n    func() uint64
+}
+
 var (
 	_ hubStats = (*ws.Hub)(nil)
 	_ wsStats  = (*ws.Server)(nil)
@@ -60,13 +67,14 @@ type domainCollector struct {
 	// Set before the server serves (Collect only runs on a scrape).
 	ws       wsStats
 	webhooks func() webhooks.DeliveryStats
+	limits   []rateLimit
 
 	engineOffset, engineFailed, engineCommands, engineRingDepth, engineRingCap, engineBusy *prometheus.Desc
 	journalCommitSeconds, journalCommitRecords                                             *prometheus.Desc
 	projApplied, projLag, projLagSeconds, projCommits, projRows                            *prometheus.Desc
 	hubDropped, hubConflated, hubResyncs                                                   *prometheus.Desc
 	wsConns, wsMessages, wsSlow, wsBlocked, wsRevoked                                      *prometheus.Desc
-	webhookDeliveries, webhookSeconds                                                      *prometheus.Desc
+	webhookDeliveries, webhookSeconds, rateLimited                                         *prometheus.Desc
 	jobs, jobsOldestAvailableAge                                                           *prometheus.Desc
 }
 
@@ -103,7 +111,9 @@ func newDomainCollector(pool *pgxpool.Pool, sources []domainSource) *domainColle
 		webhookDeliveries: d("svc_webhook_deliveries_total",
 			"Webhook delivery attempts by outcome: success, failure (retried), retry_exhausted (last attempt failed), gone (410: endpoint disabled).", []string{"outcome"}, nil),
 		webhookSeconds: d("svc_webhook_delivery_seconds", "Duration of one webhook HTTP attempt.", nil, nil),
-		jobs:           d("svc_jobs", "Jobs in the durable queue by queue and state.", []string{"queue", "state"}, nil),
+		rateLimited: d("svc_rate_limited_total",
+			"Requests refused with 429 by a rate limiter: merchant (per-merchant bucket), auth_address (per-address /v1/auth and failed authentications), pay (hosted checkout pages per address), public_market_data (REST and WebSocket without credentials, per address).", []string{"kind"}, nil),
+		jobs: d("svc_jobs", "Jobs in the durable queue by queue and state.", []string{"queue", "state"}, nil),
 		jobsOldestAvailableAge: d("svc_jobs_oldest_available_seconds",
 			"Age of the oldest job waiting to run, by queue (0 when none waits).", []string{"queue"}, nil),
 	}
@@ -114,7 +124,7 @@ func (c *domainCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.engineOffset, c.engineFailed, c.engineCommands, c.engineRingDepth, c.engineRingCap, c.engineBusy,
 		c.journalCommitSeconds, c.journalCommitRecords, c.projApplied, c.projLag, c.projLagSeconds, c.projCommits, c.projRows,
 		c.hubDropped, c.hubConflated, c.hubResyncs, c.wsConns, c.wsMessages, c.wsSlow, c.wsBlocked, c.wsRevoked,
-		c.webhookDeliveries, c.webhookSeconds, c.jobs, c.jobsOldestAvailableAge} {
+		c.webhookDeliveries, c.webhookSeconds, c.rateLimited, c.jobs, c.jobsOldestAvailableAge} {
 		ch <- d
 	}
 }
@@ -195,6 +205,13 @@ func (c *domainCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.webhookDeliveries, counter, float64(n), webhooks.Outcome(o).String())
 		}
 		ch <- histogram(c.webhookSeconds, webhooks.DeliverySecondsBounds(), st.SecondsBuckets[:], st.Count, st.SecondsSum)
+	}
+	sums := map[string]uint64{}
+	for _, l := range c.limits {
+		sums[l.kind] += l.n()
+	}
+	for kind, n := range sums {
+		ch <- prometheus.MustNewConstMetric(c.rateLimited, counter, float64(n), kind)
 	}
 	c.collectJobs(ch)
 }

@@ -60,6 +60,8 @@ func TestDomainMetrics(t *testing.T) {
 		hub: fakeHub{},
 	}})
 	c.ws = fakeWS{}
+	c.limits = []rateLimit{{"pay", func() uint64 { return 2 }}, {"public_market_data", func() uint64 { return 1 }},
+		{"public_market_data", func() uint64 { return 4 }}}
 	c.webhooks = func() webhooks.DeliveryStats {
 		st := webhooks.DeliveryStats{Count: 4, SecondsSum: 0.4}
 		st.Attempts[webhooks.OutcomeSuccess], st.Attempts[webhooks.OutcomeExhausted] = 3, 1
@@ -106,6 +108,8 @@ func TestDomainMetrics(t *testing.T) {
 		"svc_webhook_deliveries_total,outcome=retry_exhausted":                       1,
 		"svc_webhook_deliveries_total,outcome=failure":                               0,
 		"svc_webhook_delivery_seconds":                                               4,
+		"svc_rate_limited_total,kind=pay":                                            2,
+		"svc_rate_limited_total,kind=public_market_data":                             5,
 	} {
 		if v, ok := got[key]; !ok || v != want {
 			t.Errorf("%s = %v (present %v), want %v", key, v, ok, want)
@@ -178,6 +182,10 @@ func TestMetricsScrape(t *testing.T) {
 		`svc_ws_slow_consumer_closes_total`,
 		`svc_webhook_deliveries_total{outcome="retry_exhausted"}`,
 		`svc_webhook_delivery_seconds_bucket{le="1"}`,
+		`svc_rate_limited_total{kind="merchant"}`,
+		`svc_rate_limited_total{kind="auth_address"}`,
+		`svc_rate_limited_total{kind="pay"}`,
+		`svc_rate_limited_total{kind="public_market_data"}`,
 	} {
 		if !strings.Contains(body, series) {
 			t.Errorf("/metrics lacks %s", series)
