@@ -49,8 +49,12 @@ type runner struct {
 	sleeping atomic.Bool
 	wake     chan struct{}
 
-	counts cmdCounters   // answered commands by kind and code (written by the runner only)
-	busy   atomic.Uint64 // submissions refused with ErrBusy (written by producers)
+	// Metrics (stats.go), on cache lines of their own: counts is written by the runner
+	// only, busy by producers only when the ring is full.
+	_      [64]byte
+	counts cmdCounters
+	busy   atomic.Uint64
+	_      [56]byte
 
 	// bufs are the per-batch buffers of the pipeline: a buffer taken from free belongs
 	// to the runner until it is sent on fifo, then to the completion stage until it is
