@@ -147,10 +147,25 @@ func TestEverySubscriberEqualsRESTAfterABurst(t *testing.T) {
 	}
 	tw.Wait()
 	cancel()
+	// The REST book is the hub's, which takes durable batches asynchronously: read it once
+	// it has reached the engine's own sequence, so no batch is still on its way.
+	d, err := r.eng.Depth(sym, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var final restBook
-	r.get(t, r.keys[1], "/v1/trading/market/orderbook?symbol="+sym+"&depth=500", &final)
-	want := canon(final.Bids, final.Asks)
 	deadline := time.Now().Add(15 * time.Second)
+	for {
+		r.get(t, r.keys[1], "/v1/trading/market/orderbook?symbol="+sym+"&depth=500", &final)
+		if final.Sequence >= d.Seq {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("REST book at sequence %d, engine at %d", final.Sequence, d.Seq)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	want := canon(final.Bids, final.Asks)
 	for i, s := range subs {
 		for {
 			s.mu.Lock()
