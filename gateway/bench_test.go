@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttputil"
 
 	"svc/gateway"
 )
@@ -25,11 +26,16 @@ func BenchmarkSkeleton(b *testing.B) {
 	b.Run("gateway", func(b *testing.B) { benchServer(b, srv.Serve, "/health") })
 }
 
+// bareHealthBody is what the gateway's /health answers with DefaultConfig.
+const bareHealthBody = `{"success":true,"data":{"status":"ok","version":"dev","commit":""}}`
+
 // skeletonServers returns the two sides of the comparison: a bare fasthttp server answering
 // the gateway's /health body, and the gateway. Same server settings (timeouts, body limit)
 // on both, so the comparison is of what the gateway adds per request.
 func skeletonServers(tb testing.TB) (*fasthttp.Server, *gateway.Server) {
-	body := []byte(`{"success":true,"data":{"status":"ok","version":"dev"}}`)
+	// The same bytes as the gateway's /health with DefaultConfig (version "dev", no commit);
+	// TestSkeletonBareBodyMatchesHealth keeps the two in step.
+	body := []byte(bareHealthBody)
 	cfg := gateway.DefaultConfig()
 	bare := &fasthttp.Server{
 		Handler: func(ctx *fasthttp.RequestCtx) {
@@ -145,4 +151,24 @@ func load(t *testing.T, addr string, conns int, d time.Duration) int64 {
 	}
 	wg.Wait()
 	return total.Load()
+}
+
+// TestSkeletonBareBodyMatchesHealth keeps the bare side of the skeleton comparison honest:
+// it must answer exactly the bytes the gateway's /health answers.
+func TestSkeletonBareBodyMatchesHealth(t *testing.T) {
+	_, srv := skeletonServers(t)
+	ln := fasthttputil.NewInmemoryListener()
+	defer ln.Close()
+	go srv.Serve(ln) //nolint:errcheck // stops when ln closes
+	c := &fasthttp.Client{Dial: func(string) (net.Conn, error) { return ln.Dial() }}
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI("http://gateway/health")
+	if err := c.Do(req, resp); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(resp.Body()); got != bareHealthBody {
+		t.Fatalf("gateway /health = %s (%d bytes), bare body = %s (%d bytes)", got, len(got), bareHealthBody, len(bareHealthBody))
+	}
 }

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"svc/cmd/internal/cli"
 )
 
 func init() {
@@ -72,7 +74,8 @@ func parseOrdersFlags(args []string, bare bool, stderr io.Writer) (ordersConfig,
 	fs.StringVar(&keys, "keys", os.Getenv("SVCBENCH_KEYS"), "comma-separated sandbox API keys (also SVCBENCH_KEYS); connections use them in turn")
 	fs.StringVar(&c.KeysFrom, "keys-from", "", "file with svcd --demo output: every 'API key:' line in it is used")
 	fs.IntVar(&c.SeedMerchants, "seed-merchants", 0, "create (or reuse) N bench merchants svcbench-N@svcbench.local in --database-url with a 10M/min rate limit and a fresh sandbox key each")
-	fs.StringVar(&c.DatabaseURL, "database-url", os.Getenv("DATABASE_URL"), "PostgreSQL URL for --seed-merchants (also DATABASE_URL)")
+	c.DatabaseURL = os.Getenv("DATABASE_URL")
+	fs.Var(cli.NewDSN(&c.DatabaseURL), "database-url", "PostgreSQL URL for --seed-merchants (also DATABASE_URL); shown with its password redacted")
 	fs.IntVar(&c.Conns, "conns", 32, "keep-alive connections (one client goroutine each)")
 	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "measured time of each run")
 	fs.DurationVar(&c.Warmup, "warmup", time.Second, "unmeasured time before each run")

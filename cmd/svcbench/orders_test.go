@@ -142,3 +142,15 @@ func TestBareRoundTrip(t *testing.T) {
 		t.Fatalf("open loop at 200/s for 200ms: %d requests", open.Requests)
 	}
 }
+
+// TestOrdersHelpRedactsDatabaseURL: -h shows the --database-url default without its password.
+func TestOrdersHelpRedactsDatabaseURL(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://bench:s3cretpw@127.0.0.1:5432/svc")
+	var stderr strings.Builder
+	if _, err := parseOrdersFlags([]string{"-h"}, false, &stderr); err == nil {
+		t.Fatal("-h: no error")
+	}
+	if out := stderr.String(); strings.Contains(out, "s3cretpw") || !strings.Contains(out, "postgres://bench:REDACTED@127.0.0.1:5432/svc") {
+		t.Fatalf("help output does not redact the password:\n%s", out)
+	}
+}
