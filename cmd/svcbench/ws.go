@@ -459,14 +459,14 @@ func runWSClients(args []string, stdout, stderr io.Writer) error {
 						break
 					}
 				}
-				switch {
-				case bytesHas(buf, `"type":"snapshot"`):
+				switch msgType(buf) {
+				case "snapshot":
 					last = jsonUint(buf, `"sequence":`)
 					if !once {
 						once = true
 						ready.Done()
 					}
-				case bytesHas(buf, `"type":"diff"`):
+				case "diff":
 					first, l := jsonUint(buf, `"first_sequence":`), jsonUint(buf, `"last_sequence":`)
 					if l <= last {
 						continue
@@ -521,14 +521,42 @@ func runWSClients(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func bytesHas(b []byte, s string) bool { return strings.Contains(unsafeString(b), s) }
-
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-// jsonUint reads the unsigned number after key (the last occurrence: timestamps and
-// sequences follow the levels).
+// msgType is the value of the message's "type" (the server writes it first, so this looks
+// at the first bytes only, not the whole message).
+func msgType(b []byte) string {
+	s := unsafeString(b)
+	const key = `"type":"`
+	i := strings.Index(s, key)
+	if i < 0 {
+		return ""
+	}
+	s = s[i+len(key):]
+	if j := strings.IndexByte(s, '"'); j >= 0 {
+		return s[:j]
+	}
+	return ""
+}
+
+// jsonUint reads the unsigned number after key. The levels ("price","quantity" strings)
+// never contain a key, so the sequences, which the server writes before the levels, are
+// found from the front and the timestamp, written last, from the back: neither search
+// crosses the levels (on 10,000 subscribers a whole-message backward search for every
+// field took 60% of the subscriber process and left it unable to keep up).
 func jsonUint(b []byte, key string) uint64 {
-	i := strings.LastIndex(unsafeString(b), key)
+	s := unsafeString(b)
+	var i int
+	if key == `"timestamp":` {
+		i = strings.LastIndex(s[max(0, len(s)-64):], key)
+		if i >= 0 {
+			i += max(0, len(s)-64)
+		} else {
+			i = strings.LastIndex(s, key)
+		}
+	} else {
+		i = strings.Index(s, key)
+	}
 	if i < 0 {
 		return 0
 	}
