@@ -237,7 +237,7 @@ func (rs *Routes) Docs() []openapi.Op {
 	}, "id", "direction", "amount_usd", "status", "created_at")
 	return []openapi.Op{
 		{Method: "GET", Path: "/v1/payments/merchant/balance", Tag: tag, Summary: "The merchant's USDT balance",
-			Responses: map[int]openapi.Response{200: {Description: "the balance", Data: openapi.Obj(map[string]openapi.Schema{
+			Responses: map[int]openapi.Response{200: {Description: "the balance", Data: openapi.Named("MerchantBalance", openapi.Obj(map[string]openapi.Schema{
 				"available":  openapi.Decimal("USDT"),
 				"pending":    openapi.Decimal("USDT locked in pending operations (deposits converting, transfers in flight)"),
 				"currency":   openapi.Enum("USDT"),
@@ -245,7 +245,7 @@ func (rs *Routes) Docs() []openapi.Op {
 				"other_assets": openapi.Arr(openapi.Obj(map[string]openapi.Schema{
 					"asset": openapi.Str(""), "purpose": openapi.Str(""), "amount": openapi.Decimal(""),
 				})),
-			}, "available", "pending", "currency")}}},
+			}, "available", "pending", "currency"))}}},
 		{Method: "POST", Path: "/v1/payments/merchant/balance/transfer", Tag: tag, Summary: "Move USDT to (or from) the trading balance",
 			Description: "PENDING until the exchange engine has journaled the credit (or debit), then COMPLETED; FAILED with the funds " +
 				"back when the engine refuses it. Idempotent with X-Idempotency-Key; the transfer itself is applied once whatever " +

@@ -15,12 +15,12 @@ func (h *Handlers) Docs() []o.Op {
 	sym := o.Param{Name: "symbol", Required: true, Schema: o.Enum("USDT-NGN", "USDC-NGN", "USD-NGN")}
 	return []o.Op{
 		{Method: "GET", Path: "/v1/trading/market/pairs", Tag: "market data", Summary: "List trading pairs",
-			Responses: map[int]o.Response{200: {Description: "data is the array of pairs", Data: o.Arr(o.Obj(map[string]o.Schema{
+			Responses: map[int]o.Response{200: {Description: "data is the array of pairs", Data: o.Arr(o.Named("MarketPair", o.Obj(map[string]o.Schema{
 				"symbol": o.Str(""), "base_asset": o.Str(""), "quote_asset": o.Str(""), "status": o.Enum("active", "inactive"),
 				"tick_size": o.Decimal("price step"), "step_size": o.Decimal("quantity step"),
 				"price_precision": o.Int("decimals of prices"), "quantity_precision": o.Int("decimals of quantities"),
 				"min_quantity": o.Decimal(""), "min_notional": o.Decimal("smallest price x quantity, in the quote asset"),
-			}))}}},
+			})))}}},
 		{Method: "GET", Path: "/v1/trading/market/orderbook", Tag: "market data", Summary: "Order book (aggregated levels)",
 			Description: "sequence is the symbol's event sequence the book corresponds to: the same numbers as the orderbook WebSocket channel's snapshots and diffs.",
 			Query:       []o.Param{sym, {Name: "depth", Schema: o.Int("levels per side, default 20, at most 500")}},
@@ -41,10 +41,10 @@ func (h *Handlers) Docs() []o.Op {
 				{Name: "limit", Schema: o.Int("default 100, at most 1000")},
 				{Name: "start", Schema: o.Int("unix milliseconds, open time at or after")},
 				{Name: "end", Schema: o.Int("unix milliseconds, open time at or before; not before start")}},
-			Responses: map[int]o.Response{200: {Description: "data is the array of candles", Data: o.Arr(o.Obj(map[string]o.Schema{
+			Responses: map[int]o.Response{200: {Description: "data is the array of candles", Data: o.Arr(o.Named("Kline", o.Obj(map[string]o.Schema{
 				"open_time": o.Int("unix ms"), "open": o.Decimal(""), "high": o.Decimal(""), "low": o.Decimal(""),
 				"close": o.Decimal(""), "volume": o.Decimal("base quantity"), "close_time": o.Int("unix ms, open_time + width - 1"),
-			}))}},
+			})))}},
 			Errors: []string{"VALIDATION_ERROR"}},
 	}
 }

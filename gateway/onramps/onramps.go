@@ -310,7 +310,7 @@ var PageMetaSchema = openapi.Obj(map[string]openapi.Schema{"total": openapi.Int(
 
 // OnrampSchema documents OnrampJSON.
 func OnrampSchema() openapi.Schema {
-	return openapi.Obj(map[string]openapi.Schema{
+	return openapi.Named("Onramp", openapi.Obj(map[string]openapi.Schema{
 		"id":            openapi.UUID(""),
 		"type":          openapi.Enum(onramps.Temporary, onramps.Permanent),
 		"status":        openapi.Enum(onramps.Active, onramps.Expired, onramps.Inactive),
@@ -332,7 +332,7 @@ func OnrampSchema() openapi.Schema {
 		"reference":  openapi.Nullable(openapi.Str("payment reference deposits carry")),
 		"created_at": openapi.Time(""),
 		"updated_at": openapi.Time(""),
-	}, "id", "type", "status", "accountNumber", "bankName", "accountName", "created_at")
+	}, "id", "type", "status", "accountNumber", "bankName", "accountName", "created_at"))
 }
 
 // Docs documents every route.

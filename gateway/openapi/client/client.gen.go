@@ -540,6 +540,39 @@ func (e KYCVerificationTier) Valid() bool {
 	}
 }
 
+// Defines values for MarketPairStatus.
+const (
+	MarketPairStatusActive   MarketPairStatus = "active"
+	MarketPairStatusInactive MarketPairStatus = "inactive"
+)
+
+// Valid indicates whether the value is a known member of the MarketPairStatus enum.
+func (e MarketPairStatus) Valid() bool {
+	switch e {
+	case MarketPairStatusActive:
+		return true
+	case MarketPairStatusInactive:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MerchantBalanceCurrency.
+const (
+	MerchantBalanceCurrencyUSDT MerchantBalanceCurrency = "USDT"
+)
+
+// Valid indicates whether the value is a known member of the MerchantBalanceCurrency enum.
+func (e MerchantBalanceCurrency) Valid() bool {
+	switch e {
+	case MerchantBalanceCurrencyUSDT:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OfframpAsset.
 const (
 	OfframpAssetUSDC OfframpAsset = "USDC"
@@ -642,6 +675,129 @@ func (e OfframpType) Valid() bool {
 	case OfframpTypePERMANENT:
 		return true
 	case OfframpTypeTEMPORARY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OnrampCurrency.
+const (
+	OnrampCurrencyNGN OnrampCurrency = "NGN"
+)
+
+// Valid indicates whether the value is a known member of the OnrampCurrency enum.
+func (e OnrampCurrency) Valid() bool {
+	switch e {
+	case OnrampCurrencyNGN:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OnrampSettlementAsset.
+const (
+	OnrampSettlementAssetUSDC OnrampSettlementAsset = "USDC"
+	OnrampSettlementAssetUSDT OnrampSettlementAsset = "USDT"
+)
+
+// Valid indicates whether the value is a known member of the OnrampSettlementAsset enum.
+func (e OnrampSettlementAsset) Valid() bool {
+	switch e {
+	case OnrampSettlementAssetUSDC:
+		return true
+	case OnrampSettlementAssetUSDT:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OnrampSettlementChain.
+const (
+	OnrampSettlementChainAPTOS    OnrampSettlementChain = "APTOS"
+	OnrampSettlementChainBASE     OnrampSettlementChain = "BASE"
+	OnrampSettlementChainCELO     OnrampSettlementChain = "CELO"
+	OnrampSettlementChainETHEREUM OnrampSettlementChain = "ETHEREUM"
+	OnrampSettlementChainPOLYGON  OnrampSettlementChain = "POLYGON"
+	OnrampSettlementChainSOLANA   OnrampSettlementChain = "SOLANA"
+	OnrampSettlementChainTRON     OnrampSettlementChain = "TRON"
+)
+
+// Valid indicates whether the value is a known member of the OnrampSettlementChain enum.
+func (e OnrampSettlementChain) Valid() bool {
+	switch e {
+	case OnrampSettlementChainAPTOS:
+		return true
+	case OnrampSettlementChainBASE:
+		return true
+	case OnrampSettlementChainCELO:
+		return true
+	case OnrampSettlementChainETHEREUM:
+		return true
+	case OnrampSettlementChainPOLYGON:
+		return true
+	case OnrampSettlementChainSOLANA:
+		return true
+	case OnrampSettlementChainTRON:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OnrampSettlementMode.
+const (
+	OnrampSettlementModeINTERNALBALANCE OnrampSettlementMode = "INTERNAL_BALANCE"
+	OnrampSettlementModeONCHAIN         OnrampSettlementMode = "ONCHAIN"
+)
+
+// Valid indicates whether the value is a known member of the OnrampSettlementMode enum.
+func (e OnrampSettlementMode) Valid() bool {
+	switch e {
+	case OnrampSettlementModeINTERNALBALANCE:
+		return true
+	case OnrampSettlementModeONCHAIN:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OnrampStatus.
+const (
+	OnrampStatusACTIVE   OnrampStatus = "ACTIVE"
+	OnrampStatusEXPIRED  OnrampStatus = "EXPIRED"
+	OnrampStatusINACTIVE OnrampStatus = "INACTIVE"
+)
+
+// Valid indicates whether the value is a known member of the OnrampStatus enum.
+func (e OnrampStatus) Valid() bool {
+	switch e {
+	case OnrampStatusACTIVE:
+		return true
+	case OnrampStatusEXPIRED:
+		return true
+	case OnrampStatusINACTIVE:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OnrampType.
+const (
+	OnrampTypePERMANENT OnrampType = "PERMANENT"
+	OnrampTypeTEMPORARY OnrampType = "TEMPORARY"
+)
+
+// Valid indicates whether the value is a known member of the OnrampType enum.
+func (e OnrampType) Valid() bool {
+	switch e {
+	case OnrampTypePERMANENT:
+		return true
+	case OnrampTypeTEMPORARY:
 		return true
 	default:
 		return false
@@ -3627,21 +3783,6 @@ func (e GetPaymentsMerchantBalanceParamsXSvcEnvironment) Valid() bool {
 	}
 }
 
-// Defines values for GetPaymentsMerchantBalance200JSONResponseBodyDataCurrency.
-const (
-	GetPaymentsMerchantBalance200JSONResponseBodyDataCurrencyUSDT GetPaymentsMerchantBalance200JSONResponseBodyDataCurrency = "USDT"
-)
-
-// Valid indicates whether the value is a known member of the GetPaymentsMerchantBalance200JSONResponseBodyDataCurrency enum.
-func (e GetPaymentsMerchantBalance200JSONResponseBodyDataCurrency) Valid() bool {
-	switch e {
-	case GetPaymentsMerchantBalance200JSONResponseBodyDataCurrencyUSDT:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for PostPaymentsMerchantBalanceTransferParamsXSvcEnvironment.
 const (
 	PostPaymentsMerchantBalanceTransferParamsXSvcEnvironmentLive    PostPaymentsMerchantBalanceTransferParamsXSvcEnvironment = "live"
@@ -4182,129 +4323,6 @@ func (e GetPaymentsOnrampsParamsXSvcEnvironment) Valid() bool {
 	}
 }
 
-// Defines values for GetPaymentsOnramps200JSONResponseBodyDataItemsCurrency.
-const (
-	GetPaymentsOnramps200JSONResponseBodyDataItemsCurrencyNGN GetPaymentsOnramps200JSONResponseBodyDataItemsCurrency = "NGN"
-)
-
-// Valid indicates whether the value is a known member of the GetPaymentsOnramps200JSONResponseBodyDataItemsCurrency enum.
-func (e GetPaymentsOnramps200JSONResponseBodyDataItemsCurrency) Valid() bool {
-	switch e {
-	case GetPaymentsOnramps200JSONResponseBodyDataItemsCurrencyNGN:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementAsset.
-const (
-	GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementAssetUSDC GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementAsset = "USDC"
-	GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementAssetUSDT GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementAsset = "USDT"
-)
-
-// Valid indicates whether the value is a known member of the GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementAsset enum.
-func (e GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementAsset) Valid() bool {
-	switch e {
-	case GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementAssetUSDC:
-		return true
-	case GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementAssetUSDT:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChain.
-const (
-	GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChainAPTOS    GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChain = "APTOS"
-	GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChainBASE     GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChain = "BASE"
-	GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChainCELO     GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChain = "CELO"
-	GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChainETHEREUM GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChain = "ETHEREUM"
-	GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChainPOLYGON  GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChain = "POLYGON"
-	GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChainSOLANA   GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChain = "SOLANA"
-	GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChainTRON     GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChain = "TRON"
-)
-
-// Valid indicates whether the value is a known member of the GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChain enum.
-func (e GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChain) Valid() bool {
-	switch e {
-	case GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChainAPTOS:
-		return true
-	case GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChainBASE:
-		return true
-	case GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChainCELO:
-		return true
-	case GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChainETHEREUM:
-		return true
-	case GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChainPOLYGON:
-		return true
-	case GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChainSOLANA:
-		return true
-	case GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChainTRON:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementMode.
-const (
-	GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementModeINTERNALBALANCE GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementMode = "INTERNAL_BALANCE"
-	GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementModeONCHAIN         GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementMode = "ONCHAIN"
-)
-
-// Valid indicates whether the value is a known member of the GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementMode enum.
-func (e GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementMode) Valid() bool {
-	switch e {
-	case GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementModeINTERNALBALANCE:
-		return true
-	case GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementModeONCHAIN:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for GetPaymentsOnramps200JSONResponseBodyDataItemsStatus.
-const (
-	GetPaymentsOnramps200JSONResponseBodyDataItemsStatusACTIVE   GetPaymentsOnramps200JSONResponseBodyDataItemsStatus = "ACTIVE"
-	GetPaymentsOnramps200JSONResponseBodyDataItemsStatusEXPIRED  GetPaymentsOnramps200JSONResponseBodyDataItemsStatus = "EXPIRED"
-	GetPaymentsOnramps200JSONResponseBodyDataItemsStatusINACTIVE GetPaymentsOnramps200JSONResponseBodyDataItemsStatus = "INACTIVE"
-)
-
-// Valid indicates whether the value is a known member of the GetPaymentsOnramps200JSONResponseBodyDataItemsStatus enum.
-func (e GetPaymentsOnramps200JSONResponseBodyDataItemsStatus) Valid() bool {
-	switch e {
-	case GetPaymentsOnramps200JSONResponseBodyDataItemsStatusACTIVE:
-		return true
-	case GetPaymentsOnramps200JSONResponseBodyDataItemsStatusEXPIRED:
-		return true
-	case GetPaymentsOnramps200JSONResponseBodyDataItemsStatusINACTIVE:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for GetPaymentsOnramps200JSONResponseBodyDataItemsType.
-const (
-	GetPaymentsOnramps200JSONResponseBodyDataItemsTypePERMANENT GetPaymentsOnramps200JSONResponseBodyDataItemsType = "PERMANENT"
-	GetPaymentsOnramps200JSONResponseBodyDataItemsTypeTEMPORARY GetPaymentsOnramps200JSONResponseBodyDataItemsType = "TEMPORARY"
-)
-
-// Valid indicates whether the value is a known member of the GetPaymentsOnramps200JSONResponseBodyDataItemsType enum.
-func (e GetPaymentsOnramps200JSONResponseBodyDataItemsType) Valid() bool {
-	switch e {
-	case GetPaymentsOnramps200JSONResponseBodyDataItemsTypePERMANENT:
-		return true
-	case GetPaymentsOnramps200JSONResponseBodyDataItemsTypeTEMPORARY:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for PostPaymentsOnrampsParamsXSvcEnvironment.
 const (
 	PostPaymentsOnrampsParamsXSvcEnvironmentLive    PostPaymentsOnrampsParamsXSvcEnvironment = "live"
@@ -4410,129 +4428,6 @@ func (e PostPaymentsOnrampsJSONBodyType) Valid() bool {
 	}
 }
 
-// Defines values for PostPaymentsOnramps201JSONResponseBodyDataCurrency.
-const (
-	PostPaymentsOnramps201JSONResponseBodyDataCurrencyNGN PostPaymentsOnramps201JSONResponseBodyDataCurrency = "NGN"
-)
-
-// Valid indicates whether the value is a known member of the PostPaymentsOnramps201JSONResponseBodyDataCurrency enum.
-func (e PostPaymentsOnramps201JSONResponseBodyDataCurrency) Valid() bool {
-	switch e {
-	case PostPaymentsOnramps201JSONResponseBodyDataCurrencyNGN:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for PostPaymentsOnramps201JSONResponseBodyDataSettlementAsset.
-const (
-	PostPaymentsOnramps201JSONResponseBodyDataSettlementAssetUSDC PostPaymentsOnramps201JSONResponseBodyDataSettlementAsset = "USDC"
-	PostPaymentsOnramps201JSONResponseBodyDataSettlementAssetUSDT PostPaymentsOnramps201JSONResponseBodyDataSettlementAsset = "USDT"
-)
-
-// Valid indicates whether the value is a known member of the PostPaymentsOnramps201JSONResponseBodyDataSettlementAsset enum.
-func (e PostPaymentsOnramps201JSONResponseBodyDataSettlementAsset) Valid() bool {
-	switch e {
-	case PostPaymentsOnramps201JSONResponseBodyDataSettlementAssetUSDC:
-		return true
-	case PostPaymentsOnramps201JSONResponseBodyDataSettlementAssetUSDT:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for PostPaymentsOnramps201JSONResponseBodyDataSettlementChain.
-const (
-	PostPaymentsOnramps201JSONResponseBodyDataSettlementChainAPTOS    PostPaymentsOnramps201JSONResponseBodyDataSettlementChain = "APTOS"
-	PostPaymentsOnramps201JSONResponseBodyDataSettlementChainBASE     PostPaymentsOnramps201JSONResponseBodyDataSettlementChain = "BASE"
-	PostPaymentsOnramps201JSONResponseBodyDataSettlementChainCELO     PostPaymentsOnramps201JSONResponseBodyDataSettlementChain = "CELO"
-	PostPaymentsOnramps201JSONResponseBodyDataSettlementChainETHEREUM PostPaymentsOnramps201JSONResponseBodyDataSettlementChain = "ETHEREUM"
-	PostPaymentsOnramps201JSONResponseBodyDataSettlementChainPOLYGON  PostPaymentsOnramps201JSONResponseBodyDataSettlementChain = "POLYGON"
-	PostPaymentsOnramps201JSONResponseBodyDataSettlementChainSOLANA   PostPaymentsOnramps201JSONResponseBodyDataSettlementChain = "SOLANA"
-	PostPaymentsOnramps201JSONResponseBodyDataSettlementChainTRON     PostPaymentsOnramps201JSONResponseBodyDataSettlementChain = "TRON"
-)
-
-// Valid indicates whether the value is a known member of the PostPaymentsOnramps201JSONResponseBodyDataSettlementChain enum.
-func (e PostPaymentsOnramps201JSONResponseBodyDataSettlementChain) Valid() bool {
-	switch e {
-	case PostPaymentsOnramps201JSONResponseBodyDataSettlementChainAPTOS:
-		return true
-	case PostPaymentsOnramps201JSONResponseBodyDataSettlementChainBASE:
-		return true
-	case PostPaymentsOnramps201JSONResponseBodyDataSettlementChainCELO:
-		return true
-	case PostPaymentsOnramps201JSONResponseBodyDataSettlementChainETHEREUM:
-		return true
-	case PostPaymentsOnramps201JSONResponseBodyDataSettlementChainPOLYGON:
-		return true
-	case PostPaymentsOnramps201JSONResponseBodyDataSettlementChainSOLANA:
-		return true
-	case PostPaymentsOnramps201JSONResponseBodyDataSettlementChainTRON:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for PostPaymentsOnramps201JSONResponseBodyDataSettlementMode.
-const (
-	PostPaymentsOnramps201JSONResponseBodyDataSettlementModeINTERNALBALANCE PostPaymentsOnramps201JSONResponseBodyDataSettlementMode = "INTERNAL_BALANCE"
-	PostPaymentsOnramps201JSONResponseBodyDataSettlementModeONCHAIN         PostPaymentsOnramps201JSONResponseBodyDataSettlementMode = "ONCHAIN"
-)
-
-// Valid indicates whether the value is a known member of the PostPaymentsOnramps201JSONResponseBodyDataSettlementMode enum.
-func (e PostPaymentsOnramps201JSONResponseBodyDataSettlementMode) Valid() bool {
-	switch e {
-	case PostPaymentsOnramps201JSONResponseBodyDataSettlementModeINTERNALBALANCE:
-		return true
-	case PostPaymentsOnramps201JSONResponseBodyDataSettlementModeONCHAIN:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for PostPaymentsOnramps201JSONResponseBodyDataStatus.
-const (
-	PostPaymentsOnramps201JSONResponseBodyDataStatusACTIVE   PostPaymentsOnramps201JSONResponseBodyDataStatus = "ACTIVE"
-	PostPaymentsOnramps201JSONResponseBodyDataStatusEXPIRED  PostPaymentsOnramps201JSONResponseBodyDataStatus = "EXPIRED"
-	PostPaymentsOnramps201JSONResponseBodyDataStatusINACTIVE PostPaymentsOnramps201JSONResponseBodyDataStatus = "INACTIVE"
-)
-
-// Valid indicates whether the value is a known member of the PostPaymentsOnramps201JSONResponseBodyDataStatus enum.
-func (e PostPaymentsOnramps201JSONResponseBodyDataStatus) Valid() bool {
-	switch e {
-	case PostPaymentsOnramps201JSONResponseBodyDataStatusACTIVE:
-		return true
-	case PostPaymentsOnramps201JSONResponseBodyDataStatusEXPIRED:
-		return true
-	case PostPaymentsOnramps201JSONResponseBodyDataStatusINACTIVE:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for PostPaymentsOnramps201JSONResponseBodyDataType.
-const (
-	PostPaymentsOnramps201JSONResponseBodyDataTypePERMANENT PostPaymentsOnramps201JSONResponseBodyDataType = "PERMANENT"
-	PostPaymentsOnramps201JSONResponseBodyDataTypeTEMPORARY PostPaymentsOnramps201JSONResponseBodyDataType = "TEMPORARY"
-)
-
-// Valid indicates whether the value is a known member of the PostPaymentsOnramps201JSONResponseBodyDataType enum.
-func (e PostPaymentsOnramps201JSONResponseBodyDataType) Valid() bool {
-	switch e {
-	case PostPaymentsOnramps201JSONResponseBodyDataTypePERMANENT:
-		return true
-	case PostPaymentsOnramps201JSONResponseBodyDataTypeTEMPORARY:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for GetPaymentsOnrampsIdParamsXSvcEnvironment.
 const (
 	GetPaymentsOnrampsIdParamsXSvcEnvironmentLive    GetPaymentsOnrampsIdParamsXSvcEnvironment = "live"
@@ -4545,129 +4440,6 @@ func (e GetPaymentsOnrampsIdParamsXSvcEnvironment) Valid() bool {
 	case GetPaymentsOnrampsIdParamsXSvcEnvironmentLive:
 		return true
 	case GetPaymentsOnrampsIdParamsXSvcEnvironmentSandbox:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for GetPaymentsOnrampsId200JSONResponseBodyDataCurrency.
-const (
-	GetPaymentsOnrampsId200JSONResponseBodyDataCurrencyNGN GetPaymentsOnrampsId200JSONResponseBodyDataCurrency = "NGN"
-)
-
-// Valid indicates whether the value is a known member of the GetPaymentsOnrampsId200JSONResponseBodyDataCurrency enum.
-func (e GetPaymentsOnrampsId200JSONResponseBodyDataCurrency) Valid() bool {
-	switch e {
-	case GetPaymentsOnrampsId200JSONResponseBodyDataCurrencyNGN:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for GetPaymentsOnrampsId200JSONResponseBodyDataSettlementAsset.
-const (
-	GetPaymentsOnrampsId200JSONResponseBodyDataSettlementAssetUSDC GetPaymentsOnrampsId200JSONResponseBodyDataSettlementAsset = "USDC"
-	GetPaymentsOnrampsId200JSONResponseBodyDataSettlementAssetUSDT GetPaymentsOnrampsId200JSONResponseBodyDataSettlementAsset = "USDT"
-)
-
-// Valid indicates whether the value is a known member of the GetPaymentsOnrampsId200JSONResponseBodyDataSettlementAsset enum.
-func (e GetPaymentsOnrampsId200JSONResponseBodyDataSettlementAsset) Valid() bool {
-	switch e {
-	case GetPaymentsOnrampsId200JSONResponseBodyDataSettlementAssetUSDC:
-		return true
-	case GetPaymentsOnrampsId200JSONResponseBodyDataSettlementAssetUSDT:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChain.
-const (
-	GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChainAPTOS    GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChain = "APTOS"
-	GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChainBASE     GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChain = "BASE"
-	GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChainCELO     GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChain = "CELO"
-	GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChainETHEREUM GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChain = "ETHEREUM"
-	GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChainPOLYGON  GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChain = "POLYGON"
-	GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChainSOLANA   GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChain = "SOLANA"
-	GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChainTRON     GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChain = "TRON"
-)
-
-// Valid indicates whether the value is a known member of the GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChain enum.
-func (e GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChain) Valid() bool {
-	switch e {
-	case GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChainAPTOS:
-		return true
-	case GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChainBASE:
-		return true
-	case GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChainCELO:
-		return true
-	case GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChainETHEREUM:
-		return true
-	case GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChainPOLYGON:
-		return true
-	case GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChainSOLANA:
-		return true
-	case GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChainTRON:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for GetPaymentsOnrampsId200JSONResponseBodyDataSettlementMode.
-const (
-	GetPaymentsOnrampsId200JSONResponseBodyDataSettlementModeINTERNALBALANCE GetPaymentsOnrampsId200JSONResponseBodyDataSettlementMode = "INTERNAL_BALANCE"
-	GetPaymentsOnrampsId200JSONResponseBodyDataSettlementModeONCHAIN         GetPaymentsOnrampsId200JSONResponseBodyDataSettlementMode = "ONCHAIN"
-)
-
-// Valid indicates whether the value is a known member of the GetPaymentsOnrampsId200JSONResponseBodyDataSettlementMode enum.
-func (e GetPaymentsOnrampsId200JSONResponseBodyDataSettlementMode) Valid() bool {
-	switch e {
-	case GetPaymentsOnrampsId200JSONResponseBodyDataSettlementModeINTERNALBALANCE:
-		return true
-	case GetPaymentsOnrampsId200JSONResponseBodyDataSettlementModeONCHAIN:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for GetPaymentsOnrampsId200JSONResponseBodyDataStatus.
-const (
-	GetPaymentsOnrampsId200JSONResponseBodyDataStatusACTIVE   GetPaymentsOnrampsId200JSONResponseBodyDataStatus = "ACTIVE"
-	GetPaymentsOnrampsId200JSONResponseBodyDataStatusEXPIRED  GetPaymentsOnrampsId200JSONResponseBodyDataStatus = "EXPIRED"
-	GetPaymentsOnrampsId200JSONResponseBodyDataStatusINACTIVE GetPaymentsOnrampsId200JSONResponseBodyDataStatus = "INACTIVE"
-)
-
-// Valid indicates whether the value is a known member of the GetPaymentsOnrampsId200JSONResponseBodyDataStatus enum.
-func (e GetPaymentsOnrampsId200JSONResponseBodyDataStatus) Valid() bool {
-	switch e {
-	case GetPaymentsOnrampsId200JSONResponseBodyDataStatusACTIVE:
-		return true
-	case GetPaymentsOnrampsId200JSONResponseBodyDataStatusEXPIRED:
-		return true
-	case GetPaymentsOnrampsId200JSONResponseBodyDataStatusINACTIVE:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for GetPaymentsOnrampsId200JSONResponseBodyDataType.
-const (
-	GetPaymentsOnrampsId200JSONResponseBodyDataTypePERMANENT GetPaymentsOnrampsId200JSONResponseBodyDataType = "PERMANENT"
-	GetPaymentsOnrampsId200JSONResponseBodyDataTypeTEMPORARY GetPaymentsOnrampsId200JSONResponseBodyDataType = "TEMPORARY"
-)
-
-// Valid indicates whether the value is a known member of the GetPaymentsOnrampsId200JSONResponseBodyDataType enum.
-func (e GetPaymentsOnrampsId200JSONResponseBodyDataType) Valid() bool {
-	switch e {
-	case GetPaymentsOnrampsId200JSONResponseBodyDataTypePERMANENT:
-		return true
-	case GetPaymentsOnrampsId200JSONResponseBodyDataTypeTEMPORARY:
 		return true
 	default:
 		return false
@@ -5916,24 +5688,6 @@ func (e GetTradingMarketPairsParamsXSvcEnvironment) Valid() bool {
 	case GetTradingMarketPairsParamsXSvcEnvironmentLive:
 		return true
 	case GetTradingMarketPairsParamsXSvcEnvironmentSandbox:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for GetTradingMarketPairs200JSONResponseBodyDataStatus.
-const (
-	GetTradingMarketPairs200JSONResponseBodyDataStatusActive   GetTradingMarketPairs200JSONResponseBodyDataStatus = "active"
-	GetTradingMarketPairs200JSONResponseBodyDataStatusInactive GetTradingMarketPairs200JSONResponseBodyDataStatus = "inactive"
-)
-
-// Valid indicates whether the value is a known member of the GetTradingMarketPairs200JSONResponseBodyDataStatus enum.
-func (e GetTradingMarketPairs200JSONResponseBodyDataStatus) Valid() bool {
-	switch e {
-	case GetTradingMarketPairs200JSONResponseBodyDataStatusActive:
-		return true
-	case GetTradingMarketPairs200JSONResponseBodyDataStatusInactive:
 		return true
 	default:
 		return false
@@ -7372,6 +7126,103 @@ type KYCVerificationStatus string
 // KYCVerificationTier Example: TIER_1
 type KYCVerificationTier string
 
+// Kline defines model for Kline.
+type Kline struct {
+	// Close Example: 1500.00
+	Close *string `json:"close,omitempty"`
+
+	// CloseTime unix ms, open_time + width - 1
+	CloseTime *int `json:"close_time,omitempty"`
+
+	// High Example: 1500.00
+	High *string `json:"high,omitempty"`
+
+	// Low Example: 1500.00
+	Low *string `json:"low,omitempty"`
+
+	// Open Example: 1500.00
+	Open *string `json:"open,omitempty"`
+
+	// OpenTime unix ms
+	OpenTime *int `json:"open_time,omitempty"`
+
+	// Volume base quantity
+	//
+	// Example: 1500.00
+	Volume *string `json:"volume,omitempty"`
+}
+
+// KlineList defines model for KlineList.
+type KlineList = []Kline
+
+// MarketPair defines model for MarketPair.
+type MarketPair struct {
+	BaseAsset *string `json:"base_asset,omitempty"`
+
+	// MinNotional smallest price x quantity, in the quote asset
+	//
+	// Example: 1500.00
+	MinNotional *string `json:"min_notional,omitempty"`
+
+	// MinQuantity Example: 1500.00
+	MinQuantity *string `json:"min_quantity,omitempty"`
+
+	// PricePrecision decimals of prices
+	PricePrecision *int `json:"price_precision,omitempty"`
+
+	// QuantityPrecision decimals of quantities
+	QuantityPrecision *int    `json:"quantity_precision,omitempty"`
+	QuoteAsset        *string `json:"quote_asset,omitempty"`
+
+	// Status Example: active
+	Status *MarketPairStatus `json:"status,omitempty"`
+
+	// StepSize quantity step
+	//
+	// Example: 1500.00
+	StepSize *string `json:"step_size,omitempty"`
+	Symbol   *string `json:"symbol,omitempty"`
+
+	// TickSize price step
+	//
+	// Example: 1500.00
+	TickSize *string `json:"tick_size,omitempty"`
+}
+
+// MarketPairStatus Example: active
+type MarketPairStatus string
+
+// MarketPairList defines model for MarketPairList.
+type MarketPairList = []MarketPair
+
+// MerchantBalance defines model for MerchantBalance.
+type MerchantBalance struct {
+	// Available USDT
+	//
+	// Example: 1500.00
+	Available string `json:"available"`
+
+	// Currency Example: USDT
+	Currency    MerchantBalanceCurrency `json:"currency"`
+	OtherAssets *[]struct {
+		// Amount Example: 1500.00
+		Amount  *string `json:"amount,omitempty"`
+		Asset   *string `json:"asset,omitempty"`
+		Purpose *string `json:"purpose,omitempty"`
+	} `json:"other_assets,omitempty"`
+
+	// Pending USDT locked in pending operations (deposits converting, transfers in flight)
+	//
+	// Example: 1500.00
+	Pending string `json:"pending"`
+
+	// UpdatedAt Example: 2026-01-02T15:04:05.000Z
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+}
+
+// MerchantBalanceCurrency Example: USDT
+type MerchantBalanceCurrency string
+
 // Offramp defines model for Offramp.
 type Offramp struct {
 	// Asset Example: USDC
@@ -7450,6 +7301,98 @@ type OfframpType string
 // OfframpPage defines model for OfframpPage.
 type OfframpPage struct {
 	Items []Offramp `json:"items"`
+
+	// Meta paging of a list: the page (1-indexed), its size, the total number of items and of pages
+	//
+	// Example: {"limit":20,"page":1,"total":42,"total_pages":3}
+	Meta PageMeta `json:"meta"`
+}
+
+// Onramp defines model for Onramp.
+type Onramp struct {
+	AccountName string `json:"accountName"`
+
+	// AccountNumber 10-digit NUBAN to transfer NGN to
+	AccountNumber string `json:"accountNumber"`
+
+	// Amount NGN to transfer, exactly (TEMPORARY only)
+	//
+	// Example: 1500.00
+	Amount   *string `json:"amount,omitempty"`
+	BankName string  `json:"bankName"`
+
+	// CreatedAt Example: 2026-01-02T15:04:05.000Z
+	CreatedAt time.Time `json:"created_at"`
+
+	// Currency Example: NGN
+	Currency *OnrampCurrency `json:"currency,omitempty"`
+
+	// CustomerId Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
+	CustomerId *openapi_types.UUID `json:"customer_id,omitempty"`
+
+	// ExpiresAt TEMPORARY only: 25 minutes after creation
+	//
+	// Example: 2026-01-02T15:04:05.000Z
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+	// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
+	Id openapi_types.UUID `json:"id"`
+
+	// Rate locked NGN price of one unit of the settlement asset (TEMPORARY only)
+	//
+	// Example: 1500.00
+	Rate *string `json:"rate,omitempty"`
+
+	// RateId the locked rate, when one was given
+	//
+	// Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
+	RateId *openapi_types.UUID `json:"rate_id,omitempty"`
+
+	// Reference payment reference deposits carry
+	Reference  *string `json:"reference,omitempty"`
+	Settlement *struct {
+		// Asset Example: USDC
+		Asset OnrampSettlementAsset `json:"asset"`
+
+		// Chain Example: APTOS
+		Chain              *OnrampSettlementChain `json:"chain,omitempty"`
+		DestinationAddress *string                `json:"destination_address,omitempty"`
+
+		// Mode Example: ONCHAIN
+		Mode OnrampSettlementMode `json:"mode"`
+	} `json:"settlement,omitempty"`
+
+	// Status Example: ACTIVE
+	Status OnrampStatus `json:"status"`
+
+	// Type Example: TEMPORARY
+	Type OnrampType `json:"type"`
+
+	// UpdatedAt Example: 2026-01-02T15:04:05.000Z
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+}
+
+// OnrampCurrency Example: NGN
+type OnrampCurrency string
+
+// OnrampSettlementAsset Example: USDC
+type OnrampSettlementAsset string
+
+// OnrampSettlementChain Example: APTOS
+type OnrampSettlementChain string
+
+// OnrampSettlementMode Example: ONCHAIN
+type OnrampSettlementMode string
+
+// OnrampStatus Example: ACTIVE
+type OnrampStatus string
+
+// OnrampType Example: TEMPORARY
+type OnrampType string
+
+// OnrampPage defines model for OnrampPage.
+type OnrampPage struct {
+	Items []Onramp `json:"items"`
 
 	// Meta paging of a list: the page (1-indexed), its size, the total number of items and of pages
 	//
@@ -9368,9 +9311,6 @@ type GetPaymentsMerchantBalanceParams struct {
 // GetPaymentsMerchantBalanceParamsXSvcEnvironment defines parameters for GetPaymentsMerchantBalance.
 type GetPaymentsMerchantBalanceParamsXSvcEnvironment string
 
-// GetPaymentsMerchantBalance200JSONResponseBodyDataCurrency defines parameters for GetPaymentsMerchantBalance.
-type GetPaymentsMerchantBalance200JSONResponseBodyDataCurrency string
-
 // PostPaymentsMerchantBalanceTransferJSONBody defines parameters for PostPaymentsMerchantBalanceTransfer.
 type PostPaymentsMerchantBalanceTransferJSONBody struct {
 	// AmountUsd USDT to move, up to 6 places
@@ -9570,24 +9510,6 @@ type GetPaymentsOnrampsParamsStatus string
 // GetPaymentsOnrampsParamsXSvcEnvironment defines parameters for GetPaymentsOnramps.
 type GetPaymentsOnrampsParamsXSvcEnvironment string
 
-// GetPaymentsOnramps200JSONResponseBodyDataItemsCurrency defines parameters for GetPaymentsOnramps.
-type GetPaymentsOnramps200JSONResponseBodyDataItemsCurrency string
-
-// GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementAsset defines parameters for GetPaymentsOnramps.
-type GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementAsset string
-
-// GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChain defines parameters for GetPaymentsOnramps.
-type GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChain string
-
-// GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementMode defines parameters for GetPaymentsOnramps.
-type GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementMode string
-
-// GetPaymentsOnramps200JSONResponseBodyDataItemsStatus defines parameters for GetPaymentsOnramps.
-type GetPaymentsOnramps200JSONResponseBodyDataItemsStatus string
-
-// GetPaymentsOnramps200JSONResponseBodyDataItemsType defines parameters for GetPaymentsOnramps.
-type GetPaymentsOnramps200JSONResponseBodyDataItemsType string
-
 // PostPaymentsOnrampsJSONBody defines parameters for PostPaymentsOnramps.
 type PostPaymentsOnrampsJSONBody struct {
 	// Amount NGN amount (number or decimal string, at most 2 places); required for TEMPORARY
@@ -9647,24 +9569,6 @@ type PostPaymentsOnrampsJSONBodySettlementMode string
 // PostPaymentsOnrampsJSONBodyType defines parameters for PostPaymentsOnramps.
 type PostPaymentsOnrampsJSONBodyType string
 
-// PostPaymentsOnramps201JSONResponseBodyDataCurrency defines parameters for PostPaymentsOnramps.
-type PostPaymentsOnramps201JSONResponseBodyDataCurrency string
-
-// PostPaymentsOnramps201JSONResponseBodyDataSettlementAsset defines parameters for PostPaymentsOnramps.
-type PostPaymentsOnramps201JSONResponseBodyDataSettlementAsset string
-
-// PostPaymentsOnramps201JSONResponseBodyDataSettlementChain defines parameters for PostPaymentsOnramps.
-type PostPaymentsOnramps201JSONResponseBodyDataSettlementChain string
-
-// PostPaymentsOnramps201JSONResponseBodyDataSettlementMode defines parameters for PostPaymentsOnramps.
-type PostPaymentsOnramps201JSONResponseBodyDataSettlementMode string
-
-// PostPaymentsOnramps201JSONResponseBodyDataStatus defines parameters for PostPaymentsOnramps.
-type PostPaymentsOnramps201JSONResponseBodyDataStatus string
-
-// PostPaymentsOnramps201JSONResponseBodyDataType defines parameters for PostPaymentsOnramps.
-type PostPaymentsOnramps201JSONResponseBodyDataType string
-
 // GetPaymentsOnrampsIdParams defines parameters for GetPaymentsOnrampsId.
 type GetPaymentsOnrampsIdParams struct {
 	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
@@ -9673,24 +9577,6 @@ type GetPaymentsOnrampsIdParams struct {
 
 // GetPaymentsOnrampsIdParamsXSvcEnvironment defines parameters for GetPaymentsOnrampsId.
 type GetPaymentsOnrampsIdParamsXSvcEnvironment string
-
-// GetPaymentsOnrampsId200JSONResponseBodyDataCurrency defines parameters for GetPaymentsOnrampsId.
-type GetPaymentsOnrampsId200JSONResponseBodyDataCurrency string
-
-// GetPaymentsOnrampsId200JSONResponseBodyDataSettlementAsset defines parameters for GetPaymentsOnrampsId.
-type GetPaymentsOnrampsId200JSONResponseBodyDataSettlementAsset string
-
-// GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChain defines parameters for GetPaymentsOnrampsId.
-type GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChain string
-
-// GetPaymentsOnrampsId200JSONResponseBodyDataSettlementMode defines parameters for GetPaymentsOnrampsId.
-type GetPaymentsOnrampsId200JSONResponseBodyDataSettlementMode string
-
-// GetPaymentsOnrampsId200JSONResponseBodyDataStatus defines parameters for GetPaymentsOnrampsId.
-type GetPaymentsOnrampsId200JSONResponseBodyDataStatus string
-
-// GetPaymentsOnrampsId200JSONResponseBodyDataType defines parameters for GetPaymentsOnrampsId.
-type GetPaymentsOnrampsId200JSONResponseBodyDataType string
 
 // GetPaymentsRatesParams defines parameters for GetPaymentsRates.
 type GetPaymentsRatesParams struct {
@@ -10426,9 +10312,6 @@ type GetTradingMarketPairsParams struct {
 
 // GetTradingMarketPairsParamsXSvcEnvironment defines parameters for GetTradingMarketPairs.
 type GetTradingMarketPairsParamsXSvcEnvironment string
-
-// GetTradingMarketPairs200JSONResponseBodyDataStatus defines parameters for GetTradingMarketPairs.
-type GetTradingMarketPairs200JSONResponseBodyDataStatus string
 
 // GetTradingMarketTickerParams defines parameters for GetTradingMarketTicker.
 type GetTradingMarketTickerParams struct {
@@ -29625,29 +29508,7 @@ type GetPaymentsMerchantBalanceResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		Data *struct {
-			// Available USDT
-			//
-			// Example: 1500.00
-			Available string `json:"available"`
-
-			// Currency Example: USDT
-			Currency    GetPaymentsMerchantBalance200JSONResponseBodyDataCurrency `json:"currency"`
-			OtherAssets *[]struct {
-				// Amount Example: 1500.00
-				Amount  *string `json:"amount,omitempty"`
-				Asset   *string `json:"asset,omitempty"`
-				Purpose *string `json:"purpose,omitempty"`
-			} `json:"other_assets,omitempty"`
-
-			// Pending USDT locked in pending operations (deposits converting, transfers in flight)
-			//
-			// Example: 1500.00
-			Pending string `json:"pending"`
-
-			// UpdatedAt Example: 2026-01-02T15:04:05.000Z
-			UpdatedAt *time.Time `json:"updated_at,omitempty"`
-		} `json:"data,omitempty"`
+		Data *MerchantBalance `json:"data,omitempty"`
 
 		// Message optional note for people
 		Message *string `json:"message,omitempty"`
@@ -29665,29 +29526,7 @@ type GetPaymentsMerchantBalanceResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetPaymentsMerchantBalanceResponse) GetJSON200() *struct {
-	Data *struct {
-		// Available USDT
-		//
-		// Example: 1500.00
-		Available string `json:"available"`
-
-		// Currency Example: USDT
-		Currency    GetPaymentsMerchantBalance200JSONResponseBodyDataCurrency `json:"currency"`
-		OtherAssets *[]struct {
-			// Amount Example: 1500.00
-			Amount  *string `json:"amount,omitempty"`
-			Asset   *string `json:"asset,omitempty"`
-			Purpose *string `json:"purpose,omitempty"`
-		} `json:"other_assets,omitempty"`
-
-		// Pending USDT locked in pending operations (deposits converting, transfers in flight)
-		//
-		// Example: 1500.00
-		Pending string `json:"pending"`
-
-		// UpdatedAt Example: 2026-01-02T15:04:05.000Z
-		UpdatedAt *time.Time `json:"updated_at,omitempty"`
-	} `json:"data,omitempty"`
+	Data *MerchantBalance `json:"data,omitempty"`
 
 	// Message optional note for people
 	Message *string `json:"message,omitempty"`
@@ -30577,75 +30416,7 @@ type GetPaymentsOnrampsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		Data *struct {
-			Items *[]struct {
-				AccountName string `json:"accountName"`
-
-				// AccountNumber 10-digit NUBAN to transfer NGN to
-				AccountNumber string `json:"accountNumber"`
-
-				// Amount NGN to transfer, exactly (TEMPORARY only)
-				//
-				// Example: 1500.00
-				Amount   *string `json:"amount,omitempty"`
-				BankName string  `json:"bankName"`
-
-				// CreatedAt Example: 2026-01-02T15:04:05.000Z
-				CreatedAt time.Time `json:"created_at"`
-
-				// Currency Example: NGN
-				Currency *GetPaymentsOnramps200JSONResponseBodyDataItemsCurrency `json:"currency,omitempty"`
-
-				// CustomerId Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-				CustomerId *openapi_types.UUID `json:"customer_id,omitempty"`
-
-				// ExpiresAt TEMPORARY only: 25 minutes after creation
-				//
-				// Example: 2026-01-02T15:04:05.000Z
-				ExpiresAt *time.Time `json:"expiresAt,omitempty"`
-
-				// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-				Id openapi_types.UUID `json:"id"`
-
-				// Rate locked NGN price of one unit of the settlement asset (TEMPORARY only)
-				//
-				// Example: 1500.00
-				Rate *string `json:"rate,omitempty"`
-
-				// RateId the locked rate, when one was given
-				//
-				// Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-				RateId *openapi_types.UUID `json:"rate_id,omitempty"`
-
-				// Reference payment reference deposits carry
-				Reference  *string `json:"reference,omitempty"`
-				Settlement *struct {
-					// Asset Example: USDC
-					Asset GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementAsset `json:"asset"`
-
-					// Chain Example: APTOS
-					Chain              *GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChain `json:"chain,omitempty"`
-					DestinationAddress *string                                                        `json:"destination_address,omitempty"`
-
-					// Mode Example: ONCHAIN
-					Mode GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementMode `json:"mode"`
-				} `json:"settlement,omitempty"`
-
-				// Status Example: ACTIVE
-				Status GetPaymentsOnramps200JSONResponseBodyDataItemsStatus `json:"status"`
-
-				// Type Example: TEMPORARY
-				Type GetPaymentsOnramps200JSONResponseBodyDataItemsType `json:"type"`
-
-				// UpdatedAt Example: 2026-01-02T15:04:05.000Z
-				UpdatedAt *time.Time `json:"updated_at,omitempty"`
-			} `json:"items,omitempty"`
-
-			// Meta paging of a list: the page (1-indexed), its size, the total number of items and of pages
-			//
-			// Example: {"limit":20,"page":1,"total":42,"total_pages":3}
-			Meta *PageMeta `json:"meta,omitempty"`
-		} `json:"data,omitempty"`
+		Data *OnrampPage `json:"data,omitempty"`
 
 		// Message optional note for people
 		Message *string `json:"message,omitempty"`
@@ -30665,75 +30436,7 @@ type GetPaymentsOnrampsResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetPaymentsOnrampsResponse) GetJSON200() *struct {
-	Data *struct {
-		Items *[]struct {
-			AccountName string `json:"accountName"`
-
-			// AccountNumber 10-digit NUBAN to transfer NGN to
-			AccountNumber string `json:"accountNumber"`
-
-			// Amount NGN to transfer, exactly (TEMPORARY only)
-			//
-			// Example: 1500.00
-			Amount   *string `json:"amount,omitempty"`
-			BankName string  `json:"bankName"`
-
-			// CreatedAt Example: 2026-01-02T15:04:05.000Z
-			CreatedAt time.Time `json:"created_at"`
-
-			// Currency Example: NGN
-			Currency *GetPaymentsOnramps200JSONResponseBodyDataItemsCurrency `json:"currency,omitempty"`
-
-			// CustomerId Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-			CustomerId *openapi_types.UUID `json:"customer_id,omitempty"`
-
-			// ExpiresAt TEMPORARY only: 25 minutes after creation
-			//
-			// Example: 2026-01-02T15:04:05.000Z
-			ExpiresAt *time.Time `json:"expiresAt,omitempty"`
-
-			// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-			Id openapi_types.UUID `json:"id"`
-
-			// Rate locked NGN price of one unit of the settlement asset (TEMPORARY only)
-			//
-			// Example: 1500.00
-			Rate *string `json:"rate,omitempty"`
-
-			// RateId the locked rate, when one was given
-			//
-			// Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-			RateId *openapi_types.UUID `json:"rate_id,omitempty"`
-
-			// Reference payment reference deposits carry
-			Reference  *string `json:"reference,omitempty"`
-			Settlement *struct {
-				// Asset Example: USDC
-				Asset GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementAsset `json:"asset"`
-
-				// Chain Example: APTOS
-				Chain              *GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChain `json:"chain,omitempty"`
-				DestinationAddress *string                                                        `json:"destination_address,omitempty"`
-
-				// Mode Example: ONCHAIN
-				Mode GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementMode `json:"mode"`
-			} `json:"settlement,omitempty"`
-
-			// Status Example: ACTIVE
-			Status GetPaymentsOnramps200JSONResponseBodyDataItemsStatus `json:"status"`
-
-			// Type Example: TEMPORARY
-			Type GetPaymentsOnramps200JSONResponseBodyDataItemsType `json:"type"`
-
-			// UpdatedAt Example: 2026-01-02T15:04:05.000Z
-			UpdatedAt *time.Time `json:"updated_at,omitempty"`
-		} `json:"items,omitempty"`
-
-		// Meta paging of a list: the page (1-indexed), its size, the total number of items and of pages
-		//
-		// Example: {"limit":20,"page":1,"total":42,"total_pages":3}
-		Meta *PageMeta `json:"meta,omitempty"`
-	} `json:"data,omitempty"`
+	Data *OnrampPage `json:"data,omitempty"`
 
 	// Message optional note for people
 	Message *string `json:"message,omitempty"`
@@ -30813,68 +30516,7 @@ type PostPaymentsOnrampsResponse struct {
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *struct {
-		Data *struct {
-			AccountName string `json:"accountName"`
-
-			// AccountNumber 10-digit NUBAN to transfer NGN to
-			AccountNumber string `json:"accountNumber"`
-
-			// Amount NGN to transfer, exactly (TEMPORARY only)
-			//
-			// Example: 1500.00
-			Amount   *string `json:"amount,omitempty"`
-			BankName string  `json:"bankName"`
-
-			// CreatedAt Example: 2026-01-02T15:04:05.000Z
-			CreatedAt time.Time `json:"created_at"`
-
-			// Currency Example: NGN
-			Currency *PostPaymentsOnramps201JSONResponseBodyDataCurrency `json:"currency,omitempty"`
-
-			// CustomerId Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-			CustomerId *openapi_types.UUID `json:"customer_id,omitempty"`
-
-			// ExpiresAt TEMPORARY only: 25 minutes after creation
-			//
-			// Example: 2026-01-02T15:04:05.000Z
-			ExpiresAt *time.Time `json:"expiresAt,omitempty"`
-
-			// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-			Id openapi_types.UUID `json:"id"`
-
-			// Rate locked NGN price of one unit of the settlement asset (TEMPORARY only)
-			//
-			// Example: 1500.00
-			Rate *string `json:"rate,omitempty"`
-
-			// RateId the locked rate, when one was given
-			//
-			// Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-			RateId *openapi_types.UUID `json:"rate_id,omitempty"`
-
-			// Reference payment reference deposits carry
-			Reference  *string `json:"reference,omitempty"`
-			Settlement *struct {
-				// Asset Example: USDC
-				Asset PostPaymentsOnramps201JSONResponseBodyDataSettlementAsset `json:"asset"`
-
-				// Chain Example: APTOS
-				Chain              *PostPaymentsOnramps201JSONResponseBodyDataSettlementChain `json:"chain,omitempty"`
-				DestinationAddress *string                                                    `json:"destination_address,omitempty"`
-
-				// Mode Example: ONCHAIN
-				Mode PostPaymentsOnramps201JSONResponseBodyDataSettlementMode `json:"mode"`
-			} `json:"settlement,omitempty"`
-
-			// Status Example: ACTIVE
-			Status PostPaymentsOnramps201JSONResponseBodyDataStatus `json:"status"`
-
-			// Type Example: TEMPORARY
-			Type PostPaymentsOnramps201JSONResponseBodyDataType `json:"type"`
-
-			// UpdatedAt Example: 2026-01-02T15:04:05.000Z
-			UpdatedAt *time.Time `json:"updated_at,omitempty"`
-		} `json:"data,omitempty"`
+		Data *Onramp `json:"data,omitempty"`
 
 		// Message optional note for people
 		Message *string `json:"message,omitempty"`
@@ -30906,68 +30548,7 @@ type PostPaymentsOnrampsResponse struct {
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
 func (r PostPaymentsOnrampsResponse) GetJSON201() *struct {
-	Data *struct {
-		AccountName string `json:"accountName"`
-
-		// AccountNumber 10-digit NUBAN to transfer NGN to
-		AccountNumber string `json:"accountNumber"`
-
-		// Amount NGN to transfer, exactly (TEMPORARY only)
-		//
-		// Example: 1500.00
-		Amount   *string `json:"amount,omitempty"`
-		BankName string  `json:"bankName"`
-
-		// CreatedAt Example: 2026-01-02T15:04:05.000Z
-		CreatedAt time.Time `json:"created_at"`
-
-		// Currency Example: NGN
-		Currency *PostPaymentsOnramps201JSONResponseBodyDataCurrency `json:"currency,omitempty"`
-
-		// CustomerId Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-		CustomerId *openapi_types.UUID `json:"customer_id,omitempty"`
-
-		// ExpiresAt TEMPORARY only: 25 minutes after creation
-		//
-		// Example: 2026-01-02T15:04:05.000Z
-		ExpiresAt *time.Time `json:"expiresAt,omitempty"`
-
-		// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-		Id openapi_types.UUID `json:"id"`
-
-		// Rate locked NGN price of one unit of the settlement asset (TEMPORARY only)
-		//
-		// Example: 1500.00
-		Rate *string `json:"rate,omitempty"`
-
-		// RateId the locked rate, when one was given
-		//
-		// Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-		RateId *openapi_types.UUID `json:"rate_id,omitempty"`
-
-		// Reference payment reference deposits carry
-		Reference  *string `json:"reference,omitempty"`
-		Settlement *struct {
-			// Asset Example: USDC
-			Asset PostPaymentsOnramps201JSONResponseBodyDataSettlementAsset `json:"asset"`
-
-			// Chain Example: APTOS
-			Chain              *PostPaymentsOnramps201JSONResponseBodyDataSettlementChain `json:"chain,omitempty"`
-			DestinationAddress *string                                                    `json:"destination_address,omitempty"`
-
-			// Mode Example: ONCHAIN
-			Mode PostPaymentsOnramps201JSONResponseBodyDataSettlementMode `json:"mode"`
-		} `json:"settlement,omitempty"`
-
-		// Status Example: ACTIVE
-		Status PostPaymentsOnramps201JSONResponseBodyDataStatus `json:"status"`
-
-		// Type Example: TEMPORARY
-		Type PostPaymentsOnramps201JSONResponseBodyDataType `json:"type"`
-
-		// UpdatedAt Example: 2026-01-02T15:04:05.000Z
-		UpdatedAt *time.Time `json:"updated_at,omitempty"`
-	} `json:"data,omitempty"`
+	Data *Onramp `json:"data,omitempty"`
 
 	// Message optional note for people
 	Message *string `json:"message,omitempty"`
@@ -31066,68 +30647,7 @@ type GetPaymentsOnrampsIdResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		Data *struct {
-			AccountName string `json:"accountName"`
-
-			// AccountNumber 10-digit NUBAN to transfer NGN to
-			AccountNumber string `json:"accountNumber"`
-
-			// Amount NGN to transfer, exactly (TEMPORARY only)
-			//
-			// Example: 1500.00
-			Amount   *string `json:"amount,omitempty"`
-			BankName string  `json:"bankName"`
-
-			// CreatedAt Example: 2026-01-02T15:04:05.000Z
-			CreatedAt time.Time `json:"created_at"`
-
-			// Currency Example: NGN
-			Currency *GetPaymentsOnrampsId200JSONResponseBodyDataCurrency `json:"currency,omitempty"`
-
-			// CustomerId Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-			CustomerId *openapi_types.UUID `json:"customer_id,omitempty"`
-
-			// ExpiresAt TEMPORARY only: 25 minutes after creation
-			//
-			// Example: 2026-01-02T15:04:05.000Z
-			ExpiresAt *time.Time `json:"expiresAt,omitempty"`
-
-			// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-			Id openapi_types.UUID `json:"id"`
-
-			// Rate locked NGN price of one unit of the settlement asset (TEMPORARY only)
-			//
-			// Example: 1500.00
-			Rate *string `json:"rate,omitempty"`
-
-			// RateId the locked rate, when one was given
-			//
-			// Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-			RateId *openapi_types.UUID `json:"rate_id,omitempty"`
-
-			// Reference payment reference deposits carry
-			Reference  *string `json:"reference,omitempty"`
-			Settlement *struct {
-				// Asset Example: USDC
-				Asset GetPaymentsOnrampsId200JSONResponseBodyDataSettlementAsset `json:"asset"`
-
-				// Chain Example: APTOS
-				Chain              *GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChain `json:"chain,omitempty"`
-				DestinationAddress *string                                                     `json:"destination_address,omitempty"`
-
-				// Mode Example: ONCHAIN
-				Mode GetPaymentsOnrampsId200JSONResponseBodyDataSettlementMode `json:"mode"`
-			} `json:"settlement,omitempty"`
-
-			// Status Example: ACTIVE
-			Status GetPaymentsOnrampsId200JSONResponseBodyDataStatus `json:"status"`
-
-			// Type Example: TEMPORARY
-			Type GetPaymentsOnrampsId200JSONResponseBodyDataType `json:"type"`
-
-			// UpdatedAt Example: 2026-01-02T15:04:05.000Z
-			UpdatedAt *time.Time `json:"updated_at,omitempty"`
-		} `json:"data,omitempty"`
+		Data *Onramp `json:"data,omitempty"`
 
 		// Message optional note for people
 		Message *string `json:"message,omitempty"`
@@ -31147,68 +30667,7 @@ type GetPaymentsOnrampsIdResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetPaymentsOnrampsIdResponse) GetJSON200() *struct {
-	Data *struct {
-		AccountName string `json:"accountName"`
-
-		// AccountNumber 10-digit NUBAN to transfer NGN to
-		AccountNumber string `json:"accountNumber"`
-
-		// Amount NGN to transfer, exactly (TEMPORARY only)
-		//
-		// Example: 1500.00
-		Amount   *string `json:"amount,omitempty"`
-		BankName string  `json:"bankName"`
-
-		// CreatedAt Example: 2026-01-02T15:04:05.000Z
-		CreatedAt time.Time `json:"created_at"`
-
-		// Currency Example: NGN
-		Currency *GetPaymentsOnrampsId200JSONResponseBodyDataCurrency `json:"currency,omitempty"`
-
-		// CustomerId Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-		CustomerId *openapi_types.UUID `json:"customer_id,omitempty"`
-
-		// ExpiresAt TEMPORARY only: 25 minutes after creation
-		//
-		// Example: 2026-01-02T15:04:05.000Z
-		ExpiresAt *time.Time `json:"expiresAt,omitempty"`
-
-		// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-		Id openapi_types.UUID `json:"id"`
-
-		// Rate locked NGN price of one unit of the settlement asset (TEMPORARY only)
-		//
-		// Example: 1500.00
-		Rate *string `json:"rate,omitempty"`
-
-		// RateId the locked rate, when one was given
-		//
-		// Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-		RateId *openapi_types.UUID `json:"rate_id,omitempty"`
-
-		// Reference payment reference deposits carry
-		Reference  *string `json:"reference,omitempty"`
-		Settlement *struct {
-			// Asset Example: USDC
-			Asset GetPaymentsOnrampsId200JSONResponseBodyDataSettlementAsset `json:"asset"`
-
-			// Chain Example: APTOS
-			Chain              *GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChain `json:"chain,omitempty"`
-			DestinationAddress *string                                                     `json:"destination_address,omitempty"`
-
-			// Mode Example: ONCHAIN
-			Mode GetPaymentsOnrampsId200JSONResponseBodyDataSettlementMode `json:"mode"`
-		} `json:"settlement,omitempty"`
-
-		// Status Example: ACTIVE
-		Status GetPaymentsOnrampsId200JSONResponseBodyDataStatus `json:"status"`
-
-		// Type Example: TEMPORARY
-		Type GetPaymentsOnrampsId200JSONResponseBodyDataType `json:"type"`
-
-		// UpdatedAt Example: 2026-01-02T15:04:05.000Z
-		UpdatedAt *time.Time `json:"updated_at,omitempty"`
-	} `json:"data,omitempty"`
+	Data *Onramp `json:"data,omitempty"`
 
 	// Message optional note for people
 	Message *string `json:"message,omitempty"`
@@ -33589,30 +33048,7 @@ type GetTradingMarketKlinesResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		Data *[]struct {
-			// Close Example: 1500.00
-			Close *string `json:"close,omitempty"`
-
-			// CloseTime unix ms, open_time + width - 1
-			CloseTime *int `json:"close_time,omitempty"`
-
-			// High Example: 1500.00
-			High *string `json:"high,omitempty"`
-
-			// Low Example: 1500.00
-			Low *string `json:"low,omitempty"`
-
-			// Open Example: 1500.00
-			Open *string `json:"open,omitempty"`
-
-			// OpenTime unix ms
-			OpenTime *int `json:"open_time,omitempty"`
-
-			// Volume base quantity
-			//
-			// Example: 1500.00
-			Volume *string `json:"volume,omitempty"`
-		} `json:"data,omitempty"`
+		Data *KlineList `json:"data,omitempty"`
 
 		// Message optional note for people
 		Message *string `json:"message,omitempty"`
@@ -33637,30 +33073,7 @@ type GetTradingMarketKlinesResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetTradingMarketKlinesResponse) GetJSON200() *struct {
-	Data *[]struct {
-		// Close Example: 1500.00
-		Close *string `json:"close,omitempty"`
-
-		// CloseTime unix ms, open_time + width - 1
-		CloseTime *int `json:"close_time,omitempty"`
-
-		// High Example: 1500.00
-		High *string `json:"high,omitempty"`
-
-		// Low Example: 1500.00
-		Low *string `json:"low,omitempty"`
-
-		// Open Example: 1500.00
-		Open *string `json:"open,omitempty"`
-
-		// OpenTime unix ms
-		OpenTime *int `json:"open_time,omitempty"`
-
-		// Volume base quantity
-		//
-		// Example: 1500.00
-		Volume *string `json:"volume,omitempty"`
-	} `json:"data,omitempty"`
+	Data *KlineList `json:"data,omitempty"`
 
 	// Message optional note for people
 	Message *string `json:"message,omitempty"`
@@ -33853,38 +33266,7 @@ type GetTradingMarketPairsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		Data *[]struct {
-			BaseAsset *string `json:"base_asset,omitempty"`
-
-			// MinNotional smallest price x quantity, in the quote asset
-			//
-			// Example: 1500.00
-			MinNotional *string `json:"min_notional,omitempty"`
-
-			// MinQuantity Example: 1500.00
-			MinQuantity *string `json:"min_quantity,omitempty"`
-
-			// PricePrecision decimals of prices
-			PricePrecision *int `json:"price_precision,omitempty"`
-
-			// QuantityPrecision decimals of quantities
-			QuantityPrecision *int    `json:"quantity_precision,omitempty"`
-			QuoteAsset        *string `json:"quote_asset,omitempty"`
-
-			// Status Example: active
-			Status *GetTradingMarketPairs200JSONResponseBodyDataStatus `json:"status,omitempty"`
-
-			// StepSize quantity step
-			//
-			// Example: 1500.00
-			StepSize *string `json:"step_size,omitempty"`
-			Symbol   *string `json:"symbol,omitempty"`
-
-			// TickSize price step
-			//
-			// Example: 1500.00
-			TickSize *string `json:"tick_size,omitempty"`
-		} `json:"data,omitempty"`
+		Data *MarketPairList `json:"data,omitempty"`
 
 		// Message optional note for people
 		Message *string `json:"message,omitempty"`
@@ -33907,38 +33289,7 @@ type GetTradingMarketPairsResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetTradingMarketPairsResponse) GetJSON200() *struct {
-	Data *[]struct {
-		BaseAsset *string `json:"base_asset,omitempty"`
-
-		// MinNotional smallest price x quantity, in the quote asset
-		//
-		// Example: 1500.00
-		MinNotional *string `json:"min_notional,omitempty"`
-
-		// MinQuantity Example: 1500.00
-		MinQuantity *string `json:"min_quantity,omitempty"`
-
-		// PricePrecision decimals of prices
-		PricePrecision *int `json:"price_precision,omitempty"`
-
-		// QuantityPrecision decimals of quantities
-		QuantityPrecision *int    `json:"quantity_precision,omitempty"`
-		QuoteAsset        *string `json:"quote_asset,omitempty"`
-
-		// Status Example: active
-		Status *GetTradingMarketPairs200JSONResponseBodyDataStatus `json:"status,omitempty"`
-
-		// StepSize quantity step
-		//
-		// Example: 1500.00
-		StepSize *string `json:"step_size,omitempty"`
-		Symbol   *string `json:"symbol,omitempty"`
-
-		// TickSize price step
-		//
-		// Example: 1500.00
-		TickSize *string `json:"tick_size,omitempty"`
-	} `json:"data,omitempty"`
+	Data *MarketPairList `json:"data,omitempty"`
 
 	// Message optional note for people
 	Message *string `json:"message,omitempty"`
@@ -45467,29 +44818,7 @@ func ParseGetPaymentsMerchantBalanceResponse(rsp *http.Response) (*GetPaymentsMe
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			Data *struct {
-				// Available USDT
-				//
-				// Example: 1500.00
-				Available string `json:"available"`
-
-				// Currency Example: USDT
-				Currency    GetPaymentsMerchantBalance200JSONResponseBodyDataCurrency `json:"currency"`
-				OtherAssets *[]struct {
-					// Amount Example: 1500.00
-					Amount  *string `json:"amount,omitempty"`
-					Asset   *string `json:"asset,omitempty"`
-					Purpose *string `json:"purpose,omitempty"`
-				} `json:"other_assets,omitempty"`
-
-				// Pending USDT locked in pending operations (deposits converting, transfers in flight)
-				//
-				// Example: 1500.00
-				Pending string `json:"pending"`
-
-				// UpdatedAt Example: 2026-01-02T15:04:05.000Z
-				UpdatedAt *time.Time `json:"updated_at,omitempty"`
-			} `json:"data,omitempty"`
+			Data *MerchantBalance `json:"data,omitempty"`
 
 			// Message optional note for people
 			Message *string `json:"message,omitempty"`
@@ -46497,75 +45826,7 @@ func ParseGetPaymentsOnrampsResponse(rsp *http.Response) (*GetPaymentsOnrampsRes
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			Data *struct {
-				Items *[]struct {
-					AccountName string `json:"accountName"`
-
-					// AccountNumber 10-digit NUBAN to transfer NGN to
-					AccountNumber string `json:"accountNumber"`
-
-					// Amount NGN to transfer, exactly (TEMPORARY only)
-					//
-					// Example: 1500.00
-					Amount   *string `json:"amount,omitempty"`
-					BankName string  `json:"bankName"`
-
-					// CreatedAt Example: 2026-01-02T15:04:05.000Z
-					CreatedAt time.Time `json:"created_at"`
-
-					// Currency Example: NGN
-					Currency *GetPaymentsOnramps200JSONResponseBodyDataItemsCurrency `json:"currency,omitempty"`
-
-					// CustomerId Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-					CustomerId *openapi_types.UUID `json:"customer_id,omitempty"`
-
-					// ExpiresAt TEMPORARY only: 25 minutes after creation
-					//
-					// Example: 2026-01-02T15:04:05.000Z
-					ExpiresAt *time.Time `json:"expiresAt,omitempty"`
-
-					// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-					Id openapi_types.UUID `json:"id"`
-
-					// Rate locked NGN price of one unit of the settlement asset (TEMPORARY only)
-					//
-					// Example: 1500.00
-					Rate *string `json:"rate,omitempty"`
-
-					// RateId the locked rate, when one was given
-					//
-					// Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-					RateId *openapi_types.UUID `json:"rate_id,omitempty"`
-
-					// Reference payment reference deposits carry
-					Reference  *string `json:"reference,omitempty"`
-					Settlement *struct {
-						// Asset Example: USDC
-						Asset GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementAsset `json:"asset"`
-
-						// Chain Example: APTOS
-						Chain              *GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementChain `json:"chain,omitempty"`
-						DestinationAddress *string                                                        `json:"destination_address,omitempty"`
-
-						// Mode Example: ONCHAIN
-						Mode GetPaymentsOnramps200JSONResponseBodyDataItemsSettlementMode `json:"mode"`
-					} `json:"settlement,omitempty"`
-
-					// Status Example: ACTIVE
-					Status GetPaymentsOnramps200JSONResponseBodyDataItemsStatus `json:"status"`
-
-					// Type Example: TEMPORARY
-					Type GetPaymentsOnramps200JSONResponseBodyDataItemsType `json:"type"`
-
-					// UpdatedAt Example: 2026-01-02T15:04:05.000Z
-					UpdatedAt *time.Time `json:"updated_at,omitempty"`
-				} `json:"items,omitempty"`
-
-				// Meta paging of a list: the page (1-indexed), its size, the total number of items and of pages
-				//
-				// Example: {"limit":20,"page":1,"total":42,"total_pages":3}
-				Meta *PageMeta `json:"meta,omitempty"`
-			} `json:"data,omitempty"`
+			Data *OnrampPage `json:"data,omitempty"`
 
 			// Message optional note for people
 			Message *string `json:"message,omitempty"`
@@ -46683,68 +45944,7 @@ func ParsePostPaymentsOnrampsResponse(rsp *http.Response) (*PostPaymentsOnrampsR
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
 		var dest struct {
-			Data *struct {
-				AccountName string `json:"accountName"`
-
-				// AccountNumber 10-digit NUBAN to transfer NGN to
-				AccountNumber string `json:"accountNumber"`
-
-				// Amount NGN to transfer, exactly (TEMPORARY only)
-				//
-				// Example: 1500.00
-				Amount   *string `json:"amount,omitempty"`
-				BankName string  `json:"bankName"`
-
-				// CreatedAt Example: 2026-01-02T15:04:05.000Z
-				CreatedAt time.Time `json:"created_at"`
-
-				// Currency Example: NGN
-				Currency *PostPaymentsOnramps201JSONResponseBodyDataCurrency `json:"currency,omitempty"`
-
-				// CustomerId Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-				CustomerId *openapi_types.UUID `json:"customer_id,omitempty"`
-
-				// ExpiresAt TEMPORARY only: 25 minutes after creation
-				//
-				// Example: 2026-01-02T15:04:05.000Z
-				ExpiresAt *time.Time `json:"expiresAt,omitempty"`
-
-				// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-				Id openapi_types.UUID `json:"id"`
-
-				// Rate locked NGN price of one unit of the settlement asset (TEMPORARY only)
-				//
-				// Example: 1500.00
-				Rate *string `json:"rate,omitempty"`
-
-				// RateId the locked rate, when one was given
-				//
-				// Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-				RateId *openapi_types.UUID `json:"rate_id,omitempty"`
-
-				// Reference payment reference deposits carry
-				Reference  *string `json:"reference,omitempty"`
-				Settlement *struct {
-					// Asset Example: USDC
-					Asset PostPaymentsOnramps201JSONResponseBodyDataSettlementAsset `json:"asset"`
-
-					// Chain Example: APTOS
-					Chain              *PostPaymentsOnramps201JSONResponseBodyDataSettlementChain `json:"chain,omitempty"`
-					DestinationAddress *string                                                    `json:"destination_address,omitempty"`
-
-					// Mode Example: ONCHAIN
-					Mode PostPaymentsOnramps201JSONResponseBodyDataSettlementMode `json:"mode"`
-				} `json:"settlement,omitempty"`
-
-				// Status Example: ACTIVE
-				Status PostPaymentsOnramps201JSONResponseBodyDataStatus `json:"status"`
-
-				// Type Example: TEMPORARY
-				Type PostPaymentsOnramps201JSONResponseBodyDataType `json:"type"`
-
-				// UpdatedAt Example: 2026-01-02T15:04:05.000Z
-				UpdatedAt *time.Time `json:"updated_at,omitempty"`
-			} `json:"data,omitempty"`
+			Data *Onramp `json:"data,omitempty"`
 
 			// Message optional note for people
 			Message *string `json:"message,omitempty"`
@@ -46914,68 +46114,7 @@ func ParseGetPaymentsOnrampsIdResponse(rsp *http.Response) (*GetPaymentsOnrampsI
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			Data *struct {
-				AccountName string `json:"accountName"`
-
-				// AccountNumber 10-digit NUBAN to transfer NGN to
-				AccountNumber string `json:"accountNumber"`
-
-				// Amount NGN to transfer, exactly (TEMPORARY only)
-				//
-				// Example: 1500.00
-				Amount   *string `json:"amount,omitempty"`
-				BankName string  `json:"bankName"`
-
-				// CreatedAt Example: 2026-01-02T15:04:05.000Z
-				CreatedAt time.Time `json:"created_at"`
-
-				// Currency Example: NGN
-				Currency *GetPaymentsOnrampsId200JSONResponseBodyDataCurrency `json:"currency,omitempty"`
-
-				// CustomerId Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-				CustomerId *openapi_types.UUID `json:"customer_id,omitempty"`
-
-				// ExpiresAt TEMPORARY only: 25 minutes after creation
-				//
-				// Example: 2026-01-02T15:04:05.000Z
-				ExpiresAt *time.Time `json:"expiresAt,omitempty"`
-
-				// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-				Id openapi_types.UUID `json:"id"`
-
-				// Rate locked NGN price of one unit of the settlement asset (TEMPORARY only)
-				//
-				// Example: 1500.00
-				Rate *string `json:"rate,omitempty"`
-
-				// RateId the locked rate, when one was given
-				//
-				// Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-				RateId *openapi_types.UUID `json:"rate_id,omitempty"`
-
-				// Reference payment reference deposits carry
-				Reference  *string `json:"reference,omitempty"`
-				Settlement *struct {
-					// Asset Example: USDC
-					Asset GetPaymentsOnrampsId200JSONResponseBodyDataSettlementAsset `json:"asset"`
-
-					// Chain Example: APTOS
-					Chain              *GetPaymentsOnrampsId200JSONResponseBodyDataSettlementChain `json:"chain,omitempty"`
-					DestinationAddress *string                                                     `json:"destination_address,omitempty"`
-
-					// Mode Example: ONCHAIN
-					Mode GetPaymentsOnrampsId200JSONResponseBodyDataSettlementMode `json:"mode"`
-				} `json:"settlement,omitempty"`
-
-				// Status Example: ACTIVE
-				Status GetPaymentsOnrampsId200JSONResponseBodyDataStatus `json:"status"`
-
-				// Type Example: TEMPORARY
-				Type GetPaymentsOnrampsId200JSONResponseBodyDataType `json:"type"`
-
-				// UpdatedAt Example: 2026-01-02T15:04:05.000Z
-				UpdatedAt *time.Time `json:"updated_at,omitempty"`
-			} `json:"data,omitempty"`
+			Data *Onramp `json:"data,omitempty"`
 
 			// Message optional note for people
 			Message *string `json:"message,omitempty"`
@@ -49896,30 +49035,7 @@ func ParseGetTradingMarketKlinesResponse(rsp *http.Response) (*GetTradingMarketK
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			Data *[]struct {
-				// Close Example: 1500.00
-				Close *string `json:"close,omitempty"`
-
-				// CloseTime unix ms, open_time + width - 1
-				CloseTime *int `json:"close_time,omitempty"`
-
-				// High Example: 1500.00
-				High *string `json:"high,omitempty"`
-
-				// Low Example: 1500.00
-				Low *string `json:"low,omitempty"`
-
-				// Open Example: 1500.00
-				Open *string `json:"open,omitempty"`
-
-				// OpenTime unix ms
-				OpenTime *int `json:"open_time,omitempty"`
-
-				// Volume base quantity
-				//
-				// Example: 1500.00
-				Volume *string `json:"volume,omitempty"`
-			} `json:"data,omitempty"`
+			Data *KlineList `json:"data,omitempty"`
 
 			// Message optional note for people
 			Message *string `json:"message,omitempty"`
@@ -50170,38 +49286,7 @@ func ParseGetTradingMarketPairsResponse(rsp *http.Response) (*GetTradingMarketPa
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			Data *[]struct {
-				BaseAsset *string `json:"base_asset,omitempty"`
-
-				// MinNotional smallest price x quantity, in the quote asset
-				//
-				// Example: 1500.00
-				MinNotional *string `json:"min_notional,omitempty"`
-
-				// MinQuantity Example: 1500.00
-				MinQuantity *string `json:"min_quantity,omitempty"`
-
-				// PricePrecision decimals of prices
-				PricePrecision *int `json:"price_precision,omitempty"`
-
-				// QuantityPrecision decimals of quantities
-				QuantityPrecision *int    `json:"quantity_precision,omitempty"`
-				QuoteAsset        *string `json:"quote_asset,omitempty"`
-
-				// Status Example: active
-				Status *GetTradingMarketPairs200JSONResponseBodyDataStatus `json:"status,omitempty"`
-
-				// StepSize quantity step
-				//
-				// Example: 1500.00
-				StepSize *string `json:"step_size,omitempty"`
-				Symbol   *string `json:"symbol,omitempty"`
-
-				// TickSize price step
-				//
-				// Example: 1500.00
-				TickSize *string `json:"tick_size,omitempty"`
-			} `json:"data,omitempty"`
+			Data *MarketPairList `json:"data,omitempty"`
 
 			// Message optional note for people
 			Message *string `json:"message,omitempty"`
