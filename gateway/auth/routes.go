@@ -84,6 +84,9 @@ func (r *Routes) Docs() []openapi.Op {
 		"is_active": openapi.Bool(""), "scopes": scopes, "created_at": openapi.Time(""),
 		"key": str("the full key: shown only in this answer"),
 	})
+	profile = openapi.Named("Merchant", profile)
+	key = openapi.Named("APIKey", key)
+	createdKey = openapi.Named("APIKeyWithSecret", createdKey)
 	whitelist := obj(map[string]openapi.Schema{
 		"enabled":  openapi.Bool("refuse addresses not in ips"),
 		"required": openapi.Bool("the whitelist is mandatory: with no ips every route but this one answers IP_WHITELIST_REQUIRED"),

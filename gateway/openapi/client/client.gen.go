@@ -18,6 +18,90 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for APIKeyEnvironment.
+const (
+	APIKeyEnvironmentLive    APIKeyEnvironment = "live"
+	APIKeyEnvironmentSandbox APIKeyEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the APIKeyEnvironment enum.
+func (e APIKeyEnvironment) Valid() bool {
+	switch e {
+	case APIKeyEnvironmentLive:
+		return true
+	case APIKeyEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for APIKeyScopes.
+const (
+	APIKeyScopesPayments APIKeyScopes = "payments"
+	APIKeyScopesRead     APIKeyScopes = "read"
+	APIKeyScopesTrade    APIKeyScopes = "trade"
+	APIKeyScopesWithdraw APIKeyScopes = "withdraw"
+)
+
+// Valid indicates whether the value is a known member of the APIKeyScopes enum.
+func (e APIKeyScopes) Valid() bool {
+	switch e {
+	case APIKeyScopesPayments:
+		return true
+	case APIKeyScopesRead:
+		return true
+	case APIKeyScopesTrade:
+		return true
+	case APIKeyScopesWithdraw:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for APIKeyWithSecretEnvironment.
+const (
+	APIKeyWithSecretEnvironmentLive    APIKeyWithSecretEnvironment = "live"
+	APIKeyWithSecretEnvironmentSandbox APIKeyWithSecretEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the APIKeyWithSecretEnvironment enum.
+func (e APIKeyWithSecretEnvironment) Valid() bool {
+	switch e {
+	case APIKeyWithSecretEnvironmentLive:
+		return true
+	case APIKeyWithSecretEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for APIKeyWithSecretScopes.
+const (
+	APIKeyWithSecretScopesPayments APIKeyWithSecretScopes = "payments"
+	APIKeyWithSecretScopesRead     APIKeyWithSecretScopes = "read"
+	APIKeyWithSecretScopesTrade    APIKeyWithSecretScopes = "trade"
+	APIKeyWithSecretScopesWithdraw APIKeyWithSecretScopes = "withdraw"
+)
+
+// Valid indicates whether the value is a known member of the APIKeyWithSecretScopes enum.
+func (e APIKeyWithSecretScopes) Valid() bool {
+	switch e {
+	case APIKeyWithSecretScopesPayments:
+		return true
+	case APIKeyWithSecretScopesRead:
+		return true
+	case APIKeyWithSecretScopesTrade:
+		return true
+	case APIKeyWithSecretScopesWithdraw:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CheckoutLinkCurrency.
 const (
 	CheckoutLinkCurrencyNGN CheckoutLinkCurrency = "NGN"
@@ -552,6 +636,48 @@ func (e MarketPairStatus) Valid() bool {
 	case MarketPairStatusActive:
 		return true
 	case MarketPairStatusInactive:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MerchantEnvironment.
+const (
+	MerchantEnvironmentLive    MerchantEnvironment = "live"
+	MerchantEnvironmentSandbox MerchantEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the MerchantEnvironment enum.
+func (e MerchantEnvironment) Valid() bool {
+	switch e {
+	case MerchantEnvironmentLive:
+		return true
+	case MerchantEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MerchantKycStatus.
+const (
+	MerchantKycStatusAPPROVED     MerchantKycStatus = "APPROVED"
+	MerchantKycStatusNOTSUBMITTED MerchantKycStatus = "NOT_SUBMITTED"
+	MerchantKycStatusPENDING      MerchantKycStatus = "PENDING"
+	MerchantKycStatusREJECTED     MerchantKycStatus = "REJECTED"
+)
+
+// Valid indicates whether the value is a known member of the MerchantKycStatus enum.
+func (e MerchantKycStatus) Valid() bool {
+	switch e {
+	case MerchantKycStatusAPPROVED:
+		return true
+	case MerchantKycStatusNOTSUBMITTED:
+		return true
+	case MerchantKycStatusPENDING:
+		return true
+	case MerchantKycStatusREJECTED:
 		return true
 	default:
 		return false
@@ -1902,48 +2028,6 @@ func (e GetApiKeysParamsXSvcEnvironment) Valid() bool {
 	}
 }
 
-// Defines values for GetApiKeys200JSONResponseBodyDataEnvironment.
-const (
-	GetApiKeys200JSONResponseBodyDataEnvironmentLive    GetApiKeys200JSONResponseBodyDataEnvironment = "live"
-	GetApiKeys200JSONResponseBodyDataEnvironmentSandbox GetApiKeys200JSONResponseBodyDataEnvironment = "sandbox"
-)
-
-// Valid indicates whether the value is a known member of the GetApiKeys200JSONResponseBodyDataEnvironment enum.
-func (e GetApiKeys200JSONResponseBodyDataEnvironment) Valid() bool {
-	switch e {
-	case GetApiKeys200JSONResponseBodyDataEnvironmentLive:
-		return true
-	case GetApiKeys200JSONResponseBodyDataEnvironmentSandbox:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for GetApiKeys200JSONResponseBodyDataScopes.
-const (
-	GetApiKeys200JSONResponseBodyDataScopesPayments GetApiKeys200JSONResponseBodyDataScopes = "payments"
-	GetApiKeys200JSONResponseBodyDataScopesRead     GetApiKeys200JSONResponseBodyDataScopes = "read"
-	GetApiKeys200JSONResponseBodyDataScopesTrade    GetApiKeys200JSONResponseBodyDataScopes = "trade"
-	GetApiKeys200JSONResponseBodyDataScopesWithdraw GetApiKeys200JSONResponseBodyDataScopes = "withdraw"
-)
-
-// Valid indicates whether the value is a known member of the GetApiKeys200JSONResponseBodyDataScopes enum.
-func (e GetApiKeys200JSONResponseBodyDataScopes) Valid() bool {
-	switch e {
-	case GetApiKeys200JSONResponseBodyDataScopesPayments:
-		return true
-	case GetApiKeys200JSONResponseBodyDataScopesRead:
-		return true
-	case GetApiKeys200JSONResponseBodyDataScopesTrade:
-		return true
-	case GetApiKeys200JSONResponseBodyDataScopesWithdraw:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for PostApiKeysParamsXSvcEnvironment.
 const (
 	PostApiKeysParamsXSvcEnvironmentLive    PostApiKeysParamsXSvcEnvironment = "live"
@@ -2004,48 +2088,6 @@ func (e PostApiKeysJSONBodyScopes) Valid() bool {
 	}
 }
 
-// Defines values for PostApiKeys201JSONResponseBodyDataEnvironment.
-const (
-	PostApiKeys201JSONResponseBodyDataEnvironmentLive    PostApiKeys201JSONResponseBodyDataEnvironment = "live"
-	PostApiKeys201JSONResponseBodyDataEnvironmentSandbox PostApiKeys201JSONResponseBodyDataEnvironment = "sandbox"
-)
-
-// Valid indicates whether the value is a known member of the PostApiKeys201JSONResponseBodyDataEnvironment enum.
-func (e PostApiKeys201JSONResponseBodyDataEnvironment) Valid() bool {
-	switch e {
-	case PostApiKeys201JSONResponseBodyDataEnvironmentLive:
-		return true
-	case PostApiKeys201JSONResponseBodyDataEnvironmentSandbox:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for PostApiKeys201JSONResponseBodyDataScopes.
-const (
-	PostApiKeys201JSONResponseBodyDataScopesPayments PostApiKeys201JSONResponseBodyDataScopes = "payments"
-	PostApiKeys201JSONResponseBodyDataScopesRead     PostApiKeys201JSONResponseBodyDataScopes = "read"
-	PostApiKeys201JSONResponseBodyDataScopesTrade    PostApiKeys201JSONResponseBodyDataScopes = "trade"
-	PostApiKeys201JSONResponseBodyDataScopesWithdraw PostApiKeys201JSONResponseBodyDataScopes = "withdraw"
-)
-
-// Valid indicates whether the value is a known member of the PostApiKeys201JSONResponseBodyDataScopes enum.
-func (e PostApiKeys201JSONResponseBodyDataScopes) Valid() bool {
-	switch e {
-	case PostApiKeys201JSONResponseBodyDataScopesPayments:
-		return true
-	case PostApiKeys201JSONResponseBodyDataScopesRead:
-		return true
-	case PostApiKeys201JSONResponseBodyDataScopesTrade:
-		return true
-	case PostApiKeys201JSONResponseBodyDataScopesWithdraw:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for DeleteApiKeysIdParamsXSvcEnvironment.
 const (
 	DeleteApiKeysIdParamsXSvcEnvironmentLive    DeleteApiKeysIdParamsXSvcEnvironment = "live"
@@ -2082,48 +2124,6 @@ func (e PatchApiKeysIdRevokeParamsXSvcEnvironment) Valid() bool {
 	}
 }
 
-// Defines values for PatchApiKeysIdRevoke200JSONResponseBodyDataEnvironment.
-const (
-	PatchApiKeysIdRevoke200JSONResponseBodyDataEnvironmentLive    PatchApiKeysIdRevoke200JSONResponseBodyDataEnvironment = "live"
-	PatchApiKeysIdRevoke200JSONResponseBodyDataEnvironmentSandbox PatchApiKeysIdRevoke200JSONResponseBodyDataEnvironment = "sandbox"
-)
-
-// Valid indicates whether the value is a known member of the PatchApiKeysIdRevoke200JSONResponseBodyDataEnvironment enum.
-func (e PatchApiKeysIdRevoke200JSONResponseBodyDataEnvironment) Valid() bool {
-	switch e {
-	case PatchApiKeysIdRevoke200JSONResponseBodyDataEnvironmentLive:
-		return true
-	case PatchApiKeysIdRevoke200JSONResponseBodyDataEnvironmentSandbox:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for PatchApiKeysIdRevoke200JSONResponseBodyDataScopes.
-const (
-	PatchApiKeysIdRevoke200JSONResponseBodyDataScopesPayments PatchApiKeysIdRevoke200JSONResponseBodyDataScopes = "payments"
-	PatchApiKeysIdRevoke200JSONResponseBodyDataScopesRead     PatchApiKeysIdRevoke200JSONResponseBodyDataScopes = "read"
-	PatchApiKeysIdRevoke200JSONResponseBodyDataScopesTrade    PatchApiKeysIdRevoke200JSONResponseBodyDataScopes = "trade"
-	PatchApiKeysIdRevoke200JSONResponseBodyDataScopesWithdraw PatchApiKeysIdRevoke200JSONResponseBodyDataScopes = "withdraw"
-)
-
-// Valid indicates whether the value is a known member of the PatchApiKeysIdRevoke200JSONResponseBodyDataScopes enum.
-func (e PatchApiKeysIdRevoke200JSONResponseBodyDataScopes) Valid() bool {
-	switch e {
-	case PatchApiKeysIdRevoke200JSONResponseBodyDataScopesPayments:
-		return true
-	case PatchApiKeysIdRevoke200JSONResponseBodyDataScopesRead:
-		return true
-	case PatchApiKeysIdRevoke200JSONResponseBodyDataScopesTrade:
-		return true
-	case PatchApiKeysIdRevoke200JSONResponseBodyDataScopesWithdraw:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for PostAuthLogin200JSONResponseBodyDataTokenType.
 const (
 	PostAuthLogin200JSONResponseBodyDataTokenTypeBearer PostAuthLogin200JSONResponseBodyDataTokenType = "Bearer"
@@ -2151,48 +2151,6 @@ func (e GetAuthMeParamsXSvcEnvironment) Valid() bool {
 	case GetAuthMeParamsXSvcEnvironmentLive:
 		return true
 	case GetAuthMeParamsXSvcEnvironmentSandbox:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for GetAuthMe200JSONResponseBodyDataEnvironment.
-const (
-	GetAuthMe200JSONResponseBodyDataEnvironmentLive    GetAuthMe200JSONResponseBodyDataEnvironment = "live"
-	GetAuthMe200JSONResponseBodyDataEnvironmentSandbox GetAuthMe200JSONResponseBodyDataEnvironment = "sandbox"
-)
-
-// Valid indicates whether the value is a known member of the GetAuthMe200JSONResponseBodyDataEnvironment enum.
-func (e GetAuthMe200JSONResponseBodyDataEnvironment) Valid() bool {
-	switch e {
-	case GetAuthMe200JSONResponseBodyDataEnvironmentLive:
-		return true
-	case GetAuthMe200JSONResponseBodyDataEnvironmentSandbox:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for GetAuthMe200JSONResponseBodyDataKycStatus.
-const (
-	GetAuthMe200JSONResponseBodyDataKycStatusAPPROVED     GetAuthMe200JSONResponseBodyDataKycStatus = "APPROVED"
-	GetAuthMe200JSONResponseBodyDataKycStatusNOTSUBMITTED GetAuthMe200JSONResponseBodyDataKycStatus = "NOT_SUBMITTED"
-	GetAuthMe200JSONResponseBodyDataKycStatusPENDING      GetAuthMe200JSONResponseBodyDataKycStatus = "PENDING"
-	GetAuthMe200JSONResponseBodyDataKycStatusREJECTED     GetAuthMe200JSONResponseBodyDataKycStatus = "REJECTED"
-)
-
-// Valid indicates whether the value is a known member of the GetAuthMe200JSONResponseBodyDataKycStatus enum.
-func (e GetAuthMe200JSONResponseBodyDataKycStatus) Valid() bool {
-	switch e {
-	case GetAuthMe200JSONResponseBodyDataKycStatusAPPROVED:
-		return true
-	case GetAuthMe200JSONResponseBodyDataKycStatusNOTSUBMITTED:
-		return true
-	case GetAuthMe200JSONResponseBodyDataKycStatusPENDING:
-		return true
-	case GetAuthMe200JSONResponseBodyDataKycStatusREJECTED:
 		return true
 	default:
 		return false
@@ -3627,48 +3585,6 @@ func (e PatchMerchantProfileParamsXSvcEnvironment) Valid() bool {
 	case PatchMerchantProfileParamsXSvcEnvironmentLive:
 		return true
 	case PatchMerchantProfileParamsXSvcEnvironmentSandbox:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for PatchMerchantProfile200JSONResponseBodyDataEnvironment.
-const (
-	PatchMerchantProfile200JSONResponseBodyDataEnvironmentLive    PatchMerchantProfile200JSONResponseBodyDataEnvironment = "live"
-	PatchMerchantProfile200JSONResponseBodyDataEnvironmentSandbox PatchMerchantProfile200JSONResponseBodyDataEnvironment = "sandbox"
-)
-
-// Valid indicates whether the value is a known member of the PatchMerchantProfile200JSONResponseBodyDataEnvironment enum.
-func (e PatchMerchantProfile200JSONResponseBodyDataEnvironment) Valid() bool {
-	switch e {
-	case PatchMerchantProfile200JSONResponseBodyDataEnvironmentLive:
-		return true
-	case PatchMerchantProfile200JSONResponseBodyDataEnvironmentSandbox:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for PatchMerchantProfile200JSONResponseBodyDataKycStatus.
-const (
-	PatchMerchantProfile200JSONResponseBodyDataKycStatusAPPROVED     PatchMerchantProfile200JSONResponseBodyDataKycStatus = "APPROVED"
-	PatchMerchantProfile200JSONResponseBodyDataKycStatusNOTSUBMITTED PatchMerchantProfile200JSONResponseBodyDataKycStatus = "NOT_SUBMITTED"
-	PatchMerchantProfile200JSONResponseBodyDataKycStatusPENDING      PatchMerchantProfile200JSONResponseBodyDataKycStatus = "PENDING"
-	PatchMerchantProfile200JSONResponseBodyDataKycStatusREJECTED     PatchMerchantProfile200JSONResponseBodyDataKycStatus = "REJECTED"
-)
-
-// Valid indicates whether the value is a known member of the PatchMerchantProfile200JSONResponseBodyDataKycStatus enum.
-func (e PatchMerchantProfile200JSONResponseBodyDataKycStatus) Valid() bool {
-	switch e {
-	case PatchMerchantProfile200JSONResponseBodyDataKycStatusAPPROVED:
-		return true
-	case PatchMerchantProfile200JSONResponseBodyDataKycStatusNOTSUBMITTED:
-		return true
-	case PatchMerchantProfile200JSONResponseBodyDataKycStatusPENDING:
-		return true
-	case PatchMerchantProfile200JSONResponseBodyDataKycStatusREJECTED:
 		return true
 	default:
 		return false
@@ -6579,6 +6495,67 @@ func (e GetWsParamsXSvcEnvironment) Valid() bool {
 	}
 }
 
+// APIKey defines model for APIKey.
+type APIKey struct {
+	// CreatedAt Example: 2026-01-02T15:04:05.000Z
+	CreatedAt *time.Time `json:"created_at,omitempty"`
+
+	// Environment Example: sandbox
+	Environment *APIKeyEnvironment `json:"environment,omitempty"`
+
+	// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
+	Id       *openapi_types.UUID `json:"id,omitempty"`
+	IsActive *bool               `json:"is_active,omitempty"`
+
+	// KeyPrefix first 20 characters
+	KeyPrefix *string `json:"key_prefix,omitempty"`
+
+	// LastUsedAt the latest use, to the minute (written at most once a minute)
+	//
+	// Example: 2026-01-02T15:04:05.000Z
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
+	Name       *string    `json:"name,omitempty"`
+
+	// Scopes read: every GET; trade: orders and sandbox trading funds; payments: customers, virtual accounts, onramps, commerce, webhooks, sandbox payment simulation; withdraw: withdrawals, offramps, transfers, recipients. Key management and merchant-wide settings need all four (x-required-scope on each operation).
+	Scopes *[]APIKeyScopes `json:"scopes,omitempty"`
+}
+
+// APIKeyEnvironment Example: sandbox
+type APIKeyEnvironment string
+
+// APIKeyScopes Example: read
+type APIKeyScopes string
+
+// APIKeyList defines model for APIKeyList.
+type APIKeyList = []APIKey
+
+// APIKeyWithSecret defines model for APIKeyWithSecret.
+type APIKeyWithSecret struct {
+	// CreatedAt Example: 2026-01-02T15:04:05.000Z
+	CreatedAt *time.Time `json:"created_at,omitempty"`
+
+	// Environment Example: sandbox
+	Environment *APIKeyWithSecretEnvironment `json:"environment,omitempty"`
+
+	// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
+	Id       *openapi_types.UUID `json:"id,omitempty"`
+	IsActive *bool               `json:"is_active,omitempty"`
+
+	// Key the full key: shown only in this answer
+	Key       *string `json:"key,omitempty"`
+	KeyPrefix *string `json:"key_prefix,omitempty"`
+	Name      *string `json:"name,omitempty"`
+
+	// Scopes read: every GET; trade: orders and sandbox trading funds; payments: customers, virtual accounts, onramps, commerce, webhooks, sandbox payment simulation; withdraw: withdrawals, offramps, transfers, recipients. Key management and merchant-wide settings need all four (x-required-scope on each operation).
+	Scopes *[]APIKeyWithSecretScopes `json:"scopes,omitempty"`
+}
+
+// APIKeyWithSecretEnvironment Example: sandbox
+type APIKeyWithSecretEnvironment string
+
+// APIKeyWithSecretScopes Example: read
+type APIKeyWithSecretScopes string
+
 // CheckoutLink defines model for CheckoutLink.
 type CheckoutLink struct {
 	// Amount one_time: the link's amount; invoice: the invoice's current total
@@ -7194,6 +7171,50 @@ type MarketPairStatus string
 
 // MarketPairList defines model for MarketPairList.
 type MarketPairList = []MarketPair
+
+// Merchant defines model for Merchant.
+type Merchant struct {
+	Address      *string `json:"address,omitempty"`
+	BusinessName *string `json:"business_name,omitempty"`
+
+	// Country ISO 3166-1 alpha-3
+	Country *string `json:"country,omitempty"`
+
+	// CreatedAt Example: 2026-01-02T15:04:05.000Z
+	CreatedAt     *time.Time `json:"created_at,omitempty"`
+	Email         *string    `json:"email,omitempty"`
+	EmailVerified *bool      `json:"email_verified,omitempty"`
+
+	// Environment Example: sandbox
+	Environment *MerchantEnvironment `json:"environment,omitempty"`
+	FirstName   *string              `json:"first_name,omitempty"`
+
+	// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
+	Id                 *openapi_types.UUID `json:"id,omitempty"`
+	IpWhitelistEnabled *bool               `json:"ip_whitelist_enabled,omitempty"`
+
+	// KycReviewedAt Example: 2026-01-02T15:04:05.000Z
+	KycReviewedAt *time.Time `json:"kyc_reviewed_at,omitempty"`
+
+	// KycStatus Example: NOT_SUBMITTED
+	KycStatus *MerchantKycStatus `json:"kyc_status,omitempty"`
+
+	// KycSubmittedAt Example: 2026-01-02T15:04:05.000Z
+	KycSubmittedAt     *time.Time `json:"kyc_submitted_at,omitempty"`
+	LastName           *string    `json:"last_name,omitempty"`
+	Phone              *string    `json:"phone,omitempty"`
+	RateLimitPerMinute *int       `json:"rate_limit_per_minute,omitempty"`
+
+	// UpdatedAt Example: 2026-01-02T15:04:05.000Z
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+	Website   *string    `json:"website,omitempty"`
+}
+
+// MerchantEnvironment Example: sandbox
+type MerchantEnvironment string
+
+// MerchantKycStatus Example: NOT_SUBMITTED
+type MerchantKycStatus string
 
 // MerchantBalance defines model for MerchantBalance.
 type MerchantBalance struct {
@@ -8314,12 +8335,6 @@ type GetApiKeysParamsEnvironment string
 // GetApiKeysParamsXSvcEnvironment defines parameters for GetApiKeys.
 type GetApiKeysParamsXSvcEnvironment string
 
-// GetApiKeys200JSONResponseBodyDataEnvironment defines parameters for GetApiKeys.
-type GetApiKeys200JSONResponseBodyDataEnvironment string
-
-// GetApiKeys200JSONResponseBodyDataScopes defines parameters for GetApiKeys.
-type GetApiKeys200JSONResponseBodyDataScopes string
-
 // PostApiKeysJSONBody defines parameters for PostApiKeys.
 type PostApiKeysJSONBody struct {
 	// Environment Example: sandbox
@@ -8345,12 +8360,6 @@ type PostApiKeysJSONBodyEnvironment string
 // PostApiKeysJSONBodyScopes defines parameters for PostApiKeys.
 type PostApiKeysJSONBodyScopes string
 
-// PostApiKeys201JSONResponseBodyDataEnvironment defines parameters for PostApiKeys.
-type PostApiKeys201JSONResponseBodyDataEnvironment string
-
-// PostApiKeys201JSONResponseBodyDataScopes defines parameters for PostApiKeys.
-type PostApiKeys201JSONResponseBodyDataScopes string
-
 // DeleteApiKeysIdParams defines parameters for DeleteApiKeysId.
 type DeleteApiKeysIdParams struct {
 	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
@@ -8368,12 +8377,6 @@ type PatchApiKeysIdRevokeParams struct {
 
 // PatchApiKeysIdRevokeParamsXSvcEnvironment defines parameters for PatchApiKeysIdRevoke.
 type PatchApiKeysIdRevokeParamsXSvcEnvironment string
-
-// PatchApiKeysIdRevoke200JSONResponseBodyDataEnvironment defines parameters for PatchApiKeysIdRevoke.
-type PatchApiKeysIdRevoke200JSONResponseBodyDataEnvironment string
-
-// PatchApiKeysIdRevoke200JSONResponseBodyDataScopes defines parameters for PatchApiKeysIdRevoke.
-type PatchApiKeysIdRevoke200JSONResponseBodyDataScopes string
 
 // PostAuthForgotPasswordJSONBody defines parameters for PostAuthForgotPassword.
 type PostAuthForgotPasswordJSONBody struct {
@@ -8402,12 +8405,6 @@ type GetAuthMeParams struct {
 
 // GetAuthMeParamsXSvcEnvironment defines parameters for GetAuthMe.
 type GetAuthMeParamsXSvcEnvironment string
-
-// GetAuthMe200JSONResponseBodyDataEnvironment defines parameters for GetAuthMe.
-type GetAuthMe200JSONResponseBodyDataEnvironment string
-
-// GetAuthMe200JSONResponseBodyDataKycStatus defines parameters for GetAuthMe.
-type GetAuthMe200JSONResponseBodyDataKycStatus string
 
 // PatchAuthMePasswordJSONBody defines parameters for PatchAuthMePassword.
 type PatchAuthMePasswordJSONBody struct {
@@ -9262,12 +9259,6 @@ type PatchMerchantProfileParams struct {
 
 // PatchMerchantProfileParamsXSvcEnvironment defines parameters for PatchMerchantProfile.
 type PatchMerchantProfileParamsXSvcEnvironment string
-
-// PatchMerchantProfile200JSONResponseBodyDataEnvironment defines parameters for PatchMerchantProfile.
-type PatchMerchantProfile200JSONResponseBodyDataEnvironment string
-
-// PatchMerchantProfile200JSONResponseBodyDataKycStatus defines parameters for PatchMerchantProfile.
-type PatchMerchantProfile200JSONResponseBodyDataKycStatus string
 
 // GetPaymentsDepositsParams defines parameters for GetPaymentsDeposits.
 type GetPaymentsDepositsParams struct {
@@ -23692,29 +23683,7 @@ type GetApiKeysResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		Data *[]struct {
-			// CreatedAt Example: 2026-01-02T15:04:05.000Z
-			CreatedAt *time.Time `json:"created_at,omitempty"`
-
-			// Environment Example: sandbox
-			Environment *GetApiKeys200JSONResponseBodyDataEnvironment `json:"environment,omitempty"`
-
-			// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-			Id       *openapi_types.UUID `json:"id,omitempty"`
-			IsActive *bool               `json:"is_active,omitempty"`
-
-			// KeyPrefix first 20 characters
-			KeyPrefix *string `json:"key_prefix,omitempty"`
-
-			// LastUsedAt the latest use, to the minute (written at most once a minute)
-			//
-			// Example: 2026-01-02T15:04:05.000Z
-			LastUsedAt *time.Time `json:"last_used_at,omitempty"`
-			Name       *string    `json:"name,omitempty"`
-
-			// Scopes read: every GET; trade: orders and sandbox trading funds; payments: customers, virtual accounts, onramps, commerce, webhooks, sandbox payment simulation; withdraw: withdrawals, offramps, transfers, recipients. Key management and merchant-wide settings need all four (x-required-scope on each operation).
-			Scopes *[]GetApiKeys200JSONResponseBodyDataScopes `json:"scopes,omitempty"`
-		} `json:"data,omitempty"`
+		Data *APIKeyList `json:"data,omitempty"`
 
 		// Message optional note for people
 		Message *string `json:"message,omitempty"`
@@ -23741,29 +23710,7 @@ type GetApiKeysResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetApiKeysResponse) GetJSON200() *struct {
-	Data *[]struct {
-		// CreatedAt Example: 2026-01-02T15:04:05.000Z
-		CreatedAt *time.Time `json:"created_at,omitempty"`
-
-		// Environment Example: sandbox
-		Environment *GetApiKeys200JSONResponseBodyDataEnvironment `json:"environment,omitempty"`
-
-		// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-		Id       *openapi_types.UUID `json:"id,omitempty"`
-		IsActive *bool               `json:"is_active,omitempty"`
-
-		// KeyPrefix first 20 characters
-		KeyPrefix *string `json:"key_prefix,omitempty"`
-
-		// LastUsedAt the latest use, to the minute (written at most once a minute)
-		//
-		// Example: 2026-01-02T15:04:05.000Z
-		LastUsedAt *time.Time `json:"last_used_at,omitempty"`
-		Name       *string    `json:"name,omitempty"`
-
-		// Scopes read: every GET; trade: orders and sandbox trading funds; payments: customers, virtual accounts, onramps, commerce, webhooks, sandbox payment simulation; withdraw: withdrawals, offramps, transfers, recipients. Key management and merchant-wide settings need all four (x-required-scope on each operation).
-		Scopes *[]GetApiKeys200JSONResponseBodyDataScopes `json:"scopes,omitempty"`
-	} `json:"data,omitempty"`
+	Data *APIKeyList `json:"data,omitempty"`
 
 	// Message optional note for people
 	Message *string `json:"message,omitempty"`
@@ -23847,25 +23794,7 @@ type PostApiKeysResponse struct {
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *struct {
-		Data *struct {
-			// CreatedAt Example: 2026-01-02T15:04:05.000Z
-			CreatedAt *time.Time `json:"created_at,omitempty"`
-
-			// Environment Example: sandbox
-			Environment *PostApiKeys201JSONResponseBodyDataEnvironment `json:"environment,omitempty"`
-
-			// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-			Id       *openapi_types.UUID `json:"id,omitempty"`
-			IsActive *bool               `json:"is_active,omitempty"`
-
-			// Key the full key: shown only in this answer
-			Key       *string `json:"key,omitempty"`
-			KeyPrefix *string `json:"key_prefix,omitempty"`
-			Name      *string `json:"name,omitempty"`
-
-			// Scopes read: every GET; trade: orders and sandbox trading funds; payments: customers, virtual accounts, onramps, commerce, webhooks, sandbox payment simulation; withdraw: withdrawals, offramps, transfers, recipients. Key management and merchant-wide settings need all four (x-required-scope on each operation).
-			Scopes *[]PostApiKeys201JSONResponseBodyDataScopes `json:"scopes,omitempty"`
-		} `json:"data,omitempty"`
+		Data *APIKeyWithSecret `json:"data,omitempty"`
 
 		// Message optional note for people
 		Message *string `json:"message,omitempty"`
@@ -23887,25 +23816,7 @@ type PostApiKeysResponse struct {
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
 func (r PostApiKeysResponse) GetJSON201() *struct {
-	Data *struct {
-		// CreatedAt Example: 2026-01-02T15:04:05.000Z
-		CreatedAt *time.Time `json:"created_at,omitempty"`
-
-		// Environment Example: sandbox
-		Environment *PostApiKeys201JSONResponseBodyDataEnvironment `json:"environment,omitempty"`
-
-		// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-		Id       *openapi_types.UUID `json:"id,omitempty"`
-		IsActive *bool               `json:"is_active,omitempty"`
-
-		// Key the full key: shown only in this answer
-		Key       *string `json:"key,omitempty"`
-		KeyPrefix *string `json:"key_prefix,omitempty"`
-		Name      *string `json:"name,omitempty"`
-
-		// Scopes read: every GET; trade: orders and sandbox trading funds; payments: customers, virtual accounts, onramps, commerce, webhooks, sandbox payment simulation; withdraw: withdrawals, offramps, transfers, recipients. Key management and merchant-wide settings need all four (x-required-scope on each operation).
-		Scopes *[]PostApiKeys201JSONResponseBodyDataScopes `json:"scopes,omitempty"`
-	} `json:"data,omitempty"`
+	Data *APIKeyWithSecret `json:"data,omitempty"`
 
 	// Message optional note for people
 	Message *string `json:"message,omitempty"`
@@ -24095,29 +24006,7 @@ type PatchApiKeysIdRevokeResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		Data *struct {
-			// CreatedAt Example: 2026-01-02T15:04:05.000Z
-			CreatedAt *time.Time `json:"created_at,omitempty"`
-
-			// Environment Example: sandbox
-			Environment *PatchApiKeysIdRevoke200JSONResponseBodyDataEnvironment `json:"environment,omitempty"`
-
-			// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-			Id       *openapi_types.UUID `json:"id,omitempty"`
-			IsActive *bool               `json:"is_active,omitempty"`
-
-			// KeyPrefix first 20 characters
-			KeyPrefix *string `json:"key_prefix,omitempty"`
-
-			// LastUsedAt the latest use, to the minute (written at most once a minute)
-			//
-			// Example: 2026-01-02T15:04:05.000Z
-			LastUsedAt *time.Time `json:"last_used_at,omitempty"`
-			Name       *string    `json:"name,omitempty"`
-
-			// Scopes read: every GET; trade: orders and sandbox trading funds; payments: customers, virtual accounts, onramps, commerce, webhooks, sandbox payment simulation; withdraw: withdrawals, offramps, transfers, recipients. Key management and merchant-wide settings need all four (x-required-scope on each operation).
-			Scopes *[]PatchApiKeysIdRevoke200JSONResponseBodyDataScopes `json:"scopes,omitempty"`
-		} `json:"data,omitempty"`
+		Data *APIKey `json:"data,omitempty"`
 
 		// Message optional note for people
 		Message *string `json:"message,omitempty"`
@@ -24139,29 +24028,7 @@ type PatchApiKeysIdRevokeResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r PatchApiKeysIdRevokeResponse) GetJSON200() *struct {
-	Data *struct {
-		// CreatedAt Example: 2026-01-02T15:04:05.000Z
-		CreatedAt *time.Time `json:"created_at,omitempty"`
-
-		// Environment Example: sandbox
-		Environment *PatchApiKeysIdRevoke200JSONResponseBodyDataEnvironment `json:"environment,omitempty"`
-
-		// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-		Id       *openapi_types.UUID `json:"id,omitempty"`
-		IsActive *bool               `json:"is_active,omitempty"`
-
-		// KeyPrefix first 20 characters
-		KeyPrefix *string `json:"key_prefix,omitempty"`
-
-		// LastUsedAt the latest use, to the minute (written at most once a minute)
-		//
-		// Example: 2026-01-02T15:04:05.000Z
-		LastUsedAt *time.Time `json:"last_used_at,omitempty"`
-		Name       *string    `json:"name,omitempty"`
-
-		// Scopes read: every GET; trade: orders and sandbox trading funds; payments: customers, virtual accounts, onramps, commerce, webhooks, sandbox payment simulation; withdraw: withdrawals, offramps, transfers, recipients. Key management and merchant-wide settings need all four (x-required-scope on each operation).
-		Scopes *[]PatchApiKeysIdRevoke200JSONResponseBodyDataScopes `json:"scopes,omitempty"`
-	} `json:"data,omitempty"`
+	Data *APIKey `json:"data,omitempty"`
 
 	// Message optional note for people
 	Message *string `json:"message,omitempty"`
@@ -24545,42 +24412,7 @@ type GetAuthMeResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		Data *struct {
-			Address      *string `json:"address,omitempty"`
-			BusinessName *string `json:"business_name,omitempty"`
-
-			// Country ISO 3166-1 alpha-3
-			Country *string `json:"country,omitempty"`
-
-			// CreatedAt Example: 2026-01-02T15:04:05.000Z
-			CreatedAt     *time.Time `json:"created_at,omitempty"`
-			Email         *string    `json:"email,omitempty"`
-			EmailVerified *bool      `json:"email_verified,omitempty"`
-
-			// Environment Example: sandbox
-			Environment *GetAuthMe200JSONResponseBodyDataEnvironment `json:"environment,omitempty"`
-			FirstName   *string                                      `json:"first_name,omitempty"`
-
-			// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-			Id                 *openapi_types.UUID `json:"id,omitempty"`
-			IpWhitelistEnabled *bool               `json:"ip_whitelist_enabled,omitempty"`
-
-			// KycReviewedAt Example: 2026-01-02T15:04:05.000Z
-			KycReviewedAt *time.Time `json:"kyc_reviewed_at,omitempty"`
-
-			// KycStatus Example: NOT_SUBMITTED
-			KycStatus *GetAuthMe200JSONResponseBodyDataKycStatus `json:"kyc_status,omitempty"`
-
-			// KycSubmittedAt Example: 2026-01-02T15:04:05.000Z
-			KycSubmittedAt     *time.Time `json:"kyc_submitted_at,omitempty"`
-			LastName           *string    `json:"last_name,omitempty"`
-			Phone              *string    `json:"phone,omitempty"`
-			RateLimitPerMinute *int       `json:"rate_limit_per_minute,omitempty"`
-
-			// UpdatedAt Example: 2026-01-02T15:04:05.000Z
-			UpdatedAt *time.Time `json:"updated_at,omitempty"`
-			Website   *string    `json:"website,omitempty"`
-		} `json:"data,omitempty"`
+		Data *Merchant `json:"data,omitempty"`
 
 		// Message optional note for people
 		Message *string `json:"message,omitempty"`
@@ -24600,42 +24432,7 @@ type GetAuthMeResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetAuthMeResponse) GetJSON200() *struct {
-	Data *struct {
-		Address      *string `json:"address,omitempty"`
-		BusinessName *string `json:"business_name,omitempty"`
-
-		// Country ISO 3166-1 alpha-3
-		Country *string `json:"country,omitempty"`
-
-		// CreatedAt Example: 2026-01-02T15:04:05.000Z
-		CreatedAt     *time.Time `json:"created_at,omitempty"`
-		Email         *string    `json:"email,omitempty"`
-		EmailVerified *bool      `json:"email_verified,omitempty"`
-
-		// Environment Example: sandbox
-		Environment *GetAuthMe200JSONResponseBodyDataEnvironment `json:"environment,omitempty"`
-		FirstName   *string                                      `json:"first_name,omitempty"`
-
-		// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-		Id                 *openapi_types.UUID `json:"id,omitempty"`
-		IpWhitelistEnabled *bool               `json:"ip_whitelist_enabled,omitempty"`
-
-		// KycReviewedAt Example: 2026-01-02T15:04:05.000Z
-		KycReviewedAt *time.Time `json:"kyc_reviewed_at,omitempty"`
-
-		// KycStatus Example: NOT_SUBMITTED
-		KycStatus *GetAuthMe200JSONResponseBodyDataKycStatus `json:"kyc_status,omitempty"`
-
-		// KycSubmittedAt Example: 2026-01-02T15:04:05.000Z
-		KycSubmittedAt     *time.Time `json:"kyc_submitted_at,omitempty"`
-		LastName           *string    `json:"last_name,omitempty"`
-		Phone              *string    `json:"phone,omitempty"`
-		RateLimitPerMinute *int       `json:"rate_limit_per_minute,omitempty"`
-
-		// UpdatedAt Example: 2026-01-02T15:04:05.000Z
-		UpdatedAt *time.Time `json:"updated_at,omitempty"`
-		Website   *string    `json:"website,omitempty"`
-	} `json:"data,omitempty"`
+	Data *Merchant `json:"data,omitempty"`
 
 	// Message optional note for people
 	Message *string `json:"message,omitempty"`
@@ -29091,42 +28888,7 @@ type PatchMerchantProfileResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		Data *struct {
-			Address      *string `json:"address,omitempty"`
-			BusinessName *string `json:"business_name,omitempty"`
-
-			// Country ISO 3166-1 alpha-3
-			Country *string `json:"country,omitempty"`
-
-			// CreatedAt Example: 2026-01-02T15:04:05.000Z
-			CreatedAt     *time.Time `json:"created_at,omitempty"`
-			Email         *string    `json:"email,omitempty"`
-			EmailVerified *bool      `json:"email_verified,omitempty"`
-
-			// Environment Example: sandbox
-			Environment *PatchMerchantProfile200JSONResponseBodyDataEnvironment `json:"environment,omitempty"`
-			FirstName   *string                                                 `json:"first_name,omitempty"`
-
-			// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-			Id                 *openapi_types.UUID `json:"id,omitempty"`
-			IpWhitelistEnabled *bool               `json:"ip_whitelist_enabled,omitempty"`
-
-			// KycReviewedAt Example: 2026-01-02T15:04:05.000Z
-			KycReviewedAt *time.Time `json:"kyc_reviewed_at,omitempty"`
-
-			// KycStatus Example: NOT_SUBMITTED
-			KycStatus *PatchMerchantProfile200JSONResponseBodyDataKycStatus `json:"kyc_status,omitempty"`
-
-			// KycSubmittedAt Example: 2026-01-02T15:04:05.000Z
-			KycSubmittedAt     *time.Time `json:"kyc_submitted_at,omitempty"`
-			LastName           *string    `json:"last_name,omitempty"`
-			Phone              *string    `json:"phone,omitempty"`
-			RateLimitPerMinute *int       `json:"rate_limit_per_minute,omitempty"`
-
-			// UpdatedAt Example: 2026-01-02T15:04:05.000Z
-			UpdatedAt *time.Time `json:"updated_at,omitempty"`
-			Website   *string    `json:"website,omitempty"`
-		} `json:"data,omitempty"`
+		Data *Merchant `json:"data,omitempty"`
 
 		// Message optional note for people
 		Message *string `json:"message,omitempty"`
@@ -29148,42 +28910,7 @@ type PatchMerchantProfileResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r PatchMerchantProfileResponse) GetJSON200() *struct {
-	Data *struct {
-		Address      *string `json:"address,omitempty"`
-		BusinessName *string `json:"business_name,omitempty"`
-
-		// Country ISO 3166-1 alpha-3
-		Country *string `json:"country,omitempty"`
-
-		// CreatedAt Example: 2026-01-02T15:04:05.000Z
-		CreatedAt     *time.Time `json:"created_at,omitempty"`
-		Email         *string    `json:"email,omitempty"`
-		EmailVerified *bool      `json:"email_verified,omitempty"`
-
-		// Environment Example: sandbox
-		Environment *PatchMerchantProfile200JSONResponseBodyDataEnvironment `json:"environment,omitempty"`
-		FirstName   *string                                                 `json:"first_name,omitempty"`
-
-		// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-		Id                 *openapi_types.UUID `json:"id,omitempty"`
-		IpWhitelistEnabled *bool               `json:"ip_whitelist_enabled,omitempty"`
-
-		// KycReviewedAt Example: 2026-01-02T15:04:05.000Z
-		KycReviewedAt *time.Time `json:"kyc_reviewed_at,omitempty"`
-
-		// KycStatus Example: NOT_SUBMITTED
-		KycStatus *PatchMerchantProfile200JSONResponseBodyDataKycStatus `json:"kyc_status,omitempty"`
-
-		// KycSubmittedAt Example: 2026-01-02T15:04:05.000Z
-		KycSubmittedAt     *time.Time `json:"kyc_submitted_at,omitempty"`
-		LastName           *string    `json:"last_name,omitempty"`
-		Phone              *string    `json:"phone,omitempty"`
-		RateLimitPerMinute *int       `json:"rate_limit_per_minute,omitempty"`
-
-		// UpdatedAt Example: 2026-01-02T15:04:05.000Z
-		UpdatedAt *time.Time `json:"updated_at,omitempty"`
-		Website   *string    `json:"website,omitempty"`
-	} `json:"data,omitempty"`
+	Data *Merchant `json:"data,omitempty"`
 
 	// Message optional note for people
 	Message *string `json:"message,omitempty"`
@@ -38248,29 +37975,7 @@ func ParseGetApiKeysResponse(rsp *http.Response) (*GetApiKeysResponse, error) {
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			Data *[]struct {
-				// CreatedAt Example: 2026-01-02T15:04:05.000Z
-				CreatedAt *time.Time `json:"created_at,omitempty"`
-
-				// Environment Example: sandbox
-				Environment *GetApiKeys200JSONResponseBodyDataEnvironment `json:"environment,omitempty"`
-
-				// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-				Id       *openapi_types.UUID `json:"id,omitempty"`
-				IsActive *bool               `json:"is_active,omitempty"`
-
-				// KeyPrefix first 20 characters
-				KeyPrefix *string `json:"key_prefix,omitempty"`
-
-				// LastUsedAt the latest use, to the minute (written at most once a minute)
-				//
-				// Example: 2026-01-02T15:04:05.000Z
-				LastUsedAt *time.Time `json:"last_used_at,omitempty"`
-				Name       *string    `json:"name,omitempty"`
-
-				// Scopes read: every GET; trade: orders and sandbox trading funds; payments: customers, virtual accounts, onramps, commerce, webhooks, sandbox payment simulation; withdraw: withdrawals, offramps, transfers, recipients. Key management and merchant-wide settings need all four (x-required-scope on each operation).
-				Scopes *[]GetApiKeys200JSONResponseBodyDataScopes `json:"scopes,omitempty"`
-			} `json:"data,omitempty"`
+			Data *APIKeyList `json:"data,omitempty"`
 
 			// Message optional note for people
 			Message *string `json:"message,omitempty"`
@@ -38400,25 +38105,7 @@ func ParsePostApiKeysResponse(rsp *http.Response) (*PostApiKeysResponse, error) 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
 		var dest struct {
-			Data *struct {
-				// CreatedAt Example: 2026-01-02T15:04:05.000Z
-				CreatedAt *time.Time `json:"created_at,omitempty"`
-
-				// Environment Example: sandbox
-				Environment *PostApiKeys201JSONResponseBodyDataEnvironment `json:"environment,omitempty"`
-
-				// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-				Id       *openapi_types.UUID `json:"id,omitempty"`
-				IsActive *bool               `json:"is_active,omitempty"`
-
-				// Key the full key: shown only in this answer
-				Key       *string `json:"key,omitempty"`
-				KeyPrefix *string `json:"key_prefix,omitempty"`
-				Name      *string `json:"name,omitempty"`
-
-				// Scopes read: every GET; trade: orders and sandbox trading funds; payments: customers, virtual accounts, onramps, commerce, webhooks, sandbox payment simulation; withdraw: withdrawals, offramps, transfers, recipients. Key management and merchant-wide settings need all four (x-required-scope on each operation).
-				Scopes *[]PostApiKeys201JSONResponseBodyDataScopes `json:"scopes,omitempty"`
-			} `json:"data,omitempty"`
+			Data *APIKeyWithSecret `json:"data,omitempty"`
 
 			// Message optional note for people
 			Message *string `json:"message,omitempty"`
@@ -38673,29 +38360,7 @@ func ParsePatchApiKeysIdRevokeResponse(rsp *http.Response) (*PatchApiKeysIdRevok
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			Data *struct {
-				// CreatedAt Example: 2026-01-02T15:04:05.000Z
-				CreatedAt *time.Time `json:"created_at,omitempty"`
-
-				// Environment Example: sandbox
-				Environment *PatchApiKeysIdRevoke200JSONResponseBodyDataEnvironment `json:"environment,omitempty"`
-
-				// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-				Id       *openapi_types.UUID `json:"id,omitempty"`
-				IsActive *bool               `json:"is_active,omitempty"`
-
-				// KeyPrefix first 20 characters
-				KeyPrefix *string `json:"key_prefix,omitempty"`
-
-				// LastUsedAt the latest use, to the minute (written at most once a minute)
-				//
-				// Example: 2026-01-02T15:04:05.000Z
-				LastUsedAt *time.Time `json:"last_used_at,omitempty"`
-				Name       *string    `json:"name,omitempty"`
-
-				// Scopes read: every GET; trade: orders and sandbox trading funds; payments: customers, virtual accounts, onramps, commerce, webhooks, sandbox payment simulation; withdraw: withdrawals, offramps, transfers, recipients. Key management and merchant-wide settings need all four (x-required-scope on each operation).
-				Scopes *[]PatchApiKeysIdRevoke200JSONResponseBodyDataScopes `json:"scopes,omitempty"`
-			} `json:"data,omitempty"`
+			Data *APIKey `json:"data,omitempty"`
 
 			// Message optional note for people
 			Message *string `json:"message,omitempty"`
@@ -39127,42 +38792,7 @@ func ParseGetAuthMeResponse(rsp *http.Response) (*GetAuthMeResponse, error) {
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			Data *struct {
-				Address      *string `json:"address,omitempty"`
-				BusinessName *string `json:"business_name,omitempty"`
-
-				// Country ISO 3166-1 alpha-3
-				Country *string `json:"country,omitempty"`
-
-				// CreatedAt Example: 2026-01-02T15:04:05.000Z
-				CreatedAt     *time.Time `json:"created_at,omitempty"`
-				Email         *string    `json:"email,omitempty"`
-				EmailVerified *bool      `json:"email_verified,omitempty"`
-
-				// Environment Example: sandbox
-				Environment *GetAuthMe200JSONResponseBodyDataEnvironment `json:"environment,omitempty"`
-				FirstName   *string                                      `json:"first_name,omitempty"`
-
-				// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-				Id                 *openapi_types.UUID `json:"id,omitempty"`
-				IpWhitelistEnabled *bool               `json:"ip_whitelist_enabled,omitempty"`
-
-				// KycReviewedAt Example: 2026-01-02T15:04:05.000Z
-				KycReviewedAt *time.Time `json:"kyc_reviewed_at,omitempty"`
-
-				// KycStatus Example: NOT_SUBMITTED
-				KycStatus *GetAuthMe200JSONResponseBodyDataKycStatus `json:"kyc_status,omitempty"`
-
-				// KycSubmittedAt Example: 2026-01-02T15:04:05.000Z
-				KycSubmittedAt     *time.Time `json:"kyc_submitted_at,omitempty"`
-				LastName           *string    `json:"last_name,omitempty"`
-				Phone              *string    `json:"phone,omitempty"`
-				RateLimitPerMinute *int       `json:"rate_limit_per_minute,omitempty"`
-
-				// UpdatedAt Example: 2026-01-02T15:04:05.000Z
-				UpdatedAt *time.Time `json:"updated_at,omitempty"`
-				Website   *string    `json:"website,omitempty"`
-			} `json:"data,omitempty"`
+			Data *Merchant `json:"data,omitempty"`
 
 			// Message optional note for people
 			Message *string `json:"message,omitempty"`
@@ -44378,42 +44008,7 @@ func ParsePatchMerchantProfileResponse(rsp *http.Response) (*PatchMerchantProfil
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			Data *struct {
-				Address      *string `json:"address,omitempty"`
-				BusinessName *string `json:"business_name,omitempty"`
-
-				// Country ISO 3166-1 alpha-3
-				Country *string `json:"country,omitempty"`
-
-				// CreatedAt Example: 2026-01-02T15:04:05.000Z
-				CreatedAt     *time.Time `json:"created_at,omitempty"`
-				Email         *string    `json:"email,omitempty"`
-				EmailVerified *bool      `json:"email_verified,omitempty"`
-
-				// Environment Example: sandbox
-				Environment *PatchMerchantProfile200JSONResponseBodyDataEnvironment `json:"environment,omitempty"`
-				FirstName   *string                                                 `json:"first_name,omitempty"`
-
-				// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-				Id                 *openapi_types.UUID `json:"id,omitempty"`
-				IpWhitelistEnabled *bool               `json:"ip_whitelist_enabled,omitempty"`
-
-				// KycReviewedAt Example: 2026-01-02T15:04:05.000Z
-				KycReviewedAt *time.Time `json:"kyc_reviewed_at,omitempty"`
-
-				// KycStatus Example: NOT_SUBMITTED
-				KycStatus *PatchMerchantProfile200JSONResponseBodyDataKycStatus `json:"kyc_status,omitempty"`
-
-				// KycSubmittedAt Example: 2026-01-02T15:04:05.000Z
-				KycSubmittedAt     *time.Time `json:"kyc_submitted_at,omitempty"`
-				LastName           *string    `json:"last_name,omitempty"`
-				Phone              *string    `json:"phone,omitempty"`
-				RateLimitPerMinute *int       `json:"rate_limit_per_minute,omitempty"`
-
-				// UpdatedAt Example: 2026-01-02T15:04:05.000Z
-				UpdatedAt *time.Time `json:"updated_at,omitempty"`
-				Website   *string    `json:"website,omitempty"`
-			} `json:"data,omitempty"`
+			Data *Merchant `json:"data,omitempty"`
 
 			// Message optional note for people
 			Message *string `json:"message,omitempty"`
