@@ -68,26 +68,52 @@ func (c *conn) markPrivate() {
 // push queues f and reports whether the connection must be handed to the writers. A
 // full queue (count or bytes) closes the connection with 1013.
 func (c *conn) push(f *frame) bool {
-	sched, _ := c.pushBook(f, false)
+	sched, _, _ := c.pushBook(f, nil)
 	return sched
 }
 
-// pushBook is push; with conflate, a connection already lagging (ConflateAt frames
-// queued) does not take f and reports lagging instead.
-func (c *conn) pushBook(f *frame, conflate bool) (sched, lagging bool) {
+// pushBook is push for an order-book diff f when snap is not nil. On a connection already
+// lagging (ConflateAt frames queued) the diffs and snapshots of f's book that no write has
+// started are dropped and the snapshot snap returns (at f's last sequence) is queued in
+// f's place: the reader gets the newest book, not the oldest diffs. It reports how many
+// frames were dropped; lagging when there was none to drop (all in flight): f is not
+// queued then, and the caller sends a snapshot once the queue is below the mark.
+func (c *conn) pushBook(f *frame, snap func() *frame) (sched, lagging bool, dropped int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closing || c.done {
-		return false, false
+		return false, false, 0
 	}
 	cfg := &c.srv.cfg
-	if conflate && len(c.q) >= cfg.ConflateAt {
-		return false, true
+	if snap != nil && len(c.q) >= cfg.ConflateAt {
+		keep := 0
+		if c.off > 0 {
+			keep = 1 // a frame half written must be finished, or the stream is corrupt
+		}
+		if c.writing {
+			keep = max(keep, c.inflight) // frames a writev is carrying right now stay until it returns
+		}
+		n := keep
+		for _, g := range c.q[keep:] {
+			if g.book == f.book {
+				c.qBytes -= len(g.b)
+				continue
+			}
+			c.q[n] = g
+			n++
+		}
+		if n == len(c.q) {
+			return false, true, 0
+		}
+		dropped = len(c.q) - n
+		clear(c.q[n:])
+		c.q = c.q[:n]
+		f = snap()
 	}
 	if len(c.q) >= cfg.QueueLen || c.qBytes+len(f.b) > cfg.QueueBytes {
 		c.srv.slow.Add(1)
 		c.closeLocked(CloseTryAgainLater, "slow consumer: outgoing queue full", true)
-		return c.scheduleLocked(), false
+		return c.scheduleLocked(), false, dropped
 	}
 	if len(c.q) == 0 {
 		c.since = c.srv.clock.Load()
@@ -95,7 +121,7 @@ func (c *conn) pushBook(f *frame, conflate bool) (sched, lagging bool) {
 	c.q = append(c.q, f)
 	c.qBytes += len(f.b)
 	c.srv.queued.Add(1)
-	return c.scheduleLocked(), false
+	return c.scheduleLocked(), false, dropped
 }
 
 // lagging reports whether the connection's queue is past the point where order-book diffs

@@ -11,7 +11,7 @@ import (
 // many subscribers there are, and a connection's pending frames go out in one writev.
 type frame struct {
 	b    []byte
-	book bool // an orderbook diff: may be dropped for a lagging reader (it gets a snapshot instead)
+	book *symbolState // the order book a diff or snapshot is of: a lagging reader's unsent ones give way to a later snapshot
 }
 
 const (

@@ -391,7 +391,7 @@ func (h *Hub) broadcast(set *subSet, msg []byte) { h.fanout(set, textFrame(msg),
 // marked stale and gets a snapshot when it has caught up): diffs are conflated for it.
 func (h *Hub) broadcastBook(s *symbolState, msg []byte) {
 	f := textFrame(msg)
-	f.book = true
+	f.book = s
 	h.fanout(&s.book, f, s)
 }
 
@@ -403,13 +403,20 @@ func (h *Hub) fanout(set *subSet, f *frame, book *symbolState) {
 	}
 	sched := h.sched[:0]
 	stale := book != nil && len(book.stale) > 0
+	var snap func() *frame
+	if book != nil {
+		snap = func() *frame { return h.snapshot(book) }
+	}
 	for _, c := range set.conns {
 		if stale {
 			if _, ok := book.stale[c]; ok {
 				continue
 			}
 		}
-		sched1, lagging := c.pushBook(f, book != nil)
+		sched1, lagging, dropped := c.pushBook(f, snap)
+		if dropped > 0 {
+			h.conflated.Add(uint64(dropped))
+		}
 		if lagging {
 			if book.stale == nil {
 				book.stale = map[*conn]struct{}{}
@@ -501,6 +508,7 @@ func (h *Hub) snapshot(s *symbolState) *frame {
 	}
 	msg := appendBook(make([]byte, 0, 128+24*(len(bids)+len(asks))), s.chBook, &s.pair, 0, seq, bids, asks, ms)
 	s.snap, s.snapSeq = textFrame(msg), seq
+	s.snap.book = s
 	return s.snap
 }
 

@@ -1,0 +1,69 @@
+package ws
+
+import "testing"
+
+// TestPushBookConflatesOldest checks that a lagging connection's unsent diffs and
+// snapshots of one book give way to the newest snapshot, while other channels' frames and
+// frames a write has started stay, in order.
+func TestPushBookConflatesOldest(t *testing.T) {
+	a, b := &symbolState{}, &symbolState{}
+	diff := func(s *symbolState, name string) *frame { f := textFrame([]byte(name)); f.book = s; return f }
+	tests := []struct {
+		name     string
+		inflight int // frames at the head of the queue a writev is carrying
+		queue    []string
+		want     []string
+		dropped  int
+		lagging  bool
+	}{
+		{name: "below the mark", queue: []string{"a1", "t1"}, want: []string{"a1", "t1", "a9"}},
+		{name: "book diffs replaced", queue: []string{"a1", "t1", "a2", "b1"}, want: []string{"t1", "b1", "snap"}, dropped: 2},
+		{name: "in flight kept", inflight: 2, queue: []string{"a1", "t1", "a2", "a3"}, want: []string{"a1", "t1", "snap"}, dropped: 2},
+		{name: "nothing to drop", inflight: 4, queue: []string{"a1", "t1", "a2", "a3"}, want: []string{"a1", "t1", "a2", "a3"}, lagging: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := NewServer(Config{ConflateAt: 4, QueueLen: 16})
+			c := &conn{srv: srv, scheduled: true}
+			for _, n := range tt.queue {
+				var f *frame
+				switch n[0] {
+				case 'a':
+					f = diff(a, n)
+				case 'b':
+					f = diff(b, n)
+				default:
+					f = textFrame([]byte(n))
+				}
+				c.q = append(c.q, f)
+				c.qBytes += len(f.b)
+			}
+			c.writing, c.inflight = tt.inflight > 0, tt.inflight
+			snapped := 0
+			_, lagging, dropped := c.pushBook(diff(a, "a9"), func() *frame { snapped++; return diff(a, "snap") })
+			if lagging != tt.lagging || dropped != tt.dropped {
+				t.Fatalf("lagging %v dropped %d, want %v %d", lagging, dropped, tt.lagging, tt.dropped)
+			}
+			var got []string
+			bytes := 0
+			for _, f := range c.q {
+				got = append(got, string(f.b[2:]))
+				bytes += len(f.b)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("queue %q, want %q", got, tt.want)
+			}
+			for i := range got {
+				if got[i] != tt.want[i] {
+					t.Fatalf("queue %q, want %q", got, tt.want)
+				}
+			}
+			if bytes != c.qBytes {
+				t.Fatalf("qBytes %d, frames hold %d", c.qBytes, bytes)
+			}
+			if wantSnap := tt.dropped > 0; (snapped == 1) != wantSnap || snapped > 1 {
+				t.Fatalf("snapshot built %d times", snapped)
+			}
+		})
+	}
+}
