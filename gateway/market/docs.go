@@ -28,7 +28,7 @@ func (h *Handlers) Docs() []o.Op {
 				"symbol": o.Str(""), "bids": levels, "asks": levels,
 				"timestamp": o.Int("server time, unix milliseconds"), "sequence": o.Int("stream sequence of the book"),
 			}, "symbol", "bids", "asks", "timestamp", "sequence")}},
-			Errors: []string{"VALIDATION_ERROR"}},
+			Errors: []string{"VALIDATION_ERROR", "ENGINE_UNAVAILABLE"}},
 		{Method: "GET", Path: "/v1/trading/market/ticker", Tag: "market data", Summary: "Rolling 24-hour ticker",
 			Description: "With symbol: data is that pair's ticker; without: an array of every pair's. The window is the 1,440 one-minute candles up to the current minute.",
 			Query:       []o.Param{{Name: "symbol", Schema: o.Enum("USDT-NGN", "USDC-NGN", "USD-NGN")}},

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -363,6 +364,15 @@ func (r *renderer) operation(op Op) map[string]any {
 	if !op.Public && d.codes["UNAUTHORIZED"] != 0 {
 		byStatus[401] = append(byStatus[401], "UNAUTHORIZED")
 		byStatus[429] = append(byStatus[429], "RATE_LIMITED")
+	}
+	if !op.Public {
+		// Every authenticated operation reads PostgreSQL (the key, the merchant): a slow or
+		// absent database or an overloaded pool answers a prompt 503 with Retry-After.
+		for _, code := range []string{"DATABASE_UNAVAILABLE", "SERVICE_UNAVAILABLE"} {
+			if st := d.codes[code]; st != 0 && !slices.Contains(byStatus[st], code) {
+				byStatus[st] = append(byStatus[st], code)
+			}
+		}
 	}
 	if idempotent(op) {
 		byStatus[409] = append(byStatus[409], "IDEMPOTENCY_KEY_IN_USE")

@@ -23678,6 +23678,11 @@ type GetApiKeysResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetApiKeysResponse503Headers the declared response headers of an HTTP 503 response for GetApiKeys
+type GetApiKeysResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetApiKeysResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -23702,10 +23707,14 @@ type GetApiKeysResponse struct {
 	JSON403 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetApiKeysResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetApiKeysResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetApiKeysResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -23742,6 +23751,11 @@ func (r GetApiKeysResponse) GetJSON403() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetApiKeysResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetApiKeysResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -23789,6 +23803,11 @@ type PostApiKeysResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PostApiKeysResponse503Headers the declared response headers of an HTTP 503 response for PostApiKeys
+type PostApiKeysResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostApiKeysResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -23808,10 +23827,14 @@ type PostApiKeysResponse struct {
 	JSON403 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PostApiKeysResponse201Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostApiKeysResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostApiKeysResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -23843,6 +23866,11 @@ func (r PostApiKeysResponse) GetJSON403() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r PostApiKeysResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostApiKeysResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -23890,6 +23918,11 @@ type DeleteApiKeysIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// DeleteApiKeysIdResponse503Headers the declared response headers of an HTTP 503 response for DeleteApiKeysId
+type DeleteApiKeysIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteApiKeysIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -23914,10 +23947,14 @@ type DeleteApiKeysIdResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeleteApiKeysIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteApiKeysIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteApiKeysIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -23954,6 +23991,11 @@ func (r DeleteApiKeysIdResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r DeleteApiKeysIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteApiKeysIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -24001,6 +24043,11 @@ type PatchApiKeysIdRevokeResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PatchApiKeysIdRevokeResponse503Headers the declared response headers of an HTTP 503 response for PatchApiKeysIdRevoke
+type PatchApiKeysIdRevokeResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PatchApiKeysIdRevokeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -24020,10 +24067,14 @@ type PatchApiKeysIdRevokeResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PatchApiKeysIdRevokeResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PatchApiKeysIdRevokeResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PatchApiKeysIdRevokeResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -24055,6 +24106,11 @@ func (r PatchApiKeysIdRevokeResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r PatchApiKeysIdRevokeResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PatchApiKeysIdRevokeResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -24407,6 +24463,11 @@ type GetAuthMeResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetAuthMeResponse503Headers the declared response headers of an HTTP 503 response for GetAuthMe
+type GetAuthMeResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetAuthMeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -24424,10 +24485,14 @@ type GetAuthMeResponse struct {
 	JSON403 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetAuthMeResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetAuthMeResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetAuthMeResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -24454,6 +24519,11 @@ func (r GetAuthMeResponse) GetJSON403() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetAuthMeResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetAuthMeResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -24501,6 +24571,11 @@ type PatchAuthMePasswordResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PatchAuthMePasswordResponse503Headers the declared response headers of an HTTP 503 response for PatchAuthMePassword
+type PatchAuthMePasswordResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PatchAuthMePasswordResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -24518,10 +24593,14 @@ type PatchAuthMePasswordResponse struct {
 	JSON403 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PatchAuthMePasswordResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PatchAuthMePasswordResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PatchAuthMePasswordResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -24551,6 +24630,11 @@ func (r PatchAuthMePasswordResponse) GetJSON403() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r PatchAuthMePasswordResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PatchAuthMePasswordResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -25087,6 +25171,11 @@ type GetCheckoutLinksResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetCheckoutLinksResponse503Headers the declared response headers of an HTTP 503 response for GetCheckoutLinks
+type GetCheckoutLinksResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetCheckoutLinksResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25104,10 +25193,14 @@ type GetCheckoutLinksResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCheckoutLinksResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetCheckoutLinksResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCheckoutLinksResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -25134,6 +25227,11 @@ func (r GetCheckoutLinksResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetCheckoutLinksResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCheckoutLinksResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -25181,6 +25279,11 @@ type PostCheckoutLinksResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PostCheckoutLinksResponse503Headers the declared response headers of an HTTP 503 response for PostCheckoutLinks
+type PostCheckoutLinksResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostCheckoutLinksResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25204,10 +25307,14 @@ type PostCheckoutLinksResponse struct {
 	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PostCheckoutLinksResponse201Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostCheckoutLinksResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostCheckoutLinksResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -25249,6 +25356,11 @@ func (r PostCheckoutLinksResponse) GetJSON422() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r PostCheckoutLinksResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostCheckoutLinksResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -25296,6 +25408,11 @@ type DeleteCheckoutLinksIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// DeleteCheckoutLinksIdResponse503Headers the declared response headers of an HTTP 503 response for DeleteCheckoutLinksId
+type DeleteCheckoutLinksIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteCheckoutLinksIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25316,10 +25433,14 @@ type DeleteCheckoutLinksIdResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeleteCheckoutLinksIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteCheckoutLinksIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteCheckoutLinksIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -25349,6 +25470,11 @@ func (r DeleteCheckoutLinksIdResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r DeleteCheckoutLinksIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteCheckoutLinksIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -25396,6 +25522,11 @@ type GetCheckoutLinksIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetCheckoutLinksIdResponse503Headers the declared response headers of an HTTP 503 response for GetCheckoutLinksId
+type GetCheckoutLinksIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetCheckoutLinksIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25413,10 +25544,14 @@ type GetCheckoutLinksIdResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCheckoutLinksIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetCheckoutLinksIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCheckoutLinksIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -25443,6 +25578,11 @@ func (r GetCheckoutLinksIdResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetCheckoutLinksIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCheckoutLinksIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -25490,6 +25630,11 @@ type PatchCheckoutLinksIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PatchCheckoutLinksIdResponse503Headers the declared response headers of an HTTP 503 response for PatchCheckoutLinksId
+type PatchCheckoutLinksIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PatchCheckoutLinksIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25509,10 +25654,14 @@ type PatchCheckoutLinksIdResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PatchCheckoutLinksIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PatchCheckoutLinksIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PatchCheckoutLinksIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -25544,6 +25693,11 @@ func (r PatchCheckoutLinksIdResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r PatchCheckoutLinksIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PatchCheckoutLinksIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -25591,6 +25745,11 @@ type GetCustomersResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetCustomersResponse503Headers the declared response headers of an HTTP 503 response for GetCustomers
+type GetCustomersResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetCustomersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25608,10 +25767,14 @@ type GetCustomersResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCustomersResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetCustomersResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCustomersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -25638,6 +25801,11 @@ func (r GetCustomersResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetCustomersResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCustomersResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -25686,6 +25854,11 @@ type PostCustomersResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PostCustomersResponse503Headers the declared response headers of an HTTP 503 response for PostCustomers
+type PostCustomersResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostCustomersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25707,10 +25880,14 @@ type PostCustomersResponse struct {
 	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PostCustomersResponse201Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostCustomersResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostCustomersResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -25747,6 +25924,11 @@ func (r PostCustomersResponse) GetJSON422() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r PostCustomersResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostCustomersResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -25794,6 +25976,11 @@ type GetCustomersIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetCustomersIdResponse503Headers the declared response headers of an HTTP 503 response for GetCustomersId
+type GetCustomersIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetCustomersIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25811,10 +25998,14 @@ type GetCustomersIdResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCustomersIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetCustomersIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCustomersIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -25841,6 +26032,11 @@ func (r GetCustomersIdResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetCustomersIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCustomersIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -25888,6 +26084,11 @@ type PatchCustomersIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PatchCustomersIdResponse503Headers the declared response headers of an HTTP 503 response for PatchCustomersId
+type PatchCustomersIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PatchCustomersIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -25907,10 +26108,14 @@ type PatchCustomersIdResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PatchCustomersIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PatchCustomersIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PatchCustomersIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -25942,6 +26147,11 @@ func (r PatchCustomersIdResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r PatchCustomersIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PatchCustomersIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -25989,6 +26199,11 @@ type GetCustomersIdBalanceResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetCustomersIdBalanceResponse503Headers the declared response headers of an HTTP 503 response for GetCustomersIdBalance
+type GetCustomersIdBalanceResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetCustomersIdBalanceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -26025,10 +26240,14 @@ type GetCustomersIdBalanceResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCustomersIdBalanceResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetCustomersIdBalanceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCustomersIdBalanceResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -26074,6 +26293,11 @@ func (r GetCustomersIdBalanceResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetCustomersIdBalanceResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCustomersIdBalanceResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -26294,6 +26518,11 @@ type PostCustomersIdCryptoWalletResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PostCustomersIdCryptoWalletResponse503Headers the declared response headers of an HTTP 503 response for PostCustomersIdCryptoWallet
+type PostCustomersIdCryptoWalletResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostCustomersIdCryptoWalletResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -26317,10 +26546,14 @@ type PostCustomersIdCryptoWalletResponse struct {
 	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PostCustomersIdCryptoWalletResponse201Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostCustomersIdCryptoWalletResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostCustomersIdCryptoWalletResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -26362,6 +26595,11 @@ func (r PostCustomersIdCryptoWalletResponse) GetJSON422() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r PostCustomersIdCryptoWalletResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostCustomersIdCryptoWalletResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -26409,6 +26647,11 @@ type GetCustomersIdCryptoWalletsResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetCustomersIdCryptoWalletsResponse503Headers the declared response headers of an HTTP 503 response for GetCustomersIdCryptoWallets
+type GetCustomersIdCryptoWalletsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetCustomersIdCryptoWalletsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -26433,10 +26676,14 @@ type GetCustomersIdCryptoWalletsResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCustomersIdCryptoWalletsResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetCustomersIdCryptoWalletsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCustomersIdCryptoWalletsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -26473,6 +26720,11 @@ func (r GetCustomersIdCryptoWalletsResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetCustomersIdCryptoWalletsResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCustomersIdCryptoWalletsResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -26650,6 +26902,11 @@ type GetCustomersIdLedgerResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetCustomersIdLedgerResponse503Headers the declared response headers of an HTTP 503 response for GetCustomersIdLedger
+type GetCustomersIdLedgerResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetCustomersIdLedgerResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -26700,10 +26957,14 @@ type GetCustomersIdLedgerResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCustomersIdLedgerResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetCustomersIdLedgerResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCustomersIdLedgerResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -26768,6 +27029,11 @@ func (r GetCustomersIdLedgerResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCustomersIdLedgerResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r GetCustomersIdLedgerResponse) GetBody() []byte {
 	return r.Body
@@ -26813,6 +27079,11 @@ type GetCustomersIdNgnVirtualAccountResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetCustomersIdNgnVirtualAccountResponse503Headers the declared response headers of an HTTP 503 response for GetCustomersIdNgnVirtualAccount
+type GetCustomersIdNgnVirtualAccountResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetCustomersIdNgnVirtualAccountResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -26830,10 +27101,14 @@ type GetCustomersIdNgnVirtualAccountResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCustomersIdNgnVirtualAccountResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetCustomersIdNgnVirtualAccountResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCustomersIdNgnVirtualAccountResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -26860,6 +27135,11 @@ func (r GetCustomersIdNgnVirtualAccountResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetCustomersIdNgnVirtualAccountResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCustomersIdNgnVirtualAccountResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -27450,6 +27730,11 @@ type GetCustomersIdVirtualAccountsResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetCustomersIdVirtualAccountsResponse503Headers the declared response headers of an HTTP 503 response for GetCustomersIdVirtualAccounts
+type GetCustomersIdVirtualAccountsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetCustomersIdVirtualAccountsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -27474,10 +27759,14 @@ type GetCustomersIdVirtualAccountsResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCustomersIdVirtualAccountsResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetCustomersIdVirtualAccountsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCustomersIdVirtualAccountsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -27514,6 +27803,11 @@ func (r GetCustomersIdVirtualAccountsResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetCustomersIdVirtualAccountsResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCustomersIdVirtualAccountsResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -27639,6 +27933,11 @@ type GetInvoicesResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetInvoicesResponse503Headers the declared response headers of an HTTP 503 response for GetInvoices
+type GetInvoicesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetInvoicesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -27656,10 +27955,14 @@ type GetInvoicesResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetInvoicesResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetInvoicesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetInvoicesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -27686,6 +27989,11 @@ func (r GetInvoicesResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetInvoicesResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetInvoicesResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -27733,6 +28041,11 @@ type PostInvoicesResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PostInvoicesResponse503Headers the declared response headers of an HTTP 503 response for PostInvoices
+type PostInvoicesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostInvoicesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -27754,10 +28067,14 @@ type PostInvoicesResponse struct {
 	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PostInvoicesResponse201Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostInvoicesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostInvoicesResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -27794,6 +28111,11 @@ func (r PostInvoicesResponse) GetJSON422() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r PostInvoicesResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostInvoicesResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -27841,6 +28163,11 @@ type DeleteInvoicesIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// DeleteInvoicesIdResponse503Headers the declared response headers of an HTTP 503 response for DeleteInvoicesId
+type DeleteInvoicesIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteInvoicesIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -27863,10 +28190,14 @@ type DeleteInvoicesIdResponse struct {
 	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeleteInvoicesIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteInvoicesIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteInvoicesIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -27901,6 +28232,11 @@ func (r DeleteInvoicesIdResponse) GetJSON422() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r DeleteInvoicesIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteInvoicesIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -27948,6 +28284,11 @@ type GetInvoicesIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetInvoicesIdResponse503Headers the declared response headers of an HTTP 503 response for GetInvoicesId
+type GetInvoicesIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetInvoicesIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -27965,10 +28306,14 @@ type GetInvoicesIdResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetInvoicesIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetInvoicesIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetInvoicesIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -27995,6 +28340,11 @@ func (r GetInvoicesIdResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetInvoicesIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetInvoicesIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28042,6 +28392,11 @@ type PatchInvoicesIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PatchInvoicesIdResponse503Headers the declared response headers of an HTTP 503 response for PatchInvoicesId
+type PatchInvoicesIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PatchInvoicesIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28063,10 +28418,14 @@ type PatchInvoicesIdResponse struct {
 	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PatchInvoicesIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PatchInvoicesIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PatchInvoicesIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28103,6 +28462,11 @@ func (r PatchInvoicesIdResponse) GetJSON422() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r PatchInvoicesIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PatchInvoicesIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28148,6 +28512,11 @@ type PostInvoicesIdLineItemsResponse429Headers struct {
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
+}
+
+// PostInvoicesIdLineItemsResponse503Headers the declared response headers of an HTTP 503 response for PostInvoicesIdLineItems
+type PostInvoicesIdLineItemsResponse503Headers struct {
+	RetryAfter *int
 }
 
 type PostInvoicesIdLineItemsResponse struct {
@@ -28205,10 +28574,14 @@ type PostInvoicesIdLineItemsResponse struct {
 	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PostInvoicesIdLineItemsResponse201Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostInvoicesIdLineItemsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostInvoicesIdLineItemsResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -28281,6 +28654,11 @@ func (r PostInvoicesIdLineItemsResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostInvoicesIdLineItemsResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r PostInvoicesIdLineItemsResponse) GetBody() []byte {
 	return r.Body
@@ -28326,6 +28704,11 @@ type DeleteInvoicesIdLineItemsLineItemIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// DeleteInvoicesIdLineItemsLineItemIdResponse503Headers the declared response headers of an HTTP 503 response for DeleteInvoicesIdLineItemsLineItemId
+type DeleteInvoicesIdLineItemsLineItemIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteInvoicesIdLineItemsLineItemIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28345,10 +28728,14 @@ type DeleteInvoicesIdLineItemsLineItemIdResponse struct {
 	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeleteInvoicesIdLineItemsLineItemIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteInvoicesIdLineItemsLineItemIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteInvoicesIdLineItemsLineItemIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28380,6 +28767,11 @@ func (r DeleteInvoicesIdLineItemsLineItemIdResponse) GetJSON422() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r DeleteInvoicesIdLineItemsLineItemIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteInvoicesIdLineItemsLineItemIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28427,6 +28819,11 @@ type PostInvoicesIdSendResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PostInvoicesIdSendResponse503Headers the declared response headers of an HTTP 503 response for PostInvoicesIdSend
+type PostInvoicesIdSendResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostInvoicesIdSendResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28448,10 +28845,14 @@ type PostInvoicesIdSendResponse struct {
 	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PostInvoicesIdSendResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostInvoicesIdSendResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostInvoicesIdSendResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28488,6 +28889,11 @@ func (r PostInvoicesIdSendResponse) GetJSON422() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r PostInvoicesIdSendResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostInvoicesIdSendResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28535,6 +28941,11 @@ type GetMerchantIpWhitelistResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetMerchantIpWhitelistResponse503Headers the declared response headers of an HTTP 503 response for GetMerchantIpWhitelist
+type GetMerchantIpWhitelistResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetMerchantIpWhitelistResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28559,10 +28970,14 @@ type GetMerchantIpWhitelistResponse struct {
 	JSON403 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetMerchantIpWhitelistResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetMerchantIpWhitelistResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetMerchantIpWhitelistResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28596,6 +29011,11 @@ func (r GetMerchantIpWhitelistResponse) GetJSON403() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetMerchantIpWhitelistResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetMerchantIpWhitelistResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28643,6 +29063,11 @@ type PutMerchantIpWhitelistResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PutMerchantIpWhitelistResponse503Headers the declared response headers of an HTTP 503 response for PutMerchantIpWhitelist
+type PutMerchantIpWhitelistResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PutMerchantIpWhitelistResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28669,10 +29094,14 @@ type PutMerchantIpWhitelistResponse struct {
 	JSON403 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PutMerchantIpWhitelistResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PutMerchantIpWhitelistResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutMerchantIpWhitelistResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28711,6 +29140,11 @@ func (r PutMerchantIpWhitelistResponse) GetJSON403() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r PutMerchantIpWhitelistResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PutMerchantIpWhitelistResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28758,6 +29192,11 @@ type PostMerchantKycResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PostMerchantKycResponse503Headers the declared response headers of an HTTP 503 response for PostMerchantKyc
+type PostMerchantKycResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostMerchantKycResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28789,10 +29228,14 @@ type PostMerchantKycResponse struct {
 	JSON403 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PostMerchantKycResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostMerchantKycResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostMerchantKycResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28836,6 +29279,11 @@ func (r PostMerchantKycResponse) GetJSON403() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r PostMerchantKycResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostMerchantKycResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28883,6 +29331,11 @@ type PatchMerchantProfileResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PatchMerchantProfileResponse503Headers the declared response headers of an HTTP 503 response for PatchMerchantProfile
+type PatchMerchantProfileResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PatchMerchantProfileResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28902,10 +29355,14 @@ type PatchMerchantProfileResponse struct {
 	JSON403 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PatchMerchantProfileResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PatchMerchantProfileResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PatchMerchantProfileResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28937,6 +29394,11 @@ func (r PatchMerchantProfileResponse) GetJSON403() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r PatchMerchantProfileResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PatchMerchantProfileResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29032,6 +29494,11 @@ type GetPaymentsDepositsResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetPaymentsDepositsResponse503Headers the declared response headers of an HTTP 503 response for GetPaymentsDeposits
+type GetPaymentsDepositsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetPaymentsDepositsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29054,10 +29521,14 @@ type GetPaymentsDepositsResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPaymentsDepositsResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPaymentsDepositsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPaymentsDepositsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29089,6 +29560,11 @@ func (r GetPaymentsDepositsResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetPaymentsDepositsResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPaymentsDepositsResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29136,6 +29612,11 @@ type GetPaymentsDepositsIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetPaymentsDepositsIdResponse503Headers the declared response headers of an HTTP 503 response for GetPaymentsDepositsId
+type GetPaymentsDepositsIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetPaymentsDepositsIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29153,10 +29634,14 @@ type GetPaymentsDepositsIdResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPaymentsDepositsIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPaymentsDepositsIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPaymentsDepositsIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29183,6 +29668,11 @@ func (r GetPaymentsDepositsIdResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetPaymentsDepositsIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPaymentsDepositsIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29230,6 +29720,11 @@ type GetPaymentsMerchantBalanceResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetPaymentsMerchantBalanceResponse503Headers the declared response headers of an HTTP 503 response for GetPaymentsMerchantBalance
+type GetPaymentsMerchantBalanceResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetPaymentsMerchantBalanceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29245,10 +29740,14 @@ type GetPaymentsMerchantBalanceResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPaymentsMerchantBalanceResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPaymentsMerchantBalanceResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPaymentsMerchantBalanceResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29270,6 +29769,11 @@ func (r GetPaymentsMerchantBalanceResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetPaymentsMerchantBalanceResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPaymentsMerchantBalanceResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29519,6 +30023,11 @@ type GetPaymentsMerchantBalanceTransfersResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetPaymentsMerchantBalanceTransfersResponse503Headers the declared response headers of an HTTP 503 response for GetPaymentsMerchantBalanceTransfers
+type GetPaymentsMerchantBalanceTransfersResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetPaymentsMerchantBalanceTransfersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29579,10 +30088,14 @@ type GetPaymentsMerchantBalanceTransfersResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPaymentsMerchantBalanceTransfersResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPaymentsMerchantBalanceTransfersResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPaymentsMerchantBalanceTransfersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29652,6 +30165,11 @@ func (r GetPaymentsMerchantBalanceTransfersResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetPaymentsMerchantBalanceTransfersResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPaymentsMerchantBalanceTransfersResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29820,6 +30338,11 @@ type GetPaymentsOfframpsResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetPaymentsOfframpsResponse503Headers the declared response headers of an HTTP 503 response for GetPaymentsOfframps
+type GetPaymentsOfframpsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetPaymentsOfframpsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29837,10 +30360,14 @@ type GetPaymentsOfframpsResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPaymentsOfframpsResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPaymentsOfframpsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPaymentsOfframpsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29867,6 +30394,11 @@ func (r GetPaymentsOfframpsResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetPaymentsOfframpsResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPaymentsOfframpsResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30044,6 +30576,11 @@ type GetPaymentsOfframpsIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetPaymentsOfframpsIdResponse503Headers the declared response headers of an HTTP 503 response for GetPaymentsOfframpsId
+type GetPaymentsOfframpsIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetPaymentsOfframpsIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30061,10 +30598,14 @@ type GetPaymentsOfframpsIdResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPaymentsOfframpsIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPaymentsOfframpsIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPaymentsOfframpsIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30091,6 +30632,11 @@ func (r GetPaymentsOfframpsIdResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetPaymentsOfframpsIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPaymentsOfframpsIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30138,6 +30684,11 @@ type GetPaymentsOnrampsResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetPaymentsOnrampsResponse503Headers the declared response headers of an HTTP 503 response for GetPaymentsOnramps
+type GetPaymentsOnrampsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetPaymentsOnrampsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30155,10 +30706,14 @@ type GetPaymentsOnrampsResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPaymentsOnrampsResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPaymentsOnrampsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPaymentsOnrampsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30185,6 +30740,11 @@ func (r GetPaymentsOnrampsResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetPaymentsOnrampsResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPaymentsOnrampsResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30369,6 +30929,11 @@ type GetPaymentsOnrampsIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetPaymentsOnrampsIdResponse503Headers the declared response headers of an HTTP 503 response for GetPaymentsOnrampsId
+type GetPaymentsOnrampsIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetPaymentsOnrampsIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30386,10 +30951,14 @@ type GetPaymentsOnrampsIdResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPaymentsOnrampsIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPaymentsOnrampsIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPaymentsOnrampsIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30416,6 +30985,11 @@ func (r GetPaymentsOnrampsIdResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetPaymentsOnrampsIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPaymentsOnrampsIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30581,6 +31155,11 @@ type PostPaymentsSandboxDepositsResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PostPaymentsSandboxDepositsResponse503Headers the declared response headers of an HTTP 503 response for PostPaymentsSandboxDeposits
+type PostPaymentsSandboxDepositsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostPaymentsSandboxDepositsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30606,10 +31185,14 @@ type PostPaymentsSandboxDepositsResponse struct {
 	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PostPaymentsSandboxDepositsResponse201Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostPaymentsSandboxDepositsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostPaymentsSandboxDepositsResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -30658,6 +31241,11 @@ func (r PostPaymentsSandboxDepositsResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostPaymentsSandboxDepositsResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r PostPaymentsSandboxDepositsResponse) GetBody() []byte {
 	return r.Body
@@ -30703,6 +31291,11 @@ type PostPaymentsSandboxDepositsIdClearResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PostPaymentsSandboxDepositsIdClearResponse503Headers the declared response headers of an HTTP 503 response for PostPaymentsSandboxDepositsIdClear
+type PostPaymentsSandboxDepositsIdClearResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostPaymentsSandboxDepositsIdClearResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30728,10 +31321,14 @@ type PostPaymentsSandboxDepositsIdClearResponse struct {
 	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PostPaymentsSandboxDepositsIdClearResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostPaymentsSandboxDepositsIdClearResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostPaymentsSandboxDepositsIdClearResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30780,6 +31377,11 @@ func (r PostPaymentsSandboxDepositsIdClearResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostPaymentsSandboxDepositsIdClearResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r PostPaymentsSandboxDepositsIdClearResponse) GetBody() []byte {
 	return r.Body
@@ -30825,6 +31427,11 @@ type PostPaymentsSandboxDepositsIdRejectResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PostPaymentsSandboxDepositsIdRejectResponse503Headers the declared response headers of an HTTP 503 response for PostPaymentsSandboxDepositsIdReject
+type PostPaymentsSandboxDepositsIdRejectResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostPaymentsSandboxDepositsIdRejectResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30850,10 +31457,14 @@ type PostPaymentsSandboxDepositsIdRejectResponse struct {
 	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PostPaymentsSandboxDepositsIdRejectResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostPaymentsSandboxDepositsIdRejectResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostPaymentsSandboxDepositsIdRejectResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30902,6 +31513,11 @@ func (r PostPaymentsSandboxDepositsIdRejectResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostPaymentsSandboxDepositsIdRejectResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r PostPaymentsSandboxDepositsIdRejectResponse) GetBody() []byte {
 	return r.Body
@@ -30947,6 +31563,11 @@ type PostPaymentsSandboxDepositsIdReverseResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PostPaymentsSandboxDepositsIdReverseResponse503Headers the declared response headers of an HTTP 503 response for PostPaymentsSandboxDepositsIdReverse
+type PostPaymentsSandboxDepositsIdReverseResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostPaymentsSandboxDepositsIdReverseResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30972,10 +31593,14 @@ type PostPaymentsSandboxDepositsIdReverseResponse struct {
 	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PostPaymentsSandboxDepositsIdReverseResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostPaymentsSandboxDepositsIdReverseResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostPaymentsSandboxDepositsIdReverseResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31024,6 +31649,11 @@ func (r PostPaymentsSandboxDepositsIdReverseResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostPaymentsSandboxDepositsIdReverseResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r PostPaymentsSandboxDepositsIdReverseResponse) GetBody() []byte {
 	return r.Body
@@ -31069,6 +31699,11 @@ type GetPaymentsTransfersResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetPaymentsTransfersResponse503Headers the declared response headers of an HTTP 503 response for GetPaymentsTransfers
+type GetPaymentsTransfersResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetPaymentsTransfersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31086,10 +31721,14 @@ type GetPaymentsTransfersResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPaymentsTransfersResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPaymentsTransfersResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPaymentsTransfersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31116,6 +31755,11 @@ func (r GetPaymentsTransfersResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetPaymentsTransfersResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPaymentsTransfersResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31293,6 +31937,11 @@ type GetPaymentsTransfersIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetPaymentsTransfersIdResponse503Headers the declared response headers of an HTTP 503 response for GetPaymentsTransfersId
+type GetPaymentsTransfersIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetPaymentsTransfersIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31310,10 +31959,14 @@ type GetPaymentsTransfersIdResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPaymentsTransfersIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPaymentsTransfersIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPaymentsTransfersIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31340,6 +31993,11 @@ func (r GetPaymentsTransfersIdResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetPaymentsTransfersIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPaymentsTransfersIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31387,6 +32045,11 @@ type GetPaymentsWithdrawalsResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetPaymentsWithdrawalsResponse503Headers the declared response headers of an HTTP 503 response for GetPaymentsWithdrawals
+type GetPaymentsWithdrawalsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetPaymentsWithdrawalsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31404,10 +32067,14 @@ type GetPaymentsWithdrawalsResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPaymentsWithdrawalsResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPaymentsWithdrawalsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPaymentsWithdrawalsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31434,6 +32101,11 @@ func (r GetPaymentsWithdrawalsResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetPaymentsWithdrawalsResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPaymentsWithdrawalsResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31604,6 +32276,11 @@ type GetPaymentsWithdrawalsIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetPaymentsWithdrawalsIdResponse503Headers the declared response headers of an HTTP 503 response for GetPaymentsWithdrawalsId
+type GetPaymentsWithdrawalsIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetPaymentsWithdrawalsIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31621,10 +32298,14 @@ type GetPaymentsWithdrawalsIdResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPaymentsWithdrawalsIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPaymentsWithdrawalsIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPaymentsWithdrawalsIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31651,6 +32332,11 @@ func (r GetPaymentsWithdrawalsIdResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetPaymentsWithdrawalsIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPaymentsWithdrawalsIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31698,6 +32384,11 @@ type GetProductsResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetProductsResponse503Headers the declared response headers of an HTTP 503 response for GetProducts
+type GetProductsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetProductsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31715,10 +32406,14 @@ type GetProductsResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetProductsResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetProductsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetProductsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31745,6 +32440,11 @@ func (r GetProductsResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetProductsResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetProductsResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31792,6 +32492,11 @@ type PostProductsResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PostProductsResponse503Headers the declared response headers of an HTTP 503 response for PostProducts
+type PostProductsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostProductsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31809,10 +32514,14 @@ type PostProductsResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PostProductsResponse201Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostProductsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostProductsResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -31839,6 +32548,11 @@ func (r PostProductsResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r PostProductsResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostProductsResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31886,6 +32600,11 @@ type DeleteProductsIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// DeleteProductsIdResponse503Headers the declared response headers of an HTTP 503 response for DeleteProductsId
+type DeleteProductsIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteProductsIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31906,10 +32625,14 @@ type DeleteProductsIdResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeleteProductsIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteProductsIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteProductsIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31939,6 +32662,11 @@ func (r DeleteProductsIdResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r DeleteProductsIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteProductsIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31986,6 +32714,11 @@ type GetProductsIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetProductsIdResponse503Headers the declared response headers of an HTTP 503 response for GetProductsId
+type GetProductsIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetProductsIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32003,10 +32736,14 @@ type GetProductsIdResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetProductsIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetProductsIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetProductsIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32033,6 +32770,11 @@ func (r GetProductsIdResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetProductsIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetProductsIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32080,6 +32822,11 @@ type PatchProductsIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PatchProductsIdResponse503Headers the declared response headers of an HTTP 503 response for PatchProductsId
+type PatchProductsIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PatchProductsIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32099,10 +32846,14 @@ type PatchProductsIdResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PatchProductsIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PatchProductsIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PatchProductsIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32134,6 +32885,11 @@ func (r PatchProductsIdResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r PatchProductsIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PatchProductsIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32265,6 +33021,11 @@ type GetRecipientsResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetRecipientsResponse503Headers the declared response headers of an HTTP 503 response for GetRecipients
+type GetRecipientsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetRecipientsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32282,10 +33043,14 @@ type GetRecipientsResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetRecipientsResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetRecipientsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetRecipientsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32312,6 +33077,11 @@ func (r GetRecipientsResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetRecipientsResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetRecipientsResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32360,6 +33130,11 @@ type PostRecipientsResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PostRecipientsResponse503Headers the declared response headers of an HTTP 503 response for PostRecipients
+type PostRecipientsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostRecipientsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32383,10 +33158,14 @@ type PostRecipientsResponse struct {
 	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PostRecipientsResponse201Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostRecipientsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostRecipientsResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -32428,6 +33207,11 @@ func (r PostRecipientsResponse) GetJSON422() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r PostRecipientsResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostRecipientsResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32475,6 +33259,11 @@ type DeleteRecipientsIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// DeleteRecipientsIdResponse503Headers the declared response headers of an HTTP 503 response for DeleteRecipientsId
+type DeleteRecipientsIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteRecipientsIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32497,10 +33286,14 @@ type DeleteRecipientsIdResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeleteRecipientsIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteRecipientsIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteRecipientsIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32532,6 +33325,11 @@ func (r DeleteRecipientsIdResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r DeleteRecipientsIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteRecipientsIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32579,6 +33377,11 @@ type GetRecipientsIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetRecipientsIdResponse503Headers the declared response headers of an HTTP 503 response for GetRecipientsId
+type GetRecipientsIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetRecipientsIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32596,10 +33399,14 @@ type GetRecipientsIdResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetRecipientsIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetRecipientsIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetRecipientsIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32626,6 +33433,11 @@ func (r GetRecipientsIdResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetRecipientsIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetRecipientsIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32673,6 +33485,11 @@ type GetTradingBalancesResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetTradingBalancesResponse503Headers the declared response headers of an HTTP 503 response for GetTradingBalances
+type GetTradingBalancesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetTradingBalancesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32693,10 +33510,14 @@ type GetTradingBalancesResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetTradingBalancesResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetTradingBalancesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTradingBalancesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32723,6 +33544,11 @@ func (r GetTradingBalancesResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetTradingBalancesResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetTradingBalancesResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32770,6 +33596,11 @@ type GetTradingMarketKlinesResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetTradingMarketKlinesResponse503Headers the declared response headers of an HTTP 503 response for GetTradingMarketKlines
+type GetTradingMarketKlinesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetTradingMarketKlinesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32792,10 +33623,14 @@ type GetTradingMarketKlinesResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetTradingMarketKlinesResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetTradingMarketKlinesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTradingMarketKlinesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32827,6 +33662,11 @@ func (r GetTradingMarketKlinesResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetTradingMarketKlinesResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetTradingMarketKlinesResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32874,6 +33714,11 @@ type GetTradingMarketOrderbookResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetTradingMarketOrderbookResponse503Headers the declared response headers of an HTTP 503 response for GetTradingMarketOrderbook
+type GetTradingMarketOrderbookResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetTradingMarketOrderbookResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32901,10 +33746,14 @@ type GetTradingMarketOrderbookResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetTradingMarketOrderbookResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetTradingMarketOrderbookResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTradingMarketOrderbookResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32941,6 +33790,11 @@ func (r GetTradingMarketOrderbookResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetTradingMarketOrderbookResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetTradingMarketOrderbookResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32988,6 +33842,11 @@ type GetTradingMarketPairsResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetTradingMarketPairsResponse503Headers the declared response headers of an HTTP 503 response for GetTradingMarketPairs
+type GetTradingMarketPairsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetTradingMarketPairsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33008,10 +33867,14 @@ type GetTradingMarketPairsResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetTradingMarketPairsResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetTradingMarketPairsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTradingMarketPairsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33038,6 +33901,11 @@ func (r GetTradingMarketPairsResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetTradingMarketPairsResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetTradingMarketPairsResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33085,6 +33953,11 @@ type GetTradingMarketTickerResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetTradingMarketTickerResponse503Headers the declared response headers of an HTTP 503 response for GetTradingMarketTicker
+type GetTradingMarketTickerResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetTradingMarketTickerResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33102,10 +33975,14 @@ type GetTradingMarketTickerResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetTradingMarketTickerResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetTradingMarketTickerResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTradingMarketTickerResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33132,6 +34009,11 @@ func (r GetTradingMarketTickerResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetTradingMarketTickerResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetTradingMarketTickerResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33293,6 +34175,11 @@ type GetTradingOrdersResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetTradingOrdersResponse503Headers the declared response headers of an HTTP 503 response for GetTradingOrders
+type GetTradingOrdersResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetTradingOrdersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33310,10 +34197,14 @@ type GetTradingOrdersResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetTradingOrdersResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetTradingOrdersResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTradingOrdersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33340,6 +34231,11 @@ func (r GetTradingOrdersResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetTradingOrdersResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetTradingOrdersResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33878,6 +34774,11 @@ type GetTradingOrdersIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetTradingOrdersIdResponse503Headers the declared response headers of an HTTP 503 response for GetTradingOrdersId
+type GetTradingOrdersIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetTradingOrdersIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33895,10 +34796,14 @@ type GetTradingOrdersIdResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetTradingOrdersIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetTradingOrdersIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTradingOrdersIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33925,6 +34830,11 @@ func (r GetTradingOrdersIdResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetTradingOrdersIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetTradingOrdersIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -34109,6 +35019,11 @@ type GetTradingTradesResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetTradingTradesResponse503Headers the declared response headers of an HTTP 503 response for GetTradingTrades
+type GetTradingTradesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetTradingTradesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -34131,10 +35046,14 @@ type GetTradingTradesResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetTradingTradesResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetTradingTradesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTradingTradesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -34166,6 +35085,11 @@ func (r GetTradingTradesResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetTradingTradesResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetTradingTradesResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -34213,6 +35137,11 @@ type GetVirtualAccountsResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetVirtualAccountsResponse503Headers the declared response headers of an HTTP 503 response for GetVirtualAccounts
+type GetVirtualAccountsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetVirtualAccountsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -34235,10 +35164,14 @@ type GetVirtualAccountsResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetVirtualAccountsResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetVirtualAccountsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetVirtualAccountsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -34270,6 +35203,11 @@ func (r GetVirtualAccountsResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetVirtualAccountsResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetVirtualAccountsResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -34317,6 +35255,11 @@ type GetVirtualAccountsIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetVirtualAccountsIdResponse503Headers the declared response headers of an HTTP 503 response for GetVirtualAccountsId
+type GetVirtualAccountsIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetVirtualAccountsIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -34334,10 +35277,14 @@ type GetVirtualAccountsIdResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetVirtualAccountsIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetVirtualAccountsIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetVirtualAccountsIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -34364,6 +35311,11 @@ func (r GetVirtualAccountsIdResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetVirtualAccountsIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetVirtualAccountsIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -34411,6 +35363,11 @@ type GetWebhooksEndpointsResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetWebhooksEndpointsResponse503Headers the declared response headers of an HTTP 503 response for GetWebhooksEndpoints
+type GetWebhooksEndpointsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetWebhooksEndpointsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -34431,10 +35388,14 @@ type GetWebhooksEndpointsResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetWebhooksEndpointsResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetWebhooksEndpointsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWebhooksEndpointsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -34461,6 +35422,11 @@ func (r GetWebhooksEndpointsResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetWebhooksEndpointsResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWebhooksEndpointsResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -34623,6 +35589,11 @@ type DeleteWebhooksEndpointsIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// DeleteWebhooksEndpointsIdResponse503Headers the declared response headers of an HTTP 503 response for DeleteWebhooksEndpointsId
+type DeleteWebhooksEndpointsIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteWebhooksEndpointsIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -34643,10 +35614,14 @@ type DeleteWebhooksEndpointsIdResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeleteWebhooksEndpointsIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteWebhooksEndpointsIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteWebhooksEndpointsIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -34676,6 +35651,11 @@ func (r DeleteWebhooksEndpointsIdResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r DeleteWebhooksEndpointsIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteWebhooksEndpointsIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -34723,6 +35703,11 @@ type GetWebhooksEndpointsIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetWebhooksEndpointsIdResponse503Headers the declared response headers of an HTTP 503 response for GetWebhooksEndpointsId
+type GetWebhooksEndpointsIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetWebhooksEndpointsIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -34740,10 +35725,14 @@ type GetWebhooksEndpointsIdResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetWebhooksEndpointsIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetWebhooksEndpointsIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWebhooksEndpointsIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -34770,6 +35759,11 @@ func (r GetWebhooksEndpointsIdResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetWebhooksEndpointsIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWebhooksEndpointsIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -34817,6 +35811,11 @@ type PatchWebhooksEndpointsIdResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PatchWebhooksEndpointsIdResponse503Headers the declared response headers of an HTTP 503 response for PatchWebhooksEndpointsId
+type PatchWebhooksEndpointsIdResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PatchWebhooksEndpointsIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -34838,10 +35837,14 @@ type PatchWebhooksEndpointsIdResponse struct {
 	JSON415 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PatchWebhooksEndpointsIdResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PatchWebhooksEndpointsIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PatchWebhooksEndpointsIdResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -34878,6 +35881,11 @@ func (r PatchWebhooksEndpointsIdResponse) GetJSON415() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r PatchWebhooksEndpointsIdResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PatchWebhooksEndpointsIdResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -34925,6 +35933,11 @@ type PostWebhooksEndpointsIdRotateSecretResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PostWebhooksEndpointsIdRotateSecretResponse503Headers the declared response headers of an HTTP 503 response for PostWebhooksEndpointsIdRotateSecret
+type PostWebhooksEndpointsIdRotateSecretResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostWebhooksEndpointsIdRotateSecretResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -34948,10 +35961,14 @@ type PostWebhooksEndpointsIdRotateSecretResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PostWebhooksEndpointsIdRotateSecretResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostWebhooksEndpointsIdRotateSecretResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostWebhooksEndpointsIdRotateSecretResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -34984,6 +36001,11 @@ func (r PostWebhooksEndpointsIdRotateSecretResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r PostWebhooksEndpointsIdRotateSecretResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostWebhooksEndpointsIdRotateSecretResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -35031,6 +36053,11 @@ type PostWebhooksEndpointsIdTestResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// PostWebhooksEndpointsIdTestResponse503Headers the declared response headers of an HTTP 503 response for PostWebhooksEndpointsIdTest
+type PostWebhooksEndpointsIdTestResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PostWebhooksEndpointsIdTestResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -35061,10 +36088,14 @@ type PostWebhooksEndpointsIdTestResponse struct {
 	JSON404 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *PostWebhooksEndpointsIdTestResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostWebhooksEndpointsIdTestResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostWebhooksEndpointsIdTestResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -35107,6 +36138,11 @@ func (r PostWebhooksEndpointsIdTestResponse) GetJSON404() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r PostWebhooksEndpointsIdTestResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostWebhooksEndpointsIdTestResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -35154,6 +36190,11 @@ type GetWebhooksLogsResponse429Headers struct {
 	XRateLimitReset     *int
 }
 
+// GetWebhooksLogsResponse503Headers the declared response headers of an HTTP 503 response for GetWebhooksLogs
+type GetWebhooksLogsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetWebhooksLogsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -35171,10 +36212,14 @@ type GetWebhooksLogsResponse struct {
 	JSON401 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetWebhooksLogsResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetWebhooksLogsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWebhooksLogsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -35201,6 +36246,11 @@ func (r GetWebhooksLogsResponse) GetJSON401() *Error {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r GetWebhooksLogsResponse) GetJSON429() *Error {
 	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWebhooksLogsResponse) GetJSON503() *Error {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -38019,6 +39069,13 @@ func ParseGetApiKeysResponse(rsp *http.Response) (*GetApiKeysResponse, error) {
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -38084,6 +39141,16 @@ func ParseGetApiKeysResponse(rsp *http.Response) (*GetApiKeysResponse, error) {
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetApiKeysResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38143,6 +39210,13 @@ func ParsePostApiKeysResponse(rsp *http.Response) (*PostApiKeysResponse, error) 
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -38209,6 +39283,16 @@ func ParsePostApiKeysResponse(rsp *http.Response) (*PostApiKeysResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostApiKeysResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38273,6 +39357,13 @@ func ParseDeleteApiKeysIdResponse(rsp *http.Response) (*DeleteApiKeysIdResponse,
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -38339,6 +39430,16 @@ func ParseDeleteApiKeysIdResponse(rsp *http.Response) (*DeleteApiKeysIdResponse,
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteApiKeysIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38398,6 +39499,13 @@ func ParsePatchApiKeysIdRevokeResponse(rsp *http.Response) (*PatchApiKeysIdRevok
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -38464,6 +39572,16 @@ func ParsePatchApiKeysIdRevokeResponse(rsp *http.Response) (*PatchApiKeysIdRevok
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PatchApiKeysIdRevokeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38824,6 +39942,13 @@ func ParseGetAuthMeResponse(rsp *http.Response) (*GetAuthMeResponse, error) {
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -38889,6 +40014,16 @@ func ParseGetAuthMeResponse(rsp *http.Response) (*GetAuthMeResponse, error) {
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetAuthMeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38946,6 +40081,13 @@ func ParsePatchAuthMePasswordResponse(rsp *http.Response) (*PatchAuthMePasswordR
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -39012,6 +40154,16 @@ func ParsePatchAuthMePasswordResponse(rsp *http.Response) (*PatchAuthMePasswordR
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PatchAuthMePasswordResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39560,6 +40712,13 @@ func ParseGetCheckoutLinksResponse(rsp *http.Response) (*GetCheckoutLinksRespons
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -39625,6 +40784,16 @@ func ParseGetCheckoutLinksResponse(rsp *http.Response) (*GetCheckoutLinksRespons
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCheckoutLinksResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39699,6 +40868,13 @@ func ParsePostCheckoutLinksResponse(rsp *http.Response) (*PostCheckoutLinksRespo
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -39764,6 +40940,16 @@ func ParsePostCheckoutLinksResponse(rsp *http.Response) (*PostCheckoutLinksRespo
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostCheckoutLinksResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39819,6 +41005,13 @@ func ParseDeleteCheckoutLinksIdResponse(rsp *http.Response) (*DeleteCheckoutLink
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -39885,6 +41078,16 @@ func ParseDeleteCheckoutLinksIdResponse(rsp *http.Response) (*DeleteCheckoutLink
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteCheckoutLinksIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39937,6 +41140,13 @@ func ParseGetCheckoutLinksIdResponse(rsp *http.Response) (*GetCheckoutLinksIdRes
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40003,6 +41213,16 @@ func ParseGetCheckoutLinksIdResponse(rsp *http.Response) (*GetCheckoutLinksIdRes
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCheckoutLinksIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40062,6 +41282,13 @@ func ParsePatchCheckoutLinksIdResponse(rsp *http.Response) (*PatchCheckoutLinksI
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40128,6 +41355,16 @@ func ParsePatchCheckoutLinksIdResponse(rsp *http.Response) (*PatchCheckoutLinksI
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PatchCheckoutLinksIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40180,6 +41417,13 @@ func ParseGetCustomersResponse(rsp *http.Response) (*GetCustomersResponse, error
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40246,6 +41490,16 @@ func ParseGetCustomersResponse(rsp *http.Response) (*GetCustomersResponse, error
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCustomersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40312,6 +41566,13 @@ func ParsePostCustomersResponse(rsp *http.Response) (*PostCustomersResponse, err
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40385,6 +41646,16 @@ func ParsePostCustomersResponse(rsp *http.Response) (*PostCustomersResponse, err
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostCustomersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40437,6 +41708,13 @@ func ParseGetCustomersIdResponse(rsp *http.Response) (*GetCustomersIdResponse, e
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40503,6 +41781,16 @@ func ParseGetCustomersIdResponse(rsp *http.Response) (*GetCustomersIdResponse, e
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCustomersIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40562,6 +41850,13 @@ func ParsePatchCustomersIdResponse(rsp *http.Response) (*PatchCustomersIdRespons
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40628,6 +41923,16 @@ func ParsePatchCustomersIdResponse(rsp *http.Response) (*PatchCustomersIdRespons
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PatchCustomersIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40700,6 +42005,13 @@ func ParseGetCustomersIdBalanceResponse(rsp *http.Response) (*GetCustomersIdBala
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -40765,6 +42077,16 @@ func ParseGetCustomersIdBalanceResponse(rsp *http.Response) (*GetCustomersIdBala
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCustomersIdBalanceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41023,6 +42345,13 @@ func ParsePostCustomersIdCryptoWalletResponse(rsp *http.Response) (*PostCustomer
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -41095,6 +42424,16 @@ func ParsePostCustomersIdCryptoWalletResponse(rsp *http.Response) (*PostCustomer
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostCustomersIdCryptoWalletResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41159,6 +42498,13 @@ func ParseGetCustomersIdCryptoWalletsResponse(rsp *http.Response) (*GetCustomers
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -41225,6 +42571,16 @@ func ParseGetCustomersIdCryptoWalletsResponse(rsp *http.Response) (*GetCustomers
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCustomersIdCryptoWalletsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41479,6 +42835,13 @@ func ParseGetCustomersIdLedgerResponse(rsp *http.Response) (*GetCustomersIdLedge
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -41544,6 +42907,16 @@ func ParseGetCustomersIdLedgerResponse(rsp *http.Response) (*GetCustomersIdLedge
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCustomersIdLedgerResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41596,6 +42969,13 @@ func ParseGetCustomersIdNgnVirtualAccountResponse(rsp *http.Response) (*GetCusto
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -41662,6 +43042,16 @@ func ParseGetCustomersIdNgnVirtualAccountResponse(rsp *http.Response) (*GetCusto
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCustomersIdNgnVirtualAccountResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42423,6 +43813,13 @@ func ParseGetCustomersIdVirtualAccountsResponse(rsp *http.Response) (*GetCustome
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -42488,6 +43885,16 @@ func ParseGetCustomersIdVirtualAccountsResponse(rsp *http.Response) (*GetCustome
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCustomersIdVirtualAccountsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42595,6 +44002,13 @@ func ParseGetInvoicesResponse(rsp *http.Response) (*GetInvoicesResponse, error) 
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -42660,6 +44074,16 @@ func ParseGetInvoicesResponse(rsp *http.Response) (*GetInvoicesResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetInvoicesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42727,6 +44151,13 @@ func ParsePostInvoicesResponse(rsp *http.Response) (*PostInvoicesResponse, error
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -42792,6 +44223,16 @@ func ParsePostInvoicesResponse(rsp *http.Response) (*PostInvoicesResponse, error
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostInvoicesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42854,6 +44295,13 @@ func ParseDeleteInvoicesIdResponse(rsp *http.Response) (*DeleteInvoicesIdRespons
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -42920,6 +44368,16 @@ func ParseDeleteInvoicesIdResponse(rsp *http.Response) (*DeleteInvoicesIdRespons
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteInvoicesIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42972,6 +44430,13 @@ func ParseGetInvoicesIdResponse(rsp *http.Response) (*GetInvoicesIdResponse, err
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -43038,6 +44503,16 @@ func ParseGetInvoicesIdResponse(rsp *http.Response) (*GetInvoicesIdResponse, err
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetInvoicesIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43105,6 +44580,13 @@ func ParsePatchInvoicesIdResponse(rsp *http.Response) (*PatchInvoicesIdResponse,
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -43170,6 +44652,16 @@ func ParsePatchInvoicesIdResponse(rsp *http.Response) (*PatchInvoicesIdResponse,
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PatchInvoicesIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43271,6 +44763,13 @@ func ParsePostInvoicesIdLineItemsResponse(rsp *http.Response) (*PostInvoicesIdLi
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -43336,6 +44835,16 @@ func ParsePostInvoicesIdLineItemsResponse(rsp *http.Response) (*PostInvoicesIdLi
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostInvoicesIdLineItemsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43395,6 +44904,13 @@ func ParseDeleteInvoicesIdLineItemsLineItemIdResponse(rsp *http.Response) (*Dele
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -43461,6 +44977,16 @@ func ParseDeleteInvoicesIdLineItemsLineItemIdResponse(rsp *http.Response) (*Dele
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteInvoicesIdLineItemsLineItemIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43528,6 +45054,13 @@ func ParsePostInvoicesIdSendResponse(rsp *http.Response) (*PostInvoicesIdSendRes
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -43593,6 +45126,16 @@ func ParsePostInvoicesIdSendResponse(rsp *http.Response) (*PostInvoicesIdSendRes
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostInvoicesIdSendResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43652,6 +45195,13 @@ func ParseGetMerchantIpWhitelistResponse(rsp *http.Response) (*GetMerchantIpWhit
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -43718,6 +45268,16 @@ func ParseGetMerchantIpWhitelistResponse(rsp *http.Response) (*GetMerchantIpWhit
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetMerchantIpWhitelistResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43785,6 +45345,13 @@ func ParsePutMerchantIpWhitelistResponse(rsp *http.Response) (*PutMerchantIpWhit
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -43850,6 +45417,16 @@ func ParsePutMerchantIpWhitelistResponse(rsp *http.Response) (*PutMerchantIpWhit
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PutMerchantIpWhitelistResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43922,6 +45499,13 @@ func ParsePostMerchantKycResponse(rsp *http.Response) (*PostMerchantKycResponse,
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -43987,6 +45571,16 @@ func ParsePostMerchantKycResponse(rsp *http.Response) (*PostMerchantKycResponse,
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostMerchantKycResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -44046,6 +45640,13 @@ func ParsePatchMerchantProfileResponse(rsp *http.Response) (*PatchMerchantProfil
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -44112,6 +45713,16 @@ func ParsePatchMerchantProfileResponse(rsp *http.Response) (*PatchMerchantProfil
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PatchMerchantProfileResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -44209,6 +45820,13 @@ func ParseGetPaymentsDepositsResponse(rsp *http.Response) (*GetPaymentsDepositsR
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -44274,6 +45892,16 @@ func ParseGetPaymentsDepositsResponse(rsp *http.Response) (*GetPaymentsDepositsR
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPaymentsDepositsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -44326,6 +45954,13 @@ func ParseGetPaymentsDepositsIdResponse(rsp *http.Response) (*GetPaymentsDeposit
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -44392,6 +46027,16 @@ func ParseGetPaymentsDepositsIdResponse(rsp *http.Response) (*GetPaymentsDeposit
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPaymentsDepositsIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -44437,6 +46082,13 @@ func ParseGetPaymentsMerchantBalanceResponse(rsp *http.Response) (*GetPaymentsMe
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -44503,6 +46155,16 @@ func ParseGetPaymentsMerchantBalanceResponse(rsp *http.Response) (*GetPaymentsMe
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPaymentsMerchantBalanceResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -44798,6 +46460,13 @@ func ParseGetPaymentsMerchantBalanceTransfersResponse(rsp *http.Response) (*GetP
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -44863,6 +46532,16 @@ func ParseGetPaymentsMerchantBalanceTransfersResponse(rsp *http.Response) (*GetP
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPaymentsMerchantBalanceTransfersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -45054,6 +46733,13 @@ func ParseGetPaymentsOfframpsResponse(rsp *http.Response) (*GetPaymentsOfframpsR
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -45119,6 +46805,16 @@ func ParseGetPaymentsOfframpsResponse(rsp *http.Response) (*GetPaymentsOfframpsR
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPaymentsOfframpsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -45335,6 +47031,13 @@ func ParseGetPaymentsOfframpsIdResponse(rsp *http.Response) (*GetPaymentsOfframp
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -45400,6 +47103,16 @@ func ParseGetPaymentsOfframpsIdResponse(rsp *http.Response) (*GetPaymentsOfframp
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPaymentsOfframpsIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -45452,6 +47165,13 @@ func ParseGetPaymentsOnrampsResponse(rsp *http.Response) (*GetPaymentsOnrampsRes
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -45518,6 +47238,16 @@ func ParseGetPaymentsOnrampsResponse(rsp *http.Response) (*GetPaymentsOnrampsRes
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPaymentsOnrampsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -45741,6 +47471,13 @@ func ParseGetPaymentsOnrampsIdResponse(rsp *http.Response) (*GetPaymentsOnrampsI
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -45806,6 +47543,16 @@ func ParseGetPaymentsOnrampsIdResponse(rsp *http.Response) (*GetPaymentsOnrampsI
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPaymentsOnrampsIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -46027,6 +47774,13 @@ func ParsePostPaymentsSandboxDepositsResponse(rsp *http.Response) (*PostPayments
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -46092,6 +47846,16 @@ func ParsePostPaymentsSandboxDepositsResponse(rsp *http.Response) (*PostPayments
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostPaymentsSandboxDepositsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -46173,6 +47937,13 @@ func ParsePostPaymentsSandboxDepositsIdClearResponse(rsp *http.Response) (*PostP
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -46238,6 +48009,16 @@ func ParsePostPaymentsSandboxDepositsIdClearResponse(rsp *http.Response) (*PostP
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostPaymentsSandboxDepositsIdClearResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -46319,6 +48100,13 @@ func ParsePostPaymentsSandboxDepositsIdRejectResponse(rsp *http.Response) (*Post
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -46384,6 +48172,16 @@ func ParsePostPaymentsSandboxDepositsIdRejectResponse(rsp *http.Response) (*Post
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostPaymentsSandboxDepositsIdRejectResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -46465,6 +48263,13 @@ func ParsePostPaymentsSandboxDepositsIdReverseResponse(rsp *http.Response) (*Pos
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -46530,6 +48335,16 @@ func ParsePostPaymentsSandboxDepositsIdReverseResponse(rsp *http.Response) (*Pos
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostPaymentsSandboxDepositsIdReverseResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -46582,6 +48397,13 @@ func ParseGetPaymentsTransfersResponse(rsp *http.Response) (*GetPaymentsTransfer
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -46648,6 +48470,16 @@ func ParseGetPaymentsTransfersResponse(rsp *http.Response) (*GetPaymentsTransfer
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPaymentsTransfersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -46864,6 +48696,13 @@ func ParseGetPaymentsTransfersIdResponse(rsp *http.Response) (*GetPaymentsTransf
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -46929,6 +48768,16 @@ func ParseGetPaymentsTransfersIdResponse(rsp *http.Response) (*GetPaymentsTransf
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPaymentsTransfersIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -46981,6 +48830,13 @@ func ParseGetPaymentsWithdrawalsResponse(rsp *http.Response) (*GetPaymentsWithdr
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -47047,6 +48903,16 @@ func ParseGetPaymentsWithdrawalsResponse(rsp *http.Response) (*GetPaymentsWithdr
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPaymentsWithdrawalsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -47256,6 +49122,13 @@ func ParseGetPaymentsWithdrawalsIdResponse(rsp *http.Response) (*GetPaymentsWith
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -47321,6 +49194,16 @@ func ParseGetPaymentsWithdrawalsIdResponse(rsp *http.Response) (*GetPaymentsWith
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPaymentsWithdrawalsIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -47373,6 +49256,13 @@ func ParseGetProductsResponse(rsp *http.Response) (*GetProductsResponse, error) 
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -47439,6 +49329,16 @@ func ParseGetProductsResponse(rsp *http.Response) (*GetProductsResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetProductsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -47491,6 +49391,13 @@ func ParsePostProductsResponse(rsp *http.Response) (*PostProductsResponse, error
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -47557,6 +49464,16 @@ func ParsePostProductsResponse(rsp *http.Response) (*PostProductsResponse, error
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostProductsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -47612,6 +49529,13 @@ func ParseDeleteProductsIdResponse(rsp *http.Response) (*DeleteProductsIdRespons
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -47678,6 +49602,16 @@ func ParseDeleteProductsIdResponse(rsp *http.Response) (*DeleteProductsIdRespons
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteProductsIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -47730,6 +49664,13 @@ func ParseGetProductsIdResponse(rsp *http.Response) (*GetProductsIdResponse, err
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -47796,6 +49737,16 @@ func ParseGetProductsIdResponse(rsp *http.Response) (*GetProductsIdResponse, err
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetProductsIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -47855,6 +49806,13 @@ func ParsePatchProductsIdResponse(rsp *http.Response) (*PatchProductsIdResponse,
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -47921,6 +49879,16 @@ func ParsePatchProductsIdResponse(rsp *http.Response) (*PatchProductsIdResponse,
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PatchProductsIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -48041,6 +50009,13 @@ func ParseGetRecipientsResponse(rsp *http.Response) (*GetRecipientsResponse, err
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -48106,6 +50081,16 @@ func ParseGetRecipientsResponse(rsp *http.Response) (*GetRecipientsResponse, err
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetRecipientsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -48180,6 +50165,13 @@ func ParsePostRecipientsResponse(rsp *http.Response) (*PostRecipientsResponse, e
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -48252,6 +50244,16 @@ func ParsePostRecipientsResponse(rsp *http.Response) (*PostRecipientsResponse, e
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostRecipientsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -48309,6 +50311,13 @@ func ParseDeleteRecipientsIdResponse(rsp *http.Response) (*DeleteRecipientsIdRes
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -48375,6 +50384,16 @@ func ParseDeleteRecipientsIdResponse(rsp *http.Response) (*DeleteRecipientsIdRes
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteRecipientsIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -48427,6 +50446,13 @@ func ParseGetRecipientsIdResponse(rsp *http.Response) (*GetRecipientsIdResponse,
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -48493,6 +50519,16 @@ func ParseGetRecipientsIdResponse(rsp *http.Response) (*GetRecipientsIdResponse,
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetRecipientsIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -48543,6 +50579,13 @@ func ParseGetTradingBalancesResponse(rsp *http.Response) (*GetTradingBalancesRes
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -48609,6 +50652,16 @@ func ParseGetTradingBalancesResponse(rsp *http.Response) (*GetTradingBalancesRes
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTradingBalancesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -48666,6 +50719,13 @@ func ParseGetTradingMarketKlinesResponse(rsp *http.Response) (*GetTradingMarketK
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -48732,6 +50792,16 @@ func ParseGetTradingMarketKlinesResponse(rsp *http.Response) (*GetTradingMarketK
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTradingMarketKlinesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -48794,6 +50864,13 @@ func ParseGetTradingMarketOrderbookResponse(rsp *http.Response) (*GetTradingMark
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -48860,6 +50937,16 @@ func ParseGetTradingMarketOrderbookResponse(rsp *http.Response) (*GetTradingMark
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTradingMarketOrderbookResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -48910,6 +50997,13 @@ func ParseGetTradingMarketPairsResponse(rsp *http.Response) (*GetTradingMarketPa
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -48976,6 +51070,16 @@ func ParseGetTradingMarketPairsResponse(rsp *http.Response) (*GetTradingMarketPa
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTradingMarketPairsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -49028,6 +51132,13 @@ func ParseGetTradingMarketTickerResponse(rsp *http.Response) (*GetTradingMarketT
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -49094,6 +51205,16 @@ func ParseGetTradingMarketTickerResponse(rsp *http.Response) (*GetTradingMarketT
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTradingMarketTickerResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -49285,6 +51406,13 @@ func ParseGetTradingOrdersResponse(rsp *http.Response) (*GetTradingOrdersRespons
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -49350,6 +51478,16 @@ func ParseGetTradingOrdersResponse(rsp *http.Response) (*GetTradingOrdersRespons
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTradingOrdersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -50029,6 +52167,13 @@ func ParseGetTradingOrdersIdResponse(rsp *http.Response) (*GetTradingOrdersIdRes
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -50094,6 +52239,16 @@ func ParseGetTradingOrdersIdResponse(rsp *http.Response) (*GetTradingOrdersIdRes
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTradingOrdersIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -50305,6 +52460,13 @@ func ParseGetTradingTradesResponse(rsp *http.Response) (*GetTradingTradesRespons
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -50370,6 +52532,16 @@ func ParseGetTradingTradesResponse(rsp *http.Response) (*GetTradingTradesRespons
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetTradingTradesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -50427,6 +52599,13 @@ func ParseGetVirtualAccountsResponse(rsp *http.Response) (*GetVirtualAccountsRes
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -50493,6 +52672,16 @@ func ParseGetVirtualAccountsResponse(rsp *http.Response) (*GetVirtualAccountsRes
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetVirtualAccountsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -50545,6 +52734,13 @@ func ParseGetVirtualAccountsIdResponse(rsp *http.Response) (*GetVirtualAccountsI
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -50611,6 +52807,16 @@ func ParseGetVirtualAccountsIdResponse(rsp *http.Response) (*GetVirtualAccountsI
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetVirtualAccountsIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -50661,6 +52867,13 @@ func ParseGetWebhooksEndpointsResponse(rsp *http.Response) (*GetWebhooksEndpoint
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -50727,6 +52940,16 @@ func ParseGetWebhooksEndpointsResponse(rsp *http.Response) (*GetWebhooksEndpoint
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWebhooksEndpointsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -50925,6 +53148,13 @@ func ParseDeleteWebhooksEndpointsIdResponse(rsp *http.Response) (*DeleteWebhooks
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -50990,6 +53220,16 @@ func ParseDeleteWebhooksEndpointsIdResponse(rsp *http.Response) (*DeleteWebhooks
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteWebhooksEndpointsIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -51042,6 +53282,13 @@ func ParseGetWebhooksEndpointsIdResponse(rsp *http.Response) (*GetWebhooksEndpoi
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -51108,6 +53355,16 @@ func ParseGetWebhooksEndpointsIdResponse(rsp *http.Response) (*GetWebhooksEndpoi
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWebhooksEndpointsIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -51175,6 +53432,13 @@ func ParsePatchWebhooksEndpointsIdResponse(rsp *http.Response) (*PatchWebhooksEn
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -51240,6 +53504,16 @@ func ParsePatchWebhooksEndpointsIdResponse(rsp *http.Response) (*PatchWebhooksEn
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PatchWebhooksEndpointsIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -51298,6 +53572,13 @@ func ParsePostWebhooksEndpointsIdRotateSecretResponse(rsp *http.Response) (*Post
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -51364,6 +53645,16 @@ func ParsePostWebhooksEndpointsIdRotateSecretResponse(rsp *http.Response) (*Post
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostWebhooksEndpointsIdRotateSecretResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -51435,6 +53726,13 @@ func ParsePostWebhooksEndpointsIdTestResponse(rsp *http.Response) (*PostWebhooks
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -51500,6 +53798,16 @@ func ParsePostWebhooksEndpointsIdTestResponse(rsp *http.Response) (*PostWebhooks
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostWebhooksEndpointsIdTestResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -51552,6 +53860,13 @@ func ParseGetWebhooksLogsResponse(rsp *http.Response) (*GetWebhooksLogsResponse,
 			return nil, err
 		}
 		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -51618,6 +53933,16 @@ func ParseGetWebhooksLogsResponse(rsp *http.Response) (*GetWebhooksLogsResponse,
 			headers.XRateLimitReset = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWebhooksLogsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
