@@ -210,8 +210,8 @@ func (h *Hub) Publish(events []engine.Event) {
 	}
 }
 
-// Conflated is how many order-book diffs lagging subscribers did not get (they get a
-// snapshot once they catch up).
+// Conflated is how many order-book diffs (and superseded snapshots) lagging subscribers
+// did not get: a later snapshot took their place.
 func (h *Hub) Conflated() uint64 { return h.conflated.Load() }
 
 // Resyncs is how many times the hub rebuilt its books from the engine after dropping
