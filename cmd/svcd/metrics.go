@@ -101,7 +101,7 @@ func newDomainCollector(pool *pgxpool.Pool, sources []domainSource) *domainColle
 		projCommits:  d("svc_projection_commits_total", "Projector transactions committed.", env, nil),
 		projRows:     d("svc_projection_rows_total", "Order and trade rows written by the projector.", env, nil),
 		hubDropped:   d("svc_ws_hub_dropped_batches_total", "Engine event batches the market-data hub dropped because its queue was full.", env, nil),
-		hubConflated: d("svc_ws_conflated_total", "Order-book diffs not sent to lagging subscribers (they get a snapshot when caught up).", env, nil),
+		hubConflated: d("svc_ws_conflated_total", "Order-book diffs (and superseded snapshots) not sent to lagging subscribers: a later snapshot took their place.", env, nil),
 		hubResyncs:   d("svc_ws_hub_resyncs_total", "Times the hub rebuilt its books from the engine after dropping batches.", env, nil),
 		wsConns:      d("svc_ws_connections", "Open WebSocket connections: private (authenticated) or public.", []string{"visibility"}, nil),
 		wsMessages:   d("svc_ws_messages_total", "Frames queued to WebSocket connections (a fan-out to n connections counts n).", nil, nil),
