@@ -409,19 +409,27 @@ const (
 	ActionWhitelistClear = "merchant.whitelist.clear"
 )
 
+// whitelistByID reads a merchant's IP whitelist in tx; ErrNotFound when there is no such merchant.
+func whitelistByID(ctx context.Context, tx pgx.Tx, id uuid.UUID) (Whitelist, error) {
+	st, err := settingsByID(ctx, tx, id)
+	if errors.Is(err, errNoRows) {
+		return Whitelist{}, ErrNotFound
+	}
+	if err != nil {
+		return Whitelist{}, err
+	}
+	return st.Whitelist, nil
+}
+
 // ShowWhitelist returns a merchant's IP whitelist for an operator, audited (who looked and
 // why) like every operator action.
 func (s *Store) ShowWhitelist(ctx context.Context, id uuid.UUID, actor, reason string) (Whitelist, error) {
 	var w Whitelist
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		st, err := settingsByID(ctx, tx, id)
-		if errors.Is(err, errNoRows) {
-			return ErrNotFound
-		}
-		if err != nil {
+		var err error
+		if w, err = whitelistByID(ctx, tx, id); err != nil {
 			return err
 		}
-		w = st.Whitelist
 		return operator.Audit(ctx, tx, operator.Entry{Actor: actor, Action: ActionWhitelistShow, Subject: "merchant:" + id.String(), Reason: reason})
 	})
 	return w, err
@@ -433,14 +441,10 @@ func (s *Store) ShowWhitelist(ctx context.Context, id uuid.UUID, actor, reason s
 func (s *Store) ClearWhitelist(ctx context.Context, id uuid.UUID, actor, reason string) (Whitelist, error) {
 	var before Whitelist
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		st, err := settingsByID(ctx, tx, id)
-		if errors.Is(err, errNoRows) {
-			return ErrNotFound
-		}
-		if err != nil {
+		var err error
+		if before, err = whitelistByID(ctx, tx, id); err != nil {
 			return err
 		}
-		before = st.Whitelist
 		if _, err := tx.Exec(ctx, `update merchants set ip_whitelist_enabled = false, ip_whitelist_required = false,
 			ip_whitelist = '{}', updated_at = now() where id = $1`, id); err != nil {
 			return err
