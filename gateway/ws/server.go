@@ -159,7 +159,7 @@ func (s *Server) Start() error {
 		return err
 	}
 	s.poller = p
-	s.writers.start(s.cfg.Writers, s)
+	s.writers.start(s.cfg.Writers)
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()

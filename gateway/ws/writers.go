@@ -29,7 +29,7 @@ type writerScratch struct {
 	iov  []iovec
 }
 
-func (w *writers) start(n int, srv *Server) {
+func (w *writers) start(n int) {
 	w.cond.L = &w.mu
 	for i := 0; i < n; i++ {
 		w.wg.Add(1)
