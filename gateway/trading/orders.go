@@ -75,7 +75,7 @@ func (req *placeOrderRequest) toCommand(ex Exchange, cmd *engine.Command) error 
 	default:
 		v.Add("self_trade_prevention", "must be cancel_resting, cancel_taker or cancel_both")
 	}
-	v.Length("client_order_id", req.ClientOrderID, 0, 64)
+	v.Length("client_order_id", req.ClientOrderID, 0, maxClientOrderID)
 	cmd.ClientOrderID = req.ClientOrderID
 	cmd.PostOnly = req.PostOnly
 	if !ok {
@@ -236,7 +236,7 @@ func idempotencyKey(ctx *fasthttp.RequestCtx, cmd *engine.Command) (bool, error)
 		return false, nil
 	}
 	switch {
-	case len(key) > 64:
+	case len(key) > maxClientOrderID:
 		return true, api.Invalid(HeaderIdempotencyKey, "must be at most 64 characters (it becomes the order's client_order_id)")
 	case cmd.ClientOrderID == "":
 		cmd.ClientOrderID = string(key)
@@ -331,6 +331,21 @@ func (h *Handlers) getOrder(ctx *fasthttp.RequestCtx) {
 	api.OK(ctx, orderJSON(ex, row.View))
 }
 
+// maxClientOrderID is the longest client_order_id (or X-Idempotency-Key) the gateway
+// accepts.
+const maxClientOrderID = 64
+
+// clientIDParam returns the {client_order_id} path parameter; for an empty or too long
+// one it answers 404 (no order can hold it) and ok is false.
+func clientIDParam(ctx *fasthttp.RequestCtx) (string, bool) {
+	cid := pathParam(ctx, "client_order_id")
+	if cid == "" || len(cid) > maxClientOrderID {
+		api.Fail(ctx, api.NewError(api.CodeNotFound, "order not found"))
+		return "", false
+	}
+	return cid, true
+}
+
 // getOrderByClientID answers GET /v1/trading/orders/by-client-id/{client_order_id}: the
 // engine's order holding that id, else the newest such order in the history.
 func (h *Handlers) getOrderByClientID(ctx *fasthttp.RequestCtx) {
@@ -338,9 +353,8 @@ func (h *Handlers) getOrderByClientID(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	cid := pathParam(ctx, "client_order_id")
-	if cid == "" || len(cid) > 64 {
-		api.Fail(ctx, api.NewError(api.CodeNotFound, "order not found"))
+	cid, ok := clientIDParam(ctx)
+	if !ok {
 		return
 	}
 	if view, ok := ex.OrderByClientID(engine.AccountID(p.MerchantID), cid); ok {
@@ -450,9 +464,8 @@ func (h *Handlers) cancelOrderByClientID(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	cid := pathParam(ctx, "client_order_id")
-	if cid == "" || len(cid) > 64 {
-		api.Fail(ctx, api.NewError(api.CodeNotFound, "order not found"))
+	cid, ok := clientIDParam(ctx)
+	if !ok {
 		return
 	}
 	// A zero OrderID with a ClientOrderID: the engine cancels the order holding that id.
