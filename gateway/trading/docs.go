@@ -6,7 +6,7 @@ import (
 
 var orderSchema = o.Named("Order", o.Obj(map[string]o.Schema{
 	"id":              o.UUID("order id (UUIDv7)"),
-	"client_order_id": o.Nullable(o.Str("your own id, up to 64 characters")),
+	"client_order_id": o.Nullable(o.Str("your own id, up to 64 bytes of UTF-8")),
 	"symbol":          o.Enum("USDT-NGN", "USDC-NGN", "USD-NGN"),
 	"side":            o.Enum("buy", "sell"),
 	"type":            o.Enum("limit", "market"),
@@ -47,7 +47,7 @@ func (h *Handlers) Docs() []o.Op {
 				"Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). " +
 				"A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; " +
 				"with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. " +
-				"X-Idempotency-Key (up to 64 characters) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), " +
+				"X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), " +
 				"and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.",
 			Idempotent: true,
 			Body: o.Obj(map[string]o.Schema{
@@ -59,7 +59,7 @@ func (h *Handlers) Docs() []o.Op {
 				"quote_quantity":        o.Decimal("market buy by quote amount instead of quantity (extension)"),
 				"time_in_force":         o.Enum("GTC", "IOC", "FOK"),
 				"post_only":             o.Bool("limit only: rejected if it would trade at once"),
-				"client_order_id":       o.Str("up to 64 characters"),
+				"client_order_id":       o.Str("up to 64 bytes of UTF-8"),
 				"self_trade_prevention": o.Enum("cancel_resting", "cancel_taker", "cancel_both"),
 			}, "symbol", "side", "type"),
 			Responses: map[int]o.Response{201: {Description: "the order", Data: orderSchema},

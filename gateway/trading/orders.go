@@ -3,6 +3,7 @@ package trading
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strings"
 
 	"github.com/google/uuid"
@@ -75,7 +76,9 @@ func (req *placeOrderRequest) toCommand(ex Exchange, cmd *engine.Command) error 
 	default:
 		v.Add("self_trade_prevention", "must be cancel_resting, cancel_taker or cancel_both")
 	}
-	v.Length("client_order_id", req.ClientOrderID, 0, maxClientOrderID)
+	// Bytes, not characters: the path and X-Idempotency-Key are measured in bytes too, so
+	// every id the body accepts can be looked up and cancelled by client order id.
+	v.Check(len(req.ClientOrderID) <= maxClientOrderID, "client_order_id", "must be at most 64 bytes (UTF-8)")
 	cmd.ClientOrderID = req.ClientOrderID
 	cmd.PostOnly = req.PostOnly
 	if !ok {
@@ -237,7 +240,7 @@ func idempotencyKey(ctx *fasthttp.RequestCtx, cmd *engine.Command) (bool, error)
 	}
 	switch {
 	case len(key) > maxClientOrderID:
-		return true, api.Invalid(HeaderIdempotencyKey, "must be at most 64 characters (it becomes the order's client_order_id)")
+		return true, api.Invalid(HeaderIdempotencyKey, "must be at most 64 bytes (it becomes the order's client_order_id)")
 	case cmd.ClientOrderID == "":
 		cmd.ClientOrderID = string(key)
 	case cmd.ClientOrderID != string(key):
@@ -332,14 +335,16 @@ func (h *Handlers) getOrder(ctx *fasthttp.RequestCtx) {
 }
 
 // maxClientOrderID is the longest client_order_id (or X-Idempotency-Key) the gateway
-// accepts.
+// accepts, in bytes of UTF-8 (the engine's own limit is larger: see engine/clientid.go).
 const maxClientOrderID = 64
 
 // clientIDParam returns the {client_order_id} path parameter; for an empty or too long
 // one it answers 404 (no order can hold it) and ok is false.
 func clientIDParam(ctx *fasthttp.RequestCtx) (string, bool) {
-	cid := pathParam(ctx, "client_order_id")
-	if cid == "" || len(cid) > maxClientOrderID {
+	// The router matches the raw path, so its parameters are still percent-encoded: an id
+	// like "bot 7" or "₦1" arrives as "bot%207" / "%E2%82%A61".
+	cid, err := url.PathUnescape(pathParam(ctx, "client_order_id"))
+	if err != nil || cid == "" || len(cid) > maxClientOrderID {
 		api.Fail(ctx, api.NewError(api.CodeNotFound, "order not found"))
 		return "", false
 	}

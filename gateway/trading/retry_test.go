@@ -1,6 +1,8 @@
 package trading_test
 
 import (
+	"net/url"
+	"strings"
 	"testing"
 
 	"svc/gateway/api"
@@ -92,4 +94,37 @@ func TestRetriesByClientOrderID(t *testing.T) {
 			t.Fatalf("the other merchant's order: %+v", theirs)
 		}
 	})
+}
+
+// client_order_id is measured in bytes everywhere: an id the body accepts can always be found
+// and cancelled by client order id (path and X-Idempotency-Key count bytes too), and one the
+// path could not name is refused at placement, changing nothing.
+func TestClientOrderIDLengthInBytes(t *testing.T) {
+	e := newEnv(t)
+	key := e.a.SandboxKey
+	e.fund(t, key, "NGN", "10000000")
+	body := func(cid string) map[string]any {
+		return map[string]any{"symbol": "USDT-NGN", "side": "buy", "type": "limit", "quantity": "1", "price": "1400", "client_order_id": cid}
+	}
+	fits := strings.Repeat("₦", 21)    // 21 characters, 63 bytes
+	tooLong := strings.Repeat("₦", 22) // 22 characters, 66 bytes
+	o := e.place(t, key, body(fits))
+	var got order
+	e.srv.Must(t, 200, "GET", "/v1/trading/orders/by-client-id/"+url.PathEscape(fits), key, nil).Decode(t, &got)
+	if got.ID != o.ID {
+		t.Fatalf("by client id: %+v, placed %+v", got, o)
+	}
+	// A space must be percent-encoded in the path: the id is unescaped before the lookup.
+	spaced := e.place(t, key, body("bot 7"))
+	e.srv.Must(t, 200, "GET", "/v1/trading/orders/by-client-id/bot%207", key, nil).Decode(t, &got)
+	if got.ID != spaced.ID {
+		t.Fatalf("by client id with a space: %+v, placed %+v", got, spaced)
+	}
+	r := e.srv.Do(t, "POST", "/v1/trading/orders", key, body(tooLong))
+	if r.Status != 400 || len(r.Errors) != 1 || r.Errors[0].Field != "client_order_id" {
+		t.Fatalf("66-byte id: %s", r)
+	}
+	if b := e.balances(t, key)["NGN"]; b.Locked != "2800.00" {
+		t.Fatalf("the refused order locked funds: %+v", b)
+	}
 }

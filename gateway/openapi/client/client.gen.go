@@ -7426,7 +7426,7 @@ type Order struct {
 	// CancelReason Example: USER
 	CancelReason *OrderCancelReason `json:"cancel_reason,omitempty"`
 
-	// ClientOrderId your own id, up to 64 characters
+	// ClientOrderId your own id, up to 64 bytes of UTF-8
 	ClientOrderId *string `json:"client_order_id,omitempty"`
 
 	// CreatedAt Example: 2026-01-02T15:04:05.000Z
@@ -10352,7 +10352,7 @@ type GetTradingOrdersParamsXSvcEnvironment string
 
 // PostTradingOrdersJSONBody defines parameters for PostTradingOrders.
 type PostTradingOrdersJSONBody struct {
-	// ClientOrderId up to 64 characters
+	// ClientOrderId up to 64 bytes of UTF-8
 	ClientOrderId *string `json:"client_order_id,omitempty"`
 
 	// PostOnly limit only: rejected if it would trade at once
@@ -11826,7 +11826,7 @@ type ClientInterface interface {
 
 	// PostTradingOrdersWithBody Place an order
 	//
-	// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 characters) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
+	// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -11835,7 +11835,7 @@ type ClientInterface interface {
 
 	// PostTradingOrders Place an order
 	//
-	// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 characters) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
+	// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -14317,7 +14317,7 @@ func (c *Client) GetTradingOrders(ctx context.Context, params *GetTradingOrdersP
 
 // PostTradingOrdersWithBody Place an order
 //
-// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 characters) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
+// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
 //
 // Takes any type of body and a specified content type.
 //
@@ -14336,7 +14336,7 @@ func (c *Client) PostTradingOrdersWithBody(ctx context.Context, params *PostTrad
 
 // PostTradingOrders Place an order
 //
-// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 characters) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
+// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -22993,7 +22993,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostTradingOrdersWithBodyWithResponse Place an order
 	//
-	// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 characters) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
+	// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -23002,7 +23002,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostTradingOrdersWithResponse Place an order
 	//
-	// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 characters) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
+	// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -38289,7 +38289,7 @@ func (c *ClientWithResponses) GetTradingOrdersWithResponse(ctx context.Context, 
 
 // PostTradingOrdersWithBodyWithResponse Place an order
 //
-// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 characters) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
+// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -38304,7 +38304,7 @@ func (c *ClientWithResponses) PostTradingOrdersWithBodyWithResponse(ctx context.
 
 // PostTradingOrdersWithResponse Place an order
 //
-// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 characters) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
+// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
