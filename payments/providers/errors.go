@@ -6,9 +6,15 @@ import "fmt"
 // environment (live without a bank partner, say). The operation did nothing; the gateway
 // answers 503 PROVIDER_UNAVAILABLE (APICode). Callers must ask the provider BEFORE writing
 // anything, or roll back, so "changes nothing" holds.
+//
+// A live adapter returns it too when its partner is down: no answer within the deadline,
+// 5xx or network errors after its bounded retries, or the partner refusing our credentials.
+// Reason then says why; the operation may or may not have reached the partner, and repeating
+// it with the same Reference is safe (every method is idempotent by Reference).
 type UnavailableError struct {
 	Provider  string // bank, custody, kyc, fx
 	Operation string
+	Reason    string // set by a live adapter: why its partner could not be used
 }
 
 // ErrProviderUnavailable matches every *UnavailableError (errors.Is).
@@ -17,6 +23,9 @@ var ErrProviderUnavailable error = &UnavailableError{}
 func (e *UnavailableError) Error() string {
 	if e.Provider == "" {
 		return "provider unavailable"
+	}
+	if e.Reason != "" {
+		return fmt.Sprintf("the %s partner is unavailable (%s): %s", e.Provider, e.Operation, e.Reason)
 	}
 	return fmt.Sprintf("no %s provider is configured for this environment (%s)", e.Provider, e.Operation)
 }
