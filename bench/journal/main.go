@@ -101,7 +101,7 @@ func run(c config, out io.Writer) error {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			j, err := journal.OpenKafka(ctx, journal.KafkaOptions{Brokers: cl.ListenAddrs(), Topic: "journal"})
+			j, err := journal.OpenKafka(ctx, journal.KafkaOptions{Brokers: cl.ListenAddrs(), Topic: "journal", Dev: true})
 			if err != nil {
 				cl.Close()
 				return nil, nil, err

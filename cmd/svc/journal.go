@@ -93,7 +93,7 @@ func (s *journalSource) open(ctx context.Context) (journal.Journal, error) {
 		}
 		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		return journal.OpenKafka(octx, journal.KafkaOptions{Brokers: brokers, Topic: s.topic + "-" + s.env})
+		return journal.OpenKafka(octx, journal.KafkaOptions{Brokers: brokers, Topic: s.topic + "-" + s.env, ReadOnly: true})
 	}
 	if s.kind != "" && s.kind != "file" {
 		return nil, fmt.Errorf("--journal %q: want file or kafka", s.kind)

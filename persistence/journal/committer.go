@@ -2,6 +2,7 @@ package journal
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,7 @@ type committer struct {
 	maxBytes  int                      // a group holds at most this much (sizeOf), at least one record
 	maxRecs   int                      // and at most this many records
 	maxQueued int                      // Append waits while this many groups are queued
+	guard     func() error             // nil, or checked before and after each flush (the lease)
 
 	durable atomic.Uint64
 	stats   commitStats // group-commit latency and size (stats.go)
@@ -258,7 +260,18 @@ func (c *committer) run() {
 			c.mu.Unlock()
 
 			t0 := time.Now()
+			if err := c.checkGuard(); err != nil {
+				c.fail(g, err)
+				return
+			}
 			if err := c.flush(g); err != nil {
+				c.fail(g, err)
+				return
+			}
+			// Checked again before acknowledging: a writer whose lease ran out
+			// while the group was in flight must not answer for it (a new
+			// leader may already have fenced the journal; see package lease).
+			if err := c.checkGuard(); err != nil {
 				c.fail(g, err)
 				return
 			}
@@ -276,6 +289,37 @@ func (c *committer) run() {
 		if stopping {
 			return
 		}
+	}
+}
+
+func (c *committer) checkGuard() error {
+	if c.guard == nil {
+		return nil
+	}
+	if err := c.guard(); err != nil {
+		return fmt.Errorf("%w: %w: %w", ErrFailed, ErrFenced, err)
+	}
+	return nil
+}
+
+// failNow makes the journal fail from outside the write path (the lease was
+// lost): the sticky error is set unless one is, and queued groups fail with
+// it. A group being written finishes and is acknowledged only if the guard
+// still passes.
+func (c *committer) failNow(cause error) {
+	err := failed("stopped", cause)
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err = err
+	queued := c.queue
+	c.queue = nil
+	c.mu.Unlock()
+	for _, q := range queued {
+		q.err = err
+		close(q.done)
 	}
 }
 

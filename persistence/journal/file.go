@@ -38,6 +38,14 @@ type FileOptions struct {
 	// Logger receives the repairs made on open (a torn tail truncated) and
 	// the segments Prune removes. Default: nothing is logged.
 	Logger *slog.Logger
+	// Epoch is stamped on every record this journal writes (the engine
+	// lease's epoch); 0 writes records without one. Start refuses an epoch
+	// lower than the highest one already in the journal (ErrFenced).
+	Epoch uint64
+	// Guard, if set, is called before each group is written and again
+	// before it is acknowledged; an error fails the journal (sticky,
+	// wrapping ErrFenced). The engine passes its lease's validity check.
+	Guard func() error
 }
 
 func (o *FileOptions) setDefaults() error {
@@ -91,9 +99,10 @@ func (o *FileOptions) setDefaults() error {
 // valid later record, a bad frame in an earlier segment (found by ReadFrom),
 // or a gap in offsets is corruption and yields an error wrapping ErrCorrupt.
 type File struct {
-	opts FileOptions
-	c    committer
-	lock *os.File
+	opts     FileOptions
+	c        committer
+	lock     *os.File
+	maxEpoch uint64 // highest epoch found at open
 
 	segMu    sync.RWMutex
 	segments []uint64 // first offsets, ascending
@@ -115,6 +124,7 @@ type File struct {
 type readHint struct {
 	seg, next uint64
 	pos       int64
+	epoch     uint64 // highest epoch read before pos
 }
 
 var _ Journal = (*File)(nil)
@@ -142,12 +152,14 @@ func OpenFile(opts FileOptions) (*File, error) {
 		lock.Close()
 		return nil, err
 	}
+	epoch := opts.Epoch
 	j.c = committer{
-		encode:    appendFrame,
-		sizeOf:    func(p []byte) int { return frameSize(len(p)) },
+		encode:    func(dst []byte, off uint64, p []byte) []byte { return appendEpochFrame(dst, off, epoch, p) },
+		sizeOf:    func(p []byte) int { return epochFrameSize(len(p), epoch) },
 		flush:     j.flush,
+		guard:     opts.Guard,
 		maxRecord: opts.MaxRecordSize,
-		maxBytes:  max(opts.MaxGroupBytes, frameSize(opts.MaxRecordSize)),
+		maxBytes:  max(opts.MaxGroupBytes, epochFrameSize(opts.MaxRecordSize, epoch)),
 		maxRecs:   int(^uint32(0) >> 1),
 		maxQueued: opts.MaxQueuedGroups,
 	}
@@ -183,7 +195,7 @@ func (j *File) recover() (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("journal: %w", err)
 	}
-	end, next, err := scanTail(data, first, j.opts.MaxRecordSize)
+	end, next, maxEpoch, err := scanTailEpoch(data, first, j.opts.MaxRecordSize)
 	if err != nil {
 		var ce *CorruptError
 		if errors.As(err, &ce) {
@@ -214,20 +226,33 @@ func (j *File) recover() (uint64, error) {
 		return 0, fmt.Errorf("journal: %w", err)
 	}
 	j.seg, j.segSize = f, int64(end)
+	j.maxEpoch = maxEpoch
 	return next - 1, nil
 }
 
-// scanTail validates the frames of the last segment, whose first record has
-// offset first. It returns the end of the valid prefix and the next offset.
-// A bad or partial frame is a torn tail unless a valid later record follows
-// it, which is corruption.
+// scanTail is scanTailEpoch without the epoch.
 func scanTail(data []byte, first uint64, maxPayload int) (end int, next uint64, err error) {
+	end, next, _, err = scanTailEpoch(data, first, maxPayload)
+	return end, next, err
+}
+
+// scanTailEpoch validates the frames of the last segment, whose first record
+// has offset first. It returns the end of the valid prefix, the next offset
+// and the highest epoch seen. A record of a lower epoch than one before it
+// (a fenced writer's) is skipped: it takes no offset. A bad or partial frame
+// is a torn tail unless a valid later record follows it, which is corruption.
+func scanTailEpoch(data []byte, first uint64, maxPayload int) (end int, next, maxEpoch uint64, err error) {
 	next = first
 	for end < len(data) {
-		off, _, n, err := decodeFrame(data[end:], maxPayload)
+		off, epoch, _, n, err := decodeEpochFrame(data[end:], maxPayload)
+		if err == nil && epoch < maxEpoch {
+			end += n // stale: dropped by every reader
+			continue
+		}
 		if err == nil && off == next {
 			end += n
 			next++
+			maxEpoch = epoch
 			continue
 		}
 		reason := "bad frame"
@@ -238,11 +263,11 @@ func scanTail(data []byte, first uint64, maxPayload int) (end int, next uint64, 
 			reason = fmt.Sprintf("offset %d out of sequence", off)
 		}
 		if err == nil || laterRecord(data[end+1:], next, maxPayload) {
-			return 0, 0, &CorruptError{Pos: int64(end), Offset: next, Reason: reason}
+			return 0, 0, 0, &CorruptError{Pos: int64(end), Offset: next, Reason: reason}
 		}
-		return end, next, nil
+		return end, next, maxEpoch, nil
 	}
-	return end, next, nil
+	return end, next, maxEpoch, nil
 }
 
 // laterRecord reports whether b holds, at any position, a valid frame with an
@@ -255,7 +280,7 @@ func laterRecord(b []byte, next uint64, maxPayload int) bool {
 		if off < next || off > hi {
 			continue
 		}
-		if _, _, _, err := decodeFrame(b[i:], maxPayload); err == nil {
+		if _, _, _, _, err := decodeEpochFrame(b[i:], maxPayload); err == nil {
 			return true
 		}
 	}
@@ -271,8 +296,21 @@ func (j *File) segmentPath(first uint64) string {
 // Dir is the journal's directory.
 func (j *File) Dir() string { return j.opts.Dir }
 
-// Start starts the committer goroutine.
-func (j *File) Start() error { return j.c.start() }
+// Start starts the committer goroutine. It fails with ErrFenced when the
+// journal already holds records of an epoch higher than FileOptions.Epoch.
+func (j *File) Start() error {
+	if j.opts.Epoch < j.maxEpoch {
+		return fencedError(j.opts.Epoch, j.maxEpoch)
+	}
+	return j.c.start()
+}
+
+// Fail makes every later Append fail with a sticky error wrapping ErrFailed
+// and cause (the engine's lease was lost); queued groups fail with it.
+func (j *File) Fail(cause error) { j.c.failNow(cause) }
+
+// Epoch is the epoch this journal stamps on its records.
+func (j *File) Epoch() uint64 { return j.opts.Epoch }
 
 // Append makes payloads durable; see Journal.
 func (j *File) Append(ctx context.Context, payloads [][]byte) (uint64, error) {
@@ -449,21 +487,23 @@ func (j *File) ReadFrom(ctx context.Context, from uint64, fn func(offset uint64,
 			return &CorruptError{Where: segmentName(segs[i]), Pos: 0, Offset: next, Reason: "segment does not continue the previous one"}
 		}
 		var (
-			err   error
-			start int64
-			first = next
+			err        error
+			start      int64
+			first      = next
+			firstEpoch = r.maxEpoch
 		)
 		if h.seg == segs[i] && h.next > next && h.next <= from {
-			start, next = h.pos, h.next
+			start, next, r.maxEpoch = h.pos, h.next, h.epoch
 		}
 		var pos int64
 		next, pos, err = r.read(ctx, j.segmentPath(segs[i]), next, start, from, limit, fn)
 		if err != nil && start > 0 && next == h.next && errors.Is(err, ErrCorrupt) {
 			// The hint did not point at a frame boundary: read the segment from its start.
+			r.maxEpoch = firstEpoch
 			next, pos, err = r.read(ctx, j.segmentPath(segs[i]), first, 0, from, limit, fn)
 		}
 		j.hintMu.Lock()
-		j.hint = readHint{seg: segs[i], next: next, pos: pos}
+		j.hint = readHint{seg: segs[i], next: next, pos: pos, epoch: r.maxEpoch}
 		j.hintMu.Unlock()
 		if err != nil {
 			return err
@@ -478,6 +518,9 @@ func (j *File) ReadFrom(ctx context.Context, from uint64, fn func(offset uint64,
 type segmentReader struct {
 	buf        []byte
 	maxPayload int
+	// maxEpoch is the highest epoch read so far: a later record of a lower
+	// epoch was written by a fenced writer and is skipped.
+	maxEpoch uint64
 }
 
 // read delivers the records of one segment with offsets in [from, limit]. The
@@ -520,10 +563,7 @@ func (r *segmentReader) readAt(ctx context.Context, path string, next uint64, po
 				return next, &CorruptError{Where: name, Pos: pos, Offset: next, Reason: errShortFrame.Error()}
 			}
 			// Refill: keep the partial frame, grow if one frame needs it.
-			need := frameHeaderSize
-			if len(buf) >= 4 {
-				need = frameHeaderSize + int(binary.LittleEndian.Uint32(buf[0:4]))
-			}
+			need := frameNeed(buf, r.maxPayload)
 			if cap(r.buf) < need {
 				r.buf = make([]byte, 0, max(need, 2*cap(r.buf)))
 			}
@@ -540,7 +580,13 @@ func (r *segmentReader) readAt(ctx context.Context, path string, next uint64, po
 			}
 			continue
 		}
-		off, payload, n, err := decodeFrame(buf, r.maxPayload)
+		off, epoch, payload, n, err := decodeEpochFrame(buf, r.maxPayload)
+		if err == nil && epoch < r.maxEpoch {
+			// A fenced writer's record: it takes no offset.
+			buf = buf[n:]
+			pos += int64(n)
+			continue
+		}
 		if err != nil || off != next {
 			if next > limit {
 				return next, nil
@@ -554,6 +600,7 @@ func (r *segmentReader) readAt(ctx context.Context, path string, next uint64, po
 		if off > limit {
 			return next, nil
 		}
+		r.maxEpoch = epoch
 		if off >= from {
 			if err := fn(off, payload); err != nil {
 				return next, err
@@ -573,6 +620,6 @@ func (r *segmentReader) readAt(ctx context.Context, path string, next uint64, po
 // frameComplete reports whether b starts with a whole frame, or with a header
 // whose length is over the limit (decodeFrame then reports it).
 func frameComplete(b []byte, maxPayload int) bool {
-	length := binary.LittleEndian.Uint32(b[0:4])
-	return uint64(length) > uint64(maxPayload) || len(b) >= frameHeaderSize+int(length)
+	n := frameNeed(b, maxPayload)
+	return n == 0 || len(b) >= n
 }

@@ -59,7 +59,15 @@ var (
 	// ErrOffsetNotFound is returned by ReadFrom when from is older than the
 	// oldest stored record.
 	ErrOffsetNotFound = errors.New("journal offset not found")
+	// ErrFenced is wrapped by Start's error when the journal holds records of
+	// a newer epoch than the writer's (another engine took over), and by the
+	// sticky error when the writer's guard (its lease) fails.
+	ErrFenced = errors.New("journal writer fenced")
 )
+
+func fencedError(ours, theirs uint64) error {
+	return fmt.Errorf("%w: the journal holds records of epoch %d, newer than this writer's epoch %d: another engine took over this environment", ErrFenced, theirs, ours)
+}
 
 // CorruptError describes damaged stored data. errors.Is(err, ErrCorrupt) holds.
 type CorruptError struct {

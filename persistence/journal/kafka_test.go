@@ -30,7 +30,7 @@ func openKafka(t testing.TB, brokers []string, topic string) *Kafka {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	j, err := OpenKafka(ctx, KafkaOptions{Brokers: brokers, Topic: topic, Timeout: 5 * time.Second})
+	j, err := OpenKafka(ctx, KafkaOptions{Brokers: brokers, Topic: topic, Timeout: 5 * time.Second, Dev: true})
 	if err != nil {
 		t.Fatalf("OpenKafka: %v", err)
 	}
