@@ -90,6 +90,14 @@ func (c *Client) CreateVirtualAccount(ctx context.Context, req providers.Virtual
 		"first_name": first, "last_name": last, "phone": c.cfg.Phone}
 	var da dedicatedAccount
 	if err := c.call(ctx, "create dedicated account", "POST", "/dedicated_account", nil, body, &da); err != nil {
+		// An attempt whose answer was lost may have issued the account (a retry of the POST
+		// is then refused): look again before giving up.
+		var again customer
+		if ferr := c.call(ctx, "fetch customer", "GET", "/customer/"+url.PathEscape(email), nil, nil, &again); ferr == nil {
+			if da := c.activeAccount(again); da != nil {
+				return c.account(*da, again)
+			}
+		}
 		return providers.VirtualAccount{}, c.refused("virtual account", err)
 	}
 	return c.account(da, cust)

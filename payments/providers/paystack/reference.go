@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Paystack transfer references hold lowercase letters, digits, '-' and '_' only, 16 to 50 of
@@ -48,6 +49,9 @@ func encode(s string) string {
 
 // EncodeReference returns the Paystack transfer reference of our reference.
 func EncodeReference(ref string) (string, error) {
+	if !utf8.ValidString(ref) {
+		return "", fmt.Errorf("%w: %q is not UTF-8", ErrReference, ref)
+	}
 	e := encode(ref)
 	if len(e) < minTransferRef || len(e) > maxTransferRef {
 		return "", fmt.Errorf("%w: %q is %d characters once encoded (Paystack takes %d to %d)", ErrReference, ref, len(e), minTransferRef, maxTransferRef)
@@ -83,6 +87,9 @@ func DecodeReference(p string) (string, error) {
 		default:
 			return "", ErrReference
 		}
+	}
+	if !utf8.ValidString(b.String()) {
+		return "", ErrReference
 	}
 	return b.String(), nil
 }
