@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -406,4 +407,31 @@ func FuzzReferenceRoundTrip(f *testing.F) {
 			t.Fatalf("%q -> %q -> %q %v", ref, p, back, err)
 		}
 	})
+}
+
+func TestConcurrentPayoutsOfOneReferencePayOnce(t *testing.T) {
+	srv, c := setup(t)
+	srv.AddAccount("058", "0123456789", "ADA LOVELACE")
+	req := providers.PayoutRequest{Reference: payoutRef, Rail: providers.RailNGN, Amount: ngn(77_700), BankCode: "058", AccountNumber: "0123456789"}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			res, err := c.Payout(context.Background(), req)
+			if err == nil && res.Status != providers.PayoutSubmitted {
+				err = errors.New("status " + res.Status)
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(srv.Transfers()); n != 1 || srv.Balance() != 1_000_000_000-77_700 {
+		t.Fatalf("%d transfers, balance %d", n, srv.Balance())
+	}
 }

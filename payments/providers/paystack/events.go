@@ -281,8 +281,8 @@ func outcome(eventID, typ string, d wireTransfer) (*providers.PayoutOutcome, err
 	return out, nil
 }
 
-// kobo reads an amount: a JSON integer, positive, in NGN. No floats: "100.5", "1e5" and
-// out-of-range numbers are refused.
+// kobo reads an amount: a JSON integer (or an integer in quotes), positive, in NGN. No
+// floats: "100.5", "1e5", "100.00" and out-of-range numbers are refused.
 func kobo(n json.Number, currency string) (money.Amount, error) {
 	if !strings.EqualFold(currency, "NGN") {
 		return money.Amount{}, malformed("currency %q (only NGN is handled)", currency)
