@@ -11,10 +11,11 @@ import (
 	"time"
 
 	"svc/cmd/internal/cli"
-	"svc/gateway/auth"
+	"svc/identity"
 	"svc/payments/customers"
 	"svc/payments/jobs"
 	"svc/payments/webhooks"
+	"svc/persistence/lease"
 )
 
 // config is everything svcd can be told. Each flag has an environment variable (SVC_ + the
@@ -64,6 +65,9 @@ type config struct {
 	SnapshotDir   string
 	SnapshotEvery time.Duration
 	JournalRetain int // snapshots whose journal is kept; 0 keeps the whole file journal
+
+	Kafka          kafkaConfig   // Kafka journal: topic settings, TLS, SASL (kafka.go)
+	EngineLeaseTTL time.Duration // how long one confirmation of the engine lease lasts (lease.go)
 
 	// Payments providers (sandbox simulators; live adapters are not configured yet).
 	SandboxBankCode string // 3-digit NUBAN bank code of sandbox virtual accounts
@@ -127,6 +131,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.SandboxBankCode, "sandbox-bank-code", env.str("sandbox-bank-code", "999"), "3-digit bank code of sandbox NGN virtual accounts (their NUBAN check digit uses it)")
 	fs.StringVar(&c.SandboxBankName, "sandbox-bank-name", env.str("sandbox-bank-name", "Svc Sandbox Bank"), "bank name shown on sandbox NGN virtual accounts")
 	c.MoneyIn.flags(fs, &env)
+	c.Kafka.flags(fs, &env)
+	fs.DurationVar(&c.EngineLeaseTTL, "engine-lease-ttl", env.duration("engine-lease-ttl", lease.DefaultTTL), "the engine stops writing when its PostgreSQL lease was not confirmed for this long; an engine taking over from one that died waits this long before writing")
 	fs.BoolVar(&c.ShowVersion, "version", false, "print the version and commit of this build, then exit")
 
 	if err := fs.Parse(args); err != nil {
@@ -211,7 +217,7 @@ func (c config) validate() error {
 	if c.JWTSecret != "" && len(c.JWTSecret) < 32 {
 		errs = append(errs, errors.New("-jwt-secret must be at least 32 bytes (e.g. `openssl rand -base64 48`)"))
 	}
-	if _, err := auth.ParsePrefixes(splitList(c.TrustedProxies)); err != nil {
+	if _, err := identity.ParsePrefixes(splitList(c.TrustedProxies)); err != nil {
 		errs = append(errs, fmt.Errorf("-trusted-proxies: %w", err))
 	}
 	if c.RateLimitDefault < 1 || c.AuthRateLimit < 1 {
@@ -234,8 +240,14 @@ func (c config) validate() error {
 		if c.KafkaTopic == "" {
 			errs = append(errs, errors.New("-kafka-topic is required with -journal=kafka"))
 		}
+		if err := c.Kafka.validate(); err != nil {
+			errs = append(errs, err)
+		}
 	default:
 		errs = append(errs, fmt.Errorf("-journal %q: want file or kafka", c.Journal))
+	}
+	if c.EngineLeaseTTL < 300*time.Millisecond {
+		errs = append(errs, errors.New("-engine-lease-ttl must be at least 300ms"))
 	}
 	if c.JournalRetain < 0 {
 		errs = append(errs, errors.New("-journal-retain must not be negative"))

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/segmentio/kafka-go/sasl"
+	"github.com/segmentio/kafka-go/sasl/scram"
+
+	"svc/persistence/journal"
+)
+
+// kafkaConfig is the production settings of the Kafka journal (--journal=kafka): topic
+// creation and checks, TLS and SASL. Brokers and the topic prefix are config.KafkaBrokers
+// and config.KafkaTopic.
+type kafkaConfig struct {
+	Dev                  bool // one-broker development cluster: RF 1, min.insync.replicas 1
+	ReplicationFactor    int  // 0: 3 (1 with Dev)
+	MinInsyncReplicas    int  // 0: 2 (1 with Dev)
+	Partitions           int
+	AllowFiniteRetention bool
+	TLS                  bool
+	TLSCAFile            string
+	TLSCertFile          string
+	TLSKeyFile           string
+	SASLMechanism        string // "", scram-sha-256, scram-sha-512
+	SASLUsername         string // SVC_KAFKA_SASL_USERNAME only
+	SASLPassword         string // SVC_KAFKA_SASL_PASSWORD only
+}
+
+func (c *kafkaConfig) flags(fs *flag.FlagSet, env *envDefaults) {
+	fs.BoolVar(&c.Dev, "kafka-dev", env.bool("kafka-dev", false), "DEVELOPMENT ONLY: a one-broker Kafka (make cluster's kfake): topics get replication factor 1 and min.insync.replicas 1, so acks=all means one copy")
+	fs.IntVar(&c.ReplicationFactor, "kafka-replication-factor", env.int("kafka-replication-factor", 0), "replication factor of a journal topic svcd creates, and the least an existing one must have (0: 3, or 1 with --kafka-dev)")
+	fs.IntVar(&c.MinInsyncReplicas, "kafka-min-insync-replicas", env.int("kafka-min-insync-replicas", 0), "min.insync.replicas of a created journal topic, and the least an existing one must have (0: 2, or 1 with --kafka-dev)")
+	fs.IntVar(&c.Partitions, "kafka-partitions", env.int("kafka-partitions", 1), "partitions of a journal topic svcd creates (the journal is partition 0: one total order)")
+	fs.BoolVar(&c.AllowFiniteRetention, "kafka-allow-finite-retention", env.bool("kafka-allow-finite-retention", false), "accept an existing journal topic with a finite retention.ms (at least 7 days and 100 x --snapshot-every); without it only retention.ms=-1 and retention.bytes=-1 are accepted")
+	fs.BoolVar(&c.TLS, "kafka-tls", env.bool("kafka-tls", false), "connect to the brokers over TLS (implied by --kafka-tls-ca-file or --kafka-tls-cert-file)")
+	fs.StringVar(&c.TLSCAFile, "kafka-tls-ca-file", env.str("kafka-tls-ca-file", ""), "PEM file of the certificate authorities that sign the brokers' certificates (default: the system's)")
+	fs.StringVar(&c.TLSCertFile, "kafka-tls-cert-file", env.str("kafka-tls-cert-file", ""), "PEM client certificate for brokers that require one (with --kafka-tls-key-file)")
+	fs.StringVar(&c.TLSKeyFile, "kafka-tls-key-file", env.str("kafka-tls-key-file", ""), "PEM key of --kafka-tls-cert-file")
+	fs.StringVar(&c.SASLMechanism, "kafka-sasl-mechanism", env.str("kafka-sasl-mechanism", ""), "SASL authentication: scram-sha-256 or scram-sha-512 (empty: none); the user and password come only from SVC_KAFKA_SASL_USERNAME and SVC_KAFKA_SASL_PASSWORD")
+	c.SASLUsername = env.getenv("SVC_KAFKA_SASL_USERNAME")
+	c.SASLPassword = env.getenv("SVC_KAFKA_SASL_PASSWORD")
+}
+
+func (c kafkaConfig) validate() error {
+	var errs []error
+	if c.ReplicationFactor < 0 || c.MinInsyncReplicas < 0 || c.Partitions < 1 {
+		errs = append(errs, errors.New("-kafka-replication-factor and -kafka-min-insync-replicas must not be negative, -kafka-partitions at least 1"))
+	}
+	if !c.Dev && c.ReplicationFactor == 1 {
+		errs = append(errs, errors.New("-kafka-replication-factor=1 keeps one copy of the journal: only with -kafka-dev"))
+	}
+	if c.ReplicationFactor > 0 && c.MinInsyncReplicas > c.ReplicationFactor {
+		errs = append(errs, fmt.Errorf("-kafka-min-insync-replicas %d is above -kafka-replication-factor %d", c.MinInsyncReplicas, c.ReplicationFactor))
+	}
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		errs = append(errs, errors.New("-kafka-tls-cert-file and -kafka-tls-key-file go together"))
+	}
+	switch c.SASLMechanism {
+	case "":
+	case "scram-sha-256", "scram-sha-512":
+		if c.SASLUsername == "" || c.SASLPassword == "" {
+			errs = append(errs, fmt.Errorf("-kafka-sasl-mechanism %s needs SVC_KAFKA_SASL_USERNAME and SVC_KAFKA_SASL_PASSWORD in the environment", c.SASLMechanism))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("-kafka-sasl-mechanism %q: want scram-sha-256 or scram-sha-512", c.SASLMechanism))
+	}
+	if _, err := c.tlsConfig(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// tlsConfig is nil without TLS.
+func (c kafkaConfig) tlsConfig() (*tls.Config, error) {
+	if !c.TLS && c.TLSCAFile == "" && c.TLSCertFile == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if c.TLSCAFile != "" {
+		pem, err := os.ReadFile(c.TLSCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("-kafka-tls-ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("-kafka-tls-ca-file %s: no PEM certificate in it", c.TLSCAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if c.TLSCertFile != "" && c.TLSKeyFile != "" {
+		cert, err := tls.LoadX509KeyPair(c.TLSCertFile, c.TLSKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("-kafka-tls-cert-file/-kafka-tls-key-file: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+func (c kafkaConfig) saslMechanism() (sasl.Mechanism, error) {
+	switch c.SASLMechanism {
+	case "scram-sha-256":
+		return scram.Mechanism(scram.SHA256, c.SASLUsername, c.SASLPassword)
+	case "scram-sha-512":
+		return scram.Mechanism(scram.SHA512, c.SASLUsername, c.SASLPassword)
+	}
+	return nil, nil
+}
+
+// options are the journal's options for topic, without epoch and guard.
+func (c kafkaConfig) options(brokers []string, topic string) (journal.KafkaOptions, error) {
+	t, err := c.tlsConfig()
+	if err != nil {
+		return journal.KafkaOptions{}, err
+	}
+	m, err := c.saslMechanism()
+	if err != nil {
+		return journal.KafkaOptions{}, fmt.Errorf("-kafka-sasl-mechanism: %w", err)
+	}
+	return journal.KafkaOptions{Brokers: brokers, Topic: topic, Dev: c.Dev, ReplicationFactor: c.ReplicationFactor,
+		MinInsyncReplicas: c.MinInsyncReplicas, Partitions: c.Partitions, AllowFiniteRetention: c.AllowFiniteRetention,
+		TLS: t, SASL: m}, nil
+}
+
+// minFiniteRetention is the shortest retention.ms accepted with
+// --kafka-allow-finite-retention: the journal must outlive the snapshot recovery starts from
+// (and the projection's position) with a wide margin, including a svcd that stays down over
+// a long weekend.
+func minFiniteRetention(snapshotEvery time.Duration) time.Duration {
+	return max(7*24*time.Hour, 100*snapshotEvery)
+}
+
+// checkRetention decides whether a finite retention is covered by the snapshots: only a
+// time-based one (a size limit can delete records within minutes under load), at least
+// minFiniteRetention, with periodic snapshots on. Recovery then still fails loudly
+// (journal.ErrOffsetNotFound) if a record it needs is gone.
+func checkRetention(r journal.Retention, snapshotEvery time.Duration) error {
+	if !r.Finite() {
+		return nil
+	}
+	switch {
+	case r.Bytes >= 0:
+		return fmt.Errorf("the journal topic has retention.bytes=%d: a size limit can delete records the snapshots do not cover yet; set it to -1", r.Bytes)
+	case snapshotEvery <= 0:
+		return errors.New("finite journal retention needs periodic snapshots (-snapshot-every > 0)")
+	case time.Duration(r.Ms)*time.Millisecond < minFiniteRetention(snapshotEvery):
+		return fmt.Errorf("the journal topic keeps records %s (retention.ms=%d); with -kafka-allow-finite-retention it must keep them at least %s (7 days and 100 x -snapshot-every)",
+			time.Duration(r.Ms)*time.Millisecond, r.Ms, minFiniteRetention(snapshotEvery))
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"svc/persistence/journal"
+	"svc/persistence/lease"
+)
+
+// engineLease is the lease an environment's engine holds while it writes that
+// environment's journal (package lease), with the goroutine that keeps it confirmed.
+// startEngineLease starts that goroutine; release stops it, waits for it and unlocks.
+type engineLease struct {
+	l      *lease.Lease
+	log    *slog.Logger
+	j      atomic.Pointer[failer] // failed when the lease is lost
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// failer is what the journals offer to stop writing at once.
+type failer interface{ Fail(cause error) }
+
+// startEngineLease takes env's lease or refuses with a message naming the holder.
+func startEngineLease(ctx context.Context, cfg config, env string, log *slog.Logger) (*engineLease, error) {
+	host, _ := os.Hostname()
+	l, err := lease.TryAcquire(ctx, lease.Config{URL: cfg.DatabaseURL, Environment: env,
+		Holder: fmt.Sprintf("svcd pid %d on %s (%s)", os.Getpid(), host, cfg.Addr), TTL: cfg.EngineLeaseTTL, Log: log})
+	if errors.Is(err, lease.ErrHeld) {
+		return nil, fmt.Errorf("%w: another svcd runs the %s engine on this database; stop it first (two engines would both write the journal and the order history)", err, env)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s engine lease: %w", env, err)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	e := &engineLease{l: l, log: log, cancel: cancel}
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		_ = l.Run(runCtx, func(err error) {
+			// Fail-stop: the engine answers 503 ENGINE_UNAVAILABLE from its next command on;
+			// the journal's guard refuses to acknowledge anything already in flight.
+			if f := e.j.Load(); f != nil {
+				(*f).Fail(err)
+			}
+		})
+	}()
+	return e, nil
+}
+
+// release stops confirming the lease and unlocks it, marked clean: call it after the
+// journal is closed.
+func (e *engineLease) release() {
+	if e == nil {
+		return
+	}
+	e.cancel()
+	e.wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), e.l.TTL())
+	defer cancel()
+	if err := e.l.Release(ctx); err != nil {
+		e.log.Warn("engine lease release", "error", err)
+	}
+}
+
+// openJournal opens env's journal for the engine holding e: every record carries e's
+// epoch, and the journal refuses to write or acknowledge once the lease is not valid.
+func openJournal(ctx context.Context, cfg config, env string, e *engineLease, log *slog.Logger) (journal.Journal, error) {
+	switch cfg.Journal {
+	case "kafka":
+		opts, err := cfg.Kafka.options(cfg.KafkaBrokers, cfg.KafkaTopic+"-"+env)
+		if err != nil {
+			return nil, err
+		}
+		opts.Epoch, opts.Guard = e.l.Epoch(), e.l.Check
+		// A previous engine that did not release the lease may still have a produce request
+		// in flight: its guard fails within one TTL, after which our fence is final.
+		if err := e.l.WaitOutPrevious(ctx); err != nil {
+			return nil, err
+		}
+		k, err := journal.OpenKafka(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s journal (kafka): %w", env, err)
+		}
+		if cfg.Kafka.AllowFiniteRetention {
+			if err := checkRetention(k.Retention(), cfg.SnapshotEvery); err != nil {
+				_ = k.Close()
+				return nil, fmt.Errorf("%s journal (kafka topic %s): %w", env, opts.Topic, err)
+			}
+		}
+		var f failer = k
+		e.j.Store(&f)
+		return k, nil
+	default:
+		dir := filepath.Join(cfg.JournalDir, env)
+		f, err := journal.OpenFile(journal.FileOptions{Dir: dir, Logger: log, Epoch: e.l.Epoch(), Guard: e.l.Check})
+		if err != nil {
+			return nil, fmt.Errorf("%s journal (%s): %w", env, dir, err)
+		}
+		var fl failer = f
+		e.j.Store(&fl)
+		return f, nil
+	}
+}
