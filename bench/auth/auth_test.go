@@ -27,6 +27,7 @@ import (
 	"svc/gateway/auth"
 	"svc/gateway/auth/authtest"
 	"svc/gateway/openapi"
+	"svc/identity"
 	"svc/payments/providers/mail"
 	"svc/persistence/postgres/pgtest"
 )
@@ -58,13 +59,17 @@ func TestAuthOverhead(t *testing.T) {
 	}
 	rounds, secs, conns := envInt("BENCH_ROUNDS", 7), envInt("BENCH_SECONDS", 2), envInt("BENCH_CONNS", 32)
 	pool, _ := pgtest.New(t)
-	svc, err := auth.New(pool, auth.Config{JWTSecret: []byte("bench-secret-0123456789-0123456789-0123")}, &mail.Outbox{DB: pool}, nil)
+	id, err := identity.New(pool, identity.Config{JWTSecret: []byte("bench-secret-0123456789-0123456789-0123")}, &mail.Outbox{DB: pool}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc.Start()
-	defer svc.Stop()
-	<-svc.Cache().Ready()
+	id.Start()
+	defer id.Stop()
+	<-id.Cache().Ready()
+	svc, err := auth.New(id, auth.Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	m := authtest.New(t, pool) // one million requests a minute: the limiter runs but never refuses
 	cfg := gateway.DefaultConfig()
 	cfg.AccessLog = false

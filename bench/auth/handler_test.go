@@ -9,6 +9,7 @@ import (
 	"svc/gateway"
 	"svc/gateway/auth"
 	"svc/gateway/auth/authtest"
+	"svc/identity"
 	"svc/payments/providers/mail"
 	"svc/persistence/postgres/pgtest"
 )
@@ -17,13 +18,17 @@ import (
 // open and behind an API key: the server-side cost of authentication in isolation.
 func BenchmarkHandler(b *testing.B) {
 	pool, _ := pgtest.New(b)
-	svc, err := auth.New(pool, auth.Config{JWTSecret: []byte("bench-secret-0123456789-0123456789-0123")}, &mail.Outbox{DB: pool}, nil)
+	id, err := identity.New(pool, identity.Config{JWTSecret: []byte("bench-secret-0123456789-0123456789-0123")}, &mail.Outbox{DB: pool}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc.Start()
-	defer svc.Stop()
-	<-svc.Cache().Ready()
+	id.Start()
+	defer id.Stop()
+	<-id.Cache().Ready()
+	svc, err := auth.New(id, auth.Config{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
 	m := authtest.New(b, pool)
 	cfg := gateway.DefaultConfig()
 	cfg.AccessLog = false

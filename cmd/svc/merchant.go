@@ -10,7 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"svc/gateway/auth"
+	"svc/identity"
 	"svc/payments/operator"
 	"svc/persistence/postgres"
 )
@@ -63,7 +63,7 @@ func runMerchant(ctx context.Context, args []string, env func(string) string, st
 		return err
 	}
 	defer pool.Close()
-	st := auth.NewStore(pool)
+	st := identity.NewStore(pool)
 	need := func(n int) error {
 		if len(rest) != n {
 			fs.Usage()
@@ -143,7 +143,7 @@ func runMerchant(ctx context.Context, args []string, env func(string) string, st
 }
 
 // merchantWhitelist runs `merchant whitelist show|clear ID|EMAIL`.
-func merchantWhitelist(ctx context.Context, st *auth.Store, args []string, actor, why string, stdout io.Writer, usage func()) error {
+func merchantWhitelist(ctx context.Context, st *identity.Store, args []string, actor, why string, stdout io.Writer, usage func()) error {
 	if len(args) != 2 || (args[0] != "show" && args[0] != "clear") {
 		usage()
 		return errors.New("merchant whitelist: want show|clear ID|EMAIL")
@@ -155,7 +155,7 @@ func merchantWhitelist(ctx context.Context, st *auth.Store, args []string, actor
 	if err != nil {
 		return err
 	}
-	var w auth.Whitelist
+	var w identity.Whitelist
 	if args[0] == "show" {
 		w, err = st.ShowWhitelist(ctx, m.ID, actor, why)
 	} else {

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"svc/gateway/auth"
 	"svc/gateway/auth/authtest"
 	"svc/gateway/gatewaytest"
+	"svc/identity"
 	"svc/payments/providers/mail"
 	"svc/persistence/postgres/pgtest"
 )
@@ -66,12 +66,12 @@ func TestMerchantWhitelistShowAndClear(t *testing.T) {
 	m := authtest.New(t, pool)
 	gw := gatewaytest.New(t, pool)
 	select {
-	case <-gw.Auth.Cache().Ready():
+	case <-gw.Identity.Cache().Ready():
 	case <-time.After(10 * time.Second):
 		t.Fatal("auth cache listener not ready")
 	}
 	ctx := context.Background()
-	if _, err := gw.Auth.SetWhitelist(ctx, m.ID, auth.Whitelist{Enabled: true, Required: true, IPs: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}); err != nil {
+	if _, err := gw.Identity.SetWhitelist(ctx, m.ID, identity.Whitelist{Enabled: true, Required: true, IPs: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}); err != nil {
 		t.Fatal(err)
 	}
 	gw.Must(t, 403, "GET", "/v1/auth/me", m.LiveKey, nil)

@@ -13,8 +13,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"svc/gateway/api"
-	"svc/gateway/auth"
+	"svc/identity"
 	"svc/persistence/postgres"
 )
 
@@ -71,18 +70,18 @@ func seedMerchants(ctx context.Context, dbURL string, n int) ([]string, error) {
 		return nil, err
 	}
 	defer pool.Close()
-	st := auth.NewStore(pool)
+	st := identity.NewStore(pool)
 	limit := benchRateLimit
 	var keys []string
 	for i := 1; i <= n; i++ {
 		email := fmt.Sprintf("svcbench-%d@svcbench.local", i)
 		m, err := st.Merchant(ctx, email)
 		if err != nil {
-			hash, herr := auth.NewHasher(1).Hash(ctx, time.Now().String()+email)
+			hash, herr := identity.NewHasher(1).Hash(ctx, time.Now().String()+email)
 			if herr != nil {
 				return nil, herr
 			}
-			m, err = auth.SeedMerchant(ctx, pool, auth.SeedOptions{Email: email, PasswordHash: hash,
+			m, err = identity.SeedMerchant(ctx, pool, identity.SeedOptions{Email: email, PasswordHash: hash,
 				BusinessName: "svcbench", RateLimit: &limit, KYCApproved: true})
 			if err != nil {
 				return nil, err
@@ -92,7 +91,7 @@ func seedMerchants(ctx context.Context, dbURL string, n int) ([]string, error) {
 				return nil, err
 			}
 		}
-		_, key, err := auth.CreateKey(ctx, pool, m.ID, api.Sandbox, "svcbench")
+		_, key, err := identity.CreateKey(ctx, pool, m.ID, identity.Sandbox, "svcbench")
 		if err != nil {
 			return nil, err
 		}

@@ -73,7 +73,7 @@ func TestRegisterVerifyLoginCreateKeyCall(t *testing.T) {
 	if len(arr) != 1 || strings.Contains(list.Raw, key) || list.Body["meta"] == nil {
 		t.Fatalf("list %s", list.Raw)
 	}
-	if err := e.svc.Cache().Flush(context.Background()); err != nil {
+	if err := e.id.Cache().Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	list = e.do("GET", "/v1/api-keys", nil, bearer(access))

@@ -7,13 +7,14 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
+	"svc/identity"
 )
 
 const maxPassword = 1024 // argon2 input is bounded so a huge body cannot cost more
 
 // fail is api.Fail that adds Retry-After when the password hasher is full.
 func fail(ctx *fasthttp.RequestCtx, err error) {
-	if errors.Is(err, ErrHashBusy) {
+	if errors.Is(err, identity.ErrHashBusy) {
 		ctx.Response.Header.Set("Retry-After", "1")
 	}
 	api.Fail(ctx, err)
@@ -44,7 +45,7 @@ func (s *Service) handleRegister(ctx *fasthttp.RequestCtx) {
 		fail(ctx, err)
 		return
 	}
-	m, err := s.Register(api.Ctx(ctx), RegisterInput{Email: in.Email, Password: in.Password, BusinessName: strings.TrimSpace(in.BusinessName),
+	m, err := s.id.Register(api.Ctx(ctx), identity.RegisterInput{Email: in.Email, Password: in.Password, BusinessName: strings.TrimSpace(in.BusinessName),
 		FirstName: strings.TrimSpace(in.FirstName), LastName: strings.TrimSpace(in.LastName)})
 	if err != nil {
 		fail(ctx, err)
@@ -88,7 +89,7 @@ func (s *Service) handleVerifyEmail(ctx *fasthttp.RequestCtx) {
 		fail(ctx, err)
 		return
 	}
-	m, err := s.VerifyEmail(api.Ctx(ctx), in.Email, in.OTP)
+	m, err := s.id.VerifyEmail(api.Ctx(ctx), in.Email, in.OTP)
 	if err != nil {
 		fail(ctx, err)
 		return
@@ -107,16 +108,16 @@ func (s *Service) handleResendOTP(ctx *fasthttp.RequestCtx) {
 	}
 	in.Email = strings.TrimSpace(in.Email)
 	if in.Purpose == "" {
-		in.Purpose = PurposeVerifyEmail
+		in.Purpose = identity.PurposeVerifyEmail
 	}
 	var v api.Validator
 	v.Required("email", in.Email)
-	v.OneOf("purpose", in.Purpose, PurposeVerifyEmail, PurposeResetPassword)
+	v.OneOf("purpose", in.Purpose, identity.PurposeVerifyEmail, identity.PurposeResetPassword)
 	if err := v.Err(); err != nil {
 		fail(ctx, err)
 		return
 	}
-	if err := s.ResendOTP(api.Ctx(ctx), in.Email, in.Purpose); err != nil {
+	if err := s.id.ResendOTP(api.Ctx(ctx), in.Email, in.Purpose); err != nil {
 		fail(ctx, err)
 		return
 	}
@@ -142,16 +143,16 @@ func (s *Service) handleLogin(ctx *fasthttp.RequestCtx) {
 		fail(ctx, err)
 		return
 	}
-	t, m, err := s.Login(api.Ctx(ctx), in.Email, in.Password)
+	t, m, err := s.id.Login(api.Ctx(ctx), in.Email, in.Password)
 	if err != nil {
 		fail(ctx, err)
 		return
 	}
-	api.OK(ctx, loginAnswer{Tokens: t, Merchant: map[string]any{"id": m.ID, "email": m.Email, "business_name": m.BusinessName}})
+	api.OK(ctx, loginAnswer{tokensJSON: toTokensJSON(t), Merchant: map[string]any{"id": m.ID, "email": m.Email, "business_name": m.BusinessName}})
 }
 
 type loginAnswer struct {
-	Tokens
+	tokensJSON
 	Merchant map[string]any `json:"merchant"`
 }
 
@@ -162,24 +163,24 @@ type refreshBody struct {
 func (s *Service) handleRefresh(ctx *fasthttp.RequestCtx) {
 	var in refreshBody
 	if err := api.Decode(ctx, &in); err != nil {
-		api.Fail(ctx, ErrInvalidRefreshToken)
+		api.Fail(ctx, identity.ErrInvalidRefreshToken)
 		return
 	}
-	t, err := s.Refresh(api.Ctx(ctx), in.RefreshToken)
+	t, err := s.id.Refresh(api.Ctx(ctx), in.RefreshToken)
 	if err != nil {
 		fail(ctx, err)
 		return
 	}
-	api.OK(ctx, t)
+	api.OK(ctx, toTokensJSON(t))
 }
 
 func (s *Service) handleLogout(ctx *fasthttp.RequestCtx) {
 	var in refreshBody
 	if err := api.Decode(ctx, &in); err != nil {
-		api.Fail(ctx, ErrInvalidRefreshToken)
+		api.Fail(ctx, identity.ErrInvalidRefreshToken)
 		return
 	}
-	if err := s.Logout(api.Ctx(ctx), in.RefreshToken); err != nil {
+	if err := s.id.Logout(api.Ctx(ctx), in.RefreshToken); err != nil {
 		fail(ctx, err)
 		return
 	}
@@ -201,7 +202,7 @@ func (s *Service) handleForgotPassword(ctx *fasthttp.RequestCtx) {
 		fail(ctx, err)
 		return
 	}
-	if err := s.ForgotPassword(api.Ctx(ctx), in.Email); err != nil {
+	if err := s.id.ForgotPassword(api.Ctx(ctx), in.Email); err != nil {
 		fail(ctx, err)
 		return
 	}
@@ -226,7 +227,7 @@ func (s *Service) handleResetPassword(ctx *fasthttp.RequestCtx) {
 		fail(ctx, err)
 		return
 	}
-	if err := s.ResetPassword(api.Ctx(ctx), in.Email, in.OTP, body.NewPassword); err != nil {
+	if err := s.id.ResetPassword(api.Ctx(ctx), in.Email, in.OTP, body.NewPassword); err != nil {
 		fail(ctx, err)
 		return
 	}
@@ -235,12 +236,12 @@ func (s *Service) handleResetPassword(ctx *fasthttp.RequestCtx) {
 
 func (s *Service) handleMe(ctx *fasthttp.RequestCtx) {
 	p, _ := api.PrincipalOf(ctx)
-	prof, err := s.Profile(api.Ctx(ctx), p.MerchantID, p.Environment)
+	prof, err := s.id.Profile(api.Ctx(ctx), p.MerchantID, identity.Environment(p.Environment))
 	if err != nil {
 		fail(ctx, err)
 		return
 	}
-	api.OK(ctx, prof)
+	api.OK(ctx, toProfileJSON(prof))
 }
 
 func (s *Service) handleChangePassword(ctx *fasthttp.RequestCtx) {
@@ -262,7 +263,7 @@ func (s *Service) handleChangePassword(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	p, _ := api.PrincipalOf(ctx)
-	if err := s.ChangePassword(api.Ctx(ctx), p.MerchantID, in.CurrentPassword, in.NewPassword); err != nil {
+	if err := s.id.ChangePassword(api.Ctx(ctx), p.MerchantID, in.CurrentPassword, in.NewPassword); err != nil {
 		fail(ctx, err)
 		return
 	}

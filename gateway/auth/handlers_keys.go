@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
+	"svc/identity"
 )
 
 type keyJSON struct {
@@ -22,8 +23,8 @@ type keyJSON struct {
 	Key         string          `json:"key,omitempty"` // creation answer only
 }
 
-func toKeyJSON(k APIKey) keyJSON {
-	return keyJSON{ID: k.ID, Name: k.Name, KeyPrefix: k.KeyPrefix, Environment: k.Environment, IsActive: k.IsActive,
+func toKeyJSON(k identity.APIKey) keyJSON {
+	return keyJSON{ID: k.ID, Name: k.Name, KeyPrefix: k.KeyPrefix, Environment: api.Environment(k.Environment), IsActive: k.IsActive,
 		Scopes: k.Scopes.Names(), LastUsedAt: ptrTime(k.LastUsedAt), CreatedAt: Time(k.CreatedAt)}
 }
 
@@ -44,12 +45,12 @@ func (s *Service) handleCreateKey(ctx *fasthttp.RequestCtx) {
 	var v api.Validator
 	v.Length("name", in.Name, 1, 100)
 	v.OneOf("environment", in.Environment, string(api.Sandbox), string(api.Live))
-	scopes := AllScopes
+	scopes := identity.AllScopes
 	if in.Scopes != nil {
-		sc, bad, ok := ParseScopes(in.Scopes)
+		sc, bad, ok := identity.ParseScopes(in.Scopes)
 		switch {
 		case !ok:
-			v.Add("scopes", "unknown scope "+strconv.Quote(bad)+"; use "+strings.Join(ScopeNames(), ", "))
+			v.Add("scopes", "unknown scope "+strconv.Quote(bad)+"; use "+strings.Join(identity.ScopeNames(), ", "))
 		case sc == 0:
 			v.Add("scopes", "must name at least one scope (omit the field for all of them)")
 		}
@@ -60,7 +61,7 @@ func (s *Service) handleCreateKey(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	p, _ := api.PrincipalOf(ctx)
-	k, err := s.CreateAPIKey(api.Ctx(ctx), p, in.Name, api.Environment(in.Environment), scopes)
+	k, err := s.id.CreateAPIKey(api.Ctx(ctx), caller(p), in.Name, identity.Environment(in.Environment), scopes)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -83,7 +84,7 @@ func (s *Service) handleListKeys(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	p, _ := api.PrincipalOf(ctx)
-	keys, total, err := s.ListAPIKeys(api.Ctx(ctx), p, api.Environment(env), page)
+	keys, total, err := s.id.ListAPIKeys(api.Ctx(ctx), caller(p), identity.Environment(env), identity.Page{Limit: page.Limit, Offset: page.Offset()})
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -97,12 +98,12 @@ func (s *Service) handleListKeys(ctx *fasthttp.RequestCtx) {
 }
 
 func (s *Service) handleRevokeKey(ctx *fasthttp.RequestCtx) {
-	id, ok := api.PathUUID(ctx, "id", ErrNotFound)
+	id, ok := api.PathUUID(ctx, "id", identity.ErrNotFound)
 	if !ok {
 		return
 	}
 	p, _ := api.PrincipalOf(ctx)
-	k, err := s.RevokeAPIKey(api.Ctx(ctx), p, id)
+	k, err := s.id.RevokeAPIKey(api.Ctx(ctx), caller(p), id)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -111,12 +112,12 @@ func (s *Service) handleRevokeKey(ctx *fasthttp.RequestCtx) {
 }
 
 func (s *Service) handleDeleteKey(ctx *fasthttp.RequestCtx) {
-	id, ok := api.PathUUID(ctx, "id", ErrNotFound)
+	id, ok := api.PathUUID(ctx, "id", identity.ErrNotFound)
 	if !ok {
 		return
 	}
 	p, _ := api.PrincipalOf(ctx)
-	if err := s.DeleteAPIKey(api.Ctx(ctx), p, id); err != nil {
+	if err := s.id.DeleteAPIKey(api.Ctx(ctx), caller(p), id); err != nil {
 		api.Fail(ctx, err)
 		return
 	}

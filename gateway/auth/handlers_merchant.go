@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
+	"svc/identity"
 )
 
 func (s *Service) handleUpdateProfile(ctx *fasthttp.RequestCtx) {
@@ -61,7 +62,7 @@ func (s *Service) handleUpdateProfile(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	p, _ := api.PrincipalOf(ctx)
-	prof, err := s.UpdateProfile(api.Ctx(ctx), p.MerchantID, p.Environment, ProfilePatch{
+	prof, err := s.id.UpdateProfile(api.Ctx(ctx), p.MerchantID, identity.Environment(p.Environment), identity.ProfilePatch{
 		BusinessName: in.BusinessName, FirstName: in.FirstName, LastName: in.LastName, Phone: in.Phone,
 		Website: in.Website, Country: in.Country, Address: in.Address,
 	})
@@ -69,7 +70,7 @@ func (s *Service) handleUpdateProfile(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	api.OK(ctx, prof)
+	api.OK(ctx, toProfileJSON(prof))
 }
 
 func (s *Service) handleKYC(ctx *fasthttp.RequestCtx) {
@@ -105,7 +106,7 @@ func (s *Service) handleKYC(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	p, _ := api.PrincipalOf(ctx)
-	k, err := s.SubmitKYC(api.Ctx(ctx), p.MerchantID, p.Environment, map[string]any{
+	k, err := s.id.SubmitKYC(api.Ctx(ctx), p.MerchantID, identity.Environment(p.Environment), map[string]any{
 		"business_type": in.BusinessType, "registration_number": strings.TrimSpace(in.RegistrationNumber),
 		"country": in.Country, "address": strings.TrimSpace(in.Address),
 		"director": map[string]string{"first_name": director.FirstName, "last_name": director.LastName},
@@ -124,7 +125,7 @@ type whitelistJSON struct {
 	IPs      []string `json:"ips"`
 }
 
-func toWhitelistJSON(w Whitelist) whitelistJSON {
+func toWhitelistJSON(w identity.Whitelist) whitelistJSON {
 	out := whitelistJSON{Enabled: w.Enabled, Required: w.Required, IPs: make([]string, len(w.IPs))}
 	for i, p := range w.IPs {
 		out.IPs[i] = p.String()
@@ -134,7 +135,7 @@ func toWhitelistJSON(w Whitelist) whitelistJSON {
 
 func (s *Service) handleGetWhitelist(ctx *fasthttp.RequestCtx) {
 	p, _ := api.PrincipalOf(ctx)
-	w, err := s.Whitelist(api.Ctx(ctx), p.MerchantID)
+	w, err := s.id.Whitelist(api.Ctx(ctx), p.MerchantID)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -155,9 +156,9 @@ func (s *Service) handlePutWhitelist(ctx *fasthttp.RequestCtx) {
 	var v api.Validator
 	v.Check(in.Enabled != nil, "enabled", "is required")
 	v.Check(len(in.IPs) <= 100, "ips", "must hold at most 100 entries")
-	var w Whitelist
+	var w identity.Whitelist
 	for i, raw := range in.IPs {
-		p, err := parsePrefix(raw)
+		p, err := identity.ParsePrefix(raw)
 		if err != nil {
 			v.Add("ips["+strconv.Itoa(i)+"]", "must be an IPv4 or IPv6 address or CIDR")
 			continue
@@ -176,7 +177,7 @@ func (s *Service) handlePutWhitelist(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	p, _ := api.PrincipalOf(ctx)
-	w, err := s.SetWhitelist(api.Ctx(ctx), p.MerchantID, w)
+	w, err := s.id.SetWhitelist(api.Ctx(ctx), p.MerchantID, w)
 	if err != nil {
 		api.Fail(ctx, err)
 		return

@@ -24,6 +24,7 @@ import (
 	"svc/gateway/api"
 	"svc/gateway/auth"
 	"svc/gateway/openapi"
+	"svc/identity"
 	"svc/payments/providers/mail"
 	"svc/persistence/postgres/pgtest"
 )
@@ -52,6 +53,7 @@ type env struct {
 	t      *testing.T
 	pool   *pgxpool.Pool
 	url    string // database
+	id     *identity.Service
 	svc    *auth.Service
 	clk    *clock
 	logs   *syncBuf
@@ -95,32 +97,47 @@ func (probeRoutes) Docs() []openapi.Op {
 	return out
 }
 
-func newEnv(t *testing.T, mod ...func(*auth.Config)) *env {
+// config is what a test may change: identity's and the HTTP side's settings.
+type config struct {
+	identity.Config
+	httpConfig
+}
+
+type httpConfig = auth.Config
+
+func newEnv(t *testing.T, mod ...func(*config)) *env {
 	t.Helper()
 	pool, url := pgtest.New(t)
 	return newEnvOn(t, pool, url, mod...)
 }
 
-func newEnvOn(t *testing.T, pool *pgxpool.Pool, url string, mod ...func(*auth.Config)) *env {
+func newEnvOn(t *testing.T, pool *pgxpool.Pool, url string, mod ...func(*config)) *env {
 	t.Helper()
 	e := &env{t: t, pool: pool, url: url, clk: &clock{}, logs: &syncBuf{}}
 	log := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	cfg := auth.Config{JWTSecret: []byte(testSecret), AuthRateLimit: 10_000, Now: e.clk.now, LastUsedFlush: time.Hour}
+	cfg := config{
+		Config:     identity.Config{JWTSecret: []byte(testSecret), Now: e.clk.now, LastUsedFlush: time.Hour},
+		httpConfig: auth.Config{AuthRateLimit: 10_000, Now: e.clk.now},
+	}
 	for _, m := range mod {
 		m(&cfg)
 	}
-	svc, err := auth.New(pool, cfg, &mail.Outbox{DB: pool, Log: log}, log)
+	id, err := identity.New(pool, cfg.Config, &mail.Outbox{DB: pool, Log: log}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc.Start()
-	t.Cleanup(svc.Stop)
+	id.Start()
+	t.Cleanup(id.Stop)
 	select {
-	case <-svc.Cache().Ready():
+	case <-id.Cache().Ready():
 	case <-time.After(10 * time.Second):
 		t.Fatal("cache listener not ready")
 	}
-	e.svc = svc
+	svc, err := auth.New(id, cfg.httpConfig, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.id, e.svc = id, svc
 	gcfg := gateway.DefaultConfig()
 	srv, err := gateway.New(gcfg, gateway.Deps{Logger: log, Auth: svc, Routes: []gateway.RouteSet{svc.Routes(), pingRoutes{}, probeRoutes{}}})
 	if err != nil {

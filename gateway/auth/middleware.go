@@ -2,15 +2,15 @@ package auth
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"errors"
-	"net/netip"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
+	"svc/gateway/ratelimit"
+	"svc/identity"
 )
 
 // Authenticate is the middleware of every protected route (gateway.Authenticator): it
@@ -22,21 +22,21 @@ import (
 // A failed identification spends a token of the client address's failure bucket (IPv6 by
 // /64), so keys and tokens cannot be guessed at speed; while that bucket is empty, a key
 // that is not already in memory is refused before it is looked up, so a throttled client
-// costs no database query (unknown keys are also remembered briefly, see Cache).
+// costs no database query (unknown keys are also remembered briefly, see identity.Cache).
 func (s *Service) Authenticate(ctx *fasthttp.RequestCtx) (api.Principal, error) {
 	ip := s.clients.Of(ctx)
-	failKey := ipKey("fail:", ip)
+	failKey := ratelimit.AddrKey("fail:", ip)
 	p, scopes, err := s.identify(ctx, failKey)
 	if err != nil {
-		var d Decision
+		var d ratelimit.Decision
 		switch {
-		case errors.Is(err, errThrottled):
+		case errors.Is(err, identity.ErrThrottled):
 			d = s.perIP.Peek(failKey, s.cfg.AuthRateLimit)
 			if d.Allowed { // a token came back since identify looked: still a 429, briefly
 				d.Allowed, d.RetryAfter = false, time.Second
 			}
-			s.perIP.refused.Add(1)
-		case errors.Is(err, ErrUnauthorized):
+			s.perIP.CountRefusal()
+		case errors.Is(err, identity.ErrUnauthorized):
 			d = s.perIP.Take(failKey, s.cfg.AuthRateLimit)
 		default:
 			return p, err
@@ -47,25 +47,12 @@ func (s *Service) Authenticate(ctx *fasthttp.RequestCtx) (api.Principal, error) 
 		}
 		return p, err
 	}
-	st, ok, err := s.cache.settings(api.Ctx(ctx), p.MerchantID)
+	limit, err := s.id.Admit(api.Ctx(ctx), p.MerchantID, ip, string(ctx.Path()) == whitelistPath)
 	if err != nil {
-		return p, err
-	}
-	if !ok {
-		return p, ErrUnauthorized
-	}
-	if st.Suspended {
-		return p, ErrSuspended
-	}
-	if err := st.Whitelist.check(ip, ctx.Path()); err != nil {
 		return p, err
 	}
 	if err := s.authorize(ctx, p, scopes); err != nil {
 		return p, err
-	}
-	limit := st.RateLimit
-	if limit == 0 {
-		limit = s.cfg.DefaultRateLimit
 	}
 	d := s.merch.Take(tenantKey(p), limit)
 	d.SetHeaders(ctx)
@@ -74,9 +61,6 @@ func (s *Service) Authenticate(ctx *fasthttp.RequestCtx) (api.Principal, error) 
 	}
 	return p, nil
 }
-
-// errThrottled: the client's failure bucket is empty and its key is not in memory.
-var errThrottled = errors.New("auth: client throttled after failed authentications")
 
 // tenantKey is the rate-limit bucket of a merchant in one environment: sandbox load never
 // eats the live budget.
@@ -94,42 +78,22 @@ func tenantKey(p api.Principal) string {
 var bearerPrefix = []byte("bearer ")
 
 // identify finds the caller and, for an API key, its scopes (bearer tokens hold all).
-func (s *Service) identify(ctx *fasthttp.RequestCtx, failKey string) (api.Principal, Scope, error) {
+func (s *Service) identify(ctx *fasthttp.RequestCtx, failKey string) (api.Principal, identity.Scope, error) {
 	if key := ctx.Request.Header.Peek("X-Api-Key"); len(key) > 0 {
-		env, ok := keyEnvironment(key)
-		if !ok {
-			return api.Principal{}, 0, ErrUnauthorized
+		// A key not in memory may cost a query, which a throttled client does not get.
+		a, err := s.id.IdentifyKey(api.Ctx(ctx), key, func() bool { return s.perIP.Peek(failKey, s.cfg.AuthRateLimit).Allowed })
+		if err != nil {
+			return api.Principal{}, 0, err
 		}
-		h := sha256.Sum256(key)
-		e, known := s.cache.cached(h)
-		if !known {
-			// Not in memory: the lookup may cost a query, which a throttled client does not get.
-			if !s.perIP.Peek(failKey, s.cfg.AuthRateLimit).Allowed {
-				return api.Principal{}, 0, errThrottled
-			}
-			var found bool
-			var err error
-			e, found, err = s.cache.key(api.Ctx(ctx), h[:])
-			if err != nil {
-				return api.Principal{}, 0, err
-			}
-			if !found {
-				return api.Principal{}, 0, ErrUnauthorized
-			}
-		}
-		if e == nil || !e.rec.Active || e.rec.Environment != env {
-			return api.Principal{}, 0, ErrUnauthorized
-		}
-		s.cache.touch(e, s.cfg.Now())
-		return api.Principal{MerchantID: e.rec.MerchantID, Environment: env, Method: api.ByAPIKey, APIKeyID: e.rec.ID}, e.rec.Scopes, nil
+		return api.Principal{MerchantID: a.MerchantID, Environment: api.Environment(a.Environment), Method: api.ByAPIKey, APIKeyID: a.APIKeyID}, a.Scopes, nil
 	}
 	h := ctx.Request.Header.Peek("Authorization")
 	if len(h) <= len(bearerPrefix) || !bytes.EqualFold(h[:len(bearerPrefix)], bearerPrefix) {
-		return api.Principal{}, 0, ErrUnauthorized
+		return api.Principal{}, 0, identity.ErrUnauthorized
 	}
-	id, err := s.signer.parse(string(bytes.TrimSpace(h[len(bearerPrefix):])))
+	id, err := s.id.IdentifyToken(string(bytes.TrimSpace(h[len(bearerPrefix):])))
 	if err != nil {
-		return api.Principal{}, 0, ErrUnauthorized
+		return api.Principal{}, 0, err
 	}
 	env := api.Sandbox
 	switch v := string(ctx.Request.Header.Peek("X-Svc-Environment")); v {
@@ -139,13 +103,13 @@ func (s *Service) identify(ctx *fasthttp.RequestCtx, failKey string) (api.Princi
 	default:
 		return api.Principal{}, 0, api.Invalid("X-Svc-Environment", "must be sandbox or live")
 	}
-	return api.Principal{MerchantID: id, Environment: env, Method: api.ByBearer, APIKeyID: uuid.Nil}, AllScopes, nil
+	return api.Principal{MerchantID: id, Environment: env, Method: api.ByBearer, APIKeyID: uuid.Nil}, identity.AllScopes, nil
 }
 
 // limitByIP guards the public /v1/auth routes with the per-address bucket.
 func (s *Service) limitByIP(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		d := s.perIP.Take(ipKey("auth:", s.clients.Of(ctx)), s.cfg.AuthRateLimit)
+		d := s.perIP.Take(ratelimit.AddrKey("auth:", s.clients.Of(ctx)), s.cfg.AuthRateLimit)
 		d.SetHeaders(ctx)
 		if !d.Allowed {
 			api.Fail(ctx, rateLimited(d))
@@ -155,25 +119,11 @@ func (s *Service) limitByIP(next fasthttp.RequestHandler) fasthttp.RequestHandle
 	}
 }
 
-// ipKey is the per-address bucket of ip: IPv4 by address, IPv6 by /64 (one host usually
-// holds a whole /64, so per-address buckets would be free to multiply).
-func ipKey(prefix string, ip netip.Addr) string {
-	if ip.Is6() && !ip.Is4In6() {
-		a := ip.As16()
-		clear(a[8:])
-		return prefix + string(a[:])
-	}
-	b, _ := ip.MarshalBinary()
-	return prefix + string(b)
+func rateLimited(d ratelimit.Decision) error {
+	return api.Errorf(api.CodeRateLimited, "rate limit of %d requests per minute exceeded; retry in %d s", d.Limit, max(1, ratelimit.CeilSeconds(d.RetryAfter)))
 }
 
-func rateLimited(d Decision) error {
-	return api.Errorf(api.CodeRateLimited, "rate limit of %d requests per minute exceeded; retry in %d s", d.Limit, max(1, ceilSeconds(d.RetryAfter)))
-}
-
-// RateLimited is how many requests were refused with 429 since the service was built: by
-// the per-merchant bucket, and by the per-address bucket of /v1/auth and failed
-// authentications (for metrics).
-func (s *Service) RateLimited() (merchant, address uint64) {
-	return s.merch.Refused(), s.perIP.Refused()
+// caller is what identity needs to know of a principal for key operations.
+func caller(p api.Principal) identity.Caller {
+	return identity.Caller{MerchantID: p.MerchantID, Environment: identity.Environment(p.Environment), ByAPIKey: p.Method == api.ByAPIKey}
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/google/uuid"
 
 	"svc/gateway/api"
-	"svc/gateway/auth"
 	"svc/gateway/auth/authtest"
+	"svc/identity"
 )
 
 // A sandbox key cannot change what live shares: password, profile, merchant KYC, IP
@@ -144,7 +144,7 @@ func TestAPIKeyScopes(t *testing.T) {
 func TestRefusalsSpendNoRateLimitToken(t *testing.T) {
 	e := newEnv(t)
 	m := authtest.New(t, e.pool)
-	st := auth.NewStore(e.pool)
+	st := identity.NewStore(e.pool)
 	three := 3
 	ctx := context.Background()
 	if err := st.SetRateLimit(ctx, m.ID, &three, "test", "limit"); err != nil {
@@ -155,7 +155,7 @@ func TestRefusalsSpendNoRateLimitToken(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		e.want(ping(), 403, api.CodeIPNotWhitelisted)
 	}
-	if _, err := e.svc.SetWhitelist(ctx, m.ID, auth.Whitelist{}); err != nil { // the operator's way back in
+	if _, err := e.id.SetWhitelist(ctx, m.ID, identity.Whitelist{}); err != nil { // the operator's way back in
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
@@ -187,9 +187,9 @@ func TestRefusalsSpendNoRateLimitToken(t *testing.T) {
 // A client that keeps failing costs no database query: unknown keys are remembered, and
 // once its failure bucket is empty a key not in memory is refused before the lookup.
 func TestThrottledClientCostsNoQuery(t *testing.T) {
-	e := newEnv(t, func(c *auth.Config) { c.AuthRateLimit = 3 })
+	e := newEnv(t, func(c *config) { c.AuthRateLimit = 3 })
 	m := authtest.New(t, e.pool) // its keys are not cached: never used
-	unknown, _, _ := auth.NewAPIKey(api.Sandbox)
+	unknown, _, _ := identity.NewAPIKey(identity.Sandbox)
 	acquires := func() int64 { return e.pool.Stat().AcquireCount() }
 	before := acquires()
 	for i := 0; i < 3; i++ {
@@ -199,7 +199,7 @@ func TestThrottledClientCostsNoQuery(t *testing.T) {
 		t.Fatalf("3 tries of one unknown key cost %d queries, want 1", n)
 	}
 	e.want(e.do("GET", "/v1/test/ping", nil, apiKey(unknown)), 429, api.CodeRateLimited)
-	other, _, _ := auth.NewAPIKey(api.Sandbox)
+	other, _, _ := identity.NewAPIKey(identity.Sandbox)
 	e.want(e.do("GET", "/v1/test/ping", nil, apiKey(other)), 429, api.CodeRateLimited)
 	// Even a real key not yet in memory waits: looking it up is what the throttle saves.
 	r := e.do("GET", "/v1/test/ping", nil, apiKey(m.SandboxKey))
@@ -241,7 +241,7 @@ func TestLastUsedAtWrittenAtMostOnceAMinute(t *testing.T) {
 	}
 	flush := func() {
 		t.Helper()
-		if err := e.svc.Cache().Flush(ctx); err != nil {
+		if err := e.id.Cache().Flush(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -269,7 +269,7 @@ func TestLastUsedAtWrittenAtMostOnceAMinute(t *testing.T) {
 // Per-address limits take an IPv6 client by its /64: the addresses of one host share a
 // bucket.
 func TestIPv6ClientsLimitedPer64(t *testing.T) {
-	e := newEnv(t, func(c *auth.Config) { c.AuthRateLimit = 3; c.TrustedProxies = []string{"127.0.0.1/32"} })
+	e := newEnv(t, func(c *config) { c.AuthRateLimit = 3; c.TrustedProxies = []string{"127.0.0.1/32"} })
 	logout := func(from string) resp {
 		return e.do("POST", "/v1/auth/logout", map[string]string{"refresh_token": "x"}, "X-Forwarded-For: "+from)
 	}
@@ -284,7 +284,7 @@ func TestIPv6ClientsLimitedPer64(t *testing.T) {
 // Wrong one-time codes count per account across codes: after OTPDailyFailures in a day, a
 // new code does not buy new tries, and even the right code is refused until the day passes.
 func TestOTPFailuresCountAcrossCodes(t *testing.T) {
-	e := newEnv(t, func(c *auth.Config) { c.OTPDailyFailures = 7 })
+	e := newEnv(t, func(c *config) { c.OTPDailyFailures = 7 })
 	email := "daily@example.test"
 	e.want(e.do("POST", "/v1/auth/register", map[string]string{"email": email, "password": "password123", "business_name": "B", "first_name": "A", "last_name": "B"}), 201, "")
 	wrongTries := func(n int) {
@@ -319,7 +319,7 @@ func TestOTPAnswersTellNothingAboutTheAccount(t *testing.T) {
 	e.want(e.do("POST", "/v1/auth/register", map[string]string{"email": cooling, "password": "password123", "business_name": "B", "first_name": "A", "last_name": "B"}), 201, "")
 	unknown := "nobody-" + uuid.NewString()[:8] + "@example.test"
 	sig := func(r resp) string { return fmt.Sprintf("%d %s %v", r.Status, r.Raw, r.Header.Get("Retry-After")) }
-	for _, purpose := range []string{auth.PurposeVerifyEmail, auth.PurposeResetPassword} {
+	for _, purpose := range []string{identity.PurposeVerifyEmail, identity.PurposeResetPassword} {
 		want := sig(e.do("POST", "/v1/auth/resend-otp", map[string]string{"email": unknown, "purpose": purpose}))
 		for _, email := range []string{verified, cooling} {
 			if got := sig(e.do("POST", "/v1/auth/resend-otp", map[string]string{"email": email, "purpose": purpose})); got != want {
@@ -347,7 +347,7 @@ func TestPasswordHashingIsBounded(t *testing.T) {
 	if code == wrong {
 		wrong = "111111"
 	}
-	release := e.svc.FillHasher()
+	release := e.id.Hasher().Hold()
 	defer func() {
 		if release != nil {
 			release()

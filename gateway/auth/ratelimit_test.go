@@ -6,15 +6,15 @@ import (
 	"testing"
 	"time"
 
-	"svc/gateway/auth"
 	"svc/gateway/auth/authtest"
+	"svc/identity"
 )
 
 func TestMerchantRateLimitHeadersAnd429(t *testing.T) {
 	e := newEnv(t)
 	m := authtest.New(t, e.pool)
 	three := 3
-	if err := auth.NewStore(e.pool).SetRateLimit(context.Background(), m.ID, &three, "test", "limit test"); err != nil {
+	if err := identity.NewStore(e.pool).SetRateLimit(context.Background(), m.ID, &three, "test", "limit test"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool {
@@ -44,7 +44,7 @@ func TestMerchantRateLimitHeadersAnd429(t *testing.T) {
 
 	// The default applies to other merchants.
 	other := authtest.New(t, e.pool)
-	if err := auth.NewStore(e.pool).SetRateLimit(context.Background(), other.ID, nil, "test", "default"); err != nil {
+	if err := identity.NewStore(e.pool).SetRateLimit(context.Background(), other.ID, nil, "test", "default"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool {
@@ -53,7 +53,7 @@ func TestMerchantRateLimitHeadersAnd429(t *testing.T) {
 }
 
 func TestAuthRoutesLimitedPerIP(t *testing.T) {
-	e := newEnv(t, func(c *auth.Config) { c.AuthRateLimit = 4 })
+	e := newEnv(t, func(c *config) { c.AuthRateLimit = 4 })
 	for i := 0; i < 4; i++ {
 		r := e.do("POST", "/v1/auth/login", map[string]string{"email": "x@example.test", "password": "whatever1"})
 		e.want(r, 401, "INVALID_CREDENTIALS")
@@ -73,32 +73,4 @@ func TestAuthRoutesLimitedPerIP(t *testing.T) {
 		e.want(e.doAt(e.base6, "GET", "/v1/test/ping", nil, apiKey("svc_sk_test_nope")), 401, "UNAUTHORIZED")
 	}
 	e.want(e.doAt(e.base6, "GET", "/v1/test/ping", nil, apiKey("svc_sk_test_nope")), 429, "RATE_LIMITED")
-}
-
-func TestLimiterRefill(t *testing.T) {
-	now := time.Unix(1000, 0)
-	l := auth.NewLimiter(func() time.Time { return now })
-	for i := 0; i < 60; i++ {
-		if !l.Take("k", 60).Allowed {
-			t.Fatalf("request %d refused", i)
-		}
-	}
-	d := l.Take("k", 60)
-	if d.Allowed || d.RetryAfter <= 0 || d.RetryAfter > time.Second {
-		t.Fatalf("61st: %+v", d)
-	}
-	now = now.Add(time.Second)
-	if !l.Take("k", 60).Allowed {
-		t.Fatal("no refill after a second")
-	}
-	if l.Take("k", 60).Allowed {
-		t.Fatal("refilled more than one token")
-	}
-	// Raising the limit keeps what was spent and grants the difference.
-	if d := l.Take("k", 120); !d.Allowed || d.Remaining != 59 {
-		t.Fatalf("raised: %+v", d)
-	}
-	if d := l.Take("other", 5); !d.Allowed || d.Remaining != 4 || d.Limit != 5 {
-		t.Fatalf("separate key: %+v", d)
-	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"svc/gateway/api"
 	"svc/gateway/openapi"
+	"svc/identity"
 )
 
 // Routes is the RouteSet of identity and access (gateway.Deps.Routes).
@@ -70,7 +71,7 @@ func (r *Routes) Docs() []openapi.Op {
 		"rate_limit_per_minute": openapi.Int(""), "ip_whitelist_enabled": openapi.Bool(""),
 		"created_at": openapi.Time(""), "updated_at": openapi.Time(""),
 	})
-	scopes := openapi.Arr(openapi.Enum(ScopeNames()...))
+	scopes := openapi.Arr(openapi.Enum(identity.ScopeNames()...))
 	scopes["description"] = "read: every GET; trade: orders and sandbox trading funds; payments: customers, virtual accounts, onramps, " +
 		"commerce, webhooks, sandbox payment simulation; withdraw: withdrawals, offramps, transfers, recipients. Key management and " +
 		"merchant-wide settings need all four (x-required-scope on each operation)."
@@ -111,7 +112,7 @@ func (r *Routes) Docs() []openapi.Op {
 			Responses: message("verified"), Errors: with(api.CodeInvalidOTP)},
 		{Method: "POST", Path: "/v1/auth/resend-otp", Tag: tag, Public: true, Summary: "Send a new one-time code (at most one a minute)",
 			Description: pubDesc + " The answer is the same whether or not the account exists, is verified, or had a code within the minute.",
-			Body:        obj(map[string]openapi.Schema{"email": email, "purpose": openapi.Enum(PurposeVerifyEmail, PurposeResetPassword)}, "email"),
+			Body:        obj(map[string]openapi.Schema{"email": email, "purpose": openapi.Enum(identity.PurposeVerifyEmail, identity.PurposeResetPassword)}, "email"),
 			Responses:   message("sent if the account exists and needs one"), Errors: authErr},
 		{Method: "POST", Path: "/v1/auth/login", Tag: tag, Public: true, Summary: "Log in: an access token (15 min) and a refresh token", Description: pubDesc,
 			Body:      obj(map[string]openapi.Schema{"email": email, "password": str("")}, "email", "password"),

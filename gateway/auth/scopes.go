@@ -2,79 +2,17 @@ package auth
 
 import (
 	"sort"
-	"strings"
 
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
+	"svc/identity"
 )
-
-// Scope is a set of API-key permissions (a bit mask). A key holds one or more; bearer
-// tokens hold all of them.
-type Scope uint8
-
-// The scopes a key can be created with.
-const (
-	ScopeRead     Scope = 1 << iota // every GET: reads of any resource
-	ScopeTrade                      // place and cancel orders, sandbox trading funds
-	ScopePayments                   // customers, virtual accounts, onramps, commerce, webhooks, sandbox payment simulation
-	ScopeWithdraw                   // money out: withdrawals, offramps, transfers, recipients
-	AllScopes     = ScopeRead | ScopeTrade | ScopePayments | ScopeWithdraw
-)
-
-var scopeNames = []struct {
-	s    Scope
-	name string
-}{{ScopeRead, "read"}, {ScopeTrade, "trade"}, {ScopePayments, "payments"}, {ScopeWithdraw, "withdraw"}}
-
-// ScopeNames lists the scope names in their fixed order (read, trade, payments, withdraw).
-func ScopeNames() []string {
-	out := make([]string, len(scopeNames))
-	for i, n := range scopeNames {
-		out[i] = n.name
-	}
-	return out
-}
-
-// ParseScopes reads scope names; an unknown name is an error naming it.
-func ParseScopes(names []string) (Scope, string, bool) {
-	var s Scope
-	for _, n := range names {
-		found := false
-		for _, sn := range scopeNames {
-			if sn.name == n {
-				s |= sn.s
-				found = true
-			}
-		}
-		if !found {
-			return 0, n, false
-		}
-	}
-	return s, "", true
-}
-
-// Names lists the scopes in s in the fixed order.
-func (s Scope) Names() []string {
-	out := []string{}
-	for _, sn := range scopeNames {
-		if s&sn.s != 0 {
-			out = append(out, sn.name)
-		}
-	}
-	return out
-}
-
-// String is the names joined with commas.
-func (s Scope) String() string { return strings.Join(s.Names(), ",") }
-
-// Has reports whether s holds every scope of need.
-func (s Scope) Has(need Scope) bool { return s&need == need }
 
 // access is what one route asks of its caller.
 type access struct {
-	need Scope // scopes an API key must hold (bearer tokens hold all)
+	need identity.Scope // scopes an API key must hold (bearer tokens hold all)
 	// merchantWide: the route changes settings shared by both environments (password,
 	// profile, merchant KYC, IP whitelist). A sandbox key may not: bearer token or live key.
 	merchantWide bool
@@ -83,13 +21,13 @@ type access struct {
 }
 
 var (
-	read     = access{need: ScopeRead}
-	trade    = access{need: ScopeTrade}
-	payments = access{need: ScopePayments}
-	withdraw = access{need: ScopeWithdraw}
+	read     = access{need: identity.ScopeRead}
+	trade    = access{need: identity.ScopeTrade}
+	payments = access{need: identity.ScopePayments}
+	withdraw = access{need: identity.ScopeWithdraw}
 	// full: key management. A key with fewer scopes could otherwise mint a key with more.
-	full    = access{need: AllScopes}
-	account = access{need: AllScopes, merchantWide: true}
+	full    = access{need: identity.AllScopes}
+	account = access{need: identity.AllScopes, merchantWide: true}
 	public  = access{public: true}
 )
 
@@ -127,7 +65,7 @@ var routeAccess = map[string]map[string]access{
 	"/v1/trading/market/orderbook":                      {"GET": public},
 	"/v1/trading/market/ticker":                         {"GET": public},
 	"/v1/trading/market/klines":                         {"GET": public},
-	"/v1/ws":                                            {"GET": {need: ScopeRead, selfAuth: true}},
+	"/v1/ws":                                            {"GET": {need: identity.ScopeRead, selfAuth: true}},
 
 	// customers and virtual accounts
 	"/v1/customers":                          {"GET": read, "POST": payments},
@@ -204,7 +142,7 @@ func routeOf(ctx *fasthttp.RequestCtx) (access, string, bool) {
 	}
 	a, ok := routeAccess[path][string(ctx.Method())]
 	if !ok || a.public {
-		return access{need: AllScopes}, path, false
+		return access{need: identity.AllScopes}, path, false
 	}
 	return a, path, true
 }
@@ -256,7 +194,7 @@ func requiredScope(method, path string) string {
 	if !ok || a.public {
 		return ""
 	}
-	if a.need == AllScopes {
+	if a.need == identity.AllScopes {
 		if a.merchantWide {
 			return "all scopes, and a bearer token or live key (never a sandbox key)"
 		}
@@ -266,7 +204,7 @@ func requiredScope(method, path string) string {
 }
 
 // authorize applies a route's requirements to an identified caller.
-func (s *Service) authorize(ctx *fasthttp.RequestCtx, p api.Principal, scopes Scope) error {
+func (s *Service) authorize(ctx *fasthttp.RequestCtx, p api.Principal, scopes identity.Scope) error {
 	a, path, known := routeOf(ctx)
 	if !known {
 		if _, seen := s.unscoped.LoadOrStore(string(ctx.Method())+" "+path, true); !seen {
@@ -277,7 +215,7 @@ func (s *Service) authorize(ctx *fasthttp.RequestCtx, p api.Principal, scopes Sc
 		return nil
 	}
 	if a.merchantWide && p.Environment == api.Sandbox {
-		return ErrLiveCredentialRequired
+		return errLiveCredentialRequired
 	}
 	if !scopes.Has(a.need) {
 		return insufficientScope(a.need, scopes)
@@ -285,10 +223,14 @@ func (s *Service) authorize(ctx *fasthttp.RequestCtx, p api.Principal, scopes Sc
 	return nil
 }
 
-func insufficientScope(need, have Scope) error {
-	what := "every scope (" + AllScopes.String() + ")"
-	if need != AllScopes {
+func insufficientScope(need, have identity.Scope) error {
+	what := "every scope (" + identity.AllScopes.String() + ")"
+	if need != identity.AllScopes {
 		what = "scope " + need.String()
 	}
-	return newErr(api.CodeInsufficientScope, "this API key lacks "+what+" for this route; it holds "+have.String())
+	return api.NewError(api.CodeInsufficientScope, "this API key lacks "+what+" for this route; it holds "+have.String())
 }
+
+// errLiveCredentialRequired refuses a sandbox key on a route that changes what the live
+// environment shares (password, profile, merchant KYC, IP whitelist).
+var errLiveCredentialRequired = api.NewError(api.CodeLiveCredRequired, "a sandbox key cannot change merchant-wide settings (password, profile, KYC, IP whitelist); use a bearer token or a live key")

@@ -13,8 +13,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
 
-	"svc/gateway/auth"
 	"svc/gateway/auth/authtest"
+	"svc/identity"
 )
 
 func mkKeyMerchant(t *testing.T, e *env) (authtest.Merchant, string) {
@@ -296,12 +296,12 @@ func TestSuspendedMerchantIsRefused(t *testing.T) {
 	e := newEnv(t)
 	m, sk := mkKeyMerchant(t, e)
 	e.want(e.do("GET", "/v1/test/ping", nil, apiKey(sk)), 200, "")
-	if err := auth.NewStore(e.pool).SetSuspended(context.Background(), m.ID, true, "test", "fraud check"); err != nil {
+	if err := identity.NewStore(e.pool).SetSuspended(context.Background(), m.ID, true, "test", "fraud check"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { return e.do("GET", "/v1/test/ping", nil, apiKey(sk)).code() == "MERCHANT_SUSPENDED" })
 	e.want(e.do("POST", "/v1/auth/login", map[string]string{"email": m.Email, "password": authtest.Password}), 403, "MERCHANT_SUSPENDED")
-	_ = auth.NewStore(e.pool).SetSuspended(context.Background(), m.ID, false, "test", "cleared")
+	_ = identity.NewStore(e.pool).SetSuspended(context.Background(), m.ID, false, "test", "cleared")
 	waitFor(t, func() bool { return e.do("GET", "/v1/test/ping", nil, apiKey(sk)).Status == 200 })
 }
 
@@ -344,7 +344,7 @@ func TestNoSecretInResponsesOrLogs(t *testing.T) {
 	if err := e.pool.QueryRow(context.Background(), `select password_hash from merchants where email = $1`, email).Scan(&pwHash); err != nil {
 		t.Fatal(err)
 	}
-	keyHash := auth.HashSecret(key)
+	keyHash := identity.HashSecret(key)
 	secrets := map[string]string{
 		"password": pw, "password hash": pwHash, "argon2 marker": "$argon2id$", "api key": key,
 		"api key hash (hex)": hex.EncodeToString(keyHash), "api key hash (base64)": base64.StdEncoding.EncodeToString(keyHash),

@@ -68,7 +68,7 @@ func TestIPWhitelistIPv4AndIPv6(t *testing.T) {
 
 // X-Forwarded-For counts only when the socket peer is a trusted proxy.
 func TestXForwardedForOnlyFromTrustedProxies(t *testing.T) {
-	e := newEnv(t, func(c *auth.Config) { c.TrustedProxies = []string{"127.0.0.1/32"} })
+	e := newEnv(t, func(c *config) { c.TrustedProxies = []string{"127.0.0.1/32"} })
 	m := authtest.New(t, e.pool)
 	sk := m.SandboxKey
 	e.want(e.do("PUT", "/v1/merchant/ip-whitelist", map[string]any{"enabled": true, "ips": []string{"203.0.113.7", "2001:db8::/32", "::1"}}, apiKey(m.LiveKey)), 200, "")

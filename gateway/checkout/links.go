@@ -10,9 +10,9 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
-	"svc/gateway/auth"
 	gi "svc/gateway/invoices"
 	gp "svc/gateway/products"
+	"svc/gateway/ratelimit"
 	pc "svc/payments/checkout"
 	pp "svc/payments/products"
 )
@@ -20,14 +20,14 @@ import (
 // Routes is the RouteSet of /v1/checkout-links and the hosted pages.
 type Routes struct {
 	svc     *pc.Service
-	limiter *auth.Limiter
+	limiter *ratelimit.Limiter
 	limits  PayLimits
 }
 
 // New returns the routes over svc, the hosted pages limited per client address by
 // DefaultPayLimits (see WithPayLimits).
 func New(svc *pc.Service) *Routes {
-	rs := &Routes{svc: svc, limiter: auth.NewLimiter(nil)}
+	rs := &Routes{svc: svc, limiter: ratelimit.New(nil)}
 	return rs.WithPayLimits(DefaultPayLimits())
 }
 

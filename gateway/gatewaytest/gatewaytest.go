@@ -24,14 +24,16 @@ import (
 	"svc/gateway/api"
 	"svc/gateway/auth"
 	"svc/gateway/openapi/openapitest"
+	"svc/identity"
 	"svc/payments/providers/mail"
 )
 
 // Server is a running gateway for one test.
 type Server struct {
-	Server *gateway.Server
-	Auth   *auth.Service
-	client *fasthttp.Client
+	Server   *gateway.Server
+	Auth     *auth.Service
+	Identity *identity.Service // the merchants, sessions and keys Auth serves
+	client   *fasthttp.Client
 	// Validator checks every response of Do against the document; nil turns it off (a
 	// test of a deliberately undocumented answer).
 	Validator *openapitest.Validator
@@ -49,15 +51,18 @@ func New(t testing.TB, pool *pgxpool.Pool, routes ...gateway.RouteSet) *Server {
 // NewWithConfig is New with the server's configuration (e.g. a short request timeout).
 func NewWithConfig(t testing.TB, pool *pgxpool.Pool, cfg gateway.Config, routes ...gateway.RouteSet) *Server {
 	t.Helper()
-	authSvc, err := auth.New(pool, auth.Config{
+	id, err := identity.New(pool, identity.Config{
 		JWTSecret:        []byte("gatewaytest-secret-gatewaytest-secret!"),
 		DefaultRateLimit: 100_000,
-		AuthRateLimit:    100_000,
 	}, &mail.Outbox{DB: pool}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	authSvc.Start()
+	authSvc, err := auth.New(id, auth.Config{AuthRateLimit: 100_000}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id.Start()
 	srv, err := gateway.New(cfg, gateway.Deps{Auth: authSvc, Routes: append([]gateway.RouteSet{authSvc.Routes()}, routes...)})
 	if err != nil {
 		t.Fatal(err)
@@ -78,9 +83,9 @@ func NewWithConfig(t testing.TB, pool *pgxpool.Pool, cfg gateway.Config, routes 
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 		<-done
-		authSvc.Stop()
+		id.Stop()
 	})
-	return &Server{Server: srv, Auth: authSvc, Validator: validator, client: &fasthttp.Client{
+	return &Server{Server: srv, Auth: authSvc, Identity: id, Validator: validator, client: &fasthttp.Client{
 		Dial:         func(string) (net.Conn, error) { return ln.Dial() },
 		ReadTimeout:  30 * time.Second,
 		WriteTimeout: 30 * time.Second,

@@ -10,8 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"svc/gateway/api"
-	"svc/gateway/auth"
+	"svc/identity"
 )
 
 // Password is the password of every merchant made here.
@@ -24,7 +23,7 @@ var (
 
 func passwordHash(t testing.TB) string {
 	hashOnce.Do(func() {
-		h, err := auth.NewHasher(1).Hash(context.Background(), Password)
+		h, err := identity.NewHasher(1).Hash(context.Background(), Password)
 		if err != nil {
 			t.Fatalf("authtest: hash: %v", err)
 		}
@@ -55,17 +54,17 @@ func New(t testing.TB, pool *pgxpool.Pool) Merchant {
 	ctx := context.Background()
 	limit := 1_000_000
 	email := "m-" + uuid.NewString()[:8] + "@example.test"
-	m, err := auth.SeedMerchant(ctx, pool, auth.SeedOptions{
+	m, err := identity.SeedMerchant(ctx, pool, identity.SeedOptions{
 		Email: email, PasswordHash: passwordHash(t), BusinessName: "Test Merchant", RateLimit: &limit, KYCApproved: true,
 	})
 	if err != nil {
 		t.Fatalf("authtest: merchant: %v", err)
 	}
-	_, sk, err := auth.CreateKey(ctx, pool, m.ID, api.Sandbox, "test sandbox key")
+	_, sk, err := identity.CreateKey(ctx, pool, m.ID, identity.Sandbox, "test sandbox key")
 	if err != nil {
 		t.Fatalf("authtest: sandbox key: %v", err)
 	}
-	_, lk, err := auth.CreateKey(ctx, pool, m.ID, api.Live, "test live key")
+	_, lk, err := identity.CreateKey(ctx, pool, m.ID, identity.Live, "test live key")
 	if err != nil {
 		t.Fatalf("authtest: live key: %v", err)
 	}

@@ -1,4 +1,4 @@
-package auth
+package identity
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"svc/gateway/api"
 	"svc/persistence/postgres"
 )
 
@@ -47,12 +45,12 @@ func SeedMerchant(ctx context.Context, pool *pgxpool.Pool, o SeedOptions) (Merch
 
 // CreateKey makes and stores an API key with every scope for a merchant, returning the
 // full key once.
-func CreateKey(ctx context.Context, q postgres.Querier, merchantID uuid.UUID, env api.Environment, name string) (APIKey, string, error) {
+func CreateKey(ctx context.Context, q postgres.Querier, merchantID uuid.UUID, env Environment, name string) (APIKey, string, error) {
 	return CreateScopedKey(ctx, q, merchantID, env, name, AllScopes)
 }
 
 // CreateScopedKey is CreateKey with the given scopes (zero: all).
-func CreateScopedKey(ctx context.Context, q postgres.Querier, merchantID uuid.UUID, env api.Environment, name string, scopes Scope) (APIKey, string, error) {
+func CreateScopedKey(ctx context.Context, q postgres.Querier, merchantID uuid.UUID, env Environment, name string, scopes Scope) (APIKey, string, error) {
 	if scopes == 0 {
 		scopes = AllScopes
 	}

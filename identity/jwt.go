@@ -1,4 +1,4 @@
-package auth
+package identity
 
 import (
 	"errors"
@@ -25,7 +25,7 @@ type signer struct {
 
 func newSigner(secret []byte, now func() time.Time) (*signer, error) {
 	if len(secret) < minSecret {
-		return nil, fmt.Errorf("auth: JWT secret must be at least %d bytes", minSecret)
+		return nil, fmt.Errorf("identity: JWT secret must be at least %d bytes", minSecret)
 	}
 	return &signer{secret: secret, now: now}, nil
 }
@@ -50,7 +50,7 @@ func (s *signer) issue(merchantID uuid.UUID) (string, time.Time, error) {
 	return t, exp, err
 }
 
-var errBadToken = errors.New("auth: invalid access token")
+var errBadToken = errors.New("identity: invalid access token")
 
 // parse accepts only HS256 tokens signed with our secret, from our issuer for our audience,
 // with an expiry in the future. "none" and every other algorithm are refused before the

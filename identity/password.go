@@ -1,4 +1,4 @@
-package auth
+package identity
 
 import (
 	"context"
@@ -23,7 +23,7 @@ const (
 	argonSaltLen   = 16
 )
 
-var errBadHash = errors.New("auth: malformed password hash")
+var errBadHash = errors.New("identity: malformed password hash")
 
 // Hasher hashes and verifies passwords with argon2id. Each hash takes 19 MiB, so at most
 // a few run at once, and at most a bounded number of callers wait (each at most maxWait):
@@ -150,4 +150,20 @@ func verifyHash(encoded, password string) (bool, error) {
 	}
 	got := argon2.IDKey([]byte(password), salt, t, m, p, uint32(len(want)))
 	return subtle.ConstantTimeCompare(got, want) == 1, nil
+}
+
+// Hold takes every hashing slot and every place in the waiting queue, as a flood of logins
+// would, until release is called: while held every call fails at once with ErrHashBusy.
+// Tests use it to see the busy answers without a flood.
+func (h *Hasher) Hold() (release func()) {
+	for i := 0; i < cap(h.sem); i++ {
+		h.sem <- struct{}{}
+	}
+	h.waiting.Add(h.queue)
+	return func() {
+		h.waiting.Add(-h.queue)
+		for i := 0; i < cap(h.sem); i++ {
+			<-h.sem
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package auth
+package identity
 
 import (
 	"bytes"
@@ -11,8 +11,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-
-	"svc/gateway/api"
 )
 
 // API key format (spec "API key"): prefix + 32 random base62 characters.
@@ -30,9 +28,9 @@ var livePrefixB, testPrefixB = []byte(LivePrefix), []byte(TestPrefix)
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 // NewAPIKey makes a key for env from crypto/rand, with its hash and stored prefix.
-func NewAPIKey(env api.Environment) (key string, hash []byte, prefix string) {
+func NewAPIKey(env Environment) (key string, hash []byte, prefix string) {
 	p := TestPrefix
-	if env == api.Live {
+	if env == Live {
 		p = LivePrefix
 	}
 	var b strings.Builder
@@ -59,15 +57,15 @@ func NewAPIKey(env api.Environment) (key string, hash []byte, prefix string) {
 }
 
 // KeyEnvironment reads the environment from a key's prefix and checks its shape.
-func KeyEnvironment(key string) (api.Environment, bool) { return keyEnvironment([]byte(key)) }
+func KeyEnvironment(key string) (Environment, bool) { return keyEnvironment([]byte(key)) }
 
-func keyEnvironment(key []byte) (api.Environment, bool) {
-	var env api.Environment
+func keyEnvironment(key []byte) (Environment, bool) {
+	var env Environment
 	switch {
 	case bytes.HasPrefix(key, livePrefixB):
-		env = api.Live
+		env = Live
 	case bytes.HasPrefix(key, testPrefixB):
-		env = api.Sandbox
+		env = Sandbox
 	default:
 		return "", false
 	}

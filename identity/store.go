@@ -1,17 +1,16 @@
-package auth
+package identity
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-	"net/netip"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"svc/gateway/api"
-	"svc/payments/operator"
 	"svc/persistence/postgres"
 )
 
@@ -19,53 +18,6 @@ import (
 // is revoked or deleted, "merchant:<id>" when a merchant's suspension, whitelist or rate
 // limit changes. pg_notify is transactional: listeners hear it only after the commit.
 const notifyChannel = "svc_auth"
-
-// Merchant is a merchant account (the tenant).
-type Merchant struct {
-	ID                 uuid.UUID
-	Email              string
-	PasswordHash       string
-	BusinessName       string
-	FirstName          string
-	LastName           string
-	Phone              string
-	Website            string
-	Country            string
-	Address            string
-	EmailVerifiedAt    *time.Time
-	RateLimitPerMinute *int
-	Suspended          bool
-	Whitelist          Whitelist
-	CreatedAt          time.Time
-	UpdatedAt          time.Time
-}
-
-// Whitelist is a merchant's IP whitelist.
-type Whitelist struct {
-	Enabled  bool
-	Required bool
-	IPs      []netip.Prefix
-}
-
-// APIKey is a stored key: never the key itself.
-type APIKey struct {
-	ID          uuid.UUID
-	MerchantID  uuid.UUID
-	Environment api.Environment
-	Name        string
-	KeyPrefix   string
-	IsActive    bool
-	Scopes      Scope
-	LastUsedAt  *time.Time
-	CreatedAt   time.Time
-}
-
-// KYC is a merchant's own KYC record in one environment.
-type KYC struct {
-	Status      string // PENDING, APPROVED, REJECTED; NOT_SUBMITTED when there is no row
-	SubmittedAt *time.Time
-	ReviewedAt  *time.Time
-}
 
 var errNoRows = pgx.ErrNoRows
 
@@ -218,7 +170,7 @@ func InsertAPIKey(ctx context.Context, q postgres.Querier, k APIKey, hash []byte
 type keyRecord struct {
 	ID          uuid.UUID
 	MerchantID  uuid.UUID
-	Environment api.Environment
+	Environment Environment
 	Active      bool
 	Scopes      Scope
 	LastUsed    *time.Time
@@ -236,17 +188,17 @@ func keyByHash(ctx context.Context, q postgres.Querier, hash []byte) (keyRecord,
 // keyFilter scopes key queries to a merchant and, when set, one environment.
 type keyFilter struct {
 	MerchantID  uuid.UUID
-	Environment api.Environment // "" for both (bearer callers)
+	Environment Environment // "" for both (bearer callers)
 }
 
-func listKeys(ctx context.Context, q postgres.Querier, f keyFilter, p api.PageParams) ([]APIKey, int64, error) {
+func listKeys(ctx context.Context, q postgres.Querier, f keyFilter, p Page) ([]APIKey, int64, error) {
 	var total int64
 	if err := q.QueryRow(ctx, `select count(*) from api_keys where merchant_id = $1 and ($2 = '' or environment = $2)`,
 		f.MerchantID, string(f.Environment)).Scan(&total); err != nil {
 		return nil, 0, err
 	}
 	rows, err := q.Query(ctx, `select `+keyCols+` from api_keys where merchant_id = $1 and ($2 = '' or environment = $2)
-		order by created_at desc, id desc limit $3 offset $4`, f.MerchantID, string(f.Environment), p.Limit, p.Offset())
+		order by created_at desc, id desc limit $3 offset $4`, f.MerchantID, string(f.Environment), p.Limit, p.Offset)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -294,7 +246,7 @@ func settingsByID(ctx context.Context, q postgres.Querier, id uuid.UUID) (mercha
 
 // --- KYC ---
 
-func kycOf(ctx context.Context, q postgres.Querier, merchantID uuid.UUID, env api.Environment) (KYC, error) {
+func kycOf(ctx context.Context, q postgres.Querier, merchantID uuid.UUID, env Environment) (KYC, error) {
 	k := KYC{Status: "NOT_SUBMITTED"}
 	err := q.QueryRow(ctx, `select status, submitted_at, reviewed_at from merchant_kyc where merchant_id = $1 and environment = $2`,
 		merchantID, env).Scan(&k.Status, &k.SubmittedAt, &k.ReviewedAt)
@@ -352,14 +304,14 @@ func (s *Store) Merchant(ctx context.Context, idOrEmail string) (Merchant, error
 }
 
 // KeyCounts returns the number of active keys per environment.
-func (s *Store) KeyCounts(ctx context.Context, merchantID uuid.UUID) (map[api.Environment]int, error) {
+func (s *Store) KeyCounts(ctx context.Context, merchantID uuid.UUID) (map[Environment]int, error) {
 	rows, err := s.pool.Query(ctx, `select environment, count(*) from api_keys where merchant_id = $1 and is_active group by 1`, merchantID)
 	if err != nil {
 		return nil, err
 	}
-	out := map[api.Environment]int{}
+	out := map[Environment]int{}
 	for rows.Next() {
-		var env api.Environment
+		var env Environment
 		var n int
 		if err := rows.Scan(&env, &n); err != nil {
 			return nil, err
@@ -396,7 +348,7 @@ func (s *Store) change(ctx context.Context, id uuid.UUID, action, actor, reason 
 		if tag.RowsAffected() == 0 {
 			return ErrNotFound
 		}
-		if err := operator.Audit(ctx, tx, operator.Entry{Actor: actor, Action: action, Subject: "merchant:" + id.String(), Reason: reason, Detail: detail}); err != nil {
+		if err := audit(ctx, tx, actor, action, "merchant:"+id.String(), reason, detail); err != nil {
 			return err
 		}
 		return notify(ctx, tx, "merchant:"+id.String())
@@ -430,7 +382,7 @@ func (s *Store) ShowWhitelist(ctx context.Context, id uuid.UUID, actor, reason s
 		if w, err = whitelistByID(ctx, tx, id); err != nil {
 			return err
 		}
-		return operator.Audit(ctx, tx, operator.Entry{Actor: actor, Action: ActionWhitelistShow, Subject: "merchant:" + id.String(), Reason: reason})
+		return audit(ctx, tx, actor, ActionWhitelistShow, "merchant:"+id.String(), reason, nil)
 	})
 	return w, err
 }
@@ -453,11 +405,34 @@ func (s *Store) ClearWhitelist(ctx context.Context, id uuid.UUID, actor, reason 
 		for i, p := range before.IPs {
 			ips[i] = p.String()
 		}
-		if err := operator.Audit(ctx, tx, operator.Entry{Actor: actor, Action: ActionWhitelistClear, Subject: "merchant:" + id.String(), Reason: reason,
-			Detail: map[string]any{"before": map[string]any{"enabled": before.Enabled, "required": before.Required, "ips": ips}}}); err != nil {
+		if err := audit(ctx, tx, actor, ActionWhitelistClear, "merchant:"+id.String(), reason,
+			map[string]any{"before": map[string]any{"enabled": before.Enabled, "required": before.Required, "ips": ips}}); err != nil {
 			return err
 		}
 		return notify(ctx, tx, "merchant:"+id.String())
 	})
 	return before, err
+}
+
+// audit writes an operator's action on a merchant to audit_log in tx, so it commits or rolls
+// back with the change it records (the row payments/operator.Audit writes for money
+// operations; identity writes its own to stay off the payments floor). actor "" is
+// "unknown"; detail nil is {}.
+func audit(ctx context.Context, tx postgres.Querier, actor, action, subject, reason string, detail map[string]any) error {
+	b := []byte("{}")
+	if detail != nil {
+		var err error
+		if b, err = json.Marshal(detail); err != nil {
+			return fmt.Errorf("audit detail: %w", err)
+		}
+	}
+	if actor == "" {
+		actor = "unknown"
+	}
+	_, err := tx.Exec(ctx, `insert into audit_log (id, actor, action, subject, reason, detail) values ($1, $2, $3, $4, $5, $6)`,
+		uuid.Must(uuid.NewV7()), actor, action, subject, reason, b)
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	return nil
 }

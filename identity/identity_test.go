@@ -1,16 +1,15 @@
-package auth_test
+package identity_test
 
 import (
 	"context"
 	"strings"
 	"testing"
 
-	"svc/gateway/api"
-	"svc/gateway/auth"
+	"svc/identity"
 )
 
 func TestArgon2idEncoding(t *testing.T) {
-	h := auth.NewHasher(1)
+	h := identity.NewHasher(1)
 	ctx := context.Background()
 	enc, err := h.Hash(ctx, "hunter2hunter2")
 	if err != nil {
@@ -39,21 +38,21 @@ func TestArgon2idEncoding(t *testing.T) {
 func TestAPIKeyFormat(t *testing.T) {
 	seen := map[string]bool{}
 	for i := 0; i < 200; i++ {
-		k, hash, prefix := auth.NewAPIKey(api.Live)
+		k, hash, prefix := identity.NewAPIKey(identity.Live)
 		if len(k) != 44 || !strings.HasPrefix(k, "svc_sk_live_") || prefix != k[:20] || len(hash) != 32 || seen[k] {
 			t.Fatalf("key %q", k[:12])
 		}
 		seen[k] = true
-		if env, ok := auth.KeyEnvironment(k); !ok || env != api.Live {
+		if env, ok := identity.KeyEnvironment(k); !ok || env != identity.Live {
 			t.Fatal("environment not read back")
 		}
 	}
-	k, _, _ := auth.NewAPIKey(api.Sandbox)
-	if env, ok := auth.KeyEnvironment(k); !ok || env != api.Sandbox {
+	k, _, _ := identity.NewAPIKey(identity.Sandbox)
+	if env, ok := identity.KeyEnvironment(k); !ok || env != identity.Sandbox {
 		t.Fatal("sandbox key")
 	}
 	for _, bad := range []string{"svc_sk_test_short", "svc_sk_prod_" + strings.Repeat("a", 32), "svc_sk_test_" + strings.Repeat("-", 32)} {
-		if _, ok := auth.KeyEnvironment(bad); ok {
+		if _, ok := identity.KeyEnvironment(bad); ok {
 			t.Fatalf("%q accepted", bad)
 		}
 	}
