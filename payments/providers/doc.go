@@ -21,6 +21,9 @@
 // safe); a business refusal (payout FAILED, KYC rejected) is a result value, a Go error means
 // the call failed or its outcome is unknown.
 //
+// Live adapters are subpackages: paystack is the bank partner (docs/providers.md). Partner
+// notifications parse into the partner-neutral InboundTransfer and PayoutOutcome.
+//
 // Also here, because several domains validate them: chains and their address formats
 // (Chain, WalletChains, RecipientChains, ValidateAddress) and NUBAN check digits (NUBAN,
 // ValidNUBAN). Mail is in the subpackage mail (owned by identity).

@@ -71,7 +71,7 @@ func (c *Client) CreateVirtualAccount(ctx context.Context, req providers.Virtual
 	first, last := splitName(req.AccountName)
 	email := c.customerEmail(req.Reference, req.Attempt)
 	var cust customer
-	err := c.call(ctx, "fetch customer", "GET", "/customer/"+url.PathEscape(email), nil, nil, &cust)
+	err := c.call(ctx, "fetch customer", "GET", "/customer/"+email, nil, nil, &cust)
 	if notFound(err) {
 		body := map[string]any{"email": email, "first_name": first, "last_name": last, "phone": c.cfg.Phone,
 			"metadata": map[string]string{"svc_reference": req.Reference, "svc_attempt": strconv.Itoa(req.Attempt)}}
@@ -93,7 +93,7 @@ func (c *Client) CreateVirtualAccount(ctx context.Context, req providers.Virtual
 		// An attempt whose answer was lost may have issued the account (a retry of the POST
 		// is then refused): look again before giving up.
 		var again customer
-		if ferr := c.call(ctx, "fetch customer", "GET", "/customer/"+url.PathEscape(email), nil, nil, &again); ferr == nil {
+		if ferr := c.call(ctx, "fetch customer", "GET", "/customer/"+email, nil, nil, &again); ferr == nil {
 			if da := c.activeAccount(again); da != nil {
 				return c.account(*da, again)
 			}

@@ -91,6 +91,17 @@ func TestCreateVirtualAccount(t *testing.T) {
 			t.Fatalf("%+v %v", other, err)
 		}
 	})
+	t.Run("a long reference with any characters", func(t *testing.T) {
+		r := req
+		r.Reference = "merchant:" + strings.Repeat("Ünïcode/ and spaces ", 5)
+		first, err := c.CreateVirtualAccount(ctx, r)
+		if err != nil || first.AccountNumber == va.AccountNumber {
+			t.Fatalf("%+v %v", first, err)
+		}
+		if again, err := c.CreateVirtualAccount(ctx, r); err != nil || again != first {
+			t.Fatalf("%+v %v", again, err)
+		}
+	})
 	t.Run("another reference gives another account", func(t *testing.T) {
 		r := req
 		r.Reference = "onramp:0190d5e4-0000-7000-8000-000000000002"

@@ -160,7 +160,7 @@ func (c *Client) call(ctx context.Context, op, method, path string, query url.Va
 		}
 	}
 	u := *c.base
-	u.Path = c.base.Path + path
+	u.Path = c.base.Path + path // unescaped; String escapes what needs it
 	u.RawQuery = query.Encode()
 	wait := c.cfg.Backoff
 	var last string

@@ -251,3 +251,17 @@ func FuzzParseEvent(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkParseEvent(b *testing.B) {
+	const secret = "sk_test_bench"
+	body := []byte(`{"event":"charge.success","data":{"id":302961,"domain":"live","status":"success","reference":"qTPrJoy9Bx",` +
+		`"amount":500075,"currency":"NGN","channel":"dedicated_nuban","paid_at":"2026-11-24T10:00:00.000Z",` +
+		`"authorization":{"channel":"dedicated_nuban","sender_name":"RANDALL HORTON","receiver_bank_account_number":"9930000737","receiver_bank":"Wema Bank"}}}`)
+	sig := sign(secret, body)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := paystack.ParseEvent(secret, sig, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
