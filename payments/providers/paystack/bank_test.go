@@ -51,6 +51,7 @@ func TestNewChecksConfig(t *testing.T) {
 		{"email domain with @", func(c *paystack.Config) { c.CustomerEmailDomain = "a@b.com" }},
 		{"no phone", func(c *paystack.Config) { c.Phone = "" }},
 		{"relative base URL", func(c *paystack.Config) { c.BaseURL = "api.paystack.co" }},
+		{"plain http to another host", func(c *paystack.Config) { c.BaseURL = "http://api.paystack.co" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := ok

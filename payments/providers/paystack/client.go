@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -27,6 +28,7 @@ type Config struct {
 	// token of every call and the HMAC key of notifications. From the environment only.
 	SecretKey string
 	// BaseURL is the API's root; default DefaultBaseURL (tests: the contract server's URL).
+	// https, or http to a loopback address only (the key must not travel in clear).
 	BaseURL string
 	// PreferredBank is the slug of the bank that issues dedicated accounts; default
 	// "wema-bank".
@@ -79,6 +81,9 @@ func New(cfg Config) (*Client, error) {
 	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
 		return nil, fmt.Errorf("paystack: base URL %q must be an absolute http(s) URL", cfg.BaseURL)
 	}
+	if base.Scheme == "http" && !loopback(base.Hostname()) {
+		return nil, fmt.Errorf("paystack: base URL %q would send the secret key in clear: use https (http only to a loopback test server)", cfg.BaseURL)
+	}
 	if cfg.CustomerEmailDomain == "" || strings.ContainsAny(cfg.CustomerEmailDomain, "@ /") || !strings.Contains(cfg.CustomerEmailDomain, ".") {
 		return nil, fmt.Errorf("paystack: customer email domain %q must be a domain name such as dva.example.com", cfg.CustomerEmailDomain)
 	}
@@ -115,6 +120,14 @@ func New(cfg Config) (*Client, error) {
 		log = slog.Default()
 	}
 	return &Client{cfg: cfg, base: base, http: hc, log: log.With("provider", "paystack")}, nil
+}
+
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // APIError is Paystack's refusal of a call: a 4xx answer with its envelope's message (and
