@@ -38,6 +38,8 @@ type config struct {
 	seed       uint64
 	dir        string
 	which      string
+	epoch      uint64
+	guard      bool
 }
 
 func main() {
@@ -53,6 +55,8 @@ func main() {
 	flag.Uint64Var(&c.seed, "seed", 1, "generator seed")
 	flag.StringVar(&c.dir, "dir", "", "scratch directory (default: a temporary one)")
 	flag.StringVar(&c.which, "only", "all", "all, fsync, file, kafka or replay")
+	flag.Uint64Var(&c.epoch, "epoch", 0, "stamp this epoch on every record (0: none, the original frames)")
+	flag.BoolVar(&c.guard, "guard", false, "check a lease-like guard (time.Now against a deadline) before and after each group")
 	flag.Parse()
 	if err := run(c, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "journal bench:", err)
@@ -69,8 +73,18 @@ func run(c config, out io.Writer) error {
 		defer os.RemoveAll(d)
 		c.dir = d
 	}
-	fmt.Fprintf(out, "appenders=%d batch=%d-%d events payload=%d-%d bytes duration=%v runs=%d seed=%d\n",
-		c.appenders, c.minBatch, c.maxBatch, c.minPayload, c.maxPayload, c.duration, c.runs, c.seed)
+	fmt.Fprintf(out, "appenders=%d batch=%d-%d events payload=%d-%d bytes duration=%v runs=%d seed=%d epoch=%d guard=%v\n",
+		c.appenders, c.minBatch, c.maxBatch, c.minPayload, c.maxPayload, c.duration, c.runs, c.seed, c.epoch, c.guard)
+	var guard func() error
+	if c.guard {
+		valid := time.Now().Add(24 * time.Hour)
+		guard = func() error {
+			if time.Now().After(valid) {
+				return fmt.Errorf("expired")
+			}
+			return nil
+		}
+	}
 	do := func(name string) bool { return c.which == "all" || c.which == name }
 	if do("fsync") {
 		var p50, p99 []float64
@@ -85,7 +99,7 @@ func run(c config, out io.Writer) error {
 	}
 	if do("file") {
 		res, err := repeat(c, func(i int) (journal.Journal, func(), error) {
-			j, err := journal.OpenFile(journal.FileOptions{Dir: filepath.Join(c.dir, fmt.Sprintf("file-%d", i))})
+			j, err := journal.OpenFile(journal.FileOptions{Dir: filepath.Join(c.dir, fmt.Sprintf("file-%d", i)), Epoch: c.epoch, Guard: guard})
 			return j, func() {}, err
 		})
 		if err != nil {
@@ -101,7 +115,7 @@ func run(c config, out io.Writer) error {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			j, err := journal.OpenKafka(ctx, journal.KafkaOptions{Brokers: cl.ListenAddrs(), Topic: "journal", Dev: true})
+			j, err := journal.OpenKafka(ctx, journal.KafkaOptions{Brokers: cl.ListenAddrs(), Topic: "journal", Dev: true, Epoch: c.epoch, Guard: guard})
 			if err != nil {
 				cl.Close()
 				return nil, nil, err
