@@ -162,8 +162,9 @@ type envelope struct {
 const maxBody = 1 << 20
 
 // call sends one request (with retries, see the package doc) and decodes the envelope's data
-// into out (when out is not nil). Errors: *APIError (4xx), *providers.UnavailableError (down,
-// slow, or refusing our key), or a decoding error of a 2xx answer.
+// into out (when out is not nil). Errors: *APIError (a 4xx, or a 2xx whose envelope says
+// status false), *providers.UnavailableError (down, slow, refusing our key, or a 2xx answer
+// that cannot be read), or an encoding error of the request.
 func (c *Client) call(ctx context.Context, op, method, path string, query url.Values, body, out any) error {
 	var payload []byte
 	if body != nil {
@@ -179,15 +180,17 @@ func (c *Client) call(ctx context.Context, op, method, path string, query url.Va
 	var last string
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
-			return c.down(op, "the call's deadline passed: "+last)
+			return c.down(op, deadlineReason(last))
 		}
 		status, header, data, err := c.attempt(ctx, method, u.String(), payload)
 		switch {
 		case err != nil:
 			last = "no answer: " + err.Error()
 		case status == http.StatusUnauthorized || status == http.StatusForbidden:
-			c.log.Error("paystack refused our secret key", "op", op, "status", status)
-			return c.down(op, fmt.Sprintf("the partner refused our credentials (HTTP %d)", status))
+			var env envelope
+			_ = json.Unmarshal(data, &env)
+			c.log.Error("paystack refused our secret key or integration", "op", op, "status", status, "message", env.Message)
+			return c.down(op, fmt.Sprintf("the partner refused our credentials or integration (HTTP %d: %s)", status, env.Message))
 		case status >= 200 && status < 300:
 			err := decode(op, data, out)
 			var ae *APIError
@@ -214,7 +217,7 @@ func (c *Client) call(ctx context.Context, op, method, path string, query url.Va
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return c.down(op, "the call's deadline passed: "+last)
+			return c.down(op, deadlineReason(last))
 		case <-t.C:
 		}
 		wait *= 2
@@ -270,6 +273,13 @@ func decode(op string, data []byte, out any) error {
 		return fmt.Errorf("paystack: %s: malformed answer data: %w", op, err)
 	}
 	return nil
+}
+
+func deadlineReason(last string) string {
+	if last == "" {
+		return "the call's deadline passed before an answer"
+	}
+	return "the call's deadline passed; the last attempt: " + last
 }
 
 func (c *Client) down(op, reason string) error {
