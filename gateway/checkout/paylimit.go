@@ -8,6 +8,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
+	"svc/gateway/ratelimit"
 )
 
 // PayLimits bound what one client address may ask of the public hosted pages (/pay/*),
@@ -45,17 +46,6 @@ func peerIP(ctx *fasthttp.RequestCtx) netip.Addr {
 	return a.Unmap()
 }
 
-// clientKey is the bucket of an address: IPv4 by address, IPv6 by its /64 (one subscriber
-// usually holds a whole /64, so per-address buckets would not limit anyone).
-func clientKey(kind byte, a netip.Addr) string {
-	if a.Is6() {
-		if p, err := a.Prefix(64); err == nil {
-			a = p.Addr()
-		}
-	}
-	return string(kind) + a.String()
-}
-
 // limited wraps a hosted-page handler with the per-address limit; a refused request is
 // 429 with Retry-After, as an HTML page or (json) as the API's envelope.
 func (rs *Routes) limited(write bool, json bool, next fasthttp.RequestHandler) fasthttp.RequestHandler {
@@ -64,7 +54,7 @@ func (rs *Routes) limited(write bool, json bool, next fasthttp.RequestHandler) f
 		if write {
 			kind, limit = 'w', rs.limits.WritesPerMinute
 		}
-		d := rs.limiter.Take(clientKey(kind, rs.limits.ClientIP(ctx)), limit)
+		d := rs.limiter.Take(ratelimit.AddrKey(string(kind), rs.limits.ClientIP(ctx)), limit) // IPv6 by /64
 		if d.Allowed {
 			next(ctx)
 			return
