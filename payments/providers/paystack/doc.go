@@ -14,6 +14,8 @@
 //     POST /transferrecipient (type nuban) and POST /transfer (source balance, amount in
 //     kobo, our reference). Polling again with the same Reference answers the transfer's state.
 //   - ResolveAccount: GET /bank/resolve.
+//   - VerifyInbound: GET /transaction/verify/{reference}, the charge behind an inbound
+//     transfer as Paystack holds it now (confirm a notification before giving value).
 //   - ParseEvent: x-paystack-signature (hex HMAC-SHA512 of the raw body with the secret key,
 //     compared in constant time) and the body of charge.success (an inbound transfer to a
 //     dedicated account), transfer.success, transfer.failed and transfer.reversed.

@@ -2,6 +2,7 @@ package paystack
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha512"
 	"encoding/hex"
@@ -338,4 +339,56 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// Errors of VerifyInbound.
+var (
+	ErrChargeNotFound = errors.New("paystack: no charge under this reference")
+	ErrChargeNotPaid  = errors.New("paystack: the charge is not successful")
+)
+
+// VerifyInbound asks Paystack for the charge behind an inbound transfer (GET
+// /transaction/verify/{reference}, reference = InboundTransfer.ProviderReference) and
+// returns it as Paystack holds it now, in the notification's shape (same EventID). The job
+// that credits a deposit compares it with the notification before giving value, as Paystack
+// advises: a notification is only a claim until the API confirms it.
+//
+// Errors: ErrChargeNotFound, ErrChargeNotPaid (wrapped, with Paystack's status),
+// ErrMalformedEvent (the charge is not a readable NGN transfer into a dedicated account),
+// *providers.UnavailableError.
+func (c *Client) VerifyInbound(ctx context.Context, reference string) (providers.InboundTransfer, error) {
+	if reference == "" || strings.ContainsAny(reference, "/?#%") {
+		return providers.InboundTransfer{}, fmt.Errorf("%w: reference %q", ErrChargeNotFound, reference)
+	}
+	var raw json.RawMessage
+	err := c.call(ctx, "verify transaction", "GET", "/transaction/verify/"+reference, nil, nil, &raw)
+	if notFound(err) {
+		return providers.InboundTransfer{}, fmt.Errorf("%w: %s", ErrChargeNotFound, reference)
+	}
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return providers.InboundTransfer{}, fmt.Errorf("paystack: verifying charge %s: %w", reference, err)
+	}
+	if err != nil {
+		return providers.InboundTransfer{}, err
+	}
+	var d wireCharge
+	if err := strictUnmarshal(raw, &d); err != nil {
+		return providers.InboundTransfer{}, malformed("verified charge: %v", err)
+	}
+	if !strings.EqualFold(d.Status, "success") {
+		return providers.InboundTransfer{}, fmt.Errorf("%w: status %q", ErrChargeNotPaid, d.Status)
+	}
+	if d.Channel != "dedicated_nuban" && d.Authorization.Channel != "dedicated_nuban" {
+		return providers.InboundTransfer{}, malformed("charge %s is a %s payment, not a transfer into a dedicated account", reference, d.Channel)
+	}
+	id, err := objectID(d.ID, d.Reference)
+	if err != nil {
+		return providers.InboundTransfer{}, err
+	}
+	in, err := inbound(EventChargeSuccess+":"+id, d, c.cfg.BankCodes)
+	if err != nil {
+		return providers.InboundTransfer{}, err
+	}
+	return *in, nil
 }

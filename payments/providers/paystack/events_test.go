@@ -85,6 +85,30 @@ func TestNotifications(t *testing.T) {
 		}
 	})
 
+	t.Run("the API confirms a notified charge before value is given", func(t *testing.T) {
+		n, err := srv.Charge(va.AccountNumber, 250_000, paystacktest.Sender{Name: "GRACE HOPPER", Bank: "Access Bank", AccountNumber: "0690000031"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := c.ParseEvent(n.Signature, n.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.VerifyInbound(ctx, ev.Inbound.ProviderReference)
+		if err != nil || got != *ev.Inbound {
+			t.Fatalf("%+v %v, notified %+v", got, err, *ev.Inbound)
+		}
+		if _, err := c.VerifyInbound(ctx, "dva_0"); !errors.Is(err, paystack.ErrChargeNotFound) {
+			t.Fatalf("unknown: %v", err)
+		}
+		if err := srv.Reverse(ev.Inbound.ProviderReference); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.VerifyInbound(ctx, ev.Inbound.ProviderReference); !errors.Is(err, paystack.ErrChargeNotPaid) {
+			t.Fatalf("reversed: %v", err)
+		}
+	})
+
 	srv.AddAccount("058", "0123456789", "ADA LOVELACE")
 	for _, tc := range []struct {
 		status, typ, want string

@@ -46,6 +46,7 @@ const (
 	RouteCreateRecipient = "POST /transferrecipient"
 	RouteCreateTransfer  = "POST /transfer"
 	RouteVerifyTransfer  = "GET /transfer/verify/{reference}"
+	RouteVerifyCharge    = "GET /transaction/verify/{reference}"
 )
 
 // Fault makes requests to one route misbehave.
@@ -131,7 +132,8 @@ type Server struct {
 	accounts    map[[2]string]string
 	recipients  map[string]*recipient // by code
 	recipientBy map[[2]string]*recipient
-	transfers   map[string]*Transfer // by reference
+	transfers   map[string]*Transfer      // by reference
+	charges     map[string]map[string]any // charge data by reference
 	faults      []*Fault
 	requests    map[string]int
 }
@@ -156,7 +158,7 @@ func New(secret string) *Server {
 		business: "SVC", initial: "pending", balance: 1_000_000_000,
 		customers: map[string]*customer{}, byEmail: map[string]*customer{}, dvas: map[string]*dva{},
 		accounts: map[[2]string]string{}, recipients: map[string]*recipient{}, recipientBy: map[[2]string]*recipient{},
-		transfers: map[string]*Transfer{}, requests: map[string]int{},
+		transfers: map[string]*Transfer{}, charges: map[string]map[string]any{}, requests: map[string]int{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(RouteFetchCustomer, s.fetchCustomer)
@@ -166,6 +168,7 @@ func New(secret string) *Server {
 	mux.HandleFunc(RouteCreateRecipient, s.createRecipient)
 	mux.HandleFunc(RouteCreateTransfer, s.createTransfer)
 	mux.HandleFunc(RouteVerifyTransfer, s.verifyTransfer)
+	mux.HandleFunc(RouteVerifyCharge, s.verifyCharge)
 	s.hs = httptest.NewServer(s.middleware(mux)) // listens on 127.0.0.1
 	s.URL = s.hs.URL
 	return s
@@ -332,6 +335,8 @@ func routeOf(r *http.Request) string {
 		return RouteFetchCustomer
 	case r.Method == "GET" && strings.HasPrefix(p, "/transfer/verify/"):
 		return RouteVerifyTransfer
+	case r.Method == "GET" && strings.HasPrefix(p, "/transaction/verify/"):
+		return RouteVerifyCharge
 	}
 	return r.Method + " " + p
 }
@@ -746,7 +751,33 @@ func (s *Server) Charge(accountNumber string, kobo int64, from Sender) (Notifica
 		},
 		"plan": map[string]any{}, "subaccount": map[string]any{}, "paidAt": now, "createdAt": now, "requested_amount": kobo,
 	}
+	s.charges[data["reference"].(string)] = data
 	return s.sign("charge.success", data), nil
+}
+
+// Reverse marks the charge under reference reversed (a transfer the sending bank pulled
+// back): GET /transaction/verify then answers status "reversed".
+func (s *Server) Reverse(reference string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.charges[reference]
+	if d == nil {
+		return fmt.Errorf("paystacktest: no charge under reference %q", reference)
+	}
+	d["status"] = "reversed"
+	return nil
+}
+
+func (s *Server) verifyCharge(w http.ResponseWriter, r *http.Request) {
+	ref := r.PathValue("reference")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.charges[ref]
+	if d == nil {
+		fail(w, http.StatusNotFound, "Transaction reference not found", "")
+		return
+	}
+	reply(w, http.StatusOK, "Verification successful", d)
 }
 
 // Deliver posts n to url as Paystack does (JSON body, x-paystack-signature) and returns the
