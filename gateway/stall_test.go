@@ -63,7 +63,8 @@ func TestStalledDatabaseAnswers503AndRecovers(t *testing.T) {
 	if err := j.Start(); err != nil {
 		t.Fatal(err)
 	}
-	el := eventlog.New(j)
+	proj := projection.New(pool, string(api.Sandbox), j, nil)
+	el := eventlog.New(j, func([]engine.Event, uint64) { proj.Wake() })
 	eng, err := engine.New(engine.Config{Journal: el})
 	if err != nil {
 		t.Fatal(err)
@@ -71,8 +72,6 @@ func TestStalledDatabaseAnswers503AndRecovers(t *testing.T) {
 	if err := eng.Start(); err != nil {
 		t.Fatal(err)
 	}
-	proj := projection.New(pool, string(api.Sandbox), j, nil)
-	el.OnDurable = func([]engine.Event, uint64) { proj.Wake() }
 	pctx, pcancel := context.WithCancel(context.Background())
 	projDone := make(chan struct{})
 	go func() { defer close(projDone); _ = proj.Run(pctx) }()

@@ -28,7 +28,7 @@ func writeJournal(t *testing.T, root string) uint64 {
 	if err := j.Start(); err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(engine.Config{Journal: eventlog.New(j)})
+	eng, err := engine.New(engine.Config{Journal: eventlog.New(j, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

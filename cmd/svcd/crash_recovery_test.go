@@ -167,7 +167,7 @@ func generateRecoveryData(b *testing.B, root string, events uint64) {
 	if err := j.Start(); err != nil {
 		b.Fatal(err)
 	}
-	eng, err := engine.New(engine.Config{Journal: eventlog.New(j)})
+	eng, err := engine.New(engine.Config{Journal: eventlog.New(j, nil)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,12 +14,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"svc/cmd/internal/cli"
 	"svc/gateway"
-	"svc/gateway/auth"
 	"svc/persistence/postgres"
 )
 
@@ -38,8 +36,10 @@ func main() {
 	}
 }
 
-// run starts everything, serves until ctx is cancelled (SIGINT/SIGTERM), then stops in
-// reverse order: stop accepting, drain in-flight requests, close the pools.
+// run builds the subsystems in dependency order, each from what the ones before it made,
+// serves until ctx is cancelled (SIGINT/SIGTERM), then stops in reverse order: stop
+// accepting and drain in-flight requests, stop the job workers, the WebSocket endpoint and
+// the exchanges, identity, and close the pool.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
@@ -50,112 +50,64 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	}
 	log := newLogger(cfg, stdout)
-
-	if cfg.Migrate {
-		mctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		err := postgres.Migrate(mctx, cfg.DatabaseURL)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-		log.Info("database migrated")
-	}
-	octx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	pool, err := postgres.Open(octx, cfg.DatabaseURL, int32(cfg.DBMaxConns))
-	cancel()
+	pool, err := openDatabase(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
 
-	bg, err := newBackground(cfg, pool, log)
+	// Identity and access: merchants, sessions, API keys (identity.go).
+	id, demo, err := newIdentity(ctx, cfg, pool, log, stdout)
+	if err != nil {
+		return err
+	}
+	defer id.Identity().Stop()
+
+	// Trading: each environment's exchange recovered and started, market data (trading.go).
+	tr, err := newTrading(ctx, cfg, pool, id, demo, log, stdout)
+	if err != nil {
+		return err
+	}
+	defer tr.close()
+
+	// Payments: every domain over the exchanges' books, and the job workers (payments.go).
+	pay, err := newPayments(cfg, pool, tr.exchanges, log)
 	if err != nil {
 		return err
 	}
 
-	authSvc, err := newAuth(cfg, pool, log)
-	if err != nil {
-		return err
-	}
-	authSvc.Start()
-	defer authSvc.Stop()
-	if cfg.Demo {
-		if err := seedDemo(ctx, cfg, authSvc, stdout); err != nil {
-			return err
-		}
-	}
-
-	exchanges, err := openExchanges(ctx, cfg, pool, log)
-	if err != nil {
-		return err
-	}
-	defer exchanges.close()
-	if cfg.Demo {
-		m, err := auth.NewStore(pool).Merchant(ctx, demoEmail)
-		if err != nil {
-			return fmt.Errorf("demo merchant: %w", err)
-		}
-		if err := exchanges.fundDemo(m.ID, stdout); err != nil {
-			return err
-		}
-	}
-
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	domain := newDomainCollector(pool, exchanges.domainSources()) // docs/operations.md
-	reg.MustRegister(domain)
-
-	marketREST, marketWS := exchanges.marketRoutes(pool, authSvc, log)
-	domain.ws, domain.webhooks = marketWS, bg.webhookWorker.Stats
-	if err := marketWS.Start(); err != nil {
-		return fmt.Errorf("websocket endpoint: %w", err)
-	}
-	defer marketWS.Close()
-	cust := newCustomers(cfg, pool, bg)
-	com := newCommerce(cfg, pool, bg)
-	domain.limits = []rateLimit{
-		{"merchant", func() uint64 { m, _ := authSvc.RateLimited(); return m }},
-		{"auth_address", func() uint64 { _, a := authSvc.RateLimited(); return a }},
-		{"pay", com.checkout.RateLimited},
-		{"public_market_data", marketREST.RateLimited},
-		{"public_market_data", marketWS.RateLimited},
-	}
-	moneyInRoutes := bg.moneyIn.attach(exchanges, com.links)
-	bg.moneyOut.useRates(bg.moneyIn.rates)
-	out := bg.moneyOut.routes(cust.keys)
-	out.dispatchDeposits(moneyInRoutes)
-
-	gcfg := gateway.DefaultConfig()
-	gcfg.Addr = cfg.Addr
-	gcfg.BodyLimit = cfg.BodyLimit
-	gcfg.RequestTimeout = cfg.RequestTimeout
-	gcfg.AccessLog = cfg.AccessLog
-	gcfg.Version = version
-	gcfg.Commit = cli.Commit()
-	gcfg.ShutdownTimeout = cfg.ShutdownTimeout
-	srv, err := gateway.New(gcfg, gateway.Deps{
-		Logger:   log,
-		Metrics:  reg,
-		Gatherer: reg,
-		Auth:     authSvc,
-		Ready: []gateway.ReadyCheck{
-			{Name: "postgres", Check: func(ctx context.Context) error { return pool.Ping(ctx) }},
-			{Name: "exchange", Check: exchanges.ready},
-		},
-		Routes: append([]gateway.RouteSet{bg.webhooks, authSvc.Routes(), exchanges.tradingRoutes(pool), marketREST, marketWS,
-			com.products, com.invoices, com.checkout, cust.customers, cust.virtualAccounts,
-			out.withdrawals, out.offramps, out.recipients, out.transfers},
-			moneyInRoutes...),
-	})
+	// The HTTP gateway over all of them (gateway.go).
+	srv, err := newGateway(cfg, pool, log, id, tr, pay)
 	if err != nil {
 		return err
 	}
 
-	if err := bg.start(ctx); err != nil {
+	if err := pay.start(ctx); err != nil {
 		return fmt.Errorf("start jobs: %w", err)
 	}
-	defer bg.stop(cfg.ShutdownTimeout, log)
+	defer pay.stop(cfg.ShutdownTimeout, log)
+	return serve(ctx, cfg, srv, log)
+}
 
+// openDatabase migrates the database (--migrate) and opens the pool.
+func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.Pool, error) {
+	if cfg.Migrate {
+		mctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		err := postgres.Migrate(mctx, cfg.DatabaseURL)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
+		log.Info("database migrated")
+	}
+	octx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	return postgres.Open(octx, cfg.DatabaseURL, int32(cfg.DBMaxConns))
+}
+
+// serve listens until ctx is done, then drains in-flight requests within the shutdown
+// timeout.
+func serve(ctx context.Context, cfg config, srv *gateway.Server, log *slog.Logger) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.ListenAndServe() }()
 	log.Info("svcd listening", "addr", cfg.Addr, "version", version, "commit", cli.Commit())

@@ -35,7 +35,8 @@ func TestHistoryReadsWhenPostgresStalls(t *testing.T) {
 	if err := j.Start(); err != nil {
 		t.Fatal(err)
 	}
-	el := eventlog.New(j)
+	pr := projection.New(history, string(api.Sandbox), j, nil)
+	el := eventlog.New(j, func([]engine.Event, uint64) { pr.Wake() })
 	eng, err := engine.New(engine.Config{Journal: el})
 	if err != nil {
 		t.Fatal(err)
@@ -43,8 +44,6 @@ func TestHistoryReadsWhenPostgresStalls(t *testing.T) {
 	if err := eng.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pr := projection.New(history, string(api.Sandbox), j, nil)
-	el.OnDurable = func([]engine.Event, uint64) { pr.Wake() }
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = pr.Run(ctx) }()

@@ -41,7 +41,8 @@ func newEnv(t *testing.T) *env {
 		if err := j.Start(); err != nil {
 			t.Fatal(err)
 		}
-		el := eventlog.New(j)
+		p := projection.New(pool, string(envName), j, nil)
+		el := eventlog.New(j, func([]engine.Event, uint64) { p.Wake() })
 		eng, err := engine.New(engine.Config{Journal: el})
 		if err != nil {
 			t.Fatal(err)
@@ -49,8 +50,6 @@ func newEnv(t *testing.T) *env {
 		if err := eng.Start(); err != nil {
 			t.Fatal(err)
 		}
-		p := projection.New(pool, string(envName), j, nil)
-		el.OnDurable = func([]engine.Event, uint64) { p.Wake() }
 		wg.Add(1)
 		go func() { defer wg.Done(); _ = p.Run(ctx) }()
 		e.engines[envName], e.journals[envName] = eng, j

@@ -20,6 +20,6 @@
 // shape each carries (data.go, documented in docs/events.md). Record refuses names outside
 // the catalogue and data that is not a JSON object.
 //
-// A Recorder needs something that inserts river jobs in a transaction: the one
-// *river.Client[pgx.Tx] of the process (see payments/jobs), or an insert-only client in tools.
+// A Recorder needs something that inserts river jobs in a transaction: the process's
+// insert-only *river.Client[pgx.Tx], built before every service (see payments/jobs).
 package events

@@ -1,19 +1,27 @@
-// Package jobs builds the one river client of the process: the durable PostgreSQL job queue
+// Package jobs builds the river clients of the process: the durable PostgreSQL job queue
 // every payments domain runs its background work on (DESIGN.md section 4).
 //
-// Each domain adds its workers to one *river.Workers and names its queue; cmd/svcd then
-// builds a single client for all of them:
+// A process has two clients over the same tables. The insert-only client (no Workers) is
+// built first and handed to every service, which enqueues its next steps inside its own
+// transactions through it; it never works a job. Once the services exist, each domain adds
+// its workers to one *river.Workers and names its queue, and the working client is built
+// with all of them and started; it is stopped first at shutdown:
 //
+//	inserter, err := jobs.New(pool, jobs.Config{})   // insert-only: never started
+//	recorder := events.NewRecorder(inserter)         // Record enqueues through it
+//	deliverer := webhooks.NewWorker(pool, ...)        // ... and every other service
 //	workers := river.NewWorkers()
-//	webhooks.Register(workers, deliverer)           // adds the webhook delivery worker
+//	webhooks.Register(workers, deliverer)            // adds the webhook delivery worker
 //	client, err := jobs.New(pool, jobs.Config{
 //		Workers: workers,
-//		Queues:  map[string]int{events.Queue: 50},  // queue -> concurrent jobs
+//		Queues:  map[string]int{events.Queue: 50},   // queue -> concurrent jobs
 //	})
-//	recorder := events.NewRecorder(client)          // Record enqueues through the client
 //	err = client.Start(ctx) ... client.Stop(ctx)
 //
-// A client built with no Workers only inserts (tools such as `svc webhooks replay`).
+// Give both the same FetchCooldown: it also spaces the insert notifications (NOTIFY) a
+// client sends per queue. An insert-only client does not check that a worker exists for a
+// job's kind (the working client would); each domain's Register adds the workers of every
+// kind it enqueues. Tools such as `svc webhooks replay` use an insert-only client alone.
 package jobs
 
 import (
@@ -33,7 +41,8 @@ type Client = river.Client[pgx.Tx]
 
 // Config says what the client works.
 type Config struct {
-	// Workers holds every domain's workers; nil builds an insert-only client.
+	// Workers holds every domain's workers; nil builds an insert-only client (see the
+	// package comment).
 	Workers *river.Workers
 	// Queues maps each queue to the number of jobs worked at once on it. Required with
 	// Workers.

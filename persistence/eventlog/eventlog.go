@@ -19,23 +19,26 @@ import (
 // before effects, and wait for durability afterwards, so batches of all runners share
 // group commits.
 type Log struct {
-	j journal.Journal
-	// OnDurable, if set, is called after every successful append with the batch and the
-	// offset of its last event: the projector's wake-up and the market-data feed. It runs
-	// inside Pending.Wait on the completion goroutine of the batch's symbol's runner, after
-	// the batch is durable and before its commands are answered (one symbol's batches in
-	// order, different symbols concurrently, while the runner already runs later
-	// batches), must not block, and must not keep batch.
-	OnDurable func(batch []engine.Event, last uint64)
+	j         journal.Journal
+	onDurable OnDurable
 	bufs      sync.Pool // *encodeBuf
 	pendings  sync.Pool // *pending
 }
 
+// OnDurable is called after every successful append with the batch and the offset of its
+// last event: the projector's wake-up and the market-data feed. It runs inside
+// Pending.Wait on the completion goroutine of the batch's symbol's runner, after the batch
+// is durable and before its commands are answered (one symbol's batches in order,
+// different symbols concurrently, while the runner already runs later batches), must not
+// block, and must not keep batch.
+type OnDurable func(batch []engine.Event, last uint64)
+
 var _ engine.OrderedJournal = (*Log)(nil)
 
-// New wraps j; j must be started by the caller.
-func New(j journal.Journal) *Log {
-	l := &Log{j: j}
+// New wraps j; j must be started by the caller. onDurable (nil: none) is told of every
+// durable batch.
+func New(j journal.Journal, onDurable OnDurable) *Log {
+	l := &Log{j: j, onDurable: onDurable}
 	l.bufs.New = func() any { return &encodeBuf{} }
 	l.pendings.New = func() any { return &pending{l: l} }
 	return l
@@ -104,9 +107,9 @@ func (l *Log) Append(batch []engine.Event) (uint64, error) {
 }
 
 // Enqueue encodes batch and queues it in the journal, which fixes its offsets; the
-// returned Pending's Wait makes sure it is durable and then calls OnDurable. batch must
-// stay unchanged until Wait returns. An empty batch writes nothing: its Wait returns once
-// everything enqueued before it is durable.
+// returned Pending's Wait makes sure it is durable and then calls the OnDurable given to
+// New. batch must stay unchanged until Wait returns. An empty batch writes nothing: its
+// Wait returns once everything enqueued before it is durable.
 func (l *Log) Enqueue(batch []engine.Event) (engine.Pending, error) {
 	b := l.encode(batch)
 	t, err := l.j.Enqueue(context.Background(), b.payloads)
@@ -134,8 +137,8 @@ func (p *pending) Wait() (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if l.OnDurable != nil && len(batch) > 0 { // an empty batch is a sync point (engine rejections)
-		l.OnDurable(batch, last)
+	if l.onDurable != nil && len(batch) > 0 { // an empty batch is a sync point (engine rejections)
+		l.onDurable(batch, last)
 	}
 	return last, nil
 }

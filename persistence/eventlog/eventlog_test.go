@@ -38,10 +38,9 @@ func TestEngineOverFileJournal(t *testing.T) {
 	if err := fj.Start(); err != nil {
 		t.Fatal(err)
 	}
-	log := New(fj)
 	var mu sync.Mutex
 	nextSeq := map[string]uint64{}
-	log.OnDurable = func(batch []engine.Event, last uint64) {
+	log := New(fj, func(batch []engine.Event, last uint64) {
 		if fj.LastOffset() < last {
 			t.Errorf("OnDurable at %d, durable only up to %d", last, fj.LastOffset())
 		}
@@ -54,7 +53,7 @@ func TestEngineOverFileJournal(t *testing.T) {
 			}
 			nextSeq[e.Symbol] = e.Seq
 		}
-	}
+	})
 	eng, err := engine.New(engine.Config{Journal: log, MaxBatch: 64})
 	if err != nil {
 		t.Fatal(err)

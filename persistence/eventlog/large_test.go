@@ -20,7 +20,7 @@ func TestOversizedBatchIsSplitNotFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	l := eventlog.New(j)
+	l := eventlog.New(j, nil)
 	acct := engine.AccountID{1}
 	batch := make([]engine.Event, 20000)
 	for i := range batch {
@@ -66,7 +66,7 @@ func TestIncompleteSplitBatchIsDropped(t *testing.T) {
 	if err := src.Start(); err != nil {
 		t.Fatal(err)
 	}
-	l := eventlog.New(src)
+	l := eventlog.New(src, nil)
 	acct := engine.AccountID{1}
 	big := make([]engine.Event, 20000)
 	for i := range big {
@@ -105,7 +105,7 @@ func TestIncompleteSplitBatchIsDropped(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.tail {
-				if _, err := eventlog.New(j).Append(after); err != nil {
+				if _, err := eventlog.New(j, nil).Append(after); err != nil {
 					t.Fatal(err)
 				}
 			}

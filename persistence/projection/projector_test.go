@@ -30,7 +30,7 @@ func newRig(t *testing.T) *rig {
 	if err := j.Start(); err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(engine.Config{Journal: eventlog.New(j)})
+	eng, err := engine.New(engine.Config{Journal: eventlog.New(j, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,42 @@ import (
 	"svc/persistence/snapshot"
 )
 
+// tradingSubsystem is the exchange core of each environment and what serves it: the order and
+// balance routes, the REST market data and the WebSocket stream.
+type tradingSubsystem struct {
+	exchanges exchanges
+	orders    *trading.Handlers
+	market    *market.Handlers
+	ws        *ws.Server // started; close stops it
+}
+
+// newTrading opens, recovers and starts both exchanges, funds the demo merchant's sandbox
+// account once (--demo; demo is uuid.Nil otherwise) and starts the WebSocket endpoint.
+func newTrading(ctx context.Context, cfg config, pool *pgxpool.Pool, auth ws.Authenticator, demo uuid.UUID, log *slog.Logger, stdout io.Writer) (*tradingSubsystem, error) {
+	xs, err := openExchanges(ctx, cfg, pool, log)
+	if err != nil {
+		return nil, err
+	}
+	if demo != uuid.Nil {
+		if err := xs.fundDemo(demo, stdout); err != nil {
+			xs.close()
+			return nil, err
+		}
+	}
+	marketREST, marketWS := xs.marketRoutes(pool, auth, log)
+	if err := marketWS.Start(); err != nil {
+		xs.close()
+		return nil, fmt.Errorf("websocket endpoint: %w", err)
+	}
+	return &tradingSubsystem{exchanges: xs, orders: xs.tradingRoutes(pool), market: marketREST, ws: marketWS}, nil
+}
+
+// close stops the WebSocket endpoint, then the exchanges.
+func (t *tradingSubsystem) close() {
+	t.ws.Close()
+	t.exchanges.close()
+}
+
 // exchange is one environment's trading core: its journal, the engine recovered from the
 // newest snapshot plus the journal's tail, the projector writing history to PostgreSQL, and
 // the periodic snapshots. Sandbox and live each have one and never share a book.
@@ -31,7 +67,6 @@ type exchange struct {
 	env       string
 	log       *slog.Logger
 	journal   journal.Journal
-	el        *eventlog.Log
 	engine    *engine.Engine
 	projector *projection.Projector
 	hub       *ws.Hub // market data and the WebSocket fan-out of this environment
@@ -43,8 +78,11 @@ type exchange struct {
 	cancel context.CancelFunc
 }
 
-// openExchange recovers an environment's engine and starts it; run starts the background
-// loops; close stops everything in reverse order.
+// openExchange opens an environment's journal, recovers the engine (newest snapshot plus
+// the journal's tail) and starts it. Everything the engine's durable batches go to is built
+// here, before the engine starts: the projector (over the journal) and the market-data hub
+// (over the engine). start catches them up and runs the background loops; close stops
+// everything in reverse order.
 func openExchange(ctx context.Context, cfg config, env string, pool *pgxpool.Pool, log *slog.Logger) (*exchange, error) {
 	log = log.With("env", env)
 	var j journal.Journal
@@ -63,7 +101,8 @@ func openExchange(ctx context.Context, cfg config, env string, pool *pgxpool.Poo
 		j = f
 	}
 	x := &exchange{env: env, log: log, journal: j, every: cfg.SnapshotEvery, retain: cfg.JournalRetain,
-		snaps: &snapshot.Store{Dir: filepath.Join(cfg.SnapshotDir, env), Keep: 3}}
+		snaps:     &snapshot.Store{Dir: filepath.Join(cfg.SnapshotDir, env), Keep: 3},
+		projector: projection.New(pool, env, j, log)}
 	if err := x.recover(ctx); err != nil {
 		_ = j.Close()
 		return nil, err
@@ -71,12 +110,15 @@ func openExchange(ctx context.Context, cfg config, env string, pool *pgxpool.Poo
 	return x, nil
 }
 
+// recover builds the engine over the event log, restores and replays it, builds the hub
+// over it and starts it. The event log tells x.durable of every durable batch, which only
+// happens once the engine has started, when the projector and the hub exist.
 func (x *exchange) recover(ctx context.Context) error {
 	start := time.Now()
 	if err := x.journal.Start(); err != nil {
 		return fmt.Errorf("%s journal start: %w", x.env, err)
 	}
-	el := eventlog.New(x.journal)
+	el := eventlog.New(x.journal, x.durable)
 	eng, err := engine.New(engine.Config{Journal: el})
 	if err != nil {
 		return err
@@ -99,27 +141,32 @@ func (x *exchange) recover(ctx context.Context) error {
 	if err := eng.Replayed(last); err != nil {
 		return err
 	}
+	x.engine = eng
+	x.hub = ws.NewHub(ws.HubConfig{Env: api.Environment(x.env), Exchange: eng, Log: x.log})
 	if err := eng.Start(); err != nil {
 		return err
 	}
-	x.engine, x.el = eng, el
 	x.log.Info("exchange recovered", "snapshot_offset", from, "replayed_events", n, "journal_offset", last,
 		"ms", time.Since(start).Milliseconds())
 	return nil
 }
 
-// attachProjector creates the projector, catches it up and wakes it on every durable append.
-func (x *exchange) attachProjector(ctx context.Context, pool *pgxpool.Pool) error {
-	x.projector = projection.New(pool, x.env, x.journal, x.log)
-	x.hub = ws.NewHub(ws.HubConfig{Env: api.Environment(x.env), Exchange: x.engine, Log: x.log})
-	x.el.OnDurable = func(batch []engine.Event, _ uint64) {
-		x.projector.Wake()
-		x.hub.Publish(batch)
-	}
+// durable is the event log's OnDurable: it wakes the projector and feeds the hub.
+func (x *exchange) durable(batch []engine.Event, _ uint64) {
+	x.projector.Wake()
+	x.hub.Publish(batch)
+}
+
+// start catches the projector up, seeds the hub's books and candles and runs the loops.
+func (x *exchange) start(ctx context.Context, pool *pgxpool.Pool) error {
 	if err := x.projector.CatchUp(ctx); err != nil {
 		return err
 	}
-	return x.hub.Seed(ctx, market.NewStore(pool))
+	if err := x.hub.Seed(ctx, market.NewStore(pool)); err != nil {
+		return err
+	}
+	x.run()
+	return nil
 }
 
 // run starts the projector and the snapshot loop.
@@ -239,7 +286,7 @@ func openExchanges(ctx context.Context, cfg config, pool *pgxpool.Pool, log *slo
 	for _, env := range []api.Environment{api.Sandbox, api.Live} {
 		x, err := openExchange(ctx, cfg, string(env), pool, log)
 		if err == nil {
-			err = x.attachProjector(ctx, pool)
+			err = x.start(ctx, pool)
 			if err != nil {
 				x.close()
 			}
@@ -248,7 +295,6 @@ func openExchanges(ctx context.Context, cfg config, pool *pgxpool.Pool, log *slo
 			xs.close()
 			return nil, err
 		}
-		x.run()
 		xs[env] = x
 	}
 	return xs, nil

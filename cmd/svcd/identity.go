@@ -7,11 +7,37 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"svc/gateway/auth"
+	"svc/identity"
 	"svc/payments/providers/mail"
 )
+
+// newIdentity builds identity and access (merchants, sessions, API keys: gateway/auth) and
+// starts its key cache; with --demo it seeds the demo merchant and returns its id (else
+// uuid.Nil). The caller stops the service.
+func newIdentity(ctx context.Context, cfg config, pool *pgxpool.Pool, log *slog.Logger, stdout io.Writer) (*auth.Service, uuid.UUID, error) {
+	svc, err := newAuth(cfg, pool, log)
+	if err != nil {
+		return nil, uuid.Nil, err
+	}
+	svc.Identity().Start()
+	if !cfg.Demo {
+		return svc, uuid.Nil, nil
+	}
+	if err := seedDemo(ctx, cfg, svc, stdout); err != nil {
+		svc.Identity().Stop()
+		return nil, uuid.Nil, err
+	}
+	m, err := identity.NewStore(pool).Merchant(ctx, demoEmail)
+	if err != nil {
+		svc.Identity().Stop()
+		return nil, uuid.Nil, fmt.Errorf("demo merchant: %w", err)
+	}
+	return svc, m.ID, nil
+}
 
 // demoEmail is the merchant --demo seeds (and reuses on later starts).
 const demoEmail = "demo@svc.local"
@@ -20,7 +46,8 @@ const demoEmail = "demo@svc.local"
 const demoRateLimit = 100_000
 
 // newAuth builds identity and access: the mail sender (SMTP, or the outbox when no server
-// is configured) and the service. An empty --jwt-secret gets a random one with a warning:
+// is configured), the identity service (svc/identity; the caller starts and stops it:
+// svc.Identity()) and its HTTP side. An empty --jwt-secret gets a random one with a warning:
 // fine on a laptop, wrong for live use, where tokens must survive restarts and be shared
 // by every process.
 func newAuth(cfg config, pool *pgxpool.Pool, log *slog.Logger) (*auth.Service, error) {
@@ -37,17 +64,17 @@ func newAuth(cfg config, pool *pgxpool.Pool, log *slog.Logger) (*auth.Service, e
 		secret = []byte(rand.Text() + rand.Text())
 		log.Warn("no --jwt-secret (SVC_JWT_SECRET): using a random one; access tokens and one-time codes die on restart and are not shared between processes. Set one for live use.")
 	}
-	return auth.New(pool, auth.Config{
-		JWTSecret:        secret,
-		DefaultRateLimit: cfg.RateLimitDefault,
-		AuthRateLimit:    cfg.AuthRateLimit,
-		TrustedProxies:   splitList(cfg.TrustedProxies),
-	}, sender, log)
+	mailer := identity.MailerFunc(func(ctx context.Context, m identity.Message) error { return sender.Send(ctx, mail.Message(m)) })
+	id, err := identity.New(pool, identity.Config{JWTSecret: secret, DefaultRateLimit: cfg.RateLimitDefault}, mailer, log)
+	if err != nil {
+		return nil, err
+	}
+	return auth.New(id, auth.Config{AuthRateLimit: cfg.AuthRateLimit, TrustedProxies: splitList(cfg.TrustedProxies)}, log)
 }
 
 // seedDemo makes (or reuses) the demo merchant and prints a fresh sandbox key.
 func seedDemo(ctx context.Context, cfg config, svc *auth.Service, stdout io.Writer) error {
-	password, key, err := svc.DemoMerchant(ctx, demoEmail, demoRateLimit)
+	password, key, err := svc.Identity().DemoMerchant(ctx, demoEmail, demoRateLimit)
 	if err != nil {
 		return fmt.Errorf("demo merchant: %w", err)
 	}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"svc/cmd/internal/cli"
+	"svc/gateway"
+	"svc/gateway/auth"
+)
+
+// newGateway builds the HTTP server over every subsystem's routes, with the metrics
+// registry (docs/operations.md) and the readiness checks. It does not listen yet.
+func newGateway(cfg config, pool *pgxpool.Pool, log *slog.Logger, id *auth.Service, tr *tradingSubsystem, pay *paymentsSubsystem) (*gateway.Server, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	domain := newDomainCollector(pool, tr.exchanges.domainSources())
+	domain.ws, domain.webhooks = tr.ws, pay.webhookStats
+	domain.limits = []rateLimit{
+		{"merchant", func() uint64 { m, _ := id.RateLimited(); return m }},
+		{"auth_address", func() uint64 { _, a := id.RateLimited(); return a }},
+		{"pay", pay.payLimited},
+		{"public_market_data", tr.market.RateLimited},
+		{"public_market_data", tr.ws.RateLimited},
+	}
+	reg.MustRegister(domain)
+
+	gcfg := gateway.DefaultConfig()
+	gcfg.Addr = cfg.Addr
+	gcfg.BodyLimit = cfg.BodyLimit
+	gcfg.RequestTimeout = cfg.RequestTimeout
+	gcfg.AccessLog = cfg.AccessLog
+	gcfg.Version = version
+	gcfg.Commit = cli.Commit()
+	gcfg.ShutdownTimeout = cfg.ShutdownTimeout
+	return gateway.New(gcfg, gateway.Deps{
+		Logger:   log,
+		Metrics:  reg,
+		Gatherer: reg,
+		Auth:     id,
+		Ready: []gateway.ReadyCheck{
+			{Name: "postgres", Check: func(ctx context.Context) error { return pool.Ping(ctx) }},
+			{Name: "exchange", Check: tr.exchanges.ready},
+		},
+		Routes: append([]gateway.RouteSet{id.Routes(), tr.orders, tr.market, tr.ws}, pay.routes...),
+	})
+}
