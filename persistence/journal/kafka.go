@@ -665,12 +665,22 @@ func (j *Kafka) ReadFrom(ctx context.Context, from uint64, fn func(offset uint64
 		f.max = j.opts.Epoch // after our own fence nothing older counts
 	}
 	done := false
+	var fence uint64 // epoch of the last fence marker read
 	err = j.scan(ctx, conn, k, end, func(kafkaOff int64, seq, epoch uint64, value []byte) (bool, error) {
 		prev := f.max
+		if seq == 0 && epoch >= prev {
+			fence = epoch
+		}
 		if !f.keep(seq, epoch) {
 			return true, nil // a fence marker, or a deposed writer's record
 		}
 		switch {
+		case epoch > prev && seen != 0 && fence != epoch:
+			// Every epoch's records follow its fence marker. Records of a lower epoch read
+			// before this one's first record without its fence in between lie after that
+			// fence: a deposed writer's, and this read started too late to tell.
+			return false, &CorruptError{Where: j.where(), Pos: kafkaOff, Offset: seq,
+				Reason: fmt.Sprintf("records of epoch %d read before the fence of epoch %d: start the read earlier (an older snapshot)", prev, epoch)}
 		case seq <= seen && epoch > prev && seen != 0:
 			return false, &CorruptError{Where: j.where(), Pos: kafkaOff, Offset: seen + 1,
 				Reason: fmt.Sprintf("epoch %d starts at offset %d after offset %d of epoch %d", epoch, seq, seen, prev)}

@@ -110,7 +110,7 @@ func TryAcquire(ctx context.Context, cfg Config) (*Lease, error) {
 }
 
 // Acquire waits until the lease is free and takes it (a cold standby), trying every poll
-// interval until ctx ends.
+// interval; when ctx ends first it returns the last *HeldError.
 func Acquire(ctx context.Context, cfg Config, poll time.Duration) (*Lease, error) {
 	for {
 		l, err := TryAcquire(ctx, cfg)
@@ -119,7 +119,7 @@ func Acquire(ctx context.Context, cfg Config, poll time.Duration) (*Lease, error
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%w (still waiting: %w)", err, ctx.Err())
+			return nil, err // still held
 		case <-time.After(poll):
 		}
 	}
