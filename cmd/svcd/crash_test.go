@@ -106,7 +106,7 @@ func runCrash(t *testing.T, bin string, seed uint64, kills int, jc crashJournal)
 		"--snapshot-dir", snapDir, "--snapshot-every", "250ms", "--shutdown-timeout", "5s"}
 	var svcArgs []string // where `svc journal` finds the same journal
 	if jc.kind == "kafka" {
-		args = append(args, "--journal", "kafka", "--kafka-brokers", strings.Join(jc.brokers, ","), "--kafka-topic", jc.topic)
+		args = append(args, "--journal", "kafka", "--kafka-brokers", strings.Join(jc.brokers, ","), "--kafka-topic", jc.topic, "--kafka-dev")
 		svcArgs = []string{"--kafka-brokers", strings.Join(jc.brokers, ","), "--kafka-topic", jc.topic}
 	} else {
 		args = append(args, "--journal", "file", "--journal-dir", journalDir)
@@ -637,7 +637,7 @@ func openCrashJournal(t *testing.T, jc crashJournal, dir string) journal.Journal
 	if jc.kind == "kafka" {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		j, err := journal.OpenKafka(ctx, journal.KafkaOptions{Brokers: jc.brokers, Topic: jc.topic + "-sandbox"})
+		j, err := journal.OpenKafka(ctx, journal.KafkaOptions{Brokers: jc.brokers, Topic: jc.topic + "-sandbox", ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}

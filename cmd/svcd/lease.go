@@ -31,8 +31,13 @@ type failer interface{ Fail(cause error) }
 // startEngineLease takes env's lease or refuses with a message naming the holder.
 func startEngineLease(ctx context.Context, cfg config, env string, log *slog.Logger) (*engineLease, error) {
 	host, _ := os.Hostname()
-	l, err := lease.TryAcquire(ctx, lease.Config{URL: cfg.DatabaseURL, Environment: env,
-		Holder: fmt.Sprintf("svcd pid %d on %s (%s)", os.Getpid(), host, cfg.Addr), TTL: cfg.EngineLeaseTTL, Log: log})
+	// A holder killed a moment ago keeps the lock until PostgreSQL has seen its connection
+	// close: give that one TTL before refusing.
+	actx, cancel := context.WithTimeout(ctx, cfg.EngineLeaseTTL)
+	defer cancel()
+	l, err := lease.Acquire(actx, lease.Config{URL: cfg.DatabaseURL, Environment: env,
+		Holder: fmt.Sprintf("svcd pid %d on %s (%s)", os.Getpid(), host, cfg.Addr), TTL: cfg.EngineLeaseTTL, Log: log},
+		cfg.EngineLeaseTTL/10)
 	if errors.Is(err, lease.ErrHeld) {
 		return nil, fmt.Errorf("%w: another svcd runs the %s engine on this database; stop it first (two engines would both write the journal and the order history)", err, env)
 	}
