@@ -15,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"svc/payments/providers/mail"
 	"svc/persistence/postgres"
 )
 
@@ -71,14 +70,14 @@ type Service struct {
 	cfg    Config
 	pool   *pgxpool.Pool
 	log    *slog.Logger
-	mailer mail.Sender
+	mailer Mailer
 	hasher *Hasher
 	signer *signer
 	cache  *Cache
 }
 
 // New builds the service. Call Start before serving and Stop after.
-func New(pool *pgxpool.Pool, cfg Config, mailer mail.Sender, log *slog.Logger) (*Service, error) {
+func New(pool *pgxpool.Pool, cfg Config, mailer Mailer, log *slog.Logger) (*Service, error) {
 	cfg.defaults()
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -167,7 +166,7 @@ func (s *Service) sendCode(ctx context.Context, to, purpose, code string) {
 		what, code, int(s.cfg.OTPTTL.Minutes()))
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
-	if err := s.mailer.Send(ctx, mail.Message{To: to, Subject: subject, Text: text}); err != nil {
+	if err := s.mailer.Send(ctx, Message{To: to, Subject: subject, Text: text}); err != nil {
 		s.log.Error("mail not sent", "purpose", purpose, "to", to, "error", err)
 	}
 }

@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"context"
 	"net/netip"
 	"time"
 
@@ -122,3 +123,23 @@ type Authenticated struct {
 	APIKeyID    uuid.UUID // uuid.Nil for a bearer token
 	Scopes      Scope     // AllScopes for a bearer token
 }
+
+// Message is one email identity sends (a one-time code). Its fields are those of
+// payments/providers/mail.Message, so a sender there adapts with a conversion.
+type Message struct {
+	To      string
+	Subject string
+	Text    string
+}
+
+// Mailer delivers a message; Send returns once the message is accepted (by an SMTP server
+// or an outbox). Declared here so identity does not import the payments tree.
+type Mailer interface {
+	Send(ctx context.Context, m Message) error
+}
+
+// MailerFunc is a function that is a Mailer.
+type MailerFunc func(ctx context.Context, m Message) error
+
+// Send calls f.
+func (f MailerFunc) Send(ctx context.Context, m Message) error { return f(ctx, m) }

@@ -59,7 +59,7 @@ func TestAuthOverhead(t *testing.T) {
 	}
 	rounds, secs, conns := envInt("BENCH_ROUNDS", 7), envInt("BENCH_SECONDS", 2), envInt("BENCH_CONNS", 32)
 	pool, _ := pgtest.New(t)
-	id, err := identity.New(pool, identity.Config{JWTSecret: []byte("bench-secret-0123456789-0123456789-0123")}, &mail.Outbox{DB: pool}, nil)
+	id, err := identity.New(pool, identity.Config{JWTSecret: []byte("bench-secret-0123456789-0123456789-0123")}, authtest.Mailer(&mail.Outbox{DB: pool}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

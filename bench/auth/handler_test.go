@@ -18,7 +18,7 @@ import (
 // open and behind an API key: the server-side cost of authentication in isolation.
 func BenchmarkHandler(b *testing.B) {
 	pool, _ := pgtest.New(b)
-	id, err := identity.New(pool, identity.Config{JWTSecret: []byte("bench-secret-0123456789-0123456789-0123")}, &mail.Outbox{DB: pool}, nil)
+	id, err := identity.New(pool, identity.Config{JWTSecret: []byte("bench-secret-0123456789-0123456789-0123")}, authtest.Mailer(&mail.Outbox{DB: pool}), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"svc/gateway"
 	"svc/gateway/api"
 	"svc/gateway/auth"
+	"svc/gateway/auth/authtest"
 	"svc/gateway/openapi"
 	"svc/identity"
 	"svc/payments/providers/mail"
@@ -122,7 +123,7 @@ func newEnvOn(t *testing.T, pool *pgxpool.Pool, url string, mod ...func(*config)
 	for _, m := range mod {
 		m(&cfg)
 	}
-	id, err := identity.New(pool, cfg.Config, &mail.Outbox{DB: pool, Log: log}, log)
+	id, err := identity.New(pool, cfg.Config, authtest.Mailer(&mail.Outbox{DB: pool, Log: log}), log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"svc/gateway"
 	"svc/gateway/api"
 	"svc/gateway/auth"
+	"svc/gateway/auth/authtest"
 	"svc/gateway/openapi/openapitest"
 	"svc/identity"
 	"svc/payments/providers/mail"
@@ -54,7 +55,7 @@ func NewWithConfig(t testing.TB, pool *pgxpool.Pool, cfg gateway.Config, routes 
 	id, err := identity.New(pool, identity.Config{
 		JWTSecret:        []byte("gatewaytest-secret-gatewaytest-secret!"),
 		DefaultRateLimit: 100_000,
-	}, &mail.Outbox{DB: pool}, nil)
+	}, authtest.Mailer(&mail.Outbox{DB: pool}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"svc/identity"
+	"svc/payments/providers/mail"
 )
 
 // Password is the password of every merchant made here.
@@ -69,4 +70,10 @@ func New(t testing.TB, pool *pgxpool.Pool) Merchant {
 		t.Fatalf("authtest: live key: %v", err)
 	}
 	return Merchant{ID: m.ID, Email: email, SandboxKey: sk, LiveKey: lk}
+}
+
+// Mailer adapts a payments/providers/mail sender (the outbox, in tests) to what identity
+// sends with.
+func Mailer(s mail.Sender) identity.Mailer {
+	return identity.MailerFunc(func(ctx context.Context, m identity.Message) error { return s.Send(ctx, mail.Message(m)) })
 }
