@@ -67,6 +67,7 @@ type config struct {
 	JournalRetain int // snapshots whose journal is kept; 0 keeps the whole file journal
 
 	Kafka          kafkaConfig   // Kafka journal: topic settings, TLS, SASL (kafka.go)
+	Cluster        clusterConfig // --roles, --engine-addr, --engine-listen (roles.go)
 	EngineLeaseTTL time.Duration // how long one confirmation of the engine lease lasts (lease.go)
 
 	// Payments providers (sandbox simulators; live adapters are not configured yet).
@@ -132,6 +133,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.SandboxBankName, "sandbox-bank-name", env.str("sandbox-bank-name", "Svc Sandbox Bank"), "bank name shown on sandbox NGN virtual accounts")
 	c.MoneyIn.flags(fs, &env)
 	c.Kafka.flags(fs, &env)
+	c.Cluster.flags(fs, &env)
 	fs.DurationVar(&c.EngineLeaseTTL, "engine-lease-ttl", env.duration("engine-lease-ttl", lease.DefaultTTL), "the engine stops writing when its PostgreSQL lease was not confirmed for this long; an engine taking over from one that died waits this long before writing")
 	fs.BoolVar(&c.ShowVersion, "version", false, "print the version and commit of this build, then exit")
 
@@ -245,6 +247,9 @@ func (c config) validate() error {
 		}
 	default:
 		errs = append(errs, fmt.Errorf("-journal %q: want file or kafka", c.Journal))
+	}
+	if err := c.Cluster.validate(c.Journal); err != nil {
+		errs = append(errs, err)
 	}
 	if c.EngineLeaseTTL < 300*time.Millisecond {
 		errs = append(errs, errors.New("-engine-lease-ttl must be at least 300ms"))

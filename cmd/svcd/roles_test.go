@@ -1,0 +1,117 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseRoles(t *testing.T) {
+	cases := []struct {
+		in      string
+		want    roles
+		wantErr string
+	}{
+		{"", allRoles, ""},
+		{"all", allRoles, ""},
+		{"engine", roles(roleEngine), ""},
+		{"gateway, marketdata", roles(roleGateway | roleMarketData), ""},
+		{"Projector,workers,projector", roles(roleProjector | roleWorkers), ""},
+		{"engine,gateway,marketdata,projector,workers", allRoles, ""},
+		{"gateway,all", 0, "stands alone"},
+		{"gateway,matcher", 0, `unknown role "matcher"`},
+		{",", 0, "empty"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := parseRoles(tc.in)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want it to mention %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("got %v (%b), %v; want %v", got, got, err, tc.want)
+			}
+		})
+	}
+	if s := roles(roleGateway | roleEngine).String(); s != "engine,gateway" {
+		t.Fatalf("String = %q", s)
+	}
+}
+
+func TestParseEnvAddrs(t *testing.T) {
+	cases := []struct {
+		in      string
+		want    map[string]string
+		wantErr string
+	}{
+		{"", map[string]string{}, ""},
+		{"sandbox=127.0.0.1:7101,live=127.0.0.1:7102", map[string]string{"sandbox": "127.0.0.1:7101", "live": "127.0.0.1:7102"}, ""},
+		{" live = h:1 , sandbox=h:2", map[string]string{"sandbox": "h:2", "live": "h:1"}, ""},
+		{"sandbox=127.0.0.1:7101", nil, "no address for live"},
+		{"staging=h:1,sandbox=h:2,live=h:3", nil, `unknown environment "staging"`},
+		{"sandbox=h:1,sandbox=h:2,live=h:3", nil, "given twice"},
+		{"sandbox=h,live=h:3", nil, "want host:port"},
+		{"sandbox,live=h:3", nil, "env=host:port"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := parseEnvAddrs("engine-addr", tc.in)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want it to mention %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || len(got) != len(tc.want) {
+				t.Fatalf("got %v, %v; want %v", got, err, tc.want)
+			}
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Fatalf("got %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func TestClusterConfigNeedsWhatTheRolesUse(t *testing.T) {
+	addrs := map[string]string{"sandbox": "127.0.0.1:7101", "live": "127.0.0.1:7102"}
+	cases := []struct {
+		name    string
+		c       clusterConfig
+		journal string
+		wantErr string // "" : valid
+	}{
+		{"the single process", clusterConfig{RolesFlag: "all"}, "file", ""},
+		{"the single process on kafka", clusterConfig{RolesFlag: "all"}, "kafka", ""},
+		{"a gateway calls the engine", clusterConfig{RolesFlag: "gateway", EngineAddr: addrs}, "file", ""},
+		{"a gateway without an engine address", clusterConfig{RolesFlag: "gateway"}, "kafka", "needs -engine-addr"},
+		{"an engine node serves the rpc", clusterConfig{RolesFlag: "engine", EngineListen: addrs}, "kafka", ""},
+		{"an engine node that serves nobody", clusterConfig{RolesFlag: "engine"}, "kafka", "needs -engine-listen"},
+		{"an engine node on a file journal", clusterConfig{RolesFlag: "engine", EngineListen: addrs}, "file", "needs -journal=kafka"},
+		{"engine and projector and market data on a file journal", clusterConfig{RolesFlag: "engine,projector,marketdata", EngineListen: addrs}, "file", ""},
+		{"a projector node", clusterConfig{RolesFlag: "projector"}, "kafka", ""},
+		{"a projector node on a file journal", clusterConfig{RolesFlag: "projector"}, "file", "needs -journal=kafka"},
+		{"a market-data node", clusterConfig{RolesFlag: "marketdata", EngineAddr: addrs}, "kafka", ""},
+		{"an engine with an engine address", clusterConfig{RolesFlag: "all", EngineAddr: addrs}, "file", "-engine-addr is for a process without"},
+		{"a gateway that listens for engine calls", clusterConfig{RolesFlag: "gateway", EngineAddr: addrs, EngineListen: addrs}, "kafka", "-engine-listen needs the engine role"},
+		{"a bad role", clusterConfig{RolesFlag: "gateway,cache"}, "kafka", "unknown role"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.c
+			err := c.validate(tc.journal)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("err = %v, want it to mention %q", err, tc.wantErr)
+			}
+		})
+	}
+}
