@@ -1,0 +1,9 @@
+// Package ws owns the WebSocket market-data stream (/v1/ws): the hub per environment that
+// turns the engine's durable events into order-book, trade, ticker and kline messages (and
+// private order and balance messages per merchant), the server that adopts upgraded sockets,
+// reads them with one poller and writes them with a small writer pool, bounded per-connection
+// queues with conflation for lagging readers, authentication on the upgrade or by an auth
+// message (through an Authenticator, gateway/auth's Service), and the per-address limit of
+// public streams and public REST market data (IPLimiter, over gateway/ratelimit). Client and
+// Book are the test and load-generator side of the protocol.
+package ws
