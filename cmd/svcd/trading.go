@@ -73,6 +73,7 @@ type exchange struct {
 	snaps     *snapshot.Store
 	every     time.Duration
 	retain    int // snapshots whose journal is kept (file journal); 0: keep it all
+	lease     *engineLease // this engine's right to write the journal (lease.go)
 
 	wg     sync.WaitGroup
 	cancel context.CancelFunc
@@ -85,26 +86,21 @@ type exchange struct {
 // everything in reverse order.
 func openExchange(ctx context.Context, cfg config, env string, pool *pgxpool.Pool, log *slog.Logger) (*exchange, error) {
 	log = log.With("env", env)
-	var j journal.Journal
-	switch cfg.Journal {
-	case "kafka":
-		k, err := journal.OpenKafka(ctx, journal.KafkaOptions{Brokers: cfg.KafkaBrokers, Topic: cfg.KafkaTopic + "-" + env})
-		if err != nil {
-			return nil, fmt.Errorf("%s journal (kafka): %w", env, err)
-		}
-		j = k
-	default:
-		f, err := journal.OpenFile(journal.FileOptions{Dir: filepath.Join(cfg.JournalDir, env), Logger: log})
-		if err != nil {
-			return nil, fmt.Errorf("%s journal (%s): %w", env, filepath.Join(cfg.JournalDir, env), err)
-		}
-		j = f
+	el, err := startEngineLease(ctx, cfg, env, log)
+	if err != nil {
+		return nil, err
 	}
-	x := &exchange{env: env, log: log, journal: j, every: cfg.SnapshotEvery, retain: cfg.JournalRetain,
+	j, err := openJournal(ctx, cfg, env, el, log)
+	if err != nil {
+		el.release()
+		return nil, err
+	}
+	x := &exchange{env: env, log: log, journal: j, lease: el, every: cfg.SnapshotEvery, retain: cfg.JournalRetain,
 		snaps:     &snapshot.Store{Dir: filepath.Join(cfg.SnapshotDir, env), Keep: 3},
 		projector: projection.New(pool, env, j, log)}
 	if err := x.recover(ctx); err != nil {
 		_ = j.Close()
+		el.release()
 		return nil, err
 	}
 	return x, nil
@@ -276,6 +272,7 @@ func (x *exchange) close() {
 	if err := x.journal.Close(); err != nil {
 		x.log.Warn("journal close", "error", err)
 	}
+	x.lease.release() // after the journal: nothing of ours is in flight any more
 }
 
 // exchanges are the sandbox and live cores.

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"svc/persistence/postgres/pgtest"
+)
+
+// startSvcd runs svcd in process with its own address and folders and waits for /health.
+func startSvcd(t *testing.T, dbURL string, extra ...string) (base string, out *safeBuffer, stop func() error) {
+	t.Helper()
+	addr := freeAddr(t)
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	out = &safeBuffer{}
+	done := make(chan error, 1)
+	args := append([]string{"--addr", addr, "--database-url", dbURL, "--journal-dir", dir + "/journal",
+		"--snapshot-dir", dir + "/snapshots", "--access-log=false", "--webhook-allow-insecure", "--engine-lease-ttl", "600ms"}, extra...)
+	go func() { done <- run(ctx, args, func(string) string { return "" }, out, out) }()
+	base = "http://" + addr
+	stop = func() error {
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(60 * time.Second):
+			t.Fatal("svcd did not stop")
+			return nil
+		}
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(base + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return base, out, stop
+			}
+		}
+		select {
+		case err := <-done:
+			cancel()
+			t.Fatalf("svcd stopped: %v\n%s", err, out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("svcd did not answer /health:\n%s", out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func readyStatus(t *testing.T, base string) int {
+	t.Helper()
+	resp, err := http.Get(base + "/ready")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestOneEnginePerDatabase: a second svcd on the same database refuses to start, naming the
+// holder, and starts once the first has stopped; an engine whose lease connection dies stops
+// being ready at once.
+func TestOneEnginePerDatabase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two servers")
+	}
+	pool, dbURL := pgtest.New(t)
+	_, _, stopA := startSvcd(t, dbURL)
+
+	var out safeBuffer
+	start := time.Now()
+	err := run(context.Background(), []string{"--addr", freeAddr(t), "--database-url", dbURL,
+		"--journal-dir", t.TempDir(), "--snapshot-dir", t.TempDir(), "--access-log=false", "--engine-lease-ttl", "600ms"},
+		func(string) string { return "" }, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "engine lease is held by svcd pid") || !strings.Contains(err.Error(), "another svcd runs the sandbox engine") {
+		t.Fatalf("second svcd: %v\n%s", err, out.String())
+	}
+	t.Logf("second svcd refused after %v: %v", time.Since(start).Round(time.Millisecond), err)
+
+	if err := stopA(); err != nil {
+		t.Fatal(err)
+	}
+	var released int
+	if err := pool.QueryRow(context.Background(), `select count(*) from engine_leases where released_at is not null`).Scan(&released); err != nil || released != 2 {
+		t.Fatalf("clean releases %d, err %v", released, err)
+	}
+
+	baseB, outB, stopB := startSvcd(t, dbURL)
+	defer stopB()
+	var epoch int64
+	if err := pool.QueryRow(context.Background(), `select epoch from engine_leases where environment = 'sandbox'`).Scan(&epoch); err != nil || epoch != 2 {
+		t.Fatalf("epoch after takeover %d, err %v", epoch, err)
+	}
+	if s := readyStatus(t, baseB); s != 200 {
+		t.Fatalf("/ready %d", s)
+	}
+	// The lease's connection dies (a network cut, a PostgreSQL restart): the engine stops.
+	if _, err := pool.Exec(context.Background(), `select pg_terminate_backend(pid) from pg_locks
+		where locktype = 'advisory' and classid = $1::int::oid and database = (select oid from pg_database where datname = current_database())`,
+		int32(0x53564345)); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for readyStatus(t, baseB) == 200 {
+		if time.Now().After(deadline) {
+			t.Fatalf("still ready after losing the lease:\n%s", outB.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(outB.String(), "engine lease lost") {
+		t.Fatalf("no log of the lost lease:\n%s", outB.String())
+	}
+}
