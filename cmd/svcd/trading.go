@@ -72,7 +72,7 @@ type exchange struct {
 	hub       *ws.Hub // market data and the WebSocket fan-out of this environment
 	snaps     *snapshot.Store
 	every     time.Duration
-	retain    int // snapshots whose journal is kept (file journal); 0: keep it all
+	retain    int          // snapshots whose journal is kept (file journal); 0: keep it all
 	lease     *engineLease // this engine's right to write the journal (lease.go)
 
 	wg     sync.WaitGroup
