@@ -3,6 +3,8 @@ package ratelimit_test
 import (
 	"fmt"
 	"net/netip"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,5 +133,29 @@ func TestAddrKey(t *testing.T) {
 	}
 	if ratelimit.AddrKey("p:", netip.Addr{}) != "p:" {
 		t.Fatal("zero address")
+	}
+}
+
+// Concurrent takes of one bucket never grant more than it holds (run with -race).
+func TestConcurrentTakes(t *testing.T) {
+	now := time.Unix(1000, 0)
+	l := ratelimit.New(func() time.Time { return now })
+	const workers, each, limit = 8, 50, 100
+	var allowed atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				if l.Take("k", limit).Allowed {
+					allowed.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if allowed.Load() != limit || l.Refused() != workers*each-limit {
+		t.Fatalf("allowed %d, refused %d of %d with a limit of %d", allowed.Load(), l.Refused(), workers*each, limit)
 	}
 }
