@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"svc/payments"
 	"svc/payments/events"
 	"svc/payments/jobs"
 	"svc/payments/webhooks"
@@ -79,7 +80,7 @@ func TestWebhookBench(t *testing.T) {
 		cipher := webhooks.DevCipher("bench")
 		sender := webhooks.NewSender(webhooks.SenderConfig{AllowInsecure: true, RootCAs: roots, MaxConnsPerHost: workersN})
 		svc := webhooks.NewService(pool, cipher, sender)
-		tn := webhooks.Tenant{MerchantID: uuid.New(), Environment: "sandbox"}
+		tn := payments.Tenant{MerchantID: uuid.New(), Environment: "sandbox"}
 		if _, err := svc.Create(ctx, tn, webhooks.CreateInput{URL: recv.URL + "/hook"}); err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"svc/gateway/auth/authtest"
+	"svc/payments"
 	"svc/payments/deposits"
 	"svc/payments/events"
 	"svc/payments/jobs"
@@ -31,7 +32,7 @@ type depositFixture struct {
 	pool *pgxpool.Pool
 	ons  *onramps.Service
 	deps *deposits.Service
-	t    onramps.Tenant
+	t    payments.Tenant
 }
 
 func newDepositFixture(t *testing.T, pool *pgxpool.Pool, merchant uuid.UUID) *depositFixture {
@@ -48,7 +49,7 @@ func newDepositFixture(t *testing.T, pool *pgxpool.Pool, merchant uuid.UUID) *de
 	}
 	rec := events.NewRecorder(client)
 	ons := onramps.New(pool, onramps.Config{Rates: rs, Providers: envs, Customers: onramps.Directory, Events: rec, Jobs: client})
-	return &depositFixture{pool: pool, ons: ons, t: onramps.Tenant{MerchantID: merchant, Environment: "live"},
+	return &depositFixture{pool: pool, ons: ons, t: payments.Tenant{MerchantID: merchant, Environment: "live"},
 		deps: deposits.New(pool, deposits.Config{Onramps: ons, Rates: rs, Providers: envs, Events: rec, Jobs: client})}
 }
 

@@ -13,6 +13,7 @@ import (
 	"svc/gateway/api"
 	"svc/gateway/onramps"
 	"svc/gateway/openapi"
+	"svc/payments"
 	pb "svc/payments/balance"
 	"svc/payments/money"
 	"svc/payments/providers"
@@ -20,10 +21,10 @@ import (
 
 // Service is what the handlers need; *payments/balance.Service is one.
 type Service interface {
-	Balance(ctx context.Context, t pb.Tenant) (pb.Balance, error)
-	Funding(ctx context.Context, t pb.Tenant) ([]providers.Address, error)
-	CreateTransfer(ctx context.Context, t pb.Tenant, in pb.TransferInput) (pb.Transfer, error)
-	ListTransfers(ctx context.Context, t pb.Tenant, f pb.Filter) ([]pb.Transfer, int64, error)
+	Balance(ctx context.Context, t payments.Tenant) (pb.Balance, error)
+	Funding(ctx context.Context, t payments.Tenant) ([]providers.Address, error)
+	CreateTransfer(ctx context.Context, t payments.Tenant, in pb.TransferInput) (pb.Transfer, error)
+	ListTransfers(ctx context.Context, t payments.Tenant, f pb.Filter) ([]pb.Transfer, int64, error)
 }
 
 var _ Service = (*pb.Service)(nil)

@@ -23,6 +23,7 @@ import (
 	"svc/gateway/gatewaytest"
 	gi "svc/gateway/invoices"
 	gp "svc/gateway/products"
+	"svc/payments"
 	pc "svc/payments/checkout"
 	"svc/payments/deposits"
 	"svc/payments/events"
@@ -155,7 +156,7 @@ func TestBrowserPaysCheckoutLink(t *testing.T) {
 	go func() { _ = srv.Server.Serve(ln) }()
 	m := authtest.New(t, pool)
 	if _, err := webhooks.NewService(pool, cipher, sender).Create(context.Background(),
-		webhooks.Tenant{MerchantID: m.ID, Environment: "sandbox"},
+		payments.Tenant{MerchantID: m.ID, Environment: "sandbox"},
 		webhooks.CreateInput{URL: recv.URL + "/hooks", Events: []string{"checkout.payment.completed"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"svc/gateway/gatewaytest"
 	gi "svc/gateway/invoices"
 	gp "svc/gateway/products"
+	"svc/payments"
 	pc "svc/payments/checkout"
 	"svc/payments/checkout/checkouttest"
 	"svc/payments/events"
@@ -295,7 +296,7 @@ func TestHostedPagePayment(t *testing.T) {
 	// settling the same onramp again changes nothing
 	var onramp string
 	_ = e.pool.QueryRow(context.Background(), `select onramp_id from checkout_payments where id=$1`, pay).Scan(&onramp)
-	if err := e.onramps.SimulateDeposit(context.Background(), pp.Tenant{MerchantID: e.a.ID, Environment: "sandbox"}, onramp); err != nil {
+	if err := e.onramps.SimulateDeposit(context.Background(), payments.Tenant{MerchantID: e.a.ID, Environment: "sandbox"}, onramp); err != nil {
 		t.Fatal(err)
 	}
 	var n int

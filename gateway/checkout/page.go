@@ -19,6 +19,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
+	"svc/payments"
 	pc "svc/payments/checkout"
 	pi "svc/payments/invoices"
 	pp "svc/payments/products"
@@ -238,13 +239,13 @@ func (rs *Routes) status(ctx *fasthttp.RequestCtx) {
 		p, l, err = rs.svc.Payment(c, slugOf(ctx), id)
 	}
 	if err != nil {
-		var pe *pp.Error
+		var pe *payments.Error
 		switch {
 		case errors.Is(err, pc.ErrLinkDeleted):
 			ctx.SetStatusCode(http.StatusGone)
 			ctx.SetContentType("application/json")
 			ctx.SetBodyString(`{"success":false,"message":"NOT_FOUND","detail":"this payment link has been removed"}`)
-		case errors.As(err, &pe) || strings.Contains(err.Error(), "UUID"):
+		case errors.As(err, &pe) && pe.Family == pp.Commerce || strings.Contains(err.Error(), "UUID"):
 			api.Fail(ctx, pc.ErrPaymentNotFound)
 		default:
 			api.Fail(ctx, err)

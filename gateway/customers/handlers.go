@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
+	"svc/payments"
 	"svc/payments/customers"
 	"svc/payments/ledger"
 	"svc/payments/money"
@@ -23,18 +24,18 @@ import (
 
 // Service is what the handlers need of payments/customers (*customers.Service).
 type Service interface {
-	Create(ctx context.Context, t customers.Tenant, in customers.CreateInput) (customers.Customer, error)
-	Get(ctx context.Context, t customers.Tenant, id uuid.UUID) (customers.Customer, error)
-	Update(ctx context.Context, t customers.Tenant, id uuid.UUID, in customers.UpdateInput) (customers.Customer, error)
-	List(ctx context.Context, t customers.Tenant, f customers.ListFilter) ([]customers.Customer, uuid.UUID, error)
-	VerifyTier1(ctx context.Context, t customers.Tenant, id uuid.UUID, in customers.Tier1Input) (customers.Verification, customers.Customer, error)
-	VerifyTier2(ctx context.Context, t customers.Tenant, id uuid.UUID, in customers.Tier2Input) (customers.Verification, customers.Customer, error)
-	Initiate(ctx context.Context, t customers.Tenant, id uuid.UUID, tier int, in customers.InitiateInput) (customers.Verification, error)
-	AddWallet(ctx context.Context, t customers.Tenant, id uuid.UUID, in customers.WalletInput) (customers.Wallet, error)
-	Wallets(ctx context.Context, t customers.Tenant, id uuid.UUID, limit, offset int) ([]customers.Wallet, int64, error)
-	CreateFunding(ctx context.Context, t customers.Tenant, id uuid.UUID, in customers.FundingInput) (customers.FundingRequest, error)
-	Balance(ctx context.Context, t customers.Tenant, id uuid.UUID) (customers.Balance, error)
-	Ledger(ctx context.Context, t customers.Tenant, id uuid.UUID, limit, offset int) ([]ledger.Entry, int64, error)
+	Create(ctx context.Context, t payments.Tenant, in customers.CreateInput) (customers.Customer, error)
+	Get(ctx context.Context, t payments.Tenant, id uuid.UUID) (customers.Customer, error)
+	Update(ctx context.Context, t payments.Tenant, id uuid.UUID, in customers.UpdateInput) (customers.Customer, error)
+	List(ctx context.Context, t payments.Tenant, f customers.ListFilter) ([]customers.Customer, uuid.UUID, error)
+	VerifyTier1(ctx context.Context, t payments.Tenant, id uuid.UUID, in customers.Tier1Input) (customers.Verification, customers.Customer, error)
+	VerifyTier2(ctx context.Context, t payments.Tenant, id uuid.UUID, in customers.Tier2Input) (customers.Verification, customers.Customer, error)
+	Initiate(ctx context.Context, t payments.Tenant, id uuid.UUID, tier int, in customers.InitiateInput) (customers.Verification, error)
+	AddWallet(ctx context.Context, t payments.Tenant, id uuid.UUID, in customers.WalletInput) (customers.Wallet, error)
+	Wallets(ctx context.Context, t payments.Tenant, id uuid.UUID, limit, offset int) ([]customers.Wallet, int64, error)
+	CreateFunding(ctx context.Context, t payments.Tenant, id uuid.UUID, in customers.FundingInput) (customers.FundingRequest, error)
+	Balance(ctx context.Context, t payments.Tenant, id uuid.UUID) (customers.Balance, error)
+	Ledger(ctx context.Context, t payments.Tenant, id uuid.UUID, limit, offset int) ([]ledger.Entry, int64, error)
 }
 
 // Routes is the customers RouteSet.
@@ -69,17 +70,17 @@ func (h *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandler
 }
 
 // Tenant is the caller's tenant (merchant and environment).
-func Tenant(ctx *fasthttp.RequestCtx) (customers.Tenant, bool) {
+func Tenant(ctx *fasthttp.RequestCtx) (payments.Tenant, bool) {
 	p, ok := api.RequirePrincipal(ctx, "authentication required")
 	if !ok {
-		return customers.Tenant{}, false
+		return payments.Tenant{}, false
 	}
-	return customers.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true
+	return payments.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true
 }
 
 // Target returns the caller's tenant and the record the {id} path parameter names; it
 // answers 401, or notFound (404) for an id that is not a UUID, and false.
-func Target(ctx *fasthttp.RequestCtx, notFound error) (customers.Tenant, uuid.UUID, bool) {
+func Target(ctx *fasthttp.RequestCtx, notFound error) (payments.Tenant, uuid.UUID, bool) {
 	t, ok := Tenant(ctx)
 	if !ok {
 		return t, uuid.Nil, false

@@ -15,6 +15,7 @@ import (
 	"svc/gateway/api"
 	"svc/gateway/onramps"
 	"svc/gateway/openapi"
+	"svc/payments"
 	"svc/payments/deposits"
 	"svc/payments/money"
 	pon "svc/payments/onramps"
@@ -22,9 +23,9 @@ import (
 
 // Service is what the handlers need; *payments/deposits.Service is one.
 type Service interface {
-	Simulate(ctx context.Context, t deposits.Tenant, in deposits.SimulateInput) (deposits.Deposit, error)
-	Get(ctx context.Context, t deposits.Tenant, id uuid.UUID) (deposits.Deposit, error)
-	List(ctx context.Context, t deposits.Tenant, f deposits.Filter) ([]deposits.Deposit, int64, error)
+	Simulate(ctx context.Context, t payments.Tenant, in deposits.SimulateInput) (deposits.Deposit, error)
+	Get(ctx context.Context, t payments.Tenant, id uuid.UUID) (deposits.Deposit, error)
+	List(ctx context.Context, t payments.Tenant, f deposits.Filter) ([]deposits.Deposit, int64, error)
 	Customer(ctx context.Context, d deposits.Deposit) (*pon.Customer, error)
 }
 

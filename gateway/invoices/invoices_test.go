@@ -19,6 +19,7 @@ import (
 	"svc/gateway/gatewaytest"
 	gi "svc/gateway/invoices"
 	gp "svc/gateway/products"
+	"svc/payments"
 	pc "svc/payments/checkout"
 	"svc/payments/events"
 	pi "svc/payments/invoices"
@@ -203,7 +204,7 @@ func (e env) markPaid(t *testing.T, id string) {
 	t.Helper()
 	invID := mustUUID(t, id)
 	err := postgres.InTx(context.Background(), e.pool, func(tx pgx.Tx) error {
-		_, err := pi.MarkPaid(context.Background(), tx, pp.Tenant{MerchantID: e.a.ID, Environment: "sandbox"}, invID, time.Now())
+		_, err := pi.MarkPaid(context.Background(), tx, payments.Tenant{MerchantID: e.a.ID, Environment: "sandbox"}, invID, time.Now())
 		return err
 	})
 	if err != nil {
@@ -240,7 +241,7 @@ func TestStateTable(t *testing.T) {
 			t.Fatalf("mails %d links %d", n, links)
 		}
 		// the mail renders the invoice
-		m := pi.RenderMail("Test Merchant", pi.Invoice{Number: 1, Title: "Website work", CustomerName: "Ada", CustomerEmail: "ada@example.test", Currency: "NGN", TotalAmount: 10748, Tenant: pp.Tenant{Environment: "sandbox"}}, "https://pay.example/pay/x")
+		m := pi.RenderMail("Test Merchant", pi.Invoice{Number: 1, Title: "Website work", CustomerName: "Ada", CustomerEmail: "ada@example.test", Currency: "NGN", TotalAmount: 10748, Tenant: payments.Tenant{Environment: "sandbox"}}, "https://pay.example/pay/x")
 		if !strings.Contains(m.Text, "INV-000001") || !strings.Contains(m.Text, "NGN 107.48") || !strings.Contains(m.Text, "https://pay.example/pay/x") {
 			t.Fatal(m.Text)
 		}

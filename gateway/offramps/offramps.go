@@ -16,6 +16,7 @@ import (
 	gwidem "svc/gateway/idempotency"
 	grc "svc/gateway/recipients"
 	gw "svc/gateway/withdrawals"
+	"svc/payments"
 	"svc/payments/idempotency"
 	"svc/payments/money"
 	po "svc/payments/offramps"
@@ -78,8 +79,8 @@ func Out(o po.Offramp) JSON {
 	return j
 }
 
-func tenant(p api.Principal) po.Tenant {
-	return po.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}
+func tenant(p api.Principal) payments.Tenant {
+	return payments.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}
 }
 
 type createBody struct {

@@ -10,9 +10,9 @@ import (
 	"github.com/google/uuid"
 
 	"svc/gateway/withdrawals/moneyouttest"
+	"svc/payments"
 	"svc/payments/ledger"
 	"svc/payments/money"
-	po "svc/payments/offramps"
 	"svc/payments/providers"
 )
 
@@ -403,4 +403,6 @@ func TestOfframpIdempotency(t *testing.T) {
 	r.Verify(t)
 }
 
-func offrampsTenant(m uuid.UUID) po.Tenant { return po.Tenant{MerchantID: m, Environment: "sandbox"} }
+func offrampsTenant(m uuid.UUID) payments.Tenant {
+	return payments.Tenant{MerchantID: m, Environment: "sandbox"}
+}

@@ -14,6 +14,7 @@ import (
 
 	"svc/gateway/api"
 	"svc/gateway/openapi"
+	"svc/payments"
 	"svc/payments/idempotency"
 	"svc/payments/money"
 	"svc/payments/onramps"
@@ -22,9 +23,9 @@ import (
 
 // Service is what the handlers need; *payments/onramps.Service is one.
 type Service interface {
-	Create(ctx context.Context, t onramps.Tenant, in onramps.CreateInput) (onramps.Onramp, error)
-	Get(ctx context.Context, t onramps.Tenant, id uuid.UUID) (onramps.Onramp, error)
-	List(ctx context.Context, t onramps.Tenant, f onramps.Filter) ([]onramps.Onramp, int64, error)
+	Create(ctx context.Context, t payments.Tenant, in onramps.CreateInput) (onramps.Onramp, error)
+	Get(ctx context.Context, t payments.Tenant, id uuid.UUID) (onramps.Onramp, error)
+	List(ctx context.Context, t payments.Tenant, f onramps.Filter) ([]onramps.Onramp, int64, error)
 	Now() time.Time
 }
 
@@ -59,12 +60,12 @@ const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
 
 // TenantOf is the request's tenant; it answers 401 itself when there is none.
-func TenantOf(ctx *fasthttp.RequestCtx) (onramps.Tenant, bool) {
+func TenantOf(ctx *fasthttp.RequestCtx) (payments.Tenant, bool) {
 	p, ok := api.RequirePrincipal(ctx, "not authenticated")
 	if !ok {
-		return onramps.Tenant{}, false
+		return payments.Tenant{}, false
 	}
-	return onramps.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true
+	return payments.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true
 }
 
 // Context is a context for the services: the request's (api.Ctx, so the server's request

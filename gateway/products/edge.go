@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
+	"svc/payments"
 	pp "svc/payments/products"
 )
 
@@ -23,17 +24,17 @@ func Context(ctx *fasthttp.RequestCtx) (context.Context, context.CancelFunc) {
 }
 
 // Tenant returns the caller's tenant, or answers 401 and false.
-func Tenant(ctx *fasthttp.RequestCtx) (pp.Tenant, bool) {
+func Tenant(ctx *fasthttp.RequestCtx) (payments.Tenant, bool) {
 	p, ok := api.RequirePrincipal(ctx, "not authenticated")
 	if !ok {
-		return pp.Tenant{}, false
+		return payments.Tenant{}, false
 	}
-	return pp.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true
+	return payments.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true
 }
 
 // Target returns the caller's tenant and the record the {id} path parameter names; it
 // answers 401, or notFound (404) for an id that is not a UUID, and false.
-func Target(ctx *fasthttp.RequestCtx, notFound error) (pp.Tenant, uuid.UUID, bool) {
+func Target(ctx *fasthttp.RequestCtx, notFound error) (payments.Tenant, uuid.UUID, bool) {
 	t, ok := Tenant(ctx)
 	if !ok {
 		return t, uuid.Nil, false
@@ -44,7 +45,7 @@ func Target(ctx *fasthttp.RequestCtx, notFound error) (pp.Tenant, uuid.UUID, boo
 
 // Fail answers err, listing every field of a domain validation error.
 func Fail(ctx *fasthttp.RequestCtx, err error) {
-	var ve *pp.ValidationError
+	var ve *payments.ValidationError
 	if errors.As(err, &ve) {
 		fields := make([]api.FieldError, len(ve.Fields))
 		for i, f := range ve.Fields {

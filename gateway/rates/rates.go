@@ -15,13 +15,14 @@ import (
 
 	"svc/gateway/api"
 	"svc/gateway/openapi"
+	"svc/payments"
 	"svc/payments/money"
 	prates "svc/payments/rates"
 )
 
 // Quoter is what the handler needs; *payments/rates.Service is one.
 type Quoter interface {
-	Quote(ctx context.Context, t prates.Tenant, req prates.Request) ([]prates.Quote, error)
+	Quote(ctx context.Context, t payments.Tenant, req prates.Request) ([]prates.Quote, error)
 }
 
 var _ Quoter = (*prates.Service)(nil)
@@ -101,7 +102,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	}
 	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	qs, err := rs.svc.Quote(c, prates.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, req)
+	qs, err := rs.svc.Quote(c, payments.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, req)
 	if err != nil {
 		if errors.Is(err, prates.ErrRateUnavailable) {
 			ctx.Response.Header.Set("Retry-After", strconv.Itoa(prates.RetryAfter))

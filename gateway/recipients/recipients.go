@@ -10,6 +10,7 @@ import (
 
 	"svc/gateway/api"
 	gw "svc/gateway/withdrawals"
+	"svc/payments"
 	"svc/payments/idempotency"
 	pr "svc/payments/recipients"
 
@@ -51,8 +52,8 @@ func out(r pr.Recipient) JSON {
 	return j
 }
 
-func tenant(p api.Principal) pr.Tenant {
-	return pr.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}
+func tenant(p api.Principal) payments.Tenant {
+	return payments.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}
 }
 
 type createBody struct {

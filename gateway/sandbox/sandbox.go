@@ -23,14 +23,15 @@ import (
 	gwdeposits "svc/gateway/deposits"
 	"svc/gateway/onramps"
 	"svc/gateway/openapi"
+	"svc/payments"
 	"svc/payments/deposits"
 )
 
 // Actions is what the handlers need; *payments/operator.Deposits is one.
 type Actions interface {
-	Reverse(ctx context.Context, actor string, t *deposits.Tenant, id uuid.UUID, reason string) (deposits.Outcome, error)
-	Clear(ctx context.Context, actor string, t *deposits.Tenant, id uuid.UUID, reason string) (deposits.Outcome, error)
-	Reject(ctx context.Context, actor string, t *deposits.Tenant, id uuid.UUID, reason string) (deposits.Outcome, error)
+	Reverse(ctx context.Context, actor string, t *payments.Tenant, id uuid.UUID, reason string) (deposits.Outcome, error)
+	Clear(ctx context.Context, actor string, t *payments.Tenant, id uuid.UUID, reason string) (deposits.Outcome, error)
+	Reject(ctx context.Context, actor string, t *payments.Tenant, id uuid.UUID, reason string) (deposits.Outcome, error)
 }
 
 // Routes is the RouteSet of the sandbox deposit controls.
@@ -53,7 +54,7 @@ type body struct {
 // MaxReason is the longest reason kept.
 const MaxReason = 500
 
-func (rs *Routes) handle(fn func(Actions, context.Context, string, *deposits.Tenant, uuid.UUID, string) (deposits.Outcome, error)) fasthttp.RequestHandler {
+func (rs *Routes) handle(fn func(Actions, context.Context, string, *payments.Tenant, uuid.UUID, string) (deposits.Outcome, error)) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		t, ok := onramps.TenantOf(ctx)
 		if !ok {

@@ -12,6 +12,7 @@ import (
 	gwidem "svc/gateway/idempotency"
 	grc "svc/gateway/recipients"
 	gw "svc/gateway/withdrawals"
+	"svc/payments"
 	"svc/payments/idempotency"
 	"svc/payments/money"
 	pr "svc/payments/recipients"
@@ -87,8 +88,8 @@ func Out(t pt.Transfer) JSON {
 	return j
 }
 
-func tenant(p api.Principal) pt.Tenant {
-	return pt.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}
+func tenant(p api.Principal) payments.Tenant {
+	return payments.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}
 }
 
 type destinationBody struct {

@@ -16,16 +16,17 @@ import (
 	"svc/gateway/api"
 	gwcustomers "svc/gateway/customers"
 	o "svc/gateway/openapi"
+	"svc/payments"
 	"svc/payments/customers"
 	va "svc/payments/virtualaccounts"
 )
 
 // Service is what the handlers need (*virtualaccounts.Service).
 type Service interface {
-	IssuePermanent(ctx context.Context, t customers.Tenant, customerID uuid.UUID) (va.Account, bool, error)
-	CustomerAccount(ctx context.Context, t customers.Tenant, customerID uuid.UUID) (va.Account, error)
-	Get(ctx context.Context, t customers.Tenant, id uuid.UUID) (va.Account, error)
-	List(ctx context.Context, t customers.Tenant, f va.Filter) ([]va.Account, int64, error)
+	IssuePermanent(ctx context.Context, t payments.Tenant, customerID uuid.UUID) (va.Account, bool, error)
+	CustomerAccount(ctx context.Context, t payments.Tenant, customerID uuid.UUID) (va.Account, error)
+	Get(ctx context.Context, t payments.Tenant, id uuid.UUID) (va.Account, error)
+	List(ctx context.Context, t payments.Tenant, f va.Filter) ([]va.Account, int64, error)
 }
 
 // Routes is the virtual accounts RouteSet.
@@ -132,7 +133,7 @@ func (h *Routes) customerList(ctx *fasthttp.RequestCtx) {
 
 // customersGet checks the customer exists for this tenant (404 otherwise), through the
 // service's CustomerAccount (which loads the customer first).
-func customersGet(ctx *fasthttp.RequestCtx, h *Routes, t customers.Tenant, id uuid.UUID) (va.Account, error) {
+func customersGet(ctx *fasthttp.RequestCtx, h *Routes, t payments.Tenant, id uuid.UUID) (va.Account, error) {
 	a, err := h.svc.CustomerAccount(api.Ctx(ctx), t, id)
 	if err == va.ErrNotFound {
 		return a, nil
@@ -157,7 +158,7 @@ func (h *Routes) list(ctx *fasthttp.RequestCtx) {
 	h.listWith(ctx, t, cid)
 }
 
-func (h *Routes) listWith(ctx *fasthttp.RequestCtx, t customers.Tenant, cid *uuid.UUID) {
+func (h *Routes) listWith(ctx *fasthttp.RequestCtx, t payments.Tenant, cid *uuid.UUID) {
 	p, err := api.Paging(ctx, "limit", 20, 100)
 	if err != nil {
 		api.Fail(ctx, err)

@@ -11,19 +11,20 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
+	"svc/payments"
 	wh "svc/payments/webhooks"
 )
 
 // Service is what the handlers need; *payments/webhooks.Service is one.
 type Service interface {
-	Create(ctx context.Context, t wh.Tenant, in wh.CreateInput) (wh.Created, error)
-	List(ctx context.Context, t wh.Tenant) ([]wh.Endpoint, error)
-	Get(ctx context.Context, t wh.Tenant, id uuid.UUID) (wh.Endpoint, error)
-	Update(ctx context.Context, t wh.Tenant, id uuid.UUID, in wh.UpdateInput) (wh.Endpoint, error)
-	Delete(ctx context.Context, t wh.Tenant, id uuid.UUID) error
-	RotateSecret(ctx context.Context, t wh.Tenant, id uuid.UUID) (wh.Created, error)
-	Test(ctx context.Context, t wh.Tenant, id uuid.UUID, event string) (wh.TestResult, error)
-	Logs(ctx context.Context, t wh.Tenant, f wh.LogFilter) ([]wh.LogEntry, int64, error)
+	Create(ctx context.Context, t payments.Tenant, in wh.CreateInput) (wh.Created, error)
+	List(ctx context.Context, t payments.Tenant) ([]wh.Endpoint, error)
+	Get(ctx context.Context, t payments.Tenant, id uuid.UUID) (wh.Endpoint, error)
+	Update(ctx context.Context, t payments.Tenant, id uuid.UUID, in wh.UpdateInput) (wh.Endpoint, error)
+	Delete(ctx context.Context, t payments.Tenant, id uuid.UUID) error
+	RotateSecret(ctx context.Context, t payments.Tenant, id uuid.UUID) (wh.Created, error)
+	Test(ctx context.Context, t payments.Tenant, id uuid.UUID, event string) (wh.TestResult, error)
+	Logs(ctx context.Context, t payments.Tenant, f wh.LogFilter) ([]wh.LogEntry, int64, error)
 }
 
 var _ Service = (*wh.Service)(nil)
@@ -51,17 +52,17 @@ func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandle
 // requestTimeout bounds the database work of one request; a test send adds its own 10 s.
 const requestTimeout = 30 * time.Second
 
-func tenantOf(ctx *fasthttp.RequestCtx) (wh.Tenant, bool) {
+func tenantOf(ctx *fasthttp.RequestCtx) (payments.Tenant, bool) {
 	p, ok := api.RequirePrincipal(ctx, "not authenticated")
 	if !ok {
-		return wh.Tenant{}, false
+		return payments.Tenant{}, false
 	}
-	return wh.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true
+	return payments.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true
 }
 
 // target is the caller's tenant and the endpoint {id} names; it answers 401, or 404 for an
 // id that is not a UUID, and false.
-func target(ctx *fasthttp.RequestCtx) (wh.Tenant, uuid.UUID, bool) {
+func target(ctx *fasthttp.RequestCtx) (payments.Tenant, uuid.UUID, bool) {
 	t, ok := tenantOf(ctx)
 	if !ok {
 		return t, uuid.Nil, false

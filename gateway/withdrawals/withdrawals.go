@@ -9,6 +9,7 @@ import (
 
 	"svc/gateway/api"
 	gwidem "svc/gateway/idempotency"
+	"svc/payments"
 	"svc/payments/idempotency"
 	"svc/payments/providers"
 	pw "svc/payments/withdrawals"
@@ -55,8 +56,8 @@ func Out(w pw.Withdrawal) JSON {
 		CreatedAt: Time(w.CreatedAt), UpdatedAt: Time(w.UpdatedAt), SettledAt: TimePtr(w.SettledAt)}
 }
 
-func tenant(p api.Principal) pw.Tenant {
-	return pw.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}
+func tenant(p api.Principal) payments.Tenant {
+	return payments.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}
 }
 
 type createBody struct {

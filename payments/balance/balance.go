@@ -36,6 +36,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"svc/engine"
+	"svc/payments"
 	"svc/payments/idempotency"
 	"svc/payments/ledger"
 	"svc/payments/money"
@@ -43,9 +44,6 @@ import (
 	"svc/payments/providers"
 	"svc/persistence/postgres"
 )
-
-// Tenant is the merchant and environment every query is scoped by.
-type Tenant = onramps.Tenant
 
 // Exchange is what transfers need of one environment's engine; *engine.Engine is one.
 type Exchange interface {
@@ -76,7 +74,7 @@ type Balance struct {
 // Transfer is one movement between the payments and trading balances.
 type Transfer struct {
 	ID            uuid.UUID
-	Tenant        Tenant
+	Tenant        payments.Tenant
 	Direction     string
 	Amount        money.Amount // USDT
 	Status        string
@@ -124,10 +122,10 @@ func New(pool *pgxpool.Pool, cfg Config) *Service {
 func (s *Service) stamp() time.Time { return s.cfg.Now().UTC().Truncate(time.Millisecond) }
 
 // ErrNotFound: no such transfer for this merchant and environment (404).
-var ErrNotFound error = &onramps.Error{Code: "NOT_FOUND", Reason: "transfer not found"}
+var ErrNotFound error = &payments.Error{Code: "NOT_FOUND", Message: "transfer not found"}
 
 // Balance returns the merchant's USDT balance (and its other assets).
-func (s *Service) Balance(ctx context.Context, t Tenant) (Balance, error) {
+func (s *Service) Balance(ctx context.Context, t payments.Tenant) (Balance, error) {
 	all, err := ledger.OwnerBalances(ctx, s.pool, t.MerchantID, t.Environment, ledger.OwnerMerchant, t.MerchantID)
 	if err != nil {
 		return Balance{}, err
@@ -161,7 +159,7 @@ var FundingAssets = []money.Asset{money.USDT, money.USDC}
 // custodian derives them from the merchant's id).
 //
 // Errors: providers.ErrProviderUnavailable (live without a custodian).
-func (s *Service) Funding(ctx context.Context, t Tenant) ([]providers.Address, error) {
+func (s *Service) Funding(ctx context.Context, t payments.Tenant) ([]providers.Address, error) {
 	custody := s.cfg.Providers.For(t.Environment).Custody
 	var out []providers.Address
 	for _, c := range providers.WalletChains {
@@ -179,16 +177,16 @@ func (s *Service) Funding(ctx context.Context, t Tenant) ([]providers.Address, e
 // CreateTransfer records a transfer PENDING (in the request's idempotency scope) and
 // enqueues its job; to_trading holds the amount (available -> pending) at once.
 //
-// Errors: *onramps.FieldError, ledger.ErrInsufficientBalance (to_trading), the database's.
-func (s *Service) CreateTransfer(ctx context.Context, t Tenant, in TransferInput) (Transfer, error) {
+// Errors: *payments.FieldError, ledger.ErrInsufficientBalance (to_trading), the database's.
+func (s *Service) CreateTransfer(ctx context.Context, t payments.Tenant, in TransferInput) (Transfer, error) {
 	if in.Direction == "" {
 		in.Direction = ToTrading
 	}
 	if in.Direction != ToTrading && in.Direction != ToPayments {
-		return Transfer{}, &onramps.FieldError{Name: "direction", Message: "must be to_trading or to_payments"}
+		return Transfer{}, &payments.FieldError{Field: "direction", Message: "must be to_trading or to_payments"}
 	}
 	if in.Amount.Asset != money.USDT || !in.Amount.IsPositive() {
-		return Transfer{}, &onramps.FieldError{Name: "amount_usd", Message: "must be a positive amount"}
+		return Transfer{}, &payments.FieldError{Field: "amount_usd", Message: "must be a positive amount"}
 	}
 	if s.cfg.Exchanges[t.Environment] == nil {
 		return Transfer{}, &providers.UnavailableError{Provider: "exchange", Operation: "balance transfer"}
@@ -226,13 +224,13 @@ func (s *Service) post(ctx context.Context, tx pgx.Tx, tr Transfer, step, desc s
 }
 
 // GetTransfer returns the tenant's transfer. Errors: ErrNotFound.
-func (s *Service) GetTransfer(ctx context.Context, t Tenant, id uuid.UUID) (Transfer, error) {
+func (s *Service) GetTransfer(ctx context.Context, t payments.Tenant, id uuid.UUID) (Transfer, error) {
 	return scanTransfer(s.pool.QueryRow(ctx, `select `+transferColumns+` from merchant_balance_transfers
 		where id = $1 and merchant_id = $2 and environment = $3`, id, t.MerchantID, t.Environment))
 }
 
 // ListTransfers returns a page of the tenant's transfers, newest first, and the total.
-func (s *Service) ListTransfers(ctx context.Context, t Tenant, f Filter) ([]Transfer, int64, error) {
+func (s *Service) ListTransfers(ctx context.Context, t payments.Tenant, f Filter) ([]Transfer, int64, error) {
 	args := []any{t.MerchantID, t.Environment}
 	where := ` where merchant_id = $1 and environment = $2`
 	if f.Status != "" {

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"svc/payments"
 	"svc/payments/deposits"
 	"svc/payments/money"
 	"svc/payments/onramps"
@@ -24,13 +25,9 @@ type MoneyIn struct {
 
 var _ Onramps = MoneyIn{}
 
-func rateTenant(t Tenant) onramps.Tenant {
-	return onramps.Tenant{MerchantID: t.MerchantID, Environment: t.Environment}
-}
-
 // CreateTemporary creates the onramp in tx for exactly the amount.
 func (m MoneyIn) CreateTemporary(ctx context.Context, tx pgx.Tx, req OnrampRequest) (Onramp, error) {
-	o, price, err := m.Onramps.CreateForAmount(ctx, tx, rateTenant(req.Tenant), money.New(money.Asset(req.Currency), req.Amount), req.Reference)
+	o, price, err := m.Onramps.CreateForAmount(ctx, tx, req.Tenant, money.New(money.Asset(req.Currency), req.Amount), req.Reference)
 	if err != nil {
 		return Onramp{}, err
 	}
@@ -46,12 +43,12 @@ func (m MoneyIn) CreateTemporary(ctx context.Context, tx pgx.Tx, req OnrampReque
 }
 
 // SimulateDeposit runs the sandbox deposit of the onramp's exact amount.
-func (m MoneyIn) SimulateDeposit(ctx context.Context, t Tenant, onrampID string) error {
+func (m MoneyIn) SimulateDeposit(ctx context.Context, t payments.Tenant, onrampID string) error {
 	id, err := uuid.Parse(onrampID)
 	if err != nil {
 		return ErrPaymentNotFound
 	}
-	_, err = m.Deposits.Simulate(ctx, rateTenant(t), deposits.SimulateInput{OnrampID: id})
+	_, err = m.Deposits.Simulate(ctx, t, deposits.SimulateInput{OnrampID: id})
 	return err
 }
 
@@ -63,7 +60,7 @@ func Hook(s *Service) deposits.SettlementHook {
 			return nil
 		}
 		sd := SettledDeposit{ID: d.ID.String(), OnrampID: d.OnrampID.String(),
-			Tenant: Tenant{MerchantID: d.Tenant.MerchantID, Environment: d.Tenant.Environment}, AmountNGN: d.Amount.Minor}
+			Tenant: d.Tenant, AmountNGN: d.Amount.Minor}
 		if d.SettledAt != nil {
 			sd.SettledAt = *d.SettledAt
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"svc/payments"
 	"svc/payments/events"
 	"svc/payments/invoices"
 	"svc/payments/products"
@@ -214,7 +215,7 @@ func (s *Service) OnDepositSettled(ctx context.Context, tx pgx.Tx, d SettledDepo
 	}
 	invoiceEmail, err := s.complete(ctx, tx, p, at)
 	if err != nil {
-		var pe *products.Error
+		var pe *payments.Error
 		if !errors.As(err, &pe) {
 			return err
 		}
@@ -254,7 +255,7 @@ func (s *Service) complete(ctx context.Context, tx pgx.Tx, p Payment, at time.Ti
 	}
 	items := lines[0].Lines
 	if l.Type == TypeOneTime && l.PaymentsCount > 0 {
-		return nil, &products.Error{Code: ErrLinkInactive.Code, Message: "this one-time link was already paid"}
+		return nil, &payments.Error{Code: ErrLinkInactive.Code, Message: "this one-time link was already paid", Family: products.Commerce}
 	}
 	var email *string
 	if p.InvoiceID != nil {

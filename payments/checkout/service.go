@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"svc/payments"
 	"svc/payments/invoices"
 	"svc/payments/products"
 	"svc/persistence/postgres"
@@ -98,13 +99,13 @@ func newSlug(title string) string {
 	return base + "-" + string(suffix)
 }
 
-func checkText(p *products.Problems, field string, v *string, max int) {
+func checkText(p *payments.Problems, field string, v *string, max int) {
 	if v != nil {
 		p.Check(utf8.RuneCountInString(*v) <= max, field, fmt.Sprintf("must be at most %d characters", max))
 	}
 }
 
-func checkURL(p *products.Problems, field string, v *string) {
+func checkURL(p *payments.Problems, field string, v *string) {
 	if v != nil {
 		p.Check(products.ValidURL(*v), field, "must be an absolute http(s) URL")
 	}
@@ -119,10 +120,10 @@ func checkURL(p *products.Problems, field string, v *string) {
 //
 // The slug is generated from the title when omitted.
 //
-// Errors: *products.ValidationError, ErrSlugTaken, invoices.ErrPaid, ErrNotPayable,
+// Errors: *payments.ValidationError, ErrSlugTaken, invoices.ErrPaid, ErrNotPayable,
 // products.ErrInactive, invoices.ErrNotFound or products.ErrNotFound (404) for an
 // invoice_id or product_id that is unknown or another tenant's.
-func (s *Service) Create(ctx context.Context, t Tenant, in CreateInput) (Link, error) {
+func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput) (Link, error) {
 	var out Link
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		l, err := s.create(ctx, tx, t, in)
@@ -132,8 +133,8 @@ func (s *Service) Create(ctx context.Context, t Tenant, in CreateInput) (Link, e
 	return out, err
 }
 
-func (s *Service) create(ctx context.Context, tx pgx.Tx, t Tenant, in CreateInput) (Link, error) {
-	var p products.Problems
+func (s *Service) create(ctx context.Context, tx pgx.Tx, t payments.Tenant, in CreateInput) (Link, error) {
+	var p payments.Problems
 	now := s.stamp()
 	l := Link{
 		ID: uuid.Must(uuid.NewV7()), Tenant: t, Title: in.Title, Description: in.Description, Slug: in.Slug,
@@ -172,7 +173,7 @@ func (s *Service) create(ctx context.Context, tx pgx.Tx, t Tenant, in CreateInpu
 		inv, err := invoices.GetTx(ctx, tx, t, *in.InvoiceID, true)
 		if errors.Is(err, invoices.ErrNotFound) {
 			// Unknown and another tenant's invoice alike: 404, as for any foreign id.
-			return Link{}, &products.Error{Code: invoices.ErrNotFound.Code, Message: fmt.Sprintf("invoice_id: invoice %s not found", *in.InvoiceID)}
+			return Link{}, &payments.Error{Code: invoices.ErrNotFound.Code, Message: fmt.Sprintf("invoice_id: invoice %s not found", *in.InvoiceID), Family: products.Commerce}
 		}
 		if err != nil {
 			return Link{}, err
@@ -262,26 +263,26 @@ func (s *Service) create(ctx context.Context, tx pgx.Tx, t Tenant, in CreateInpu
 }
 
 // Get returns one live link. Errors: ErrNotFound.
-func (s *Service) Get(ctx context.Context, t Tenant, id uuid.UUID) (Link, error) {
+func (s *Service) Get(ctx context.Context, t payments.Tenant, id uuid.UUID) (Link, error) {
 	return getLink(ctx, s.pool, t, id, false)
 }
 
 // List returns a page of live links, newest first, and the total matching.
-func (s *Service) List(ctx context.Context, t Tenant, f Filter) ([]Link, int64, error) {
+func (s *Service) List(ctx context.Context, t payments.Tenant, f Filter) ([]Link, int64, error) {
 	return listLinks(ctx, s.pool, t, f)
 }
 
 // Update changes title, description, redirect_url, success_message and status.
 //
-// Errors: ErrNotFound, *products.ValidationError.
-func (s *Service) Update(ctx context.Context, t Tenant, id uuid.UUID, in UpdateInput) (Link, error) {
+// Errors: ErrNotFound, *payments.ValidationError.
+func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, in UpdateInput) (Link, error) {
 	var out Link
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		l, err := getLink(ctx, tx, t, id, true)
 		if err != nil {
 			return err
 		}
-		var p products.Problems
+		var p payments.Problems
 		if in.Title.Set {
 			n := utf8.RuneCountInString(in.Title.Value)
 			if p.Check(!in.Title.Null && n > 0, "title", "is required") &&
@@ -329,7 +330,7 @@ func (s *Service) Update(ctx context.Context, t Tenant, id uuid.UUID, in UpdateI
 
 // Delete removes a link: its page answers 410 Gone from now on and its slug is not reused.
 // Errors: ErrNotFound.
-func (s *Service) Delete(ctx context.Context, t Tenant, id uuid.UUID) error {
+func (s *Service) Delete(ctx context.Context, t payments.Tenant, id uuid.UUID) error {
 	now := s.stamp()
 	tag, err := s.pool.Exec(ctx, `update checkout_links set deleted_at=$4, status='inactive', updated_at=$4
 		where merchant_id=$1 and environment=$2 and id=$3 and deleted_at is null`, t.MerchantID, t.Environment, id, now)

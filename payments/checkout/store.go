@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"svc/payments"
 	"svc/payments/invoices"
 	"svc/persistence/postgres"
 )
@@ -61,7 +62,7 @@ func withLines(ctx context.Context, q postgres.Querier, links []Link) error {
 }
 
 // getLink reads a live (not deleted) link of the tenant.
-func getLink(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID, lock bool) (Link, error) {
+func getLink(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID, lock bool) (Link, error) {
 	sql := linkSelect + `where l.merchant_id=$1 and l.environment=$2 and l.id=$3 and l.deleted_at is null`
 	if lock {
 		sql += ` for update of l`
@@ -100,7 +101,7 @@ func linkBySlug(ctx context.Context, q postgres.Querier, slug string, lock bool)
 	return ls[0], nil
 }
 
-func listLinks(ctx context.Context, q postgres.Querier, t Tenant, f Filter) ([]Link, int64, error) {
+func listLinks(ctx context.Context, q postgres.Querier, t payments.Tenant, f Filter) ([]Link, int64, error) {
 	where := `l.merchant_id=$1 and l.environment=$2 and l.deleted_at is null and ($3 = '' or l.status = $3)`
 	args := []any{t.MerchantID, t.Environment, f.Status}
 	var total int64

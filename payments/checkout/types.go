@@ -12,13 +12,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"svc/payments"
 	"svc/payments/events"
 	"svc/payments/invoices"
 	"svc/payments/products"
 )
-
-// Tenant is the merchant and environment every query is scoped by.
-type Tenant = products.Tenant
 
 // Link types and statuses.
 const (
@@ -42,7 +40,7 @@ const (
 // linked invoice's current total for invoice links.
 type Link struct {
 	ID             uuid.UUID
-	Tenant         Tenant
+	Tenant         payments.Tenant
 	Slug           string
 	Title          string
 	Description    *string
@@ -105,7 +103,7 @@ const (
 type Payment struct {
 	ID            uuid.UUID
 	LinkID        uuid.UUID
-	Tenant        Tenant
+	Tenant        payments.Tenant
 	InvoiceID     *uuid.UUID
 	Amount        int64
 	Currency      string
@@ -133,7 +131,7 @@ func (p Payment) StatusAt(now time.Time) string {
 
 // OnrampRequest asks for a TEMPORARY onramp that takes exactly the payment's amount.
 type OnrampRequest struct {
-	Tenant    Tenant
+	Tenant    payments.Tenant
 	Amount    int64  // minor units of Currency
 	Currency  string // NGN, or USD converted to NGN at a locked rate
 	Reference string // the checkout payment's id (payment reference)
@@ -158,14 +156,14 @@ type Onramps interface {
 	// balance) for the amount, with the rate locked when the currency is not NGN.
 	CreateTemporary(ctx context.Context, tx pgx.Tx, req OnrampRequest) (Onramp, error)
 	// SimulateDeposit runs the sandbox deposit of the onramp's exact amount (sandbox only).
-	SimulateDeposit(ctx context.Context, t Tenant, onrampID string) error
+	SimulateDeposit(ctx context.Context, t payments.Tenant, onrampID string) error
 }
 
 // SettledDeposit is a deposit that has just settled into an onramp.
 type SettledDeposit struct {
 	ID        string
 	OnrampID  string
-	Tenant    Tenant
+	Tenant    payments.Tenant
 	AmountNGN int64
 	SettledAt time.Time
 }

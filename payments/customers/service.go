@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"svc/payments"
 	"svc/payments/events"
 	"svc/payments/idempotency"
 	"svc/payments/ledger"
@@ -46,7 +47,7 @@ func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSp
 
 // Create adds a customer at TIER_0 and records customer.created.
 // Errors: ErrCustomerExists, or the database's.
-func (s *Service) Create(ctx context.Context, t Tenant, in CreateInput) (Customer, error) {
+func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput) (Customer, error) {
 	now := s.clock()
 	c := Customer{ID: uuid.Must(uuid.NewV7()), Email: NormalizeEmail(in.Email), FirstName: in.FirstName, LastName: in.LastName,
 		KYCTier: Tier0, CreatedAt: now, UpdatedAt: now}
@@ -68,12 +69,12 @@ func (s *Service) Create(ctx context.Context, t Tenant, in CreateInput) (Custome
 }
 
 // Get returns a customer. Errors: ErrNotFound.
-func (s *Service) Get(ctx context.Context, t Tenant, id uuid.UUID) (Customer, error) {
+func (s *Service) Get(ctx context.Context, t payments.Tenant, id uuid.UUID) (Customer, error) {
 	return Load(ctx, s.pool, t, id, false)
 }
 
 // Update changes the given names. Errors: ErrNotFound.
-func (s *Service) Update(ctx context.Context, t Tenant, id uuid.UUID, in UpdateInput) (Customer, error) {
+func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, in UpdateInput) (Customer, error) {
 	var c Customer
 	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
@@ -88,7 +89,7 @@ func (s *Service) Update(ctx context.Context, t Tenant, id uuid.UUID, in UpdateI
 
 // List returns a page of customers, newest first, and the id to continue after (uuid.Nil
 // when this is the last page).
-func (s *Service) List(ctx context.Context, t Tenant, f ListFilter) ([]Customer, uuid.UUID, error) {
+func (s *Service) List(ctx context.Context, t payments.Tenant, f ListFilter) ([]Customer, uuid.UUID, error) {
 	if f.Limit <= 0 {
 		f.Limit = 20
 	}
@@ -111,7 +112,7 @@ func (s *Service) List(ctx context.Context, t Tenant, f ListFilter) ([]Customer,
 // has none). A customer already at TIER_1 or above is answered VERIFIED without asking the
 // provider again.
 // Errors: ErrNotFound, *providers.UnavailableError (live without KYC), the database's.
-func (s *Service) VerifyTier1(ctx context.Context, t Tenant, id uuid.UUID, in Tier1Input) (Verification, Customer, error) {
+func (s *Service) VerifyTier1(ctx context.Context, t payments.Tenant, id uuid.UUID, in Tier1Input) (Verification, Customer, error) {
 	c, err := s.Get(ctx, t, id)
 	if err != nil {
 		return Verification{}, c, err
@@ -155,7 +156,7 @@ func (s *Service) VerifyTier1(ctx context.Context, t Tenant, id uuid.UUID, in Ti
 // Passed: TIER_2 and customer.tier2_verified. Rejected: the tier is unchanged and
 // customer.tier2_rejected carries the reason.
 // Errors: ErrNotFound, ErrTier1Required, *providers.UnavailableError, the database's.
-func (s *Service) VerifyTier2(ctx context.Context, t Tenant, id uuid.UUID, in Tier2Input) (Verification, Customer, error) {
+func (s *Service) VerifyTier2(ctx context.Context, t payments.Tenant, id uuid.UUID, in Tier2Input) (Verification, Customer, error) {
 	c, err := s.Get(ctx, t, id)
 	if err != nil {
 		return Verification{}, c, err
@@ -203,7 +204,7 @@ func (s *Service) VerifyTier2(ctx context.Context, t Tenant, id uuid.UUID, in Ti
 	return v.Verification, c, err
 }
 
-func (s *Service) setTier(ctx context.Context, tx pgx.Tx, t Tenant, id uuid.UUID, tier string) (Customer, error) {
+func (s *Service) setTier(ctx context.Context, tx pgx.Tx, t payments.Tenant, id uuid.UUID, tier string) (Customer, error) {
 	return scanCustomer(tx.QueryRow(ctx, `update customers set kyc_tier = $4, updated_at = $5
 		where merchant_id = $1 and environment = $2 and id = $3 returning `+customerCols,
 		t.MerchantID, t.Environment, id, tier, s.clock()))
@@ -212,7 +213,7 @@ func (s *Service) setTier(ctx context.Context, tx pgx.Tx, t Tenant, id uuid.UUID
 // Initiate starts a hosted verification flow of tier (1 or 2) at the KYC provider and
 // returns it PENDING with its verification URL. Tier 2 needs TIER_1 (ErrTier1Required).
 // Errors: ErrNotFound, ErrTier1Required, *providers.UnavailableError, the database's.
-func (s *Service) Initiate(ctx context.Context, t Tenant, id uuid.UUID, tier int, in InitiateInput) (Verification, error) {
+func (s *Service) Initiate(ctx context.Context, t payments.Tenant, id uuid.UUID, tier int, in InitiateInput) (Verification, error) {
 	c, err := s.Get(ctx, t, id)
 	if err != nil {
 		return Verification{}, err
@@ -243,7 +244,7 @@ func (s *Service) Initiate(ctx context.Context, t Tenant, id uuid.UUID, tier int
 }
 
 // Verifications lists a customer's verifications, newest first.
-func (s *Service) Verifications(ctx context.Context, t Tenant, id uuid.UUID) ([]Verification, error) {
+func (s *Service) Verifications(ctx context.Context, t payments.Tenant, id uuid.UUID) ([]Verification, error) {
 	rows, err := s.pool.Query(ctx, `select `+verificationCols+` from kyc_verifications
 		where merchant_id = $1 and environment = $2 and customer_id = $3 order by created_at desc, id desc`, t.MerchantID, t.Environment, id)
 	if err != nil {
@@ -262,7 +263,7 @@ func (s *Service) Verifications(ctx context.Context, t Tenant, id uuid.UUID) ([]
 }
 
 // AddWallet registers a crypto wallet. Errors: ErrNotFound, ErrWalletExists.
-func (s *Service) AddWallet(ctx context.Context, t Tenant, id uuid.UUID, in WalletInput) (Wallet, error) {
+func (s *Service) AddWallet(ctx context.Context, t payments.Tenant, id uuid.UUID, in WalletInput) (Wallet, error) {
 	var w Wallet
 	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := Load(ctx, tx, t, id, false); err != nil {
@@ -282,7 +283,7 @@ func (s *Service) AddWallet(ctx context.Context, t Tenant, id uuid.UUID, in Wall
 }
 
 // Wallets lists a customer's wallets, oldest first, with the total.
-func (s *Service) Wallets(ctx context.Context, t Tenant, id uuid.UUID, limit, offset int) ([]Wallet, int64, error) {
+func (s *Service) Wallets(ctx context.Context, t payments.Tenant, id uuid.UUID, limit, offset int) ([]Wallet, int64, error) {
 	if _, err := s.Get(ctx, t, id); err != nil {
 		return nil, 0, err
 	}
@@ -312,7 +313,7 @@ func (s *Service) Wallets(ctx context.Context, t Tenant, id uuid.UUID, limit, of
 // CreateFunding asks the custodian for the customer's deposit address on the chain (stable
 // per customer, chain and asset) and records a PENDING funding request valid for
 // FundingLifetime. Errors: ErrNotFound, *providers.UnavailableError, the database's.
-func (s *Service) CreateFunding(ctx context.Context, t Tenant, id uuid.UUID, in FundingInput) (FundingRequest, error) {
+func (s *Service) CreateFunding(ctx context.Context, t payments.Tenant, id uuid.UUID, in FundingInput) (FundingRequest, error) {
 	if _, err := s.Get(ctx, t, id); err != nil {
 		return FundingRequest{}, err
 	}
@@ -342,7 +343,7 @@ func (s *Service) CreateFunding(ctx context.Context, t Tenant, id uuid.UUID, in 
 }
 
 // Balance reads the customer's ledger accounts. Errors: ErrNotFound.
-func (s *Service) Balance(ctx context.Context, t Tenant, id uuid.UUID) (Balance, error) {
+func (s *Service) Balance(ctx context.Context, t payments.Tenant, id uuid.UUID) (Balance, error) {
 	c, err := s.Get(ctx, t, id)
 	if err != nil {
 		return Balance{}, err
@@ -374,7 +375,7 @@ func (s *Service) Balance(ctx context.Context, t Tenant, id uuid.UUID) (Balance,
 }
 
 // Ledger lists the entries of the customer's accounts, newest first. Errors: ErrNotFound.
-func (s *Service) Ledger(ctx context.Context, t Tenant, id uuid.UUID, limit, offset int) ([]ledger.Entry, int64, error) {
+func (s *Service) Ledger(ctx context.Context, t payments.Tenant, id uuid.UUID, limit, offset int) ([]ledger.Entry, int64, error) {
 	if _, err := s.Get(ctx, t, id); err != nil {
 		return nil, 0, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"svc/payments"
 	"svc/persistence/postgres"
 )
 
@@ -25,7 +26,7 @@ func scanCustomer(row pgx.Row) (Customer, error) {
 // Load reads one customer of the tenant (ErrNotFound); with lock, FOR UPDATE (q must be a
 // transaction). Other payments domains (virtual accounts, onramps) use it to check a customer
 // and its tier inside their own transaction.
-func Load(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID, lock bool) (Customer, error) {
+func Load(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID, lock bool) (Customer, error) {
 	sql := `select ` + customerCols + ` from customers where merchant_id = $1 and environment = $2 and id = $3`
 	if lock {
 		sql += ` for update`
@@ -37,7 +38,7 @@ func Load(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID, lock 
 	return c, err
 }
 
-func listCustomers(ctx context.Context, q postgres.Querier, t Tenant, f ListFilter) ([]Customer, error) {
+func listCustomers(ctx context.Context, q postgres.Querier, t payments.Tenant, f ListFilter) ([]Customer, error) {
 	rows, err := q.Query(ctx, `select `+customerCols+` from customers
 		where merchant_id = $1 and environment = $2
 		  and ($3 = '' or email = $3) and ($4 = '' or kyc_tier = $4)
@@ -75,7 +76,7 @@ type verificationRow struct {
 	profile  []byte
 }
 
-func insertVerification(ctx context.Context, tx pgx.Tx, t Tenant, v verificationRow) error {
+func insertVerification(ctx context.Context, tx pgx.Tx, t payments.Tenant, v verificationRow) error {
 	nullable := func(s string) *string {
 		if s == "" {
 			return nil

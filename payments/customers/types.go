@@ -21,12 +21,6 @@ import (
 	"svc/payments/money"
 )
 
-// Tenant is the merchant and environment every query is scoped by.
-type Tenant struct {
-	MerchantID  uuid.UUID
-	Environment string // sandbox or live
-}
-
 // KYC tiers.
 const (
 	Tier0 = "TIER_0"

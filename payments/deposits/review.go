@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"svc/payments"
 	"svc/payments/events"
 	"svc/payments/ledger"
 	"svc/payments/money"
@@ -38,7 +39,7 @@ import (
 
 // ErrNotReversible: only an NGN deposit can be reversed or rejected here (an offramp's crypto
 // deposit is settled by its offramp) (422).
-var ErrNotReversible error = &onramps.Error{Code: "INVALID_STATE", Reason: "only NGN deposits can be reversed, cleared or rejected"}
+var ErrNotReversible error = &payments.Error{Code: "INVALID_STATE", Message: "only NGN deposits can be reversed, cleared or rejected"}
 
 // stateError is ErrInvalidState with a sentence naming the deposit's status (the API's
 // detail).
@@ -69,7 +70,7 @@ type Outcome struct {
 //
 // Errors: ErrNotFound, ErrInvalidState (not SETTLED or REVERSED), ErrNotReversible, the
 // database's.
-func (s *Service) Reverse(ctx context.Context, t *Tenant, id uuid.UUID, reason string) (Outcome, error) {
+func (s *Service) Reverse(ctx context.Context, t *payments.Tenant, id uuid.UUID, reason string) (Outcome, error) {
 	var out Outcome
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
@@ -80,7 +81,7 @@ func (s *Service) Reverse(ctx context.Context, t *Tenant, id uuid.UUID, reason s
 }
 
 // Clear lifts the compliance hold of a FLAGGED deposit; see Reverse for t and the errors.
-func (s *Service) Clear(ctx context.Context, t *Tenant, id uuid.UUID, reason string) (Outcome, error) {
+func (s *Service) Clear(ctx context.Context, t *payments.Tenant, id uuid.UUID, reason string) (Outcome, error) {
 	var out Outcome
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
@@ -92,7 +93,7 @@ func (s *Service) Clear(ctx context.Context, t *Tenant, id uuid.UUID, reason str
 
 // Reject ends a held (or in-flight) deposit FAILED with the NGN returned, or reverses a
 // settled one; see Reverse for t and the errors.
-func (s *Service) Reject(ctx context.Context, t *Tenant, id uuid.UUID, reason string) (Outcome, error) {
+func (s *Service) Reject(ctx context.Context, t *payments.Tenant, id uuid.UUID, reason string) (Outcome, error) {
 	var out Outcome
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
@@ -103,7 +104,7 @@ func (s *Service) Reject(ctx context.Context, t *Tenant, id uuid.UUID, reason st
 }
 
 // lockFor reads the deposit FOR UPDATE, scoped to t when given.
-func lockFor(ctx context.Context, tx pgx.Tx, t *Tenant, id uuid.UUID) (Deposit, error) {
+func lockFor(ctx context.Context, tx pgx.Tx, t *payments.Tenant, id uuid.UUID) (Deposit, error) {
 	d, err := getByID(ctx, tx, id)
 	if err != nil {
 		return Deposit{}, err
@@ -125,7 +126,7 @@ func withReason(prefix, reason string) string {
 }
 
 // ReverseTx is Reverse in the caller's transaction (the operator's audit row commits with it).
-func (s *Service) ReverseTx(ctx context.Context, tx pgx.Tx, t *Tenant, id uuid.UUID, reason string) (Outcome, error) {
+func (s *Service) ReverseTx(ctx context.Context, tx pgx.Tx, t *payments.Tenant, id uuid.UUID, reason string) (Outcome, error) {
 	d, err := lockFor(ctx, tx, t, id)
 	if err != nil {
 		return Outcome{}, err
@@ -208,7 +209,7 @@ func (s *Service) reverse(ctx context.Context, tx pgx.Tx, d Deposit, reason stri
 }
 
 // ClearTx is Clear in the caller's transaction.
-func (s *Service) ClearTx(ctx context.Context, tx pgx.Tx, t *Tenant, id uuid.UUID, reason string) (Outcome, error) {
+func (s *Service) ClearTx(ctx context.Context, tx pgx.Tx, t *payments.Tenant, id uuid.UUID, reason string) (Outcome, error) {
 	d, err := lockFor(ctx, tx, t, id)
 	if err != nil {
 		return Outcome{}, err
@@ -241,7 +242,7 @@ func (s *Service) ClearTx(ctx context.Context, tx pgx.Tx, t *Tenant, id uuid.UUI
 }
 
 // RejectTx is Reject in the caller's transaction.
-func (s *Service) RejectTx(ctx context.Context, tx pgx.Tx, t *Tenant, id uuid.UUID, reason string) (Outcome, error) {
+func (s *Service) RejectTx(ctx context.Context, tx pgx.Tx, t *payments.Tenant, id uuid.UUID, reason string) (Outcome, error) {
 	d, err := lockFor(ctx, tx, t, id)
 	if err != nil {
 		return Outcome{}, err

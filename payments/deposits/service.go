@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"svc/payments"
 	"svc/payments/events"
 	"svc/payments/idempotency"
 	"svc/payments/ledger"
@@ -24,11 +25,11 @@ import (
 // Errors.
 var (
 	// ErrNotFound: no such deposit for this merchant and environment (404).
-	ErrNotFound error = &onramps.Error{Code: "NOT_FOUND", Reason: "deposit not found"}
+	ErrNotFound error = &payments.Error{Code: "NOT_FOUND", Message: "deposit not found"}
 	// ErrSandboxOnly: the sandbox operation was called with a live key (403).
-	ErrSandboxOnly error = &onramps.Error{Code: "SANDBOX_ONLY", Reason: "this operation works only with a test (sandbox) key"}
+	ErrSandboxOnly error = &payments.Error{Code: "SANDBOX_ONLY", Message: "this operation works only with a test (sandbox) key"}
 	// ErrInvalidState: the deposit is not in a state the operation applies to (422).
-	ErrInvalidState error = &onramps.Error{Code: "INVALID_STATE", Reason: "the deposit is not in a state this operation applies to"}
+	ErrInvalidState error = &payments.Error{Code: "INVALID_STATE", Message: "the deposit is not in a state this operation applies to"}
 )
 
 // Config is what the service is built with.
@@ -71,13 +72,13 @@ func (s *Service) stamp() time.Time { return s.cfg.Now().UTC().Truncate(time.Mil
 // onramp now.
 //
 // Errors: ErrSandboxOnly (a live tenant), onramps.ErrNotFound, onramps.ErrNotActive,
-// *onramps.FieldError (amount), the database's.
-func (s *Service) Simulate(ctx context.Context, t Tenant, in SimulateInput) (Deposit, error) {
+// *payments.FieldError (amount), the database's.
+func (s *Service) Simulate(ctx context.Context, t payments.Tenant, in SimulateInput) (Deposit, error) {
 	if t.Environment != "sandbox" {
 		return Deposit{}, ErrSandboxOnly
 	}
 	if in.Amount != nil && (in.Amount.Asset != money.NGN || !in.Amount.IsPositive()) {
-		return Deposit{}, &onramps.FieldError{Name: "amount", Message: "must be a positive NGN amount"}
+		return Deposit{}, &payments.FieldError{Field: "amount", Message: "must be a positive NGN amount"}
 	}
 	var out Deposit
 	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
@@ -362,12 +363,12 @@ func (s *Service) route(ctx context.Context, tx pgx.Tx, d Deposit) error {
 }
 
 // Get returns the tenant's deposit with its onramp's account. Errors: ErrNotFound.
-func (s *Service) Get(ctx context.Context, t Tenant, id uuid.UUID) (Deposit, error) {
+func (s *Service) Get(ctx context.Context, t payments.Tenant, id uuid.UUID) (Deposit, error) {
 	return get(ctx, s.pool, t, id)
 }
 
 // List returns a page of the tenant's deposits, newest first, and the total.
-func (s *Service) List(ctx context.Context, t Tenant, f Filter) ([]Deposit, int64, error) {
+func (s *Service) List(ctx context.Context, t payments.Tenant, f Filter) ([]Deposit, int64, error) {
 	return list(ctx, s.pool, t, f)
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"svc/payments"
 	"svc/payments/money"
 	"svc/persistence/postgres"
 )
@@ -104,12 +105,12 @@ func getByID(ctx context.Context, tx pgx.Tx, id uuid.UUID) (Deposit, error) {
 	return scan(tx.QueryRow(ctx, `select `+columns+from+` where d.id = $1 for update of d`, id))
 }
 
-func get(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID) (Deposit, error) {
+func get(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID) (Deposit, error) {
 	return scan(q.QueryRow(ctx, `select `+columns+from+` where d.id = $1 and d.merchant_id = $2 and d.environment = $3`,
 		id, t.MerchantID, t.Environment))
 }
 
-func list(ctx context.Context, q postgres.Querier, t Tenant, f Filter) ([]Deposit, int64, error) {
+func list(ctx context.Context, q postgres.Querier, t payments.Tenant, f Filter) ([]Deposit, int64, error) {
 	args := []any{t.MerchantID, t.Environment}
 	where := ` where d.merchant_id = $1 and d.environment = $2`
 	add := func(clause string, v any) {

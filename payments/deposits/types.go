@@ -34,13 +34,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"svc/payments"
 	"svc/payments/ledger"
 	"svc/payments/money"
 	"svc/payments/onramps"
 )
-
-// Tenant is the merchant and environment every query is scoped by.
-type Tenant = onramps.Tenant
 
 // Types and statuses.
 const (
@@ -102,7 +100,7 @@ const (
 // Deposit is one arrival of money.
 type Deposit struct {
 	ID               uuid.UUID
-	Tenant           Tenant
+	Tenant           payments.Tenant
 	Type             string
 	Status           string
 	OnrampID         *uuid.UUID

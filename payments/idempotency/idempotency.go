@@ -42,6 +42,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"svc/payments"
 	"svc/persistence/postgres"
 )
 
@@ -111,29 +112,12 @@ type Response struct {
 	Body        []byte
 }
 
-// Error is a refusal of a keyed request, with its API code.
-type Error struct {
-	Code   string
-	Reason string
-}
-
-func (e *Error) Error() string { return e.Reason }
-
-// APICode is the gateway's error code.
-func (e *Error) APICode() string { return e.Code }
-
-// Is matches errors of the same code.
-func (e *Error) Is(target error) bool {
-	t, ok := target.(*Error)
-	return ok && t.Code == e.Code
-}
-
 // Errors of Begin.
 var (
 	// ErrKeyInUse: a request with this key is still running (409 IDEMPOTENCY_KEY_IN_USE).
-	ErrKeyInUse error = &Error{"IDEMPOTENCY_KEY_IN_USE", "a request with this idempotency key is still in progress; retry after it completes"}
+	ErrKeyInUse error = &payments.Error{Code: "IDEMPOTENCY_KEY_IN_USE", Message: "a request with this idempotency key is still in progress; retry after it completes"}
 	// ErrKeyReused: the key was used for another request (422 IDEMPOTENCY_KEY_REUSED).
-	ErrKeyReused error = &Error{"IDEMPOTENCY_KEY_REUSED", "this idempotency key was already used with a different request (method, path or body)"}
+	ErrKeyReused error = &payments.Error{Code: "IDEMPOTENCY_KEY_REUSED", Message: "this idempotency key was already used with a different request (method, path or body)"}
 )
 
 // ValidKey reports whether key is 1 to MaxKeyLength printable ASCII characters.

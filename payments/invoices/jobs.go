@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"svc/payments"
 	"svc/payments/products"
 	"svc/payments/providers/mail"
 )
@@ -108,7 +109,7 @@ func NewMailWorker(pool *pgxpool.Pool, sender mail.Sender, log *slog.Logger) *Ma
 // phishing under the service's name). Sandbox mail to any other address goes to the outbox
 // (svc mail outbox), where the merchant's developers can read it.
 func (w *MailWorker) Work(ctx context.Context, job *river.Job[MailArgs]) error {
-	var t Tenant
+	var t payments.Tenant
 	var business string
 	var ownAddress *string
 	err := w.pool.QueryRow(ctx, `select i.merchant_id, i.environment, m.business_name,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"svc/payments"
 	"svc/payments/products"
 	"svc/persistence/postgres"
 )
@@ -80,10 +81,10 @@ func Total(lines []Line) (int64, error) {
 // unit, so they are multiplied by the quantity). field prefixes the field names in errors
 // (e.g. "line_items[2].").
 //
-// Errors: a *products.ValidationError (recorded in p, returned as nil error), or from the
+// Errors: a *payments.ValidationError (recorded in p, returned as nil error), or from the
 // catalog: products.ErrInactive (422 PRODUCT_INACTIVE), products.ErrNotFound (404) for an
 // unknown product or another tenant's.
-func BuildLine(ctx context.Context, q postgres.Querier, t Tenant, currency string, in LineInput, field string, p *products.Problems, now time.Time) (Line, error) {
+func BuildLine(ctx context.Context, q postgres.Querier, t payments.Tenant, currency string, in LineInput, field string, p *payments.Problems, now time.Time) (Line, error) {
 	l := Line{ID: uuid.Must(uuid.NewV7()), Description: in.Description, ProductID: in.ProductID, CreatedAt: now}
 	qtyOK := p.Check(in.Quantity != nil, field+"quantity", "is required") &&
 		p.Check(*in.Quantity > 0 && *in.Quantity <= MaxLineQuantity, field+"quantity", fmt.Sprintf("must be a positive integer up to %d", MaxLineQuantity))
@@ -96,8 +97,8 @@ func BuildLine(ctx context.Context, q postgres.Querier, t Tenant, currency strin
 		switch {
 		case errors.Is(err, products.ErrNotFound):
 			// Unknown and another tenant's product alike: 404, as for any foreign id.
-			return Line{}, &products.Error{Code: products.ErrNotFound.Code,
-				Message: fmt.Sprintf("%sproduct_id: product %s not found", field, *in.ProductID)}
+			return Line{}, &payments.Error{Code: products.ErrNotFound.Code,
+				Message: fmt.Sprintf("%sproduct_id: product %s not found", field, *in.ProductID), Family: products.Commerce}
 		case err != nil:
 			return Line{}, err
 		case pr.Currency != currency:

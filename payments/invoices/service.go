@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"svc/payments"
 	"svc/payments/products"
 	"svc/persistence/postgres"
 )
@@ -63,12 +64,12 @@ func ValidEmail(s string) bool {
 	return err == nil && a.Address == s && len(s) <= 254
 }
 
-func parseDate(p *products.Problems, field, s string) (time.Time, bool) {
+func parseDate(p *payments.Problems, field, s string) (time.Time, bool) {
 	d, err := time.Parse(dateLayout, s)
 	return d, p.Check(err == nil, field, "must be a date YYYY-MM-DD")
 }
 
-func checkLen(p *products.Problems, field, v string, max int) {
+func checkLen(p *payments.Problems, field, v string, max int) {
 	n := utf8.RuneCountInString(v)
 	if n == 0 {
 		p.Add(field, "is required")
@@ -78,7 +79,7 @@ func checkLen(p *products.Problems, field, v string, max int) {
 }
 
 // validateHeader checks the invoice's own fields (not its lines).
-func validateHeader(p *products.Problems, inv *Invoice) {
+func validateHeader(p *payments.Problems, inv *Invoice) {
 	checkLen(p, "title", inv.Title, MaxTitleLen)
 	checkLen(p, "customer_name", inv.CustomerName, MaxCustomerName)
 	if inv.CustomerEmail == "" {
@@ -98,8 +99,8 @@ func validateHeader(p *products.Problems, inv *Invoice) {
 // Create validates and stores a new draft invoice with its line items and the tenant's next
 // number.
 //
-// Errors: *products.ValidationError, products.ErrInactive (PRODUCT_INACTIVE).
-func (s *Service) Create(ctx context.Context, t Tenant, in CreateInput) (Invoice, error) {
+// Errors: *payments.ValidationError, products.ErrInactive (PRODUCT_INACTIVE).
+func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput) (Invoice, error) {
 	var out Invoice
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		inv, err := s.CreateTx(ctx, tx, t, in)
@@ -111,8 +112,8 @@ func (s *Service) Create(ctx context.Context, t Tenant, in CreateInput) (Invoice
 
 // CreateTx is Create inside the caller's transaction (checkout's inline flavor uses it).
 // in.Status may be pending to issue the invoice at once.
-func (s *Service) CreateTx(ctx context.Context, tx pgx.Tx, t Tenant, in CreateInput) (Invoice, error) {
-	var p products.Problems
+func (s *Service) CreateTx(ctx context.Context, tx pgx.Tx, t payments.Tenant, in CreateInput) (Invoice, error) {
+	var p payments.Problems
 	now := s.stamp()
 	inv := Invoice{
 		ID: uuid.Must(uuid.NewV7()), Tenant: t, Title: in.Title, CustomerName: in.CustomerName,
@@ -155,7 +156,7 @@ func (s *Service) CreateTx(ctx context.Context, tx pgx.Tx, t Tenant, in CreateIn
 	}
 	total, err := Total(inv.Lines)
 	if err != nil {
-		return Invoice{}, &products.ValidationError{Fields: []products.FieldError{{Field: "line_items", Message: "total is too large"}}}
+		return Invoice{}, &payments.ValidationError{Fields: []payments.FieldError{{Field: "line_items", Message: "total is too large"}}}
 	}
 	inv.TotalAmount = total
 	if inv.Number, err = nextNumber(ctx, tx, t); err != nil {
@@ -174,17 +175,17 @@ func (s *Service) CreateTx(ctx context.Context, tx pgx.Tx, t Tenant, in CreateIn
 }
 
 // Get returns one invoice with its line items. Errors: ErrNotFound.
-func (s *Service) Get(ctx context.Context, t Tenant, id uuid.UUID) (Invoice, error) {
+func (s *Service) Get(ctx context.Context, t payments.Tenant, id uuid.UUID) (Invoice, error) {
 	return getInvoice(ctx, s.pool, t, id, false)
 }
 
 // GetTx is Get inside a transaction, optionally locking the invoice.
-func GetTx(ctx context.Context, tx pgx.Tx, t Tenant, id uuid.UUID, lock bool) (Invoice, error) {
+func GetTx(ctx context.Context, tx pgx.Tx, t payments.Tenant, id uuid.UUID, lock bool) (Invoice, error) {
 	return getInvoice(ctx, tx, t, id, lock)
 }
 
 // List returns a page of invoices, newest first, and the total matching.
-func (s *Service) List(ctx context.Context, t Tenant, f Filter) ([]Invoice, int64, error) {
+func (s *Service) List(ctx context.Context, t payments.Tenant, f Filter) ([]Invoice, int64, error) {
 	return listInvoices(ctx, s.pool, t, f)
 }
 
@@ -202,8 +203,8 @@ func editable(inv Invoice) error {
 // Update changes the fields that are set, on a draft or pending invoice. status may move
 // to draft, pending or canceled.
 //
-// Errors: ErrNotFound, ErrPaid, ErrInvalidState, *products.ValidationError.
-func (s *Service) Update(ctx context.Context, t Tenant, id uuid.UUID, in UpdateInput) (Invoice, error) {
+// Errors: ErrNotFound, ErrPaid, ErrInvalidState, *payments.ValidationError.
+func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, in UpdateInput) (Invoice, error) {
 	var out Invoice
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		inv, err := getInvoice(ctx, tx, t, id, true)
@@ -213,7 +214,7 @@ func (s *Service) Update(ctx context.Context, t Tenant, id uuid.UUID, in UpdateI
 		if err := editable(inv); err != nil {
 			return err
 		}
-		var p products.Problems
+		var p payments.Problems
 		set := func(field string, v products.Patch[string], dst *string) {
 			if v.Set {
 				if p.Check(!v.Null, field, "must not be null") {
@@ -313,7 +314,7 @@ func rewriteLineAmounts(ctx context.Context, tx pgx.Tx, inv Invoice) error {
 // deleted with it (their pages stop at once).
 //
 // Errors: ErrNotFound, ErrPaid.
-func (s *Service) Delete(ctx context.Context, t Tenant, id uuid.UUID) error {
+func (s *Service) Delete(ctx context.Context, t payments.Tenant, id uuid.UUID) error {
 	return postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		inv, err := getInvoice(ctx, tx, t, id, true)
 		if err != nil {
@@ -337,9 +338,9 @@ func (s *Service) Delete(ctx context.Context, t Tenant, id uuid.UUID) error {
 // is none) and moves a draft to pending. A pending or overdue invoice is sent again as a
 // reminder. The mail leaves from a job after the commit.
 //
-// Errors: ErrNotFound, ErrPaid, ErrInvalidState (canceled), *products.ValidationError
+// Errors: ErrNotFound, ErrPaid, ErrInvalidState (canceled), *payments.ValidationError
 // (customer_email not valid).
-func (s *Service) Send(ctx context.Context, t Tenant, id uuid.UUID) (Invoice, error) {
+func (s *Service) Send(ctx context.Context, t payments.Tenant, id uuid.UUID) (Invoice, error) {
 	var out Invoice
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		inv, err := getInvoice(ctx, tx, t, id, true)
@@ -353,7 +354,7 @@ func (s *Service) Send(ctx context.Context, t Tenant, id uuid.UUID) (Invoice, er
 			return stateError("a canceled invoice cannot be sent")
 		}
 		if !ValidEmail(inv.CustomerEmail) {
-			return &products.ValidationError{Fields: []products.FieldError{{Field: "customer_email", Message: "must be a valid email address to send the invoice"}}}
+			return &payments.ValidationError{Fields: []payments.FieldError{{Field: "customer_email", Message: "must be a valid email address to send the invoice"}}}
 		}
 		if s.payLinks == nil {
 			return fmt.Errorf("invoices: no pay-link service configured")
@@ -388,9 +389,9 @@ func (s *Service) Send(ctx context.Context, t Tenant, id uuid.UUID) (Invoice, er
 
 // AddLine adds a line item to a draft or pending invoice and recalculates its total.
 //
-// Errors: ErrNotFound, ErrPaid, ErrInvalidState, *products.ValidationError,
+// Errors: ErrNotFound, ErrPaid, ErrInvalidState, *payments.ValidationError,
 // products.ErrInactive.
-func (s *Service) AddLine(ctx context.Context, t Tenant, id uuid.UUID, in LineInput) (Line, error) {
+func (s *Service) AddLine(ctx context.Context, t payments.Tenant, id uuid.UUID, in LineInput) (Line, error) {
 	var out Line
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		inv, err := getInvoice(ctx, tx, t, id, true)
@@ -403,7 +404,7 @@ func (s *Service) AddLine(ctx context.Context, t Tenant, id uuid.UUID, in LineIn
 		if len(inv.Lines) >= MaxLineItems {
 			return stateError(fmt.Sprintf("an invoice holds at most %d line items", MaxLineItems))
 		}
-		var p products.Problems
+		var p payments.Problems
 		l, err := BuildLine(ctx, tx, t, inv.Currency, in, "", &p, s.stamp())
 		if err != nil {
 			return err
@@ -433,7 +434,7 @@ func (s *Service) AddLine(ctx context.Context, t Tenant, id uuid.UUID, in LineIn
 // The last line item cannot be removed (an invoice holds at least one).
 //
 // Errors: ErrNotFound, ErrLineNotFound, ErrPaid, ErrInvalidState.
-func (s *Service) RemoveLine(ctx context.Context, t Tenant, id, lineID uuid.UUID) (Invoice, error) {
+func (s *Service) RemoveLine(ctx context.Context, t payments.Tenant, id, lineID uuid.UUID) (Invoice, error) {
 	var out Invoice
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		inv, err := getInvoice(ctx, tx, t, id, true)
@@ -466,7 +467,7 @@ func (s *Service) RemoveLine(ctx context.Context, t Tenant, id, lineID uuid.UUID
 func (s *Service) saveTotal(ctx context.Context, tx pgx.Tx, inv *Invoice) error {
 	total, err := Total(inv.Lines)
 	if err != nil {
-		return &products.ValidationError{Fields: []products.FieldError{{Field: "unit_price", Message: "the invoice total would be too large"}}}
+		return &payments.ValidationError{Fields: []payments.FieldError{{Field: "unit_price", Message: "the invoice total would be too large"}}}
 	}
 	inv.TotalAmount = total
 	inv.UpdatedAt = s.stamp()
@@ -482,7 +483,7 @@ func Payable(inv Invoice) bool {
 // (the checkout payment's).
 //
 // Errors: ErrNotFound, ErrPaid, ErrInvalidState.
-func MarkPaid(ctx context.Context, tx pgx.Tx, t Tenant, id uuid.UUID, at time.Time) (Invoice, error) {
+func MarkPaid(ctx context.Context, tx pgx.Tx, t payments.Tenant, id uuid.UUID, at time.Time) (Invoice, error) {
 	inv, err := getInvoice(ctx, tx, t, id, true)
 	if err != nil {
 		return Invoice{}, err

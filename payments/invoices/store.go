@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"svc/payments"
 	"svc/persistence/postgres"
 )
 
@@ -25,7 +26,7 @@ func scanInvoice(row pgx.Row) (Invoice, error) {
 
 // nextNumber takes the tenant's next invoice number. The counter row stays locked until the
 // caller's transaction ends, so concurrent creations queue and numbers have no gaps.
-func nextNumber(ctx context.Context, tx pgx.Tx, t Tenant) (int64, error) {
+func nextNumber(ctx context.Context, tx pgx.Tx, t payments.Tenant) (int64, error) {
 	var n int64
 	err := tx.QueryRow(ctx, `insert into invoice_counters (merchant_id, environment, last_number) values ($1, $2, 1)
 		on conflict (merchant_id, environment) do update set last_number = invoice_counters.last_number + 1
@@ -104,7 +105,7 @@ func ReadLines(ctx context.Context, q postgres.Querier, table, ownerColumn strin
 	return out, rows.Err()
 }
 
-func getInvoice(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID, lock bool) (Invoice, error) {
+func getInvoice(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID, lock bool) (Invoice, error) {
 	sql := `select ` + invoiceColumns + ` from invoices where merchant_id=$1 and environment=$2 and id=$3`
 	if lock {
 		sql += ` for update`
@@ -128,7 +129,7 @@ func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-func listInvoices(ctx context.Context, q postgres.Querier, t Tenant, f Filter) ([]Invoice, int64, error) {
+func listInvoices(ctx context.Context, q postgres.Querier, t payments.Tenant, f Filter) ([]Invoice, int64, error) {
 	where := `merchant_id=$1 and environment=$2 and ($3 = '' or status = $3) and ($4 = '' or
 		customer_name ilike '%' || $4 || '%' or customer_email ilike '%' || $4 || '%' or
 		('INV-' || lpad(number::text, 6, '0')) ilike '%' || $4 || '%')`

@@ -11,11 +11,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"svc/payments"
 	"svc/payments/products"
 )
-
-// Tenant is the merchant and environment every query is scoped by.
-type Tenant = products.Tenant
 
 // Statuses of the spec's state table.
 const (
@@ -43,7 +41,7 @@ const (
 // Invoice is an invoice with its line items.
 type Invoice struct {
 	ID            uuid.UUID
-	Tenant        Tenant
+	Tenant        payments.Tenant
 	Number        int64
 	Title         string
 	CustomerName  string

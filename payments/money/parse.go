@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"svc/payments"
 )
 
 // ParseError says why a decimal string is not an amount of an asset. Its message is a phrase
@@ -20,20 +21,11 @@ func (e *ParseError) Error() string { return e.Reason }
 // Field returns the error as a validation error of a request field: it implements the
 // gateway's FieldCoded interface (APIField), so api.Fail answers 400 VALIDATION_ERROR with
 // {field, message}.
-func (e *ParseError) Field(name string) error { return &FieldError{Name: name, Message: e.Reason} }
-
-// FieldError is a validation failure of one request field.
-type FieldError struct {
-	Name    string
-	Message string
+func (e *ParseError) Field(name string) error {
+	return &payments.FieldError{Field: name, Message: e.Reason}
 }
 
-func (e *FieldError) Error() string { return e.Message }
-
-// APIField names the field (the gateway maps it to 400 VALIDATION_ERROR).
-func (e *FieldError) APIField() string { return e.Name }
-
-// AsField returns err as a FieldError of field name when it is a *ParseError, else err.
+// AsField returns err as a *payments.FieldError of field name when it is a *ParseError, else err.
 func AsField(err error, name string) error {
 	var pe *ParseError
 	if errors.As(err, &pe) {

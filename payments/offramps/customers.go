@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"svc/payments"
 	"svc/payments/customers"
 	"svc/persistence/postgres"
 )
@@ -15,22 +16,18 @@ import (
 type Customers interface {
 	// Lookup checks id is a customer of the tenant, through q (the caller's transaction).
 	// Errors: ErrCustomerNotFound, the database's.
-	Lookup(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID) error
+	Lookup(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID) error
 	// FindOrCreate returns the tenant's customer with email, creating it (customer.created)
 	// with the names when there is none, in the request's idempotency scope if ctx has one.
-	FindOrCreate(ctx context.Context, t Tenant, email, firstName, lastName string) (uuid.UUID, error)
+	FindOrCreate(ctx context.Context, t payments.Tenant, email, firstName, lastName string) (uuid.UUID, error)
 }
 
 // Directory is Customers over payments/customers.
 type Directory struct{ Svc *customers.Service }
 
-func ct(t Tenant) customers.Tenant {
-	return customers.Tenant{MerchantID: t.MerchantID, Environment: t.Environment}
-}
-
 // Lookup implements Customers.
-func (d Directory) Lookup(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID) error {
-	_, err := customers.Load(ctx, q, ct(t), id, false)
+func (d Directory) Lookup(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID) error {
+	_, err := customers.Load(ctx, q, t, id, false)
 	if errors.Is(err, customers.ErrNotFound) {
 		return ErrCustomerNotFound
 	}
@@ -56,9 +53,9 @@ func DefaultNames(email, first, last string) (string, string) {
 }
 
 // FindOrCreate implements Customers.
-func (d Directory) FindOrCreate(ctx context.Context, t Tenant, email, first, last string) (uuid.UUID, error) {
+func (d Directory) FindOrCreate(ctx context.Context, t payments.Tenant, email, first, last string) (uuid.UUID, error) {
 	find := func() (uuid.UUID, bool, error) {
-		cs, _, err := d.Svc.List(ctx, ct(t), customers.ListFilter{Email: email, Limit: 1})
+		cs, _, err := d.Svc.List(ctx, t, customers.ListFilter{Email: email, Limit: 1})
 		if err != nil || len(cs) == 0 {
 			return uuid.Nil, false, err
 		}
@@ -68,7 +65,7 @@ func (d Directory) FindOrCreate(ctx context.Context, t Tenant, email, first, las
 		return id, err
 	}
 	first, last = DefaultNames(email, first, last)
-	c, err := d.Svc.Create(ctx, ct(t), customers.CreateInput{Email: email, FirstName: first, LastName: last})
+	c, err := d.Svc.Create(ctx, t, customers.CreateInput{Email: email, FirstName: first, LastName: last})
 	if errors.Is(err, customers.ErrCustomerExists) { // created meanwhile
 		id, _, err := find()
 		return id, err

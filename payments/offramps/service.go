@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"svc/payments"
 	"svc/payments/events"
 	"svc/payments/idempotency"
 	"svc/payments/ledger"
@@ -36,7 +37,7 @@ type JobInserter interface {
 
 // Rates locks quotes and reads market prices; *rates.Service is one.
 type Rates interface {
-	Lock(ctx context.Context, tx pgx.Tx, t rates.Tenant, id uuid.UUID, asset money.Asset, side, by string) (rates.Quote, error)
+	Lock(ctx context.Context, tx pgx.Tx, t payments.Tenant, id uuid.UUID, asset money.Asset, side, by string) (rates.Quote, error)
 	MarketFor(env string, asset money.Asset, side string, size money.Amount) (rates.Price, error)
 }
 
@@ -83,9 +84,9 @@ func (s *Service) stamp() time.Time { return s.cfg.Now().UTC().Truncate(time.Mic
 // idempotency scope, if any.
 //
 // Errors: *providers.UnavailableError (no custodian, or no bank partner for NGN_PAYOUT: nothing
-// written), ErrCustomerNotFound, rates.ErrUnknownRate, *rates.FieldError (a rate of another
+// written), ErrCustomerNotFound, rates.ErrUnknownRate, *payments.FieldError (a rate of another
 // asset or side), rates.ErrRateExpired, rates.ErrRateAlreadyUsed, the database's.
-func (s *Service) Create(ctx context.Context, t Tenant, in CreateInput) (Offramp, error) {
+func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput) (Offramp, error) {
 	set := s.cfg.Providers.For(t.Environment)
 	if in.Settlement.Mode == ModePayout && !providers.Configured(set.Bank) {
 		return Offramp{}, &providers.UnavailableError{Provider: "bank", Operation: "payout"}
@@ -120,7 +121,7 @@ func (s *Service) Create(ctx context.Context, t Tenant, in CreateInput) (Offramp
 			o.CustomerID = *in.Customer.ID
 		}
 		if o.Settlement.Mode == ModePayout {
-			q, err := s.cfg.Rates.Lock(ctx, tx, rates.Tenant(t), *in.Settlement.RateID, o.Asset, rates.Sell, "offramp:"+o.ID.String())
+			q, err := s.cfg.Rates.Lock(ctx, tx, t, *in.Settlement.RateID, o.Asset, rates.Sell, "offramp:"+o.ID.String())
 			if err != nil {
 				return err
 			}
@@ -137,12 +138,12 @@ func (s *Service) Create(ctx context.Context, t Tenant, in CreateInput) (Offramp
 }
 
 // Get returns one offramp of the tenant. Errors: ErrNotFound.
-func (s *Service) Get(ctx context.Context, t Tenant, id uuid.UUID) (Offramp, error) {
+func (s *Service) Get(ctx context.Context, t payments.Tenant, id uuid.UUID) (Offramp, error) {
 	return load(ctx, s.pool, t, id, s.cfg.Now().UTC(), false)
 }
 
 // List returns a page of the tenant's offramps, newest first, and the total.
-func (s *Service) List(ctx context.Context, t Tenant, f Filter) ([]Offramp, int64, error) {
+func (s *Service) List(ctx context.Context, t payments.Tenant, f Filter) ([]Offramp, int64, error) {
 	if f.Page < 1 {
 		f.Page = 1
 	}
@@ -170,7 +171,7 @@ func ngnDown(a money.Amount, price int64) (money.Amount, error) {
 //
 // Errors: ErrSandboxOnly, ErrNotFound, ErrNotActive, a field error on amount, ErrNoPrice,
 // *providers.UnavailableError, the database's.
-func (s *Service) SimulateCryptoDeposit(ctx context.Context, t Tenant, offrampID uuid.UUID, amount string) (CryptoDeposit, error) {
+func (s *Service) SimulateCryptoDeposit(ctx context.Context, t payments.Tenant, offrampID uuid.UUID, amount string) (CryptoDeposit, error) {
 	if t.Environment != "sandbox" {
 		return CryptoDeposit{}, ErrSandboxOnly
 	}
@@ -182,7 +183,7 @@ func (s *Service) SimulateCryptoDeposit(ctx context.Context, t Tenant, offrampID
 			return err
 		}
 		if amount == "" {
-			return &fieldError{"amount", "is required with offramp_id"}
+			return &payments.FieldError{Field: "amount", Message: "is required with offramp_id"}
 		}
 		amt, err := ParseAmount(o.Asset, amount)
 		if err != nil {
@@ -242,7 +243,7 @@ func (s *Service) SimulateCryptoDeposit(ctx context.Context, t Tenant, offrampID
 		}
 		ngn, err := ngnDown(amt, price)
 		if err != nil || !ngn.IsPositive() {
-			return &fieldError{"amount", "is too small or too large to pay out in NGN"}
+			return &payments.FieldError{Field: "amount", Message: "is too small or too large to pay out in NGN"}
 		}
 		d.Status, d.Price, d.AmountNGN = "PENDING_WITHDRAWAL", price, &ngn
 		if err := insertDeposit(ctx, tx, t, o, d, txHash, &price); err != nil {
@@ -276,12 +277,7 @@ func (s *Service) SimulateCryptoDeposit(ctx context.Context, t Tenant, offrampID
 	return out, err
 }
 
-type fieldError struct{ name, message string }
-
-func (e *fieldError) Error() string    { return e.message }
-func (e *fieldError) APIField() string { return e.name }
-
-func insertDeposit(ctx context.Context, tx pgx.Tx, t Tenant, o Offramp, d CryptoDeposit, txHash string, price *int64) error {
+func insertDeposit(ctx context.Context, tx pgx.Tx, t payments.Tenant, o Offramp, d CryptoDeposit, txHash string, price *int64) error {
 	var settledAt *time.Time
 	if d.Status == "SETTLED" {
 		settledAt = &d.CreatedAt
@@ -392,7 +388,7 @@ func (s *Service) finishPayout(ctx context.Context, p Payout, to, providerRef, r
 }
 
 // Payouts returns the payouts of one offramp of the tenant, newest first.
-func (s *Service) Payouts(ctx context.Context, t Tenant, offrampID uuid.UUID) ([]Payout, error) {
+func (s *Service) Payouts(ctx context.Context, t payments.Tenant, offrampID uuid.UUID) ([]Payout, error) {
 	rows, err := s.pool.Query(ctx, `select `+payoutCols+` from payouts
 		where source_id = $1 and merchant_id = $2 and environment = $3 order by created_at desc, id desc`,
 		offrampID, t.MerchantID, t.Environment)

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"svc/payments"
 	"svc/payments/money"
 	"svc/payments/providers"
 	"svc/persistence/postgres"
@@ -61,7 +62,7 @@ func insert(ctx context.Context, tx pgx.Tx, o Offramp) error {
 	return nil
 }
 
-func load(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID, now time.Time, lock bool) (Offramp, error) {
+func load(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID, now time.Time, lock bool) (Offramp, error) {
 	sql := `select ` + cols("$4") + ` from offramps where id = $1 and merchant_id = $2 and environment = $3`
 	if lock {
 		sql += ` for update`
@@ -73,7 +74,7 @@ func load(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID, now t
 	return o, err
 }
 
-func list(ctx context.Context, q postgres.Querier, t Tenant, f Filter, now time.Time) ([]Offramp, int64, error) {
+func list(ctx context.Context, q postgres.Querier, t payments.Tenant, f Filter, now time.Time) ([]Offramp, int64, error) {
 	where := `merchant_id = $1 and environment = $2 and ($3 = '' or type = $3) and ($4 = '' or chain = $4)
 		and ($5 = '' or asset = $5) and ($6 = '' or settlement_mode = $6)
 		and ($7 = '' or (case when status = 'ACTIVE' and expires_at is not null and expires_at <= $8 then 'EXPIRED' else status end) = $7)`

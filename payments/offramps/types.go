@@ -32,15 +32,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"svc/payments"
 	"svc/payments/money"
 	"svc/payments/providers"
 )
-
-// Tenant is the merchant and environment every query is scoped by.
-type Tenant struct {
-	MerchantID  uuid.UUID
-	Environment string // sandbox or live
-}
 
 // Types, statuses, settlement modes.
 const (
@@ -84,7 +79,7 @@ type Settlement struct {
 // Offramp is a deposit address converting to NGN or crediting a customer.
 type Offramp struct {
 	ID             uuid.UUID
-	Tenant         Tenant
+	Tenant         payments.Tenant
 	Type           string
 	Status         string // as of the service's clock (an ACTIVE TEMPORARY past expires_at is EXPIRED)
 	CustomerID     uuid.UUID
@@ -137,7 +132,7 @@ const (
 // Payout is the NGN payout of one offramp deposit.
 type Payout struct {
 	ID                uuid.UUID
-	Tenant            Tenant
+	Tenant            payments.Tenant
 	OfframpID         uuid.UUID
 	DepositID         uuid.UUID
 	CustomerID        uuid.UUID

@@ -6,13 +6,14 @@ import (
 
 	"github.com/google/uuid"
 
+	"svc/payments"
 	"svc/payments/customers"
 	"svc/persistence/postgres"
 )
 
 // Directory reads customers from payments/customers.
-var Directory Customers = LookupFunc(func(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID) (Customer, error) {
-	c, err := customers.Load(ctx, q, customers.Tenant{MerchantID: t.MerchantID, Environment: t.Environment}, id, false)
+var Directory Customers = LookupFunc(func(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID) (Customer, error) {
+	c, err := customers.Load(ctx, q, t, id, false)
 	if errors.Is(err, customers.ErrNotFound) {
 		return Customer{}, ErrCustomerNotFound
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"svc/payments"
 	"svc/payments/events"
 	"svc/payments/idempotency"
 	"svc/payments/money"
@@ -24,7 +25,7 @@ import (
 type Customers interface {
 	// Lookup returns the tenant's customer id, read through q (the caller's transaction).
 	// Errors: ErrCustomerNotFound (any error matching it), the database's.
-	Lookup(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID) (Customer, error)
+	Lookup(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID) (Customer, error)
 }
 
 // Recorder records an event in the caller's transaction; *events.Recorder is one.
@@ -77,10 +78,10 @@ func (s *Service) stamp() time.Time { return s.cfg.Now().UTC().Truncate(time.Mil
 // Create creates an onramp (POST /payments/onramps) in the request's idempotency scope,
 // if any (idempotency.InTx).
 //
-// Errors: *FieldError (a rule between fields), ErrCustomerNotFound, ErrKYCTierRequired,
+// Errors: *payments.FieldError (a rule between fields), ErrCustomerNotFound, ErrKYCTierRequired,
 // ErrPermanentExists, rates.ErrUnknownRate, rates.ErrRateExpired, rates.ErrRateAlreadyUsed,
 // rates.ErrNoPrice, providers.ErrProviderUnavailable, the database's.
-func (s *Service) Create(ctx context.Context, t Tenant, in CreateInput) (Onramp, error) {
+func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput) (Onramp, error) {
 	var out Onramp
 	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		o, err := s.CreateTx(ctx, tx, t, in)
@@ -95,52 +96,52 @@ func check(in *CreateInput) error {
 	switch in.Type {
 	case Temporary:
 		if in.Amount == nil {
-			return &FieldError{"amount", "is required for a TEMPORARY onramp"}
+			return &payments.FieldError{Field: "amount", Message: "is required for a TEMPORARY onramp"}
 		}
 	case Permanent:
 		if in.CustomerID == nil {
-			return &FieldError{"customer_id", "is required for a PERMANENT onramp"}
+			return &payments.FieldError{Field: "customer_id", Message: "is required for a PERMANENT onramp"}
 		}
 		if in.Amount != nil {
-			return &FieldError{"amount", "does not apply to a PERMANENT onramp (it takes any amount at the market rate)"}
+			return &payments.FieldError{Field: "amount", Message: "does not apply to a PERMANENT onramp (it takes any amount at the market rate)"}
 		}
 		if in.RateID != nil {
-			return &FieldError{"rate_id", "does not apply to a PERMANENT onramp (it converts at the market rate at deposit time)"}
+			return &payments.FieldError{Field: "rate_id", Message: "does not apply to a PERMANENT onramp (it converts at the market rate at deposit time)"}
 		}
 	default:
-		return &FieldError{"type", "must be TEMPORARY or PERMANENT"}
+		return &payments.FieldError{Field: "type", Message: "must be TEMPORARY or PERMANENT"}
 	}
 	if in.Amount != nil && (in.Amount.Asset != money.NGN || !in.Amount.IsPositive()) {
-		return &FieldError{"amount", "must be a positive NGN amount"}
+		return &payments.FieldError{Field: "amount", Message: "must be a positive NGN amount"}
 	}
 	if in.Settlement == nil {
 		in.Settlement = &Settlement{Mode: ModeInternal, Asset: money.USDT}
 	}
 	st := in.Settlement
 	if st.Asset != money.USDT && st.Asset != money.USDC {
-		return &FieldError{"settlement.asset", "must be USDC or USDT"}
+		return &payments.FieldError{Field: "settlement.asset", Message: "must be USDC or USDT"}
 	}
 	switch st.Mode {
 	case ModeInternal:
 		if st.Chain != "" || st.DestinationAddress != "" {
-			return &FieldError{"settlement.chain", "chain and destination_address apply to ONCHAIN settlement only"}
+			return &payments.FieldError{Field: "settlement.chain", Message: "chain and destination_address apply to ONCHAIN settlement only"}
 		}
 	case ModeOnchain:
 		c := providers.Chain(st.Chain)
 		if !c.In(providers.WalletChains) {
-			return &FieldError{"settlement.chain", "is required for ONCHAIN settlement: one of APTOS, BASE, CELO, ETHEREUM, POLYGON, SOLANA, TRON"}
+			return &payments.FieldError{Field: "settlement.chain", Message: "is required for ONCHAIN settlement: one of APTOS, BASE, CELO, ETHEREUM, POLYGON, SOLANA, TRON"}
 		}
 		if st.DestinationAddress == "" {
-			return &FieldError{"settlement.destination_address", "is required for ONCHAIN settlement"}
+			return &payments.FieldError{Field: "settlement.destination_address", Message: "is required for ONCHAIN settlement"}
 		}
 		if err := providers.ValidateAddress(c, st.DestinationAddress); err != nil {
-			return &FieldError{"settlement.destination_address", err.Error()}
+			return &payments.FieldError{Field: "settlement.destination_address", Message: err.Error()}
 		}
 	default:
-		return &FieldError{"settlement.mode", "must be ONCHAIN or INTERNAL_BALANCE"}
+		return &payments.FieldError{Field: "settlement.mode", Message: "must be ONCHAIN or INTERNAL_BALANCE"}
 	}
 	if len(in.Reference) > 200 {
-		return &FieldError{"reference", "must be at most 200 characters"}
+		return &payments.FieldError{Field: "reference", Message: "must be at most 200 characters"}
 	}
 	return nil
 }
@@ -148,7 +149,7 @@ func check(in *CreateInput) error {
 // CreateTx creates an onramp inside tx (the caller's transaction): the rules of Create,
 // the account from the environment's bank partner, onramp.completed, and for a TEMPORARY
 // onramp its expiry job. Errors: as Create.
-func (s *Service) CreateTx(ctx context.Context, tx pgx.Tx, t Tenant, in CreateInput) (Onramp, error) {
+func (s *Service) CreateTx(ctx context.Context, tx pgx.Tx, t payments.Tenant, in CreateInput) (Onramp, error) {
 	if err := check(&in); err != nil {
 		return Onramp{}, err
 	}
@@ -232,7 +233,7 @@ func (s *Service) CreateTx(ctx context.Context, tx pgx.Tx, t Tenant, in CreateIn
 // CreateForAmount creates, in tx, a TEMPORARY onramp settling to the merchant's internal
 // USDT balance for exactly amount: NGN as is, USD converted to NGN at the current buy price
 // of USD (returned; 0 for NGN). Checkout payments use it; reference is the payment's id.
-func (s *Service) CreateForAmount(ctx context.Context, tx pgx.Tx, t Tenant, amount money.Amount, reference string) (Onramp, int64, error) {
+func (s *Service) CreateForAmount(ctx context.Context, tx pgx.Tx, t payments.Tenant, amount money.Amount, reference string) (Onramp, int64, error) {
 	ngn, price := amount, int64(0)
 	switch amount.Asset {
 	case money.NGN:
@@ -246,7 +247,7 @@ func (s *Service) CreateForAmount(ctx context.Context, tx pgx.Tx, t Tenant, amou
 			return Onramp{}, 0, err
 		}
 	default:
-		return Onramp{}, 0, &FieldError{"currency", "must be NGN or USD"}
+		return Onramp{}, 0, &payments.FieldError{Field: "currency", Message: "must be NGN or USD"}
 	}
 	o, err := s.CreateTx(ctx, tx, t, CreateInput{Type: Temporary, Amount: &ngn, Reference: reference,
 		Settlement: &Settlement{Mode: ModeInternal, Asset: money.USDT}})
@@ -269,18 +270,18 @@ func EventData(o Onramp) events.Onramp {
 }
 
 // Get returns the tenant's onramp. Errors: ErrNotFound.
-func (s *Service) Get(ctx context.Context, t Tenant, id uuid.UUID) (Onramp, error) {
+func (s *Service) Get(ctx context.Context, t payments.Tenant, id uuid.UUID) (Onramp, error) {
 	return get(ctx, s.pool, t, id, false)
 }
 
 // GetTx reads the tenant's onramp through q, locking it FOR UPDATE when lock (q must then
 // be a transaction). Errors: ErrNotFound.
-func (s *Service) GetTx(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID, lock bool) (Onramp, error) {
+func (s *Service) GetTx(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID, lock bool) (Onramp, error) {
 	return get(ctx, q, t, id, lock)
 }
 
 // List returns a page of the tenant's onramps, newest first, and the total.
-func (s *Service) List(ctx context.Context, t Tenant, f Filter) ([]Onramp, int64, error) {
+func (s *Service) List(ctx context.Context, t payments.Tenant, f Filter) ([]Onramp, int64, error) {
 	return list(ctx, s.pool, t, f, s.cfg.Now().UTC())
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"svc/payments"
 	"svc/payments/money"
 	"svc/persistence/postgres"
 )
@@ -82,7 +83,7 @@ func scan(row pgx.Row) (Onramp, error) {
 	return o, nil
 }
 
-func get(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID, lock bool) (Onramp, error) {
+func get(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID, lock bool) (Onramp, error) {
 	sql := `select ` + columns + ` from onramps where id = $1 and merchant_id = $2 and environment = $3`
 	if lock {
 		sql += ` for update`
@@ -108,7 +109,7 @@ func statusClause(status string, now time.Time, args *[]any) string {
 	return ""
 }
 
-func list(ctx context.Context, q postgres.Querier, t Tenant, f Filter, now time.Time) ([]Onramp, int64, error) {
+func list(ctx context.Context, q postgres.Querier, t payments.Tenant, f Filter, now time.Time) ([]Onramp, int64, error) {
 	args := []any{t.MerchantID, t.Environment}
 	where := ` where merchant_id = $1 and environment = $2` + statusClause(f.Status, now, &args)
 	var total int64

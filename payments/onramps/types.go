@@ -24,13 +24,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"svc/payments"
 	"svc/payments/money"
-	"svc/payments/rates"
 	"svc/persistence/postgres"
 )
-
-// Tenant is the merchant and environment every query is scoped by.
-type Tenant = rates.Tenant
 
 // Types, statuses and settlement modes.
 const (
@@ -59,7 +56,7 @@ type Settlement struct {
 // Onramp is one NGN bank account taking deposits.
 type Onramp struct {
 	ID            uuid.UUID
-	Tenant        Tenant
+	Tenant        payments.Tenant
 	Type          string
 	Status        string // as stored; see StatusAt
 	CustomerID    *uuid.UUID
@@ -129,9 +126,9 @@ func (c Customer) Name() string { return c.FirstName + " " + c.LastName }
 func (c Customer) AtLeastTier1() bool { return c.KYCTier == "TIER_1" || c.KYCTier == "TIER_2" }
 
 // LookupFunc adapts a function to Customers.
-type LookupFunc func(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID) (Customer, error)
+type LookupFunc func(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID) (Customer, error)
 
 // Lookup calls f.
-func (f LookupFunc) Lookup(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID) (Customer, error) {
+func (f LookupFunc) Lookup(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID) (Customer, error) {
 	return f(ctx, q, t, id)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"svc/payments"
 	"svc/payments/deposits"
 	"svc/persistence/postgres"
 )
@@ -91,17 +92,17 @@ func NewDeposits(svc *deposits.Service) *Deposits {
 }
 
 // Reverse is deposits.ReverseTx with its audit row. t scopes the deposit (nil: any).
-func (o *Deposits) Reverse(ctx context.Context, actor string, t *deposits.Tenant, id uuid.UUID, reason string) (deposits.Outcome, error) {
+func (o *Deposits) Reverse(ctx context.Context, actor string, t *payments.Tenant, id uuid.UUID, reason string) (deposits.Outcome, error) {
 	return o.do(ctx, ActionDepositReverse, actor, t, id, reason, o.svc.ReverseTx)
 }
 
 // Clear is deposits.ClearTx with its audit row.
-func (o *Deposits) Clear(ctx context.Context, actor string, t *deposits.Tenant, id uuid.UUID, reason string) (deposits.Outcome, error) {
+func (o *Deposits) Clear(ctx context.Context, actor string, t *payments.Tenant, id uuid.UUID, reason string) (deposits.Outcome, error) {
 	return o.do(ctx, ActionDepositClear, actor, t, id, reason, o.svc.ClearTx)
 }
 
 // Reject is deposits.RejectTx with its audit row.
-func (o *Deposits) Reject(ctx context.Context, actor string, t *deposits.Tenant, id uuid.UUID, reason string) (deposits.Outcome, error) {
+func (o *Deposits) Reject(ctx context.Context, actor string, t *payments.Tenant, id uuid.UUID, reason string) (deposits.Outcome, error) {
 	return o.do(ctx, ActionDepositReject, actor, t, id, reason, o.svc.RejectTx)
 }
 
@@ -110,9 +111,9 @@ func (o *Deposits) Review(ctx context.Context, f deposits.ReviewFilter) ([]depos
 	return o.svc.ListForReview(ctx, f)
 }
 
-type action func(ctx context.Context, tx pgx.Tx, t *deposits.Tenant, id uuid.UUID, reason string) (deposits.Outcome, error)
+type action func(ctx context.Context, tx pgx.Tx, t *payments.Tenant, id uuid.UUID, reason string) (deposits.Outcome, error)
 
-func (o *Deposits) do(ctx context.Context, name, actor string, t *deposits.Tenant, id uuid.UUID, reason string, fn action) (deposits.Outcome, error) {
+func (o *Deposits) do(ctx context.Context, name, actor string, t *payments.Tenant, id uuid.UUID, reason string, fn action) (deposits.Outcome, error) {
 	var out deposits.Outcome
 	err := o.svc.InTx(ctx, func(tx pgx.Tx) error {
 		var err error

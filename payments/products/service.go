@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"svc/payments"
 	"svc/persistence/postgres"
 )
 
@@ -33,8 +34,8 @@ func (s *Service) stamp() time.Time { return s.now().UTC().Truncate(time.Microse
 // active, taxes and discounts none, stock unlimited).
 //
 // Errors: *ValidationError.
-func (s *Service) Create(ctx context.Context, t Tenant, in CreateInput) (Product, error) {
-	var p Problems
+func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput) (Product, error) {
+	var p payments.Problems
 	pr := Product{
 		ID: uuid.Must(uuid.NewV7()), Tenant: t, Name: in.Name, Description: in.Description,
 		Type: def(in.Type, TypePhysical), Currency: def(in.Currency, DefaultCurrency), Status: def(in.Status, StatusActive),
@@ -66,12 +67,12 @@ func def(v, d string) string {
 }
 
 // Get returns one product. Errors: ErrNotFound.
-func (s *Service) Get(ctx context.Context, t Tenant, id uuid.UUID) (Product, error) {
+func (s *Service) Get(ctx context.Context, t payments.Tenant, id uuid.UUID) (Product, error) {
 	return get(ctx, s.pool, t, id, false)
 }
 
 // List returns a page of products, newest first, and the total matching.
-func (s *Service) List(ctx context.Context, t Tenant, f Filter) ([]Product, int64, error) {
+func (s *Service) List(ctx context.Context, t payments.Tenant, f Filter) ([]Product, int64, error) {
 	return list(ctx, s.pool, t, f)
 }
 
@@ -79,14 +80,14 @@ func (s *Service) List(ctx context.Context, t Tenant, f Filter) ([]Product, int6
 // makes stock unlimited; every other field refuses null.
 //
 // Errors: ErrNotFound, *ValidationError.
-func (s *Service) Update(ctx context.Context, t Tenant, id uuid.UUID, in UpdateInput) (Product, error) {
+func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, in UpdateInput) (Product, error) {
 	var out Product
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		pr, err := get(ctx, tx, t, id, true)
 		if err != nil {
 			return err
 		}
-		var p Problems
+		var p payments.Problems
 		setString(&p, "name", in.Name, &pr.Name)
 		if in.Description.Set {
 			if in.Description.Null {
@@ -136,7 +137,7 @@ func (s *Service) Update(ctx context.Context, t Tenant, id uuid.UUID, in UpdateI
 	return out, err
 }
 
-func setString(p *Problems, field string, in Patch[string], dst *string) {
+func setString(p *payments.Problems, field string, in Patch[string], dst *string) {
 	if !in.Set {
 		return
 	}
@@ -149,7 +150,7 @@ func setString(p *Problems, field string, in Patch[string], dst *string) {
 
 // patchAdjustment applies a partial change of a tax or discount: a new type with its value,
 // or a new value for the current type; null type means none.
-func patchAdjustment(p *Problems, typeField, valueField string, typ Patch[string], value Patch[json.Number], cur Adjustment, currency string) Adjustment {
+func patchAdjustment(p *payments.Problems, typeField, valueField string, typ Patch[string], value Patch[json.Number], cur Adjustment, currency string) Adjustment {
 	if !typ.Set && !value.Set {
 		return cur
 	}
@@ -170,27 +171,27 @@ func patchAdjustment(p *Problems, typeField, valueField string, typ Patch[string
 
 // Delete removes a product for good; invoice lines and links that used it keep their copy
 // of its description and price. Errors: ErrNotFound.
-func (s *Service) Delete(ctx context.Context, t Tenant, id uuid.UUID) error {
+func (s *Service) Delete(ctx context.Context, t payments.Tenant, id uuid.UUID) error {
 	return remove(ctx, s.pool, t, id)
 }
 
 // ForLine reads a product for a new invoice or link line inside the caller's transaction.
 //
 // Errors: ErrNotFound, ErrInactive (inactive or archived).
-func ForLine(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID) (Product, error) {
+func ForLine(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID) (Product, error) {
 	pr, err := get(ctx, q, t, id, false)
 	if err != nil {
 		return Product{}, err
 	}
 	if pr.Status != StatusActive {
-		return Product{}, &Error{Code: ErrInactive.Code, Message: fmt.Sprintf("product %s is %s", id, pr.Status)}
+		return Product{}, &payments.Error{Code: ErrInactive.Code, Message: fmt.Sprintf("product %s is %s", id, pr.Status), Family: Commerce}
 	}
 	return pr, nil
 }
 
 // InStock reports whether quantity units are available (unlimited stock always is).
 // Errors: ErrNotFound.
-func InStock(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID, quantity int64) (bool, error) {
+func InStock(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID, quantity int64) (bool, error) {
 	pr, err := get(ctx, q, t, id, false)
 	if err != nil {
 		return false, err
@@ -202,7 +203,7 @@ func InStock(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID, qu
 // unlimited stock, or for a product deleted since).
 //
 // Errors: ErrOutOfStock when fewer than quantity units are left.
-func TakeStock(ctx context.Context, tx pgx.Tx, t Tenant, id uuid.UUID, quantity int64) error {
+func TakeStock(ctx context.Context, tx pgx.Tx, t payments.Tenant, id uuid.UUID, quantity int64) error {
 	pr, err := get(ctx, tx, t, id, true)
 	if err == ErrNotFound {
 		return nil
@@ -214,7 +215,7 @@ func TakeStock(ctx context.Context, tx pgx.Tx, t Tenant, id uuid.UUID, quantity 
 		return nil
 	}
 	if *pr.StockQuantity < quantity {
-		return &Error{Code: ErrOutOfStock.Code, Message: fmt.Sprintf("%s: only %d left", pr.Name, *pr.StockQuantity)}
+		return &payments.Error{Code: ErrOutOfStock.Code, Message: fmt.Sprintf("%s: only %d left", pr.Name, *pr.StockQuantity), Family: Commerce}
 	}
 	_, err = tx.Exec(ctx, `update products set stock_quantity = stock_quantity - $4, updated_at = now()
 		where merchant_id=$1 and environment=$2 and id=$3`, t.MerchantID, t.Environment, id, quantity)

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"svc/payments"
 	"svc/persistence/postgres"
 )
 
@@ -52,7 +53,7 @@ func update(ctx context.Context, q postgres.Querier, p Product) error {
 }
 
 // get reads one product of the tenant; lock takes a row lock (inside a transaction).
-func get(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID, lock bool) (Product, error) {
+func get(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID, lock bool) (Product, error) {
 	sql := `select ` + productColumns + ` from products where merchant_id=$1 and environment=$2 and id=$3`
 	if lock {
 		sql += ` for update`
@@ -72,7 +73,7 @@ func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-func list(ctx context.Context, q postgres.Querier, t Tenant, f Filter) ([]Product, int64, error) {
+func list(ctx context.Context, q postgres.Querier, t payments.Tenant, f Filter) ([]Product, int64, error) {
 	where := `merchant_id=$1 and environment=$2 and ($3 = '' or status = $3) and ($4 = '' or name ilike '%' || $4 || '%')`
 	args := []any{t.MerchantID, t.Environment, f.Status, escapeLike(f.Search)}
 	var total int64
@@ -91,7 +92,7 @@ func list(ctx context.Context, q postgres.Querier, t Tenant, f Filter) ([]Produc
 	return out, total, nil
 }
 
-func remove(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID) error {
+func remove(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID) error {
 	tag, err := q.Exec(ctx, `delete from products where merchant_id=$1 and environment=$2 and id=$3`, t.MerchantID, t.Environment, id)
 	if err != nil {
 		return fmt.Errorf("delete product: %w", err)

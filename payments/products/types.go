@@ -7,16 +7,11 @@ package products
 import (
 	"bytes"
 	"encoding/json"
+	"svc/payments"
 	"time"
 
 	"github.com/google/uuid"
 )
-
-// Tenant is the merchant and environment every query is scoped by.
-type Tenant struct {
-	MerchantID  uuid.UUID
-	Environment string // sandbox or live
-}
 
 // Types, statuses and adjustment kinds of the spec.
 const (
@@ -46,7 +41,7 @@ const PercentScale = 10_000
 // Product is a catalog item.
 type Product struct {
 	ID            uuid.UUID
-	Tenant        Tenant
+	Tenant        payments.Tenant
 	Name          string
 	Description   *string
 	Type          string

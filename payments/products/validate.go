@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"svc/payments"
 	"unicode/utf8"
 )
 
@@ -22,11 +23,11 @@ var (
 	AdjustKind = []string{AdjustNone, AdjustPercentage, AdjustFixed}
 )
 
-func oneOf(p *Problems, field, v string, allowed []string) bool {
+func oneOf(p *payments.Problems, field, v string, allowed []string) bool {
 	return p.Check(slices.Contains(allowed, v), field, fmt.Sprintf("must be one of %v", allowed))
 }
 
-func length(p *Problems, field, v string, min, max int) bool {
+func length(p *payments.Problems, field, v string, min, max int) bool {
 	n := utf8.RuneCountInString(v)
 	if n < min {
 		p.Add(field, "is required")
@@ -44,7 +45,7 @@ func ValidURL(s string) bool {
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil
 }
 
-func imageURLs(p *Problems, urls []string) {
+func imageURLs(p *payments.Problems, urls []string) {
 	if !p.Check(len(urls) <= MaxImageURLs, "image_urls", fmt.Sprintf("must hold at most %d URLs", MaxImageURLs)) {
 		return
 	}
@@ -56,7 +57,7 @@ func imageURLs(p *Problems, urls []string) {
 // ParseAdjustment checks a tax or discount: typ one of none, percentage, fixed ("" is none);
 // value required unless none; a percentage at most 100 with 4 decimal places; a fixed
 // amount in currency. typeField and valueField name the request fields in errors.
-func ParseAdjustment(p *Problems, typeField, valueField, typ string, value *string, currency string) Adjustment {
+func ParseAdjustment(p *payments.Problems, typeField, valueField, typ string, value *string, currency string) Adjustment {
 	if typ == "" {
 		typ = AdjustNone
 	}
@@ -90,7 +91,7 @@ func ParseAdjustment(p *Problems, typeField, valueField, typ string, value *stri
 }
 
 // validate checks a whole product (after defaults and parsing).
-func (pr *Product) validate(p *Problems) {
+func (pr *Product) validate(p *payments.Problems) {
 	length(p, "name", pr.Name, 1, MaxNameLen)
 	if pr.Description != nil {
 		length(p, "description", *pr.Description, 0, MaxDescriptionLen)
@@ -107,7 +108,7 @@ func (pr *Product) validate(p *Problems) {
 	}
 }
 
-func parsePrice(p *Problems, raw, currency string) int64 {
+func parsePrice(p *payments.Problems, raw, currency string) int64 {
 	if raw == "" {
 		p.Add("price", "is required")
 		return 0

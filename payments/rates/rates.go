@@ -37,14 +37,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"svc/engine"
+	"svc/payments"
 	"svc/payments/money"
 )
-
-// Tenant is the merchant and environment every query is scoped by.
-type Tenant struct {
-	MerchantID  uuid.UUID
-	Environment string // sandbox or live
-}
 
 // Sides of a quote, from the point of view of the crypto asset.
 const (
@@ -108,7 +103,7 @@ const DefaultTTL = 60 * time.Second
 // Quote is one stored price.
 type Quote struct {
 	ID        uuid.UUID
-	Tenant    Tenant
+	Tenant    payments.Tenant
 	Asset     money.Asset // USDT, USDC or USD
 	Side      string
 	Price     int64 // kobo per unit of Asset
@@ -129,43 +124,18 @@ type Price struct {
 // Errors.
 var (
 	// ErrRateExpired: the quote's expires_at has passed (422 RATE_EXPIRED).
-	ErrRateExpired error = &Error{"RATE_EXPIRED", "the rate has expired; fetch a new one immediately before use"}
+	ErrRateExpired error = &payments.Error{Code: "RATE_EXPIRED", Message: "the rate has expired; fetch a new one immediately before use"}
 	// ErrRateAlreadyUsed: the quote was already locked (422 RATE_ALREADY_USED).
-	ErrRateAlreadyUsed error = &Error{"RATE_ALREADY_USED", "the rate was already used; fetch a new one"}
+	ErrRateAlreadyUsed error = &payments.Error{Code: "RATE_ALREADY_USED", Message: "the rate was already used; fetch a new one"}
 	// ErrNoPrice: no reference price is configured for the asset, so neither the book (which
 	// cannot be checked against a band) nor a reference prices it (503 PROVIDER_UNAVAILABLE).
-	ErrNoPrice error = &Error{"PROVIDER_UNAVAILABLE", "no price is available for this asset right now"}
+	ErrNoPrice error = &payments.Error{Code: "PROVIDER_UNAVAILABLE", Message: "no price is available for this asset right now"}
 	// ErrRateUnavailable: the book cannot fill the quoted size, or the price it gives for it
 	// lies outside the band around the reference (503 RATE_UNAVAILABLE; retry later).
-	ErrRateUnavailable error = &Error{"RATE_UNAVAILABLE", "the order book cannot price this size within the allowed band right now; retry shortly"}
+	ErrRateUnavailable error = &payments.Error{Code: "RATE_UNAVAILABLE", Message: "the order book cannot price this size within the allowed band right now; retry shortly"}
 	// ErrUnknownRate: no such quote for this merchant and environment (400 on rate_id).
-	ErrUnknownRate = &FieldError{Name: "rate_id", Message: "is not a rate id returned by GET /payments/rates for this account"}
+	ErrUnknownRate = &payments.FieldError{Field: "rate_id", Message: "is not a rate id returned by GET /payments/rates for this account"}
 )
-
-// Error is a refusal with an API code.
-type Error struct {
-	Code   string
-	Reason string
-}
-
-func (e *Error) Error() string { return e.Reason }
-
-// APICode is the gateway's error code.
-func (e *Error) APICode() string { return e.Code }
-
-// Is matches errors of the same code.
-func (e *Error) Is(target error) bool {
-	t, ok := target.(*Error)
-	return ok && t.Code == e.Code
-}
-
-// FieldError is a validation failure of one request field (400 VALIDATION_ERROR).
-type FieldError struct{ Name, Message string }
-
-func (e *FieldError) Error() string { return e.Message }
-
-// APIField names the field.
-func (e *FieldError) APIField() string { return e.Name }
 
 // RetryAfter is the Retry-After (seconds) of a refused quote: books refill quickly.
 const RetryAfter = 5
@@ -247,7 +217,7 @@ func (s *Service) Market(env string, asset money.Asset, side string) (Price, err
 // Amount means Config.QuoteSize units of asset. It is not stored.
 //
 // Errors: ErrNoPrice (no reference for asset), ErrRateUnavailable (the book cannot fill
-// size, or its VWAP for size lies outside the band), a *FieldError for a size of another
+// size, or its VWAP for size lies outside the band), a *payments.FieldError for a size of another
 // asset or not positive.
 func (s *Service) MarketFor(env string, asset money.Asset, side string, size money.Amount) (Price, error) {
 	now := s.cfg.Now().UTC()
@@ -259,7 +229,7 @@ func (s *Service) MarketFor(env string, asset money.Asset, side string, size mon
 		size = money.New(asset, s.cfg.QuoteSize*pow10(asset.Places()))
 	}
 	if (size.Asset != asset && size.Asset != money.NGN) || !size.IsPositive() {
-		return Price{}, &FieldError{Name: "amount", Message: "must be a positive amount of " + string(asset) + " or NGN"}
+		return Price{}, &payments.FieldError{Field: "amount", Message: "must be a positive amount of " + string(asset) + " or NGN"}
 	}
 	if x := s.cfg.Exchanges[env]; x != nil {
 		vwap, found, err := s.depthPrice(x, asset, side, size, ref)
@@ -407,8 +377,8 @@ type Request struct {
 // Quote prices every (asset, side) of req, stores each as a quote and returns them.
 //
 // Errors: when none of them can be priced, the first refusal (ErrNoPrice,
-// ErrRateUnavailable, a *FieldError for Size); the database's.
-func (s *Service) Quote(ctx context.Context, t Tenant, req Request) ([]Quote, error) {
+// ErrRateUnavailable, a *payments.FieldError for Size); the database's.
+func (s *Service) Quote(ctx context.Context, t payments.Tenant, req Request) ([]Quote, error) {
 	if len(req.Assets) == 0 {
 		req.Assets = []money.Asset{money.USDT, money.USDC}
 	}
@@ -452,9 +422,9 @@ func (s *Service) Quote(ctx context.Context, t Tenant, req Request) ([]Quote, er
 // Lock marks quote id used by `by` in tx and returns it. It must be the tenant's quote of
 // asset on side.
 //
-// Errors: ErrUnknownRate (also for another tenant's quote), a *FieldError when the quote is
+// Errors: ErrUnknownRate (also for another tenant's quote), a *payments.FieldError when the quote is
 // for another asset or side, ErrRateAlreadyUsed, ErrRateExpired, the database's.
-func (s *Service) Lock(ctx context.Context, tx pgx.Tx, t Tenant, id uuid.UUID, asset money.Asset, side, by string) (Quote, error) {
+func (s *Service) Lock(ctx context.Context, tx pgx.Tx, t payments.Tenant, id uuid.UUID, asset money.Asset, side, by string) (Quote, error) {
 	q := Quote{ID: id, Tenant: t}
 	var (
 		a    string
@@ -471,7 +441,7 @@ func (s *Service) Lock(ctx context.Context, tx pgx.Tx, t Tenant, id uuid.UUID, a
 	}
 	q.Asset = money.Asset(a)
 	if q.Asset != asset || q.Side != side {
-		return Quote{}, &FieldError{Name: "rate_id", Message: fmt.Sprintf("is a %s rate of %s; this needs a %s rate of %s",
+		return Quote{}, &payments.FieldError{Field: "rate_id", Message: fmt.Sprintf("is a %s rate of %s; this needs a %s rate of %s",
 			q.Side, q.Asset, side, asset)}
 	}
 	if used != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"svc/engine"
+	"svc/payments"
 	"svc/payments/money"
 )
 
@@ -114,7 +115,7 @@ func TestMarketForWeighsTheLevelsTheSizeTakes(t *testing.T) {
 	})
 	t.Run("a size of another asset is a field error", func(t *testing.T) {
 		_, err := s.MarketFor("live", money.USDT, Buy, money.MustParse(money.USDC, "1"))
-		if fe, ok := err.(*FieldError); !ok || fe.Name != "amount" {
+		if fe, ok := err.(*payments.FieldError); !ok || fe.Field != "amount" {
 			t.Fatal(err)
 		}
 	})
@@ -216,7 +217,7 @@ func TestAThinBookIsRefused(t *testing.T) {
 			t.Fatal(side, err)
 		}
 	}
-	if e, ok := ErrRateUnavailable.(*Error); !ok || e.APICode() != "RATE_UNAVAILABLE" {
+	if e, ok := ErrRateUnavailable.(*payments.Error); !ok || e.APICode() != "RATE_UNAVAILABLE" {
 		t.Fatal(ErrRateUnavailable)
 	}
 }

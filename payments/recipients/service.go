@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"svc/payments"
 	"svc/payments/customers"
 	"svc/payments/idempotency"
 	"svc/persistence/postgres"
@@ -32,8 +33,8 @@ func New(pool *pgxpool.Pool, now func() time.Time) *Service {
 
 // CheckCustomer returns ErrCustomerNotFound unless id is a customer of the tenant, read
 // through q (the caller's transaction). Transfers use it for on_behalf_of.customer_id.
-func CheckCustomer(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID) error {
-	_, err := customers.Load(ctx, q, customers.Tenant{MerchantID: t.MerchantID, Environment: t.Environment}, id, false)
+func CheckCustomer(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID) error {
+	_, err := customers.Load(ctx, q, t, id, false)
 	if errors.Is(err, customers.ErrNotFound) {
 		return ErrCustomerNotFound
 	}
@@ -42,7 +43,7 @@ func CheckCustomer(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UU
 
 // Create stores a recipient validated with CreateInput.Validate.
 // Errors: ErrCustomerNotFound, the database's.
-func (s *Service) Create(ctx context.Context, t Tenant, in CreateInput) (Recipient, error) {
+func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput) (Recipient, error) {
 	r := Recipient{ID: uuid.Must(uuid.NewV7()), Tenant: t, Type: in.Type, CustomerID: in.CustomerID, Details: in.Details,
 		CreatedAt: s.now().UTC().Truncate(time.Microsecond)}
 	details, err := json.Marshal(r.Details)
@@ -66,12 +67,12 @@ func (s *Service) Create(ctx context.Context, t Tenant, in CreateInput) (Recipie
 }
 
 // Get returns one recipient of the tenant. Errors: ErrNotFound.
-func (s *Service) Get(ctx context.Context, t Tenant, id uuid.UUID) (Recipient, error) {
+func (s *Service) Get(ctx context.Context, t payments.Tenant, id uuid.UUID) (Recipient, error) {
 	return Load(ctx, s.pool, t, id)
 }
 
 // Delete removes a recipient from reads and new transfers. Errors: ErrNotFound.
-func (s *Service) Delete(ctx context.Context, t Tenant, id uuid.UUID) error {
+func (s *Service) Delete(ctx context.Context, t payments.Tenant, id uuid.UUID) error {
 	tag, err := s.pool.Exec(ctx, `update recipients set deleted_at = $4
 		where id = $1 and merchant_id = $2 and environment = $3 and deleted_at is null`, id, t.MerchantID, t.Environment, s.now().UTC())
 	if err != nil {
@@ -84,7 +85,7 @@ func (s *Service) Delete(ctx context.Context, t Tenant, id uuid.UUID) error {
 }
 
 // List returns a page of the tenant's recipients, newest first, and the total.
-func (s *Service) List(ctx context.Context, t Tenant, f Filter) ([]Recipient, int64, error) {
+func (s *Service) List(ctx context.Context, t payments.Tenant, f Filter) ([]Recipient, int64, error) {
 	if f.Page < 1 {
 		f.Page = 1
 	}
@@ -134,7 +135,7 @@ func scan(row pgx.Row) (Recipient, error) {
 
 // Load reads one live (not deleted) recipient of the tenant through q (a transfer reads its
 // recipient in its own transaction). Errors: ErrNotFound.
-func Load(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID) (Recipient, error) {
+func Load(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID) (Recipient, error) {
 	r, err := scan(q.QueryRow(ctx, `select `+cols+` from recipients
 		where id = $1 and merchant_id = $2 and environment = $3 and deleted_at is null`, id, t.MerchantID, t.Environment))
 	if err != nil && !errors.Is(err, ErrNotFound) {

@@ -10,16 +10,11 @@
 package recipients
 
 import (
+	"svc/payments"
 	"time"
 
 	"github.com/google/uuid"
 )
-
-// Tenant is the merchant and environment every query is scoped by.
-type Tenant struct {
-	MerchantID  uuid.UUID
-	Environment string // sandbox or live
-}
 
 // Recipient and destination types.
 const (
@@ -35,7 +30,7 @@ var Types = []string{BankAccount, CryptoAddress, USBankAccount, SWIFTBankAccount
 // Recipient is a saved destination: exactly one of the detail objects is set, the one of Type.
 type Recipient struct {
 	ID         uuid.UUID
-	Tenant     Tenant
+	Tenant     payments.Tenant
 	Type       string
 	CustomerID *uuid.UUID
 	Details    Details

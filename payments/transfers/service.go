@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"svc/payments"
 	"svc/payments/events"
 	"svc/payments/idempotency"
 	"svc/payments/ledger"
@@ -107,10 +108,10 @@ func rail(d Destination) string {
 //
 // Errors: *providers.UnavailableError (no bank partner for the environment) and ErrNoPrice,
 // both before anything is written; recipients.ErrNotFound (recipient_id),
-// recipients.ErrCustomerNotFound (on_behalf_of.customer_id), *FieldError (a crypto recipient,
+// recipients.ErrCustomerNotFound (on_behalf_of.customer_id), *payments.FieldError (a crypto recipient,
 // or a currency the destination does not take), ErrReferenceInUse,
 // *ledger.InsufficientBalanceError; the database's.
-func (s *Service) Create(ctx context.Context, t Tenant, r Request) (Transfer, error) {
+func (s *Service) Create(ctx context.Context, t payments.Tenant, r Request) (Transfer, error) {
 	if !providers.Configured(s.cfg.Providers.For(t.Environment).Bank) {
 		return Transfer{}, &providers.UnavailableError{Provider: "bank", Operation: "payout"}
 	}
@@ -127,7 +128,7 @@ func (s *Service) Create(ctx context.Context, t Tenant, r Request) (Transfer, er
 	}
 	src, err := Source(r.Amount, price)
 	if err != nil {
-		return Transfer{}, &FieldError{"amount", "is too large"}
+		return Transfer{}, &payments.FieldError{Field: "amount", Message: "is too large"}
 	}
 	now := s.stamp()
 	tr := Transfer{ID: uuid.Must(uuid.NewV7()), Tenant: t, Amount: r.Amount, Reference: r.Reference, RecipientID: r.RecipientID,
@@ -139,7 +140,7 @@ func (s *Service) Create(ctx context.Context, t Tenant, r Request) (Transfer, er
 				return err
 			}
 			if rc.Type == recipients.CryptoAddress {
-				return &FieldError{"recipient_id", "is a CRYPTO_ADDRESS recipient; transfers pay bank accounts"}
+				return &payments.FieldError{Field: "recipient_id", Message: "is a CRYPTO_ADDRESS recipient; transfers pay bank accounts"}
 			}
 			tr.Destination = Destination{Type: rc.Type, Details: rc.Details}
 		} else {
@@ -147,9 +148,9 @@ func (s *Service) Create(ctx context.Context, t Tenant, r Request) (Transfer, er
 		}
 		switch {
 		case tr.Destination.Type == recipients.BankAccount && r.Amount.Asset != money.NGN:
-			return &FieldError{"currency", "must be NGN for a BANK_ACCOUNT (domestic) destination"}
+			return &payments.FieldError{Field: "currency", Message: "must be NGN for a BANK_ACCOUNT (domestic) destination"}
 		case tr.Destination.Type != recipients.BankAccount && r.Amount.Asset != money.USD:
-			return &FieldError{"currency", "must be USD for a " + tr.Destination.Type + " destination"}
+			return &payments.FieldError{Field: "currency", Message: "must be USD for a " + tr.Destination.Type + " destination"}
 		}
 		tr.Rail = rail(tr.Destination)
 		if r.CustomerID != nil {
@@ -178,12 +179,12 @@ func (s *Service) Create(ctx context.Context, t Tenant, r Request) (Transfer, er
 }
 
 // Get returns one transfer of the tenant. Errors: ErrNotFound.
-func (s *Service) Get(ctx context.Context, t Tenant, id uuid.UUID) (Transfer, error) {
+func (s *Service) Get(ctx context.Context, t payments.Tenant, id uuid.UUID) (Transfer, error) {
 	return load(ctx, s.pool, &t, id)
 }
 
 // List returns a page of the tenant's transfers, newest first, and the total.
-func (s *Service) List(ctx context.Context, t Tenant, f Filter) ([]Transfer, int64, error) {
+func (s *Service) List(ctx context.Context, t payments.Tenant, f Filter) ([]Transfer, int64, error) {
 	if f.Page < 1 {
 		f.Page = 1
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"svc/payments"
 	"svc/payments/money"
 	"svc/persistence/postgres"
 )
@@ -60,7 +61,7 @@ func insert(ctx context.Context, tx pgx.Tx, tr Transfer) error {
 }
 
 // load reads one transfer; t nil reads any tenant's (the jobs know only the id).
-func load(ctx context.Context, q postgres.Querier, t *Tenant, id uuid.UUID) (Transfer, error) {
+func load(ctx context.Context, q postgres.Querier, t *payments.Tenant, id uuid.UUID) (Transfer, error) {
 	var (
 		tr  Transfer
 		err error
@@ -89,7 +90,7 @@ func move(ctx context.Context, tx pgx.Tx, id uuid.UUID, to string, now time.Time
 	return tr, err
 }
 
-func list(ctx context.Context, q postgres.Querier, t Tenant, f Filter) ([]Transfer, int64, error) {
+func list(ctx context.Context, q postgres.Querier, t payments.Tenant, f Filter) ([]Transfer, int64, error) {
 	where := `merchant_id = $1 and environment = $2 and ($3 = '' or status = $3) and ($4 = '' or currency = $4)`
 	var total int64
 	if err := q.QueryRow(ctx, `select count(*) from transfers where `+where, t.MerchantID, t.Environment, f.Status, f.Currency).

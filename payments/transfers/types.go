@@ -23,12 +23,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"svc/payments"
 	"svc/payments/money"
 	"svc/payments/recipients"
 )
-
-// Tenant is the merchant and environment every query is scoped by.
-type Tenant = recipients.Tenant
 
 // Statuses.
 const (
@@ -70,7 +68,7 @@ var DestinationTypes = []string{recipients.BankAccount, recipients.USBankAccount
 // Transfer is one payout to a bank account.
 type Transfer struct {
 	ID                uuid.UUID
-	Tenant            Tenant
+	Tenant            payments.Tenant
 	Amount            money.Amount // NGN or USD
 	Reference         string
 	Rail              string // providers.RailNGN, RailUSACH, RailUSWire, RailSWIFT

@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"svc/payments"
 	"svc/payments/customers"
 	"svc/payments/events"
 	"svc/payments/idempotency"
@@ -31,21 +32,10 @@ import (
 	"svc/persistence/postgres"
 )
 
-// Error is a refusal with its API code.
-type Error struct {
-	Code   string
-	Reason string
-}
-
-func (e *Error) Error() string { return e.Reason }
-
-// APICode is the gateway's error code.
-func (e *Error) APICode() string { return e.Code }
-
 // Errors of the service (plus customers.ErrNotFound for an unknown customer).
 var (
-	ErrNotFound         error = &Error{"NOT_FOUND", "virtual account not found"}
-	ErrKYCTierRequired  error = &Error{"KYC_TIER_REQUIRED", "a permanent NGN virtual account requires a customer verified to TIER_1"}
+	ErrNotFound         error = &payments.Error{Code: "NOT_FOUND", Message: "virtual account not found"}
+	ErrKYCTierRequired  error = &payments.Error{Code: "KYC_TIER_REQUIRED", Message: "a permanent NGN virtual account requires a customer verified to TIER_1"}
 	errNumbersExhausted       = errors.New("virtualaccounts: no free account number after 20 attempts")
 )
 
@@ -112,7 +102,7 @@ func (s *Service) scan(row pgx.Row) (Account, error) {
 // IssuePermanent returns the customer's PERMANENT account, issuing it first if it has none
 // (created reports which). Errors: customers.ErrNotFound, ErrKYCTierRequired,
 // *providers.UnavailableError, the database's.
-func (s *Service) IssuePermanent(ctx context.Context, t customers.Tenant, customerID uuid.UUID) (Account, bool, error) {
+func (s *Service) IssuePermanent(ctx context.Context, t payments.Tenant, customerID uuid.UUID) (Account, bool, error) {
 	c, err := customers.Load(ctx, s.pool, t, customerID, false)
 	if err != nil {
 		return Account{}, false, err
@@ -186,7 +176,7 @@ func (s *Service) IssuePermanent(ctx context.Context, t customers.Tenant, custom
 	return a, created, err
 }
 
-func (s *Service) permanent(ctx context.Context, q postgres.Querier, t customers.Tenant, customerID uuid.UUID) (Account, error) {
+func (s *Service) permanent(ctx context.Context, q postgres.Querier, t payments.Tenant, customerID uuid.UUID) (Account, error) {
 	return s.scan(q.QueryRow(ctx, `select `+cols+` from onramps
 		where merchant_id = $1 and environment = $2 and customer_id = $3 and type = 'PERMANENT'
 		order by (status = 'ACTIVE') desc, created_at limit 1`, t.MerchantID, t.Environment, customerID))
@@ -194,7 +184,7 @@ func (s *Service) permanent(ctx context.Context, q postgres.Querier, t customers
 
 // CustomerAccount returns the customer's PERMANENT account. Errors: customers.ErrNotFound,
 // ErrNotFound (none issued yet).
-func (s *Service) CustomerAccount(ctx context.Context, t customers.Tenant, customerID uuid.UUID) (Account, error) {
+func (s *Service) CustomerAccount(ctx context.Context, t payments.Tenant, customerID uuid.UUID) (Account, error) {
 	if _, err := customers.Load(ctx, s.pool, t, customerID, false); err != nil {
 		return Account{}, err
 	}
@@ -202,13 +192,13 @@ func (s *Service) CustomerAccount(ctx context.Context, t customers.Tenant, custo
 }
 
 // Get returns one account. Errors: ErrNotFound.
-func (s *Service) Get(ctx context.Context, t customers.Tenant, id uuid.UUID) (Account, error) {
+func (s *Service) Get(ctx context.Context, t payments.Tenant, id uuid.UUID) (Account, error) {
 	return s.scan(s.pool.QueryRow(ctx, `select `+cols+` from onramps where merchant_id = $1 and environment = $2 and id = $3`,
 		t.MerchantID, t.Environment, id))
 }
 
 // List returns a page of accounts, newest first, and the total.
-func (s *Service) List(ctx context.Context, t customers.Tenant, f Filter) ([]Account, int64, error) {
+func (s *Service) List(ctx context.Context, t payments.Tenant, f Filter) ([]Account, int64, error) {
 	now := s.now()
 	status := strings.ToUpper(f.Status)
 	const where = ` from onramps where merchant_id = $1 and environment = $2

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"svc/payments"
 	"svc/payments/events"
 )
 
@@ -26,8 +27,8 @@ func NewService(pool *pgxpool.Pool, cipher *Cipher, sender *Sender) *Service {
 }
 
 // Create registers an endpoint and returns it with its new secret (shown only now).
-// Errors: *FieldError (url, events[i]), ErrNoLiveKey.
-func (s *Service) Create(ctx context.Context, t Tenant, in CreateInput) (Created, error) {
+// Errors: *payments.FieldError (url, events[i]), ErrNoLiveKey.
+func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput) (Created, error) {
 	if err := validateURL(in.URL, s.sender.cfg.AllowInsecure); err != nil {
 		return Created{}, err
 	}
@@ -48,19 +49,19 @@ func (s *Service) Create(ctx context.Context, t Tenant, in CreateInput) (Created
 }
 
 // List returns the tenant's endpoints, oldest first.
-func (s *Service) List(ctx context.Context, t Tenant) ([]Endpoint, error) {
+func (s *Service) List(ctx context.Context, t payments.Tenant) ([]Endpoint, error) {
 	return listEndpoints(ctx, s.pool, t)
 }
 
 // Get returns one endpoint. Errors: ErrNotFound.
-func (s *Service) Get(ctx context.Context, t Tenant, id uuid.UUID) (Endpoint, error) {
+func (s *Service) Get(ctx context.Context, t payments.Tenant, id uuid.UUID) (Endpoint, error) {
 	return getEndpoint(ctx, s.pool, t, id)
 }
 
 // Update changes url, events and is_active. Disabling stops the endpoint's pending
 // deliveries (each ends on its next attempt); enabling resumes new ones.
-// Errors: ErrNotFound, *FieldError.
-func (s *Service) Update(ctx context.Context, t Tenant, id uuid.UUID, in UpdateInput) (Endpoint, error) {
+// Errors: ErrNotFound, *payments.FieldError.
+func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, in UpdateInput) (Endpoint, error) {
 	if in.URL != nil {
 		if err := validateURL(*in.URL, s.sender.cfg.AllowInsecure); err != nil {
 			return Endpoint{}, err
@@ -77,13 +78,13 @@ func (s *Service) Update(ctx context.Context, t Tenant, id uuid.UUID, in UpdateI
 }
 
 // Delete removes an endpoint; its pending deliveries stop. Errors: ErrNotFound.
-func (s *Service) Delete(ctx context.Context, t Tenant, id uuid.UUID) error {
+func (s *Service) Delete(ctx context.Context, t payments.Tenant, id uuid.UUID) error {
 	return deleteEndpoint(ctx, s.pool, t, id, s.now().UTC())
 }
 
 // RotateSecret gives the endpoint a new secret; the old one is never used again, including
 // by deliveries already queued. Errors: ErrNotFound.
-func (s *Service) RotateSecret(ctx context.Context, t Tenant, id uuid.UUID) (Created, error) {
+func (s *Service) RotateSecret(ctx context.Context, t payments.Tenant, id uuid.UUID) (Created, error) {
 	secret := newSecret()
 	e, err := setSecret(ctx, s.pool, t, id, s.cipher.seal(secret, id[:]), s.now().UTC())
 	if err != nil {
@@ -94,8 +95,8 @@ func (s *Service) RotateSecret(ctx context.Context, t Tenant, id uuid.UUID) (Cre
 
 // Test sends the named event (default test.webhook) with sample data to the endpoint now,
 // with X-Svc-Test-Mode: true, whether or not it is active or subscribed, and logs the
-// attempt. Success is a 2xx answer. Errors: ErrNotFound, *FieldError (event).
-func (s *Service) Test(ctx context.Context, t Tenant, id uuid.UUID, event string) (TestResult, error) {
+// attempt. Success is a 2xx answer. Errors: ErrNotFound, *payments.FieldError (event).
+func (s *Service) Test(ctx context.Context, t payments.Tenant, id uuid.UUID, event string) (TestResult, error) {
 	if event == "" {
 		event = string(events.TestWebhook)
 	}
@@ -130,7 +131,7 @@ func (s *Service) Test(ctx context.Context, t Tenant, id uuid.UUID, event string
 }
 
 // Logs lists delivery attempts, newest first, with the total matching count.
-func (s *Service) Logs(ctx context.Context, t Tenant, f LogFilter) ([]LogEntry, int64, error) {
+func (s *Service) Logs(ctx context.Context, t payments.Tenant, f LogFilter) ([]LogEntry, int64, error) {
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"svc/payments"
 	"svc/persistence/postgres"
 )
 
@@ -28,7 +29,7 @@ func scanEndpoint(row pgx.Row) (Endpoint, error) {
 	return e, err
 }
 
-func insertEndpoint(ctx context.Context, q postgres.Querier, t Tenant, e Endpoint, secretEnc []byte) error {
+func insertEndpoint(ctx context.Context, q postgres.Querier, t payments.Tenant, e Endpoint, secretEnc []byte) error {
 	_, err := q.Exec(ctx, `insert into webhook_endpoints
 		(id, merchant_id, environment, url, events, is_active, secret_enc, created_at, updated_at)
 		values ($1, $2, $3, $4, $5, true, $6, $7, $7)`,
@@ -39,7 +40,7 @@ func insertEndpoint(ctx context.Context, q postgres.Querier, t Tenant, e Endpoin
 	return nil
 }
 
-func listEndpoints(ctx context.Context, q postgres.Querier, t Tenant) ([]Endpoint, error) {
+func listEndpoints(ctx context.Context, q postgres.Querier, t payments.Tenant) ([]Endpoint, error) {
 	rows, err := q.Query(ctx, `select `+endpointCols+` from webhook_endpoints
 		where merchant_id = $1 and environment = $2 and deleted_at is null
 		order by created_at, id`, t.MerchantID, t.Environment)
@@ -58,14 +59,14 @@ func listEndpoints(ctx context.Context, q postgres.Querier, t Tenant) ([]Endpoin
 	return out, rows.Err()
 }
 
-func getEndpoint(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID) (Endpoint, error) {
+func getEndpoint(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID) (Endpoint, error) {
 	return scanEndpoint(q.QueryRow(ctx, `select `+endpointCols+` from webhook_endpoints
 		where id = $1 and merchant_id = $2 and environment = $3 and deleted_at is null`,
 		id, t.MerchantID, t.Environment))
 }
 
 // updateEndpoint applies the given fields; re-activating clears the disabled reason.
-func updateEndpoint(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID, url *string, evs []string, setEvents bool, active *bool, now time.Time) (Endpoint, error) {
+func updateEndpoint(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID, url *string, evs []string, setEvents bool, active *bool, now time.Time) (Endpoint, error) {
 	return scanEndpoint(q.QueryRow(ctx, `update webhook_endpoints set
 			url = coalesce($4, url),
 			events = case when $5 then $6::text[] else events end,
@@ -76,7 +77,7 @@ func updateEndpoint(ctx context.Context, q postgres.Querier, t Tenant, id uuid.U
 		returning `+endpointCols, id, t.MerchantID, t.Environment, url, setEvents, evs, active, now))
 }
 
-func deleteEndpoint(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID, now time.Time) error {
+func deleteEndpoint(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID, now time.Time) error {
 	tag, err := q.Exec(ctx, `update webhook_endpoints set deleted_at = $4, is_active = false, updated_at = $4
 		where id = $1 and merchant_id = $2 and environment = $3 and deleted_at is null`,
 		id, t.MerchantID, t.Environment, now)
@@ -89,13 +90,13 @@ func deleteEndpoint(ctx context.Context, q postgres.Querier, t Tenant, id uuid.U
 	return nil
 }
 
-func setSecret(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID, enc []byte, now time.Time) (Endpoint, error) {
+func setSecret(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID, enc []byte, now time.Time) (Endpoint, error) {
 	return scanEndpoint(q.QueryRow(ctx, `update webhook_endpoints set secret_enc = $4, updated_at = $5
 		where id = $1 and merchant_id = $2 and environment = $3 and deleted_at is null
 		returning `+endpointCols, id, t.MerchantID, t.Environment, enc, now))
 }
 
-func endpointSecret(ctx context.Context, q postgres.Querier, t Tenant, id uuid.UUID) (string, []byte, error) {
+func endpointSecret(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID) (string, []byte, error) {
 	var (
 		url string
 		enc []byte
@@ -111,7 +112,7 @@ func endpointSecret(ctx context.Context, q postgres.Querier, t Tenant, id uuid.U
 
 // target is what the worker needs for one attempt, read afresh each time.
 type target struct {
-	tenant    Tenant
+	tenant    payments.Tenant
 	url       string
 	secretEnc []byte
 	active    bool
@@ -150,7 +151,7 @@ func disableEndpoint(ctx context.Context, q postgres.Querier, id uuid.UUID, reas
 	return nil
 }
 
-func insertLog(ctx context.Context, q postgres.Querier, t Tenant, l LogEntry) error {
+func insertLog(ctx context.Context, q postgres.Querier, t payments.Tenant, l LogEntry) error {
 	_, err := q.Exec(ctx, `insert into webhook_logs
 		(id, merchant_id, environment, endpoint_id, endpoint_url, event_id, event, payload,
 		 status_code, success, error, duration_ms, attempt, test, created_at)
@@ -163,7 +164,7 @@ func insertLog(ctx context.Context, q postgres.Querier, t Tenant, l LogEntry) er
 	return nil
 }
 
-func listLogs(ctx context.Context, q postgres.Querier, t Tenant, f LogFilter) ([]LogEntry, int64, error) {
+func listLogs(ctx context.Context, q postgres.Querier, t payments.Tenant, f LogFilter) ([]LogEntry, int64, error) {
 	where := []string{"merchant_id = $1", "environment = $2"}
 	args := []any{t.MerchantID, t.Environment}
 	add := func(cond string, v any) {

@@ -13,12 +13,6 @@ import (
 	"svc/payments/events"
 )
 
-// Tenant is the merchant and environment every operation is scoped by.
-type Tenant struct {
-	MerchantID  uuid.UUID
-	Environment string // sandbox or live
-}
-
 // Endpoint is a merchant's registered receiver.
 type Endpoint struct {
 	ID             uuid.UUID

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"svc/payments"
 	"svc/payments/events"
 	"svc/payments/jobs"
 	"svc/payments/webhooks"
@@ -164,7 +165,7 @@ func startClient(t *testing.T, c *jobs.Client) {
 	})
 }
 
-func (h *harness) record(t *testing.T, tn webhooks.Tenant, typ events.Type, data any) uuid.UUID {
+func (h *harness) record(t *testing.T, tn payments.Tenant, typ events.Type, data any) uuid.UUID {
 	t.Helper()
 	var id uuid.UUID
 	err := postgres.InTx(context.Background(), h.pool, func(tx pgx.Tx) error {
@@ -178,7 +179,7 @@ func (h *harness) record(t *testing.T, tn webhooks.Tenant, typ events.Type, data
 	return id
 }
 
-func (h *harness) create(t *testing.T, tn webhooks.Tenant, url string, evs ...string) webhooks.Created {
+func (h *harness) create(t *testing.T, tn payments.Tenant, url string, evs ...string) webhooks.Created {
 	t.Helper()
 	c, err := h.svc.Create(context.Background(), tn, webhooks.CreateInput{URL: url, Events: evs})
 	if err != nil {
@@ -188,7 +189,7 @@ func (h *harness) create(t *testing.T, tn webhooks.Tenant, url string, evs ...st
 }
 
 // waitLogs waits until the filter matches at least n log entries and returns them, newest first.
-func (h *harness) waitLogs(t *testing.T, tn webhooks.Tenant, f webhooks.LogFilter, n int) []webhooks.LogEntry {
+func (h *harness) waitLogs(t *testing.T, tn payments.Tenant, f webhooks.LogFilter, n int) []webhooks.LogEntry {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -207,8 +208,8 @@ func (h *harness) waitLogs(t *testing.T, tn webhooks.Tenant, f webhooks.LogFilte
 	}
 }
 
-func tenant() webhooks.Tenant {
-	return webhooks.Tenant{MerchantID: uuid.New(), Environment: "sandbox"}
+func tenant() payments.Tenant {
+	return payments.Tenant{MerchantID: uuid.New(), Environment: "sandbox"}
 }
 
 func TestDeliverySignedWithRawBody(t *testing.T) {
@@ -454,7 +455,7 @@ func TestDeliveriesStayWithTheirTenant(t *testing.T) {
 	h := newHarness(t, harnessOpts{caFile: rc.caFile})
 	h.start(t)
 	m1 := tenant()
-	m1live := webhooks.Tenant{MerchantID: m1.MerchantID, Environment: "live"}
+	m1live := payments.Tenant{MerchantID: m1.MerchantID, Environment: "live"}
 	m2 := tenant()
 	h.create(t, m1, rc.srv.URL+"/m1-sandbox")
 	// Live endpoints need a real key: the development key refuses them.
@@ -538,7 +539,7 @@ func TestSSRFGuard(t *testing.T) {
 			"http://example.com/", "ftp://example.com/", "example.com", "https://user:pw@example.com/",
 		} {
 			_, err := h.svc.Create(ctx, tn, webhooks.CreateInput{URL: u})
-			var fe *webhooks.FieldError
+			var fe *payments.FieldError
 			if !errors.As(err, &fe) || fe.Field != "url" {
 				t.Errorf("%s: %v, want a url field error", u, err)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"svc/payments"
 	"svc/payments/events"
 	"svc/payments/idempotency"
 	"svc/payments/ledger"
@@ -74,7 +75,7 @@ func holdRef(id uuid.UUID) string { return "withdrawal:" + id.String() + ":hold"
 // Errors: *providers.UnavailableError (no custodian configured for the environment: nothing
 // is written), *ledger.InsufficientBalanceError (the available balance does not cover it:
 // nothing is written), the database's.
-func (s *Service) Create(ctx context.Context, t Tenant, r Request) (Withdrawal, error) {
+func (s *Service) Create(ctx context.Context, t payments.Tenant, r Request) (Withdrawal, error) {
 	if !providers.Configured(s.cfg.Providers.For(t.Environment).Custody) {
 		return Withdrawal{}, &providers.UnavailableError{Provider: "custody", Operation: "send"}
 	}
@@ -104,12 +105,12 @@ func (s *Service) Create(ctx context.Context, t Tenant, r Request) (Withdrawal, 
 }
 
 // Get returns one withdrawal of the tenant. Errors: ErrNotFound.
-func (s *Service) Get(ctx context.Context, t Tenant, id uuid.UUID) (Withdrawal, error) {
+func (s *Service) Get(ctx context.Context, t payments.Tenant, id uuid.UUID) (Withdrawal, error) {
 	return load(ctx, s.pool, &t, id)
 }
 
 // List returns a page of the tenant's withdrawals, newest first, and the total.
-func (s *Service) List(ctx context.Context, t Tenant, f Filter) ([]Withdrawal, int64, error) {
+func (s *Service) List(ctx context.Context, t payments.Tenant, f Filter) ([]Withdrawal, int64, error) {
 	if f.Page < 1 {
 		f.Page = 1
 	}

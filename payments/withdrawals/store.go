@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"svc/payments"
 	"svc/payments/money"
 	"svc/payments/providers"
 	"svc/persistence/postgres"
@@ -45,7 +46,7 @@ func insert(ctx context.Context, tx pgx.Tx, w Withdrawal) error {
 }
 
 // load reads one withdrawal; t nil reads any tenant's (the jobs know only the id).
-func load(ctx context.Context, q postgres.Querier, t *Tenant, id uuid.UUID) (Withdrawal, error) {
+func load(ctx context.Context, q postgres.Querier, t *payments.Tenant, id uuid.UUID) (Withdrawal, error) {
 	var (
 		w   Withdrawal
 		err error
@@ -77,7 +78,7 @@ func move(ctx context.Context, tx pgx.Tx, id uuid.UUID, from []string, to string
 	return w, err
 }
 
-func list(ctx context.Context, q postgres.Querier, t Tenant, f Filter) ([]Withdrawal, int64, error) {
+func list(ctx context.Context, q postgres.Querier, t payments.Tenant, f Filter) ([]Withdrawal, int64, error) {
 	rows, err := q.Query(ctx, `select `+cols+`, count(*) over () from withdrawals
 		where merchant_id = $1 and environment = $2 and ($3::text[] is null or status = any($3))
 		order by created_at desc, id desc limit $4 offset $5`,

@@ -20,15 +20,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"svc/payments"
 	"svc/payments/money"
 	"svc/payments/providers"
 )
-
-// Tenant is the merchant and environment every query is scoped by.
-type Tenant struct {
-	MerchantID  uuid.UUID
-	Environment string // sandbox or live
-}
 
 // Statuses.
 const (
@@ -80,7 +75,7 @@ const Token = "USDT"
 // Withdrawal is one send of USDT to an external address.
 type Withdrawal struct {
 	ID                 uuid.UUID
-	Tenant             Tenant
+	Tenant             payments.Tenant
 	Amount             money.Amount // USDT
 	Token              string
 	Chain              providers.Chain

@@ -26,6 +26,7 @@ import (
 	gwrecipients "svc/gateway/recipients"
 	gwtransfers "svc/gateway/transfers"
 	gwwithdrawals "svc/gateway/withdrawals"
+	"svc/payments"
 	"svc/payments/customers"
 	"svc/payments/events"
 	"svc/payments/idempotency"
@@ -262,7 +263,7 @@ func (r *Rig) Verify(t testing.TB) {
 // Customer creates a customer of m in env.
 func (r *Rig) Customer(t testing.TB, m uuid.UUID, env, email string) uuid.UUID {
 	t.Helper()
-	c, err := r.Customers.Create(context.Background(), customers.Tenant{MerchantID: m, Environment: env},
+	c, err := r.Customers.Create(context.Background(), payments.Tenant{MerchantID: m, Environment: env},
 		customers.CreateInput{Email: email, FirstName: "Ada", LastName: "Obi"})
 	if err != nil {
 		t.Fatal(err)
@@ -273,7 +274,7 @@ func (r *Rig) Customer(t testing.TB, m uuid.UUID, env, email string) uuid.UUID {
 // SellRate returns a fresh sell quote id of asset for m in env.
 func (r *Rig) SellRate(t testing.TB, m uuid.UUID, env string, asset money.Asset) uuid.UUID {
 	t.Helper()
-	qs, err := r.Rates.Quote(context.Background(), rates.Tenant{MerchantID: m, Environment: env},
+	qs, err := r.Rates.Quote(context.Background(), payments.Tenant{MerchantID: m, Environment: env},
 		rates.Request{Assets: []money.Asset{asset}, Sides: []string{rates.Sell}})
 	if err != nil || len(qs) != 1 {
 		t.Fatal(qs, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"svc/payments"
 	"svc/payments/checkout"
 	"svc/persistence/postgres"
 )
@@ -29,7 +30,7 @@ type Onramps struct {
 
 	mu     sync.Mutex
 	amount map[string]int64
-	tenant map[string]checkout.Tenant
+	tenant map[string]payments.Tenant
 	// Created counts onramps created.
 	Created int
 }
@@ -57,7 +58,7 @@ func (o *Onramps) CreateTemporary(ctx context.Context, tx pgx.Tx, req checkout.O
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.amount == nil {
-		o.amount, o.tenant = map[string]int64{}, map[string]checkout.Tenant{}
+		o.amount, o.tenant = map[string]int64{}, map[string]payments.Tenant{}
 	}
 	o.amount[id], o.tenant[id] = ngn, req.Tenant
 	o.Created++
@@ -67,7 +68,7 @@ func (o *Onramps) CreateTemporary(ctx context.Context, tx pgx.Tx, req checkout.O
 
 // SimulateDeposit settles a deposit of the onramp's amount now, calling the checkout's hook
 // inside the settling transaction.
-func (o *Onramps) SimulateDeposit(ctx context.Context, t checkout.Tenant, onrampID string) error {
+func (o *Onramps) SimulateDeposit(ctx context.Context, t payments.Tenant, onrampID string) error {
 	o.mu.Lock()
 	amount, ok := o.amount[onrampID]
 	o.mu.Unlock()
