@@ -179,19 +179,25 @@ func (l *Lease) Clean() bool { return l.clean }
 // TTL is how long one confirmation keeps the lease valid.
 func (l *Lease) TTL() time.Duration { return l.cfg.TTL }
 
-// WaitOutPrevious waits one TTL when the previous holder did not release cleanly, so that
-// its own Check has failed before this holder writes anything. It returns at once after a
-// clean release.
+// WaitOutPrevious waits until one TTL after the acquisition when the previous holder did
+// not release cleanly, so that its own Check has failed before this holder writes anything.
+// It returns at once after a clean release.
 func (l *Lease) WaitOutPrevious(ctx context.Context) error {
 	if l.clean {
 		return nil
 	}
+	// The old holder's last confirmation was sent before we got the lock, so its lease ends
+	// at the latest one TTL after our acquisition.
+	wait := l.cfg.TTL - time.Since(l.start)
+	if wait <= 0 {
+		return nil
+	}
 	l.cfg.Log.Warn("engine lease: the previous engine did not release it; waiting out its lease before writing",
-		"env", l.cfg.Environment, "wait", l.cfg.TTL)
+		"env", l.cfg.Environment, "wait", wait)
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-time.After(l.cfg.TTL):
+	case <-time.After(wait):
 		return nil
 	}
 }
