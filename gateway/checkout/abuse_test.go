@@ -56,10 +56,9 @@ func TestPayIsRateLimitedPerClientAddress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inv := pi.NewService(pool, client, nil)
-	links := pc.NewService(pool, inv, events.NewRecorder(client), pc.Config{BaseURL: "https://pay.example/"})
-	inv.UsePayLinks(links)
-	links.UseOnramps(&checkouttest.Onramps{Pool: pool, Checkout: links})
+	inv := pi.NewService(pool, client, pc.NewInvoiceLinks("https://pay.example/", nil), nil)
+	links := pc.NewService(pool, inv, pc.Config{BaseURL: "https://pay.example/",
+		Onramps: &checkouttest.Onramps{Pool: pool, Completer: pc.NewCompleter(events.NewRecorder(client), nil)}})
 	routes := gc.New(links).WithPayLimits(gc.PayLimits{ReadsPerMinute: 5, WritesPerMinute: 2,
 		// the test's client address comes from a header (the in-memory listener has none)
 		ClientIP: func(ctx *fasthttp.RequestCtx) netip.Addr {

@@ -14,9 +14,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"svc/gateway/auth/authtest"
 	gc "svc/gateway/checkout"
@@ -38,18 +36,6 @@ import (
 	"svc/payments/webhooks"
 	"svc/persistence/postgres/pgtest"
 )
-
-// lateJobs forwards to the river client, which can only be built after the services whose
-// workers it runs.
-type lateJobs struct{ c *jobs.Client }
-
-func (l *lateJobs) InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
-	return l.c.InsertTx(ctx, tx, args, opts)
-}
-
-func (l *lateJobs) InsertManyTx(ctx context.Context, tx pgx.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
-	return l.c.InsertManyTx(ctx, tx, params)
-}
 
 // chromium finds the browser, running the project's install script once when it is missing
 // (it installs Debian's chromium as root); it skips the test only when that cannot help.
@@ -88,26 +74,28 @@ func TestBrowserPaysCheckoutLink(t *testing.T) {
 	pool, _ := pgtest.New(t)
 
 	// The money-in stack (rates from the configured reference, sandbox bank, onramps,
-	// deposits with their job-driven lifecycle) and commerce over one river client.
-	late := &lateJobs{}
-	rec := events.NewRecorder(late)
+	// deposits with their job-driven lifecycle) and commerce, as svcd builds them: every
+	// service enqueues through an insert-only river client; the working client comes last.
+	inserter, err := jobs.New(pool, jobs.Config{FetchCooldown: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := events.NewRecorder(inserter)
 	envs := providers.Default(providers.SandboxConfig{})
 	rateSvc, err := rates.New(pool, rates.Config{References: map[money.Asset]int64{money.USDT: 160000, money.USDC: 160000, money.USD: 160000}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	onrampSvc := onramps.New(pool, onramps.Config{Rates: rateSvc, Providers: envs, Customers: onramps.Directory, Events: rec, Jobs: late})
-	depositSvc := deposits.New(pool, deposits.Config{Onramps: onrampSvc, Rates: rateSvc, Providers: envs, Events: rec, Jobs: late})
-	invSvc := pi.NewService(pool, late, nil)
-
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String()
-	links := pc.NewService(pool, invSvc, rec, pc.Config{BaseURL: base, Onramps: pc.MoneyIn{Onramps: onrampSvc, Deposits: depositSvc}})
-	invSvc.UsePayLinks(links)
-	depositSvc.OnSettled(pc.Hook(links))
+	onrampSvc := onramps.New(pool, onramps.Config{Rates: rateSvc, Providers: envs, Customers: onramps.Directory, Events: rec, Jobs: inserter})
+	depositSvc := deposits.New(pool, deposits.Config{Onramps: onrampSvc, Rates: rateSvc, Providers: envs, Events: rec, Jobs: inserter,
+		Settled: []deposits.SettlementHook{pc.NewCompleter(rec, nil)}})
+	invSvc := pi.NewService(pool, inserter, pc.NewInvoiceLinks(base, nil), nil)
+	links := pc.NewService(pool, invSvc, pc.Config{BaseURL: base, Onramps: pc.MoneyIn{Onramps: onrampSvc, Deposits: depositSvc}})
 
 	// A webhook receiver for the merchant.
 	var mu sync.Mutex
@@ -142,7 +130,6 @@ func TestBrowserPaysCheckoutLink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	late.c = client
 	if err := client.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -39,11 +39,9 @@ func setup(t *testing.T) env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inv := pi.NewService(pool, client, nil)
-	links := pc.NewService(pool, inv, events.NewRecorder(client), pc.Config{BaseURL: "https://pay.example/"})
-	inv.UsePayLinks(links)
-	onramps := &checkouttest.Onramps{Pool: pool, Checkout: links}
-	links.UseOnramps(onramps)
+	inv := pi.NewService(pool, client, pc.NewInvoiceLinks("https://pay.example/", nil), nil)
+	onramps := &checkouttest.Onramps{Pool: pool, Completer: pc.NewCompleter(events.NewRecorder(client), nil)}
+	links := pc.NewService(pool, inv, pc.Config{BaseURL: "https://pay.example/", Onramps: onramps})
 	srv := gatewaytest.New(t, pool, gp.New(pp.NewService(pool, nil)), gi.New(inv), gc.New(links))
 	return env{srv: srv, pool: pool, a: authtest.New(t, pool), b: authtest.New(t, pool), onramps: onramps}
 }

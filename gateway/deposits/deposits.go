@@ -34,19 +34,17 @@ var _ Service = (*deposits.Service)(nil)
 // Routes is the RouteSet of deposits.
 type Routes struct {
 	svc Service
-	// offramps, when set (UseOfframps), wraps the sandbox deposit handler: a body with
-	// offramp_id simulates crypto arriving at an offramp (gateway/offramps Routes.Dispatch).
+	// offramps, when set, wraps the sandbox deposit handler: a body with offramp_id
+	// simulates crypto arriving at an offramp (gateway/offramps Routes.Dispatch).
 	offramps func(fasthttp.RequestHandler) fasthttp.RequestHandler
 }
 
-// UseOfframps routes sandbox deposits whose body names offramp_id through dispatch
-// (gateway/offramps Routes.Dispatch), which answers them and passes every other body on.
-func (rs *Routes) UseOfframps(dispatch func(fasthttp.RequestHandler) fasthttp.RequestHandler) {
-	rs.offramps = dispatch
+// New returns the routes over svc. offramps (nil: none) routes sandbox deposits whose body
+// names offramp_id: gateway/offramps Routes.Dispatch, which answers them and passes every
+// other body on.
+func New(svc Service, offramps func(fasthttp.RequestHandler) fasthttp.RequestHandler) *Routes {
+	return &Routes{svc: svc, offramps: offramps}
 }
-
-// New returns the routes over svc.
-func New(svc Service) *Routes { return &Routes{svc: svc} }
 
 // Register adds every route behind protect.
 func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandler) fasthttp.RequestHandler) {

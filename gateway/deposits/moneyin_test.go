@@ -542,11 +542,9 @@ func TestDepositsRoutes(t *testing.T) {
 }
 
 func TestSettlementHookRunsInTheSettlingTransaction(t *testing.T) {
-	r := newRig(t, rigOptions{noWorkers: true})
-	key := r.a.SandboxKey
 	var calls []deposits.Deposit
 	fail := true
-	r.deposits.OnSettled(deposits.HookFunc(func(ctx context.Context, tx pgx.Tx, d deposits.Deposit) error {
+	hook := deposits.HookFunc(func(ctx context.Context, tx pgx.Tx, d deposits.Deposit) error {
 		var status string
 		if err := tx.QueryRow(ctx, `select status from deposits where id = $1`, d.ID).Scan(&status); err != nil {
 			return err
@@ -559,7 +557,9 @@ func TestSettlementHookRunsInTheSettlingTransaction(t *testing.T) {
 		}
 		calls = append(calls, d)
 		return nil
-	}))
+	})
+	r := newRig(t, rigOptions{noWorkers: true, settled: hook})
+	key := r.a.SandboxKey
 	o := r.temporary(t, key, 1608)
 	d := decode[depositJSON](t, r.srv.Must(t, 201, "POST", "/v1/payments/sandbox/deposits", key, map[string]any{"onramp_id": o.ID}))
 	id := uuid.MustParse(d.ID)

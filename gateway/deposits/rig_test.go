@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"svc/engine"
 	"svc/gateway/auth/authtest"
@@ -64,9 +63,11 @@ type rigOptions struct {
 	// tracer, when set, is installed on the rig's pool (its own pool of 20 connections on
 	// the test database) to count statements, round trips and pool acquires.
 	tracer pgx.QueryTracer
-	// fetchCooldown is the river client's FetchCooldown, which also spaces its insert
+	// fetchCooldown is the river clients' FetchCooldown, which also spaces their insert
 	// notifications (NOTIFY) per queue; default 5 ms.
 	fetchCooldown time.Duration
+	// settled is given to the deposits service (deposits.Config Settled), if set.
+	settled deposits.SettlementHook
 }
 
 // rig is the whole money-in stack: sandbox and live engines on in-memory journals, the
@@ -98,7 +99,7 @@ func newRig(t testing.TB, o rigOptions) *rig {
 		if err := j.Start(); err != nil {
 			t.Fatal(err)
 		}
-		eng, err := engine.New(engine.Config{Journal: eventlog.New(j)})
+		eng, err := engine.New(engine.Config{Journal: eventlog.New(j, nil)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,12 +122,24 @@ func newRig(t testing.TB, o rigOptions) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if o.fetchCooldown == 0 {
+		o.fetchCooldown = 5 * time.Millisecond
+	}
+	// The services enqueue through an insert-only client (as in svcd); r.client works them.
+	inserter, err := jobs.New(pool, jobs.Config{FetchCooldown: o.fetchCooldown})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var settled []deposits.SettlementHook
+	if o.settled != nil {
+		settled = append(settled, o.settled)
+	}
 	workers := river.NewWorkers()
-	late := &lateJobs{}
-	rec := events.NewRecorder(late)
-	r.onramps = onramps.New(pool, onramps.Config{Rates: r.rates, Providers: envs, Customers: onramps.Directory, Events: rec, Jobs: late, Now: r.clock.Now})
-	r.deposits = deposits.New(pool, deposits.Config{Onramps: r.onramps, Rates: r.rates, Providers: envs, Events: rec, Jobs: late, Now: r.clock.Now})
-	r.balance = balance.New(pool, balance.Config{Exchanges: bx, Providers: envs, Jobs: late, Now: r.clock.Now})
+	rec := events.NewRecorder(inserter)
+	r.onramps = onramps.New(pool, onramps.Config{Rates: r.rates, Providers: envs, Customers: onramps.Directory, Events: rec, Jobs: inserter, Now: r.clock.Now})
+	r.deposits = deposits.New(pool, deposits.Config{Onramps: r.onramps, Rates: r.rates, Providers: envs, Events: rec, Jobs: inserter,
+		Settled: settled, Now: r.clock.Now})
+	r.balance = balance.New(pool, balance.Config{Exchanges: bx, Providers: envs, Jobs: inserter, Now: r.clock.Now})
 	// Webhook deliveries are enqueued (endpoints the tests register) but not worked here.
 	river.AddWorker(workers, river.WorkFunc(func(context.Context, *river.Job[events.DeliveryArgs]) error { return nil }))
 	for _, reg := range []error{onramps.Register(workers, r.onramps), deposits.Register(workers, r.deposits), balance.Register(workers, r.balance)} {
@@ -134,15 +147,11 @@ func newRig(t testing.TB, o rigOptions) *rig {
 			t.Fatal(reg)
 		}
 	}
-	if o.fetchCooldown == 0 {
-		o.fetchCooldown = 5 * time.Millisecond
-	}
 	cfg := jobs.Config{Workers: workers, Queues: map[string]int{onramps.Queue: 20}, FetchPollInterval: max(20*time.Millisecond, o.fetchCooldown), FetchCooldown: o.fetchCooldown}
 	r.client, err = jobs.New(pool, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	late.c = r.client
 	if !o.noWorkers {
 		if err := r.client.Start(context.Background()); err != nil {
 			t.Fatal(err)
@@ -155,21 +164,11 @@ func newRig(t testing.TB, o rigOptions) *rig {
 	}
 	idem := gwidem.Middleware(idempotency.New(pool, idempotency.Config{}))
 	r.srv = gatewaytest.New(t, pool,
-		gwrates.New(r.rates), gwonramps.New(r.onramps, idem), gwdeposits.New(r.deposits), gwbalance.New(r.balance, idem),
+		gwrates.New(r.rates), gwonramps.New(r.onramps, idem), gwdeposits.New(r.deposits, nil), gwbalance.New(r.balance, idem),
 		gwcustomers.New(customers.NewService(pool, rec, envs, nil), idem),
 		gwva.New(virtualaccounts.NewService(pool, rec, envs, nil), idem))
 	r.a, r.b = authtest.New(t, pool), authtest.New(t, pool)
 	return r
-}
-
-type lateJobs struct{ c *jobs.Client }
-
-func (l *lateJobs) InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
-	return l.c.InsertTx(ctx, tx, args, opts)
-}
-
-func (l *lateJobs) InsertManyTx(ctx context.Context, tx pgx.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
-	return l.c.InsertManyTx(ctx, tx, params)
 }
 
 // Typed JSON views of the API objects.

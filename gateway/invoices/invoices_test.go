@@ -21,7 +21,6 @@ import (
 	gp "svc/gateway/products"
 	"svc/payments"
 	pc "svc/payments/checkout"
-	"svc/payments/events"
 	pi "svc/payments/invoices"
 	"svc/payments/jobs"
 	pp "svc/payments/products"
@@ -42,9 +41,8 @@ func setup(t *testing.T) env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inv := pi.NewService(pool, client, nil)
-	links := pc.NewService(pool, inv, events.NewRecorder(client), pc.Config{BaseURL: "https://pay.example"})
-	inv.UsePayLinks(links)
+	inv := pi.NewService(pool, client, pc.NewInvoiceLinks("https://pay.example", nil), nil)
+	links := pc.NewService(pool, inv, pc.Config{BaseURL: "https://pay.example"})
 	srv := gatewaytest.New(t, pool, gp.New(pp.NewService(pool, nil)), gi.New(inv), gc.New(links))
 	return env{srv: srv, pool: pool, a: authtest.New(t, pool), b: authtest.New(t, pool)}
 }

@@ -51,13 +51,17 @@ func newOutRig(t testing.TB) *outRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	late := &lateJobs{}
-	rec := events.NewRecorder(late)
-	ons := onramps.New(pool, onramps.Config{Rates: rs, Providers: envs, Customers: onramps.Directory, Events: rec, Jobs: late})
-	deps := deposits.New(pool, deposits.Config{Onramps: ons, Rates: rs, Providers: envs, Events: rec, Jobs: late})
-	ws := withdrawals.New(pool, withdrawals.Config{Providers: envs, Events: rec, Jobs: late, ConfirmEvery: 20 * time.Millisecond})
-	ts := transfers.New(pool, transfers.Config{Providers: envs, Prices: rs, Events: rec, Jobs: late, PollEvery: 20 * time.Millisecond})
-	ofs := offramps.New(pool, offramps.Config{Providers: envs, Rates: rs, Events: rec, Jobs: late, PollEvery: 20 * time.Millisecond,
+	// The services enqueue through an insert-only client (as in svcd); worker works them.
+	inserter, err := jobs.New(pool, jobs.Config{FetchCooldown: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := events.NewRecorder(inserter)
+	ons := onramps.New(pool, onramps.Config{Rates: rs, Providers: envs, Customers: onramps.Directory, Events: rec, Jobs: inserter})
+	deps := deposits.New(pool, deposits.Config{Onramps: ons, Rates: rs, Providers: envs, Events: rec, Jobs: inserter})
+	ws := withdrawals.New(pool, withdrawals.Config{Providers: envs, Events: rec, Jobs: inserter, ConfirmEvery: 20 * time.Millisecond})
+	ts := transfers.New(pool, transfers.Config{Providers: envs, Prices: rs, Events: rec, Jobs: inserter, PollEvery: 20 * time.Millisecond})
+	ofs := offramps.New(pool, offramps.Config{Providers: envs, Rates: rs, Events: rec, Jobs: inserter, PollEvery: 20 * time.Millisecond,
 		Customers: offramps.Directory{Svc: customers.NewService(pool, rec, envs, nil)}})
 	workers := river.NewWorkers()
 	river.AddWorker(workers, river.WorkFunc(func(context.Context, *river.Job[events.DeliveryArgs]) error { return nil }))
@@ -67,23 +71,22 @@ func newOutRig(t testing.TB) *outRig {
 			t.Fatal(err)
 		}
 	}
-	late.c, err = jobs.New(pool, jobs.Config{Workers: workers, Queues: map[string]int{onramps.Queue: 10, withdrawals.Queue: 10},
+	worker, err := jobs.New(pool, jobs.Config{Workers: workers, Queues: map[string]int{onramps.Queue: 10, withdrawals.Queue: 10},
 		FetchPollInterval: 20 * time.Millisecond, FetchCooldown: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := late.c.Start(context.Background()); err != nil {
+	if err := worker.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = late.c.Stop(ctx)
+		_ = worker.Stop(ctx)
 	})
 	keys := idempotency.New(pool, idempotency.Config{})
-	gd := gwdeposits.New(deps)
 	gof := gwofframps.New(ofs, keys)
-	gd.UseOfframps(gof.Dispatch)
+	gd := gwdeposits.New(deps, gof.Dispatch)
 	r := &outRig{pool: pool}
 	r.srv = gatewaytest.New(t, pool, gwrates.New(rs), gd, gwwithdrawals.New(ws, keys), gwtransfers.New(ts, keys), gof)
 	r.m = authtest.New(t, pool)

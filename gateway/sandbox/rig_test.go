@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"svc/gateway/auth/authtest"
 	gwcustomers "svc/gateway/customers"
@@ -44,16 +43,6 @@ type rig struct {
 	ops      *operator.Deposits
 }
 
-type lateJobs struct{ c *jobs.Client }
-
-func (l *lateJobs) InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
-	return l.c.InsertTx(ctx, tx, args, opts)
-}
-
-func (l *lateJobs) InsertManyTx(ctx context.Context, tx pgx.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
-	return l.c.InsertManyTx(ctx, tx, params)
-}
-
 func newRig(t testing.TB) *rig {
 	t.Helper()
 	pool, _ := pgtest.New(t)
@@ -63,10 +52,14 @@ func newRig(t testing.TB) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	late := &lateJobs{}
-	rec := events.NewRecorder(late)
-	ons := onramps.New(pool, onramps.Config{Rates: rs, Providers: envs, Customers: onramps.Directory, Events: rec, Jobs: late})
-	r.deposits = deposits.New(pool, deposits.Config{Onramps: ons, Rates: rs, Providers: envs, Events: rec, Jobs: late})
+	// The services enqueue through an insert-only client (as in svcd); worker works them.
+	inserter, err := jobs.New(pool, jobs.Config{FetchCooldown: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := events.NewRecorder(inserter)
+	ons := onramps.New(pool, onramps.Config{Rates: rs, Providers: envs, Customers: onramps.Directory, Events: rec, Jobs: inserter})
+	r.deposits = deposits.New(pool, deposits.Config{Onramps: ons, Rates: rs, Providers: envs, Events: rec, Jobs: inserter})
 	workers := river.NewWorkers()
 	river.AddWorker(workers, river.WorkFunc(func(context.Context, *river.Job[events.DeliveryArgs]) error { return nil }))
 	if err := onramps.Register(workers, ons); err != nil {
@@ -75,22 +68,22 @@ func newRig(t testing.TB) *rig {
 	if err := deposits.Register(workers, r.deposits); err != nil {
 		t.Fatal(err)
 	}
-	late.c, err = jobs.New(pool, jobs.Config{Workers: workers, Queues: map[string]int{onramps.Queue: 10},
+	worker, err := jobs.New(pool, jobs.Config{Workers: workers, Queues: map[string]int{onramps.Queue: 10},
 		FetchPollInterval: 20 * time.Millisecond, FetchCooldown: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := late.c.Start(context.Background()); err != nil {
+	if err := worker.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = late.c.Stop(ctx)
+		_ = worker.Stop(ctx)
 	})
 	r.ops = operator.NewDeposits(r.deposits)
 	idem := gwidem.Middleware(idempotency.New(pool, idempotency.Config{}))
-	r.srv = gatewaytest.New(t, pool, gwonramps.New(ons, idem), gwdeposits.New(r.deposits),
+	r.srv = gatewaytest.New(t, pool, gwonramps.New(ons, idem), gwdeposits.New(r.deposits, nil),
 		gwcustomers.New(customers.NewService(pool, rec, envs, nil), idem), sandbox.New(r.ops))
 	r.a, r.b = authtest.New(t, pool), authtest.New(t, pool)
 	return r

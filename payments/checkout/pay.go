@@ -195,7 +195,7 @@ func (s *Service) SimulateTransfer(ctx context.Context, slug string, id uuid.UUI
 // When stock ran out between the start of the payment and its settlement, the money has
 // still arrived: the payment is marked failed (OUT_OF_STOCK) for the merchant to refund,
 // and nothing else changes.
-func (s *Service) OnDepositSettled(ctx context.Context, tx pgx.Tx, d SettledDeposit) error {
+func (c *Completer) OnDepositSettled(ctx context.Context, tx pgx.Tx, d SettledDeposit) error {
 	p, err := scanPayment(tx.QueryRow(ctx, `select `+paymentColumns+` from checkout_payments where onramp_id=$1 for update`, d.OnrampID))
 	if errors.Is(err, ErrPaymentNotFound) {
 		return nil
@@ -208,12 +208,12 @@ func (s *Service) OnDepositSettled(ctx context.Context, tx pgx.Tx, d SettledDepo
 	}
 	at := d.SettledAt.UTC().Truncate(time.Microsecond)
 	if at.IsZero() {
-		at = s.stamp()
+		at = c.stamp()
 	}
 	if _, err := tx.Exec(ctx, `savepoint checkout_completion`); err != nil {
 		return fmt.Errorf("savepoint: %w", err)
 	}
-	invoiceEmail, err := s.complete(ctx, tx, p, at)
+	invoiceEmail, err := c.complete(ctx, tx, p, at)
 	if err != nil {
 		var pe *payments.Error
 		if !errors.As(err, &pe) {
@@ -233,10 +233,10 @@ func (s *Service) OnDepositSettled(ctx context.Context, tx pgx.Tx, d SettledDepo
 	}
 	var invID *string
 	if p.InvoiceID != nil {
-		s := p.InvoiceID.String()
-		invID = &s
+		id := p.InvoiceID.String()
+		invID = &id
 	}
-	_, err = s.events.Record(ctx, tx, p.Tenant.MerchantID, p.Tenant.Environment, events.CheckoutPaymentCompleted, events.CheckoutPayment{
+	_, err = c.events.Record(ctx, tx, p.Tenant.MerchantID, p.Tenant.Environment, events.CheckoutPaymentCompleted, events.CheckoutPayment{
 		ID: d.ID, CheckoutLinkID: p.LinkID.String(), InvoiceID: invID,
 		Amount: products.FormatAmount(p.Currency, p.Amount), Currency: p.Currency, CustomerEmail: invoiceEmail,
 	})
@@ -244,7 +244,7 @@ func (s *Service) OnDepositSettled(ctx context.Context, tx pgx.Tx, d SettledDepo
 }
 
 // complete applies the payment's effects; it returns the invoice's customer email, if any.
-func (s *Service) complete(ctx context.Context, tx pgx.Tx, p Payment, at time.Time) (*string, error) {
+func (c *Completer) complete(ctx context.Context, tx pgx.Tx, p Payment, at time.Time) (*string, error) {
 	l, err := scanLink(tx.QueryRow(ctx, linkSelect+`where l.id=$1 for update of l`, p.LinkID))
 	if err != nil {
 		return nil, fmt.Errorf("read checkout link: %w", err)

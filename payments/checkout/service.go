@@ -34,17 +34,16 @@ type Config struct {
 	Now             func() time.Time
 }
 
-// Service is the checkout links' rules over their store. Safe for concurrent use.
+// Service is the checkout links' rules over their store. Safe for concurrent use. A
+// payment completes in the transaction that settles its deposit, through a Completer.
 type Service struct {
 	pool     *pgxpool.Pool
 	invoices *invoices.Service
-	events   Recorder
 	cfg      Config
 }
 
-// NewService returns the service. invoices creates the invoices of the inline flavor;
-// events records checkout.payment.completed.
-func NewService(pool *pgxpool.Pool, inv *invoices.Service, events Recorder, cfg Config) *Service {
+// NewService returns the service. invoices creates the invoices of the inline flavor.
+func NewService(pool *pgxpool.Pool, inv *invoices.Service, cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -52,16 +51,15 @@ func NewService(pool *pgxpool.Pool, inv *invoices.Service, events Recorder, cfg 
 		cfg.MaxOpenAttempts = 5
 	}
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	return &Service{pool: pool, invoices: inv, events: events, cfg: cfg}
+	return &Service{pool: pool, invoices: inv, cfg: cfg}
 }
-
-// UseOnramps sets the onramp machinery (when it is built after this service).
-func (s *Service) UseOnramps(o Onramps) { s.cfg.Onramps = o }
 
 func (s *Service) stamp() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
 
 // URL is the hosted page address of a slug.
-func (s *Service) URL(slug string) string { return s.cfg.BaseURL + "/pay/" + slug }
+func (s *Service) URL(slug string) string { return payURL(s.cfg.BaseURL, slug) }
+
+func payURL(base, slug string) string { return base + "/pay/" + slug }
 
 var slugRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
@@ -343,15 +341,32 @@ func (s *Service) Delete(ctx context.Context, t payments.Tenant, id uuid.UUID) e
 	return nil
 }
 
+// InvoiceLinks gives invoices their pay links (invoices.PayLinks). It needs only the base
+// address and a clock, so the invoices service is built with it before this package's
+// Service, which creates invoices itself.
+type InvoiceLinks struct {
+	baseURL string
+	now     func() time.Time
+}
+
+// NewInvoiceLinks returns the pay links of baseURL (svcd --public-base-url; a link's url is
+// baseURL + "/pay/" + slug); now nil means time.Now.
+func NewInvoiceLinks(baseURL string, now func() time.Time) InvoiceLinks {
+	if now == nil {
+		now = time.Now
+	}
+	return InvoiceLinks{baseURL: strings.TrimRight(baseURL, "/"), now: now}
+}
+
 // InvoiceLink returns the address of the invoice's newest active link, creating one in tx
-// when it has none (invoices.PayLinks, used when an invoice is sent).
-func (s *Service) InvoiceLink(ctx context.Context, tx pgx.Tx, inv invoices.Invoice) (string, error) {
+// when it has none (used when an invoice is sent).
+func (s InvoiceLinks) InvoiceLink(ctx context.Context, tx pgx.Tx, inv invoices.Invoice) (string, error) {
 	var slug string
 	err := tx.QueryRow(ctx, `select slug from checkout_links where invoice_id=$1 and merchant_id=$2 and environment=$3
 		and deleted_at is null and status='active' order by created_at desc limit 1`,
 		inv.ID, inv.Tenant.MerchantID, inv.Tenant.Environment).Scan(&slug)
 	if err == nil {
-		return s.URL(slug), nil
+		return payURL(s.baseURL, slug), nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return "", fmt.Errorf("find invoice link: %w", err)
@@ -360,13 +375,13 @@ func (s *Service) InvoiceLink(ctx context.Context, tx pgx.Tx, inv invoices.Invoi
 	if utf8.RuneCountInString(title) > MaxTitleLen {
 		title = inv.Title
 	}
-	now := s.stamp()
+	now := s.now().UTC().Truncate(time.Microsecond)
 	l := Link{ID: uuid.Must(uuid.NewV7()), Tenant: inv.Tenant, Slug: newSlug(inv.InvoiceNumber()), Title: title,
 		Type: TypeInvoice, Currency: inv.Currency, Status: StatusActive, InvoiceID: &inv.ID, CreatedAt: now, UpdatedAt: now}
 	if err := insertLink(ctx, tx, l); err != nil {
 		return "", err
 	}
-	return s.URL(l.Slug), nil
+	return payURL(s.baseURL, l.Slug), nil
 }
 
-var _ invoices.PayLinks = (*Service)(nil)
+var _ invoices.PayLinks = InvoiceLinks{}

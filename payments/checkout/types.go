@@ -149,8 +149,8 @@ type Onramp struct {
 }
 
 // Onramps is the money-in machinery a checkout is paid through (payments/onramps and
-// payments/deposits, issue 8). The implementation must call Service.OnDepositSettled inside
-// the transaction that settles a deposit into an onramp it created here.
+// payments/deposits, issue 8). A Completer must be told (OnDepositSettled) inside the
+// transaction that settles a deposit into an onramp created here.
 type Onramps interface {
 	// CreateTemporary creates a TEMPORARY onramp in tx (settling to the merchant's internal
 	// balance) for the amount, with the rate locked when the currency is not NGN.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -39,16 +38,17 @@ type Config struct {
 	Providers providers.Environments // the chain custodian sends ONCHAIN settlements
 	Events    onramps.Recorder
 	Jobs      onramps.JobInserter
-	Now       func() time.Time
+	// Settled are told of every deposit that settles, inside the settling transaction (a
+	// checkout payment completes in it: payments/checkout.Completer). An error rolls the
+	// settlement back.
+	Settled []SettlementHook
+	Now     func() time.Time
 }
 
 // Service receives deposits and runs their lifecycle. Safe for concurrent use.
 type Service struct {
 	pool *pgxpool.Pool
 	cfg  Config
-
-	mu    sync.RWMutex
-	hooks []SettlementHook
 }
 
 // New returns the service.
@@ -57,13 +57,6 @@ func New(pool *pgxpool.Pool, cfg Config) *Service {
 		cfg.Now = time.Now
 	}
 	return &Service{pool: pool, cfg: cfg}
-}
-
-// OnSettled registers a hook called in every settling transaction (at wiring time).
-func (s *Service) OnSettled(h SettlementHook) {
-	s.mu.Lock()
-	s.hooks = append(s.hooks, h)
-	s.mu.Unlock()
 }
 
 func (s *Service) stamp() time.Time { return s.cfg.Now().UTC().Truncate(time.Millisecond) }
@@ -351,10 +344,7 @@ func (s *Service) route(ctx context.Context, tx pgx.Tx, d Deposit) error {
 			return err
 		}
 	}
-	s.mu.RLock()
-	hooks := s.hooks
-	s.mu.RUnlock()
-	for _, h := range hooks {
+	for _, h := range s.cfg.Settled {
 		if err := h.DepositSettled(ctx, tx, d); err != nil {
 			return fmt.Errorf("settlement hook: %w", err)
 		}

@@ -150,8 +150,9 @@ type Filter struct {
 
 // SettlementHook is called inside the transaction that settles a deposit, after the
 // deposit is SETTLED and its ledger postings and events are written; an error rolls the
-// whole settlement back (the step is retried). The commerce side registers one to complete
-// a checkout payment in the same transaction (payments/checkout.Service.OnDepositSettled).
+// whole settlement back (the step is retried). The hooks are given to New (Config.Settled):
+// the commerce side's completes a checkout payment in the same transaction
+// (payments/checkout.Completer).
 type SettlementHook interface {
 	DepositSettled(ctx context.Context, tx pgx.Tx, d Deposit) error
 }

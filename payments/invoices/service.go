@@ -38,18 +38,15 @@ type Service struct {
 	now      func() time.Time
 }
 
-// NewService returns the service. jobs enqueues the invoice mail and overdue jobs; now nil
-// means time.Now. Call UsePayLinks before Send is used.
-func NewService(pool *pgxpool.Pool, jobs Inserter, now func() time.Time) *Service {
+// NewService returns the service. jobs enqueues the invoice mail and overdue jobs;
+// payLinks gives a sent invoice its pay link (payments/checkout.InvoiceLinks; nil: Send
+// fails); now nil means time.Now.
+func NewService(pool *pgxpool.Pool, jobs Inserter, payLinks PayLinks, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{pool: pool, jobs: jobs, now: now}
+	return &Service{pool: pool, jobs: jobs, payLinks: payLinks, now: now}
 }
-
-// UsePayLinks sets where Send gets an invoice's pay link (checkout is built after invoices,
-// since it creates invoices itself). Call it once, before serving.
-func (s *Service) UsePayLinks(p PayLinks) { s.payLinks = p }
 
 func (s *Service) stamp() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
 

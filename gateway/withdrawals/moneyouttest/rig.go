@@ -155,15 +155,20 @@ func New(t testing.TB, opt Options) *Rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Jobs = &CrashJobs{}
-	var rec *events.Recorder
-	lateRec := &recorder{}
-	r.Withdrawals = withdrawals.New(pool, withdrawals.Config{Providers: envs, Events: lateRec, Jobs: r.Jobs, ConfirmEvery: 20 * time.Millisecond})
-	r.Transfers = transfers.New(pool, transfers.Config{Providers: envs, Prices: r.Rates, Events: lateRec, Jobs: r.Jobs, PollEvery: 20 * time.Millisecond})
-	dir := &directory{}
-	r.Offramps = offramps.New(pool, offramps.Config{Providers: envs, Rates: r.Rates, Customers: dir, Events: lateRec, Jobs: r.Jobs, PollEvery: 20 * time.Millisecond})
+	// The services enqueue through an insert-only client (as in svcd); with Work, a second
+	// client works their jobs.
+	inserter, err := jobs.New(pool, jobs.Config{FetchCooldown: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Jobs, r.Client = &CrashJobs{C: inserter}, inserter
+	rec := events.NewRecorder(inserter)
+	r.Customers = customers.NewService(pool, rec, envs, nil)
+	r.Withdrawals = withdrawals.New(pool, withdrawals.Config{Providers: envs, Events: rec, Jobs: r.Jobs, ConfirmEvery: 20 * time.Millisecond})
+	r.Transfers = transfers.New(pool, transfers.Config{Providers: envs, Prices: r.Rates, Events: rec, Jobs: r.Jobs, PollEvery: 20 * time.Millisecond})
+	r.Offramps = offramps.New(pool, offramps.Config{Providers: envs, Rates: r.Rates, Customers: offramps.Directory{Svc: r.Customers},
+		Events: rec, Jobs: r.Jobs, PollEvery: 20 * time.Millisecond})
 	r.Recipients = recipients.New(pool, nil)
-	cfg := jobs.Config{}
 	if opt.Work {
 		workers := river.NewWorkers()
 		for _, err := range []error{withdrawals.Register(workers, r.Withdrawals), transfers.Register(workers, r.Transfers),
@@ -172,18 +177,10 @@ func New(t testing.TB, opt Options) *Rig {
 				t.Fatal(err)
 			}
 		}
-		cfg = jobs.Config{Workers: workers, Queues: map[string]int{withdrawals.Queue: 10},
-			FetchPollInterval: 20 * time.Millisecond, FetchCooldown: 5 * time.Millisecond}
-	}
-	if r.Client, err = jobs.New(pool, cfg); err != nil {
-		t.Fatal(err)
-	}
-	r.Jobs.C = r.Client
-	rec = events.NewRecorder(r.Client)
-	lateRec.r = rec
-	r.Customers = customers.NewService(pool, rec, envs, nil)
-	dir.Directory = offramps.Directory{Svc: r.Customers}
-	if opt.Work {
+		if r.Client, err = jobs.New(pool, jobs.Config{Workers: workers, Queues: map[string]int{withdrawals.Queue: 10},
+			FetchPollInterval: 20 * time.Millisecond, FetchCooldown: 5 * time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
 		if err := r.Client.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -201,14 +198,6 @@ func New(t testing.TB, opt Options) *Rig {
 	r.Other = authtest.New(t, pool)
 	return r
 }
-
-type recorder struct{ r *events.Recorder }
-
-func (l *recorder) Record(ctx context.Context, tx pgx.Tx, m uuid.UUID, env string, typ events.Type, data any) (uuid.UUID, error) {
-	return l.r.Record(ctx, tx, m, env, typ, data)
-}
-
-type directory struct{ offramps.Directory }
 
 // RouteSets is unused; it keeps gateway imported for documentation of the rig's shape.
 var _ gateway.RouteSet = sandboxDeposits{}

@@ -20,10 +20,11 @@ import (
 	"svc/persistence/postgres"
 )
 
-// Onramps is the stand-in. Set Checkout before use.
+// Onramps is the stand-in. Completer completes the checkout payments, as the deposits
+// service's settlement hook does.
 type Onramps struct {
-	Pool     *pgxpool.Pool
-	Checkout *checkout.Service
+	Pool      *pgxpool.Pool
+	Completer *checkout.Completer
 	// USDRate is the NGN per USD used for USD links (default "1500.00").
 	USDRate string
 	Now     func() time.Time
@@ -37,13 +38,17 @@ type Onramps struct {
 
 var _ checkout.Onramps = (*Onramps)(nil)
 
+func (o *Onramps) clock() func() time.Time {
+	if o.Now != nil {
+		return o.Now
+	}
+	return time.Now
+}
+
 // CreateTemporary returns a test account for the amount (USD at USDRate), expiring in 25
 // minutes.
 func (o *Onramps) CreateTemporary(ctx context.Context, tx pgx.Tx, req checkout.OnrampRequest) (checkout.Onramp, error) {
-	now := time.Now
-	if o.Now != nil {
-		now = o.Now
-	}
+	now := o.clock()
 	ngn, rate := req.Amount, ""
 	if req.Currency == "USD" {
 		rate = o.USDRate
@@ -66,7 +71,7 @@ func (o *Onramps) CreateTemporary(ctx context.Context, tx pgx.Tx, req checkout.O
 		AccountName: "SVC Checkout", AmountNGN: ngn, Rate: rate, ExpiresAt: now().Add(25 * time.Minute)}, nil
 }
 
-// SimulateDeposit settles a deposit of the onramp's amount now, calling the checkout's hook
+// SimulateDeposit settles a deposit of the onramp's amount now, calling the completer
 // inside the settling transaction.
 func (o *Onramps) SimulateDeposit(ctx context.Context, t payments.Tenant, onrampID string) error {
 	o.mu.Lock()
@@ -76,8 +81,8 @@ func (o *Onramps) SimulateDeposit(ctx context.Context, t payments.Tenant, onramp
 		return fmt.Errorf("checkouttest: unknown onramp %s", onrampID)
 	}
 	return postgres.InTx(ctx, o.Pool, func(tx pgx.Tx) error {
-		return o.Checkout.OnDepositSettled(ctx, tx, checkout.SettledDeposit{
-			ID: uuid.NewString(), OnrampID: onrampID, Tenant: t, AmountNGN: amount, SettledAt: time.Now(),
+		return o.Completer.OnDepositSettled(ctx, tx, checkout.SettledDeposit{
+			ID: uuid.NewString(), OnrampID: onrampID, Tenant: t, AmountNGN: amount, SettledAt: o.clock()(),
 		})
 	})
 }
