@@ -18,14 +18,31 @@ import (
 func newGateway(cfg config, pool *pgxpool.Pool, log *slog.Logger, id *auth.Service, tr *tradingSubsystem, pay *paymentsSubsystem) (*gateway.Server, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	domain := newDomainCollector(pool, tr.exchanges.domainSources())
-	domain.ws, domain.webhooks = tr.ws, pay.webhookStats
-	domain.limits = []rateLimit{
-		{"merchant", func() uint64 { m, _ := id.RateLimited(); return m }},
-		{"auth_address", func() uint64 { _, a := id.RateLimited(); return a }},
-		{"pay", pay.payLimited},
-		{"public_market_data", tr.market.RateLimited},
-		{"public_market_data", tr.ws.RateLimited},
+	rs := cfg.Cluster.Roles // what this process serves (roles.go); all: everything
+	domain := newDomainCollector(pool, tr.metricSources())
+	market := rs.has(roleMarketData) && tr.market != nil && tr.ws != nil
+	var routes []gateway.RouteSet
+	if rs.has(roleGateway) {
+		routes = append(routes, id.Routes(), tr.orders)
+		domain.limits = append(domain.limits,
+			rateLimit{"merchant", func() uint64 { m, _ := id.RateLimited(); return m }},
+			rateLimit{"auth_address", func() uint64 { _, a := id.RateLimited(); return a }})
+	}
+	if market {
+		routes = append(routes, tr.market, tr.ws)
+		domain.ws = tr.ws
+	}
+	if pay != nil {
+		domain.webhooks = pay.webhookStats
+		if rs.has(roleGateway) {
+			routes = append(routes, pay.routes...)
+			domain.limits = append(domain.limits, rateLimit{"pay", pay.payLimited})
+		}
+	}
+	if market {
+		domain.limits = append(domain.limits,
+			rateLimit{"public_market_data", tr.market.RateLimited},
+			rateLimit{"public_market_data", tr.ws.RateLimited})
 	}
 	reg.MustRegister(domain)
 
@@ -44,8 +61,8 @@ func newGateway(cfg config, pool *pgxpool.Pool, log *slog.Logger, id *auth.Servi
 		Auth:     id,
 		Ready: []gateway.ReadyCheck{
 			{Name: "postgres", Check: func(ctx context.Context) error { return pool.Ping(ctx) }},
-			{Name: "exchange", Check: tr.exchanges.ready},
+			{Name: "exchange", Check: tr.ready},
 		},
-		Routes: append([]gateway.RouteSet{id.Routes(), tr.orders, tr.market, tr.ws}, pay.routes...),
+		Routes: routes,
 	})
 }

@@ -70,10 +70,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer tr.close()
 
-	// Payments: every domain over the exchanges' books, and the job workers (payments.go).
-	pay, err := newPayments(cfg, pool, tr.exchanges, log)
-	if err != nil {
-		return err
+	// Payments: every domain over the exchanges' books, and the job workers (payments.go):
+	// for the gateway's routes and the workers role (roles.go).
+	var pay *paymentsSubsystem
+	if rs := cfg.Cluster.Roles; rs.has(roleGateway) || rs.has(roleWorkers) {
+		if pay, err = newPayments(cfg, pool, tr.engines(), log); err != nil {
+			return err
+		}
 	}
 
 	// The HTTP gateway over all of them (gateway.go).
@@ -82,10 +85,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 
-	if err := pay.start(ctx); err != nil {
-		return fmt.Errorf("start jobs: %w", err)
+	if pay != nil && cfg.Cluster.Roles.has(roleWorkers) {
+		if err := pay.start(ctx); err != nil {
+			return fmt.Errorf("start jobs: %w", err)
+		}
+		defer pay.stop(cfg.ShutdownTimeout, log)
 	}
-	defer pay.stop(cfg.ShutdownTimeout, log)
 	return serve(ctx, cfg, srv, log)
 }
 

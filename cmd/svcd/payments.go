@@ -16,6 +16,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway"
+	"svc/gateway/api"
 	"svc/gateway/auth"
 	gwbalance "svc/gateway/balance"
 	gc "svc/gateway/checkout"
@@ -82,7 +83,7 @@ type domainJobs struct {
 // jobs, in its own transactions, through one insert-only river client built first; each
 // domain registers its workers as it is built; the working client is built last, with all
 // of them, and runs from start until stop.
-func newPayments(cfg config, pool *pgxpool.Pool, xs exchanges, log *slog.Logger) (*paymentsSubsystem, error) {
+func newPayments(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAPI, log *slog.Logger) (*paymentsSubsystem, error) {
 	inserter, err := jobs.New(pool, jobs.Config{FetchCooldown: jobsFetchCooldown, Logger: log.With("component", "jobs")})
 	if err != nil {
 		return nil, err
@@ -258,7 +259,7 @@ func newCustomerService(cfg config, pool *pgxpool.Pool, rec *events.Recorder, en
 }
 
 // newRates builds the rates service over each environment's book.
-func newRates(cfg config, pool *pgxpool.Pool, xs exchanges) (*rates.Service, error) {
+func newRates(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAPI) (*rates.Service, error) {
 	spread, err := cfg.MoneyIn.spread()
 	if err != nil {
 		return nil, err
@@ -273,17 +274,17 @@ func newRates(cfg config, pool *pgxpool.Pool, xs exchanges) (*rates.Service, err
 	}
 	books := make(map[string]rates.Exchange, len(xs))
 	for env, x := range xs {
-		books[string(env)] = x.engine
+		books[string(env)] = x
 	}
 	return rates.New(pool, rates.Config{Exchanges: books, Spread: spread, References: refs, TTL: cfg.MoneyIn.RateTTL,
 		Band: band, QuoteSize: cfg.MoneyIn.RateQuoteSize})
 }
 
 // balanceExchanges are the engines merchant balance transfers credit and debit.
-func balanceExchanges(xs exchanges) map[string]balance.Exchange {
+func balanceExchanges(xs map[api.Environment]engineAPI) map[string]balance.Exchange {
 	out := make(map[string]balance.Exchange, len(xs))
 	for env, x := range xs {
-		out[string(env)] = x.engine
+		out[string(env)] = x
 	}
 	return out
 }

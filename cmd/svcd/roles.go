@@ -26,16 +26,17 @@ var roleNames = []struct {
 	name string
 }{{roleEngine, "engine"}, {roleGateway, "gateway"}, {roleMarketData, "marketdata"}, {roleProjector, "projector"}, {roleWorkers, "workers"}}
 
-// roles is a set of roles.
+// roles is a set of roles. The zero value is every role, like --roles=all (a config built
+// without parseConfig runs the single process).
 type roles uint8
 
 // allRoles is the single process of `make run`.
 const allRoles = roles(roleEngine | roleGateway | roleMarketData | roleProjector | roleWorkers)
 
-func (rs roles) has(r role) bool { return rs&roles(r) != 0 }
+func (rs roles) has(r role) bool { return rs == 0 || rs&roles(r) != 0 }
 
 func (rs roles) String() string {
-	if rs == allRoles {
+	if rs == allRoles || rs == 0 {
 		return "all"
 	}
 	var names []string

@@ -38,6 +38,13 @@ func TestParseRoles(t *testing.T) {
 	if s := roles(roleGateway | roleEngine).String(); s != "engine,gateway" {
 		t.Fatalf("String = %q", s)
 	}
+	var zero roles
+	if !zero.has(roleEngine) || !zero.has(roleWorkers) || zero.String() != "all" {
+		t.Fatal("the zero value is not every role")
+	}
+	if roles(roleGateway).has(roleEngine) {
+		t.Fatal("a gateway has the engine role")
+	}
 }
 
 func TestParseEnvAddrs(t *testing.T) {

@@ -30,12 +30,16 @@ type tradingSubsystem struct {
 	exchanges exchanges
 	orders    *trading.Handlers
 	market    *market.Handlers
-	ws        *ws.Server // started; close stops it
+	ws        *ws.Server    // started; close stops it
+	cluster   *clusterParts // engine RPC servers, or a process's remote nodes (cluster.go)
 }
 
 // newTrading opens, recovers and starts both exchanges, funds the demo merchant's sandbox
 // account once (--demo; demo is uuid.Nil otherwise) and starts the WebSocket endpoint.
 func newTrading(ctx context.Context, cfg config, pool *pgxpool.Pool, auth ws.Authenticator, demo uuid.UUID, log *slog.Logger, stdout io.Writer) (*tradingSubsystem, error) {
+	if !cfg.Cluster.Roles.has(roleEngine) {
+		return newRemoteTrading(ctx, cfg, pool, auth, demo, log, stdout)
+	}
 	xs, err := openExchanges(ctx, cfg, pool, log)
 	if err != nil {
 		return nil, err
@@ -51,12 +55,23 @@ func newTrading(ctx context.Context, cfg config, pool *pgxpool.Pool, auth ws.Aut
 		xs.close()
 		return nil, fmt.Errorf("websocket endpoint: %w", err)
 	}
-	return &tradingSubsystem{exchanges: xs, orders: xs.tradingRoutes(pool), market: marketREST, ws: marketWS}, nil
+	servers, err := serveEngines(cfg, xs, log)
+	if err != nil {
+		marketWS.Close()
+		xs.close()
+		return nil, err
+	}
+	return &tradingSubsystem{exchanges: xs, orders: xs.tradingRoutes(pool), market: marketREST, ws: marketWS,
+		cluster: &clusterParts{servers: servers}}, nil
 }
 
-// close stops the WebSocket endpoint, then the exchanges.
+// close stops the engine RPC servers or remote nodes, the WebSocket endpoint, then the
+// exchanges.
 func (t *tradingSubsystem) close() {
-	t.ws.Close()
+	t.cluster.close()
+	if t.ws != nil {
+		t.ws.Close()
+	}
 	t.exchanges.close()
 }
 
@@ -98,6 +113,9 @@ func openExchange(ctx context.Context, cfg config, env string, pool *pgxpool.Poo
 	x := &exchange{env: env, log: log, journal: j, lease: el, every: cfg.SnapshotEvery, retain: cfg.JournalRetain,
 		snaps:     &snapshot.Store{Dir: filepath.Join(cfg.SnapshotDir, env), Keep: 3},
 		projector: projection.New(pool, env, j, log)}
+	if !cfg.Cluster.Roles.has(roleProjector) {
+		x.projector = nil // a projector node writes the history (docs/cluster.md)
+	}
 	if err := x.recover(ctx); err != nil {
 		_ = j.Close()
 		el.release()
@@ -149,14 +167,18 @@ func (x *exchange) recover(ctx context.Context) error {
 
 // durable is the event log's OnDurable: it wakes the projector and feeds the hub.
 func (x *exchange) durable(batch []engine.Event, _ uint64) {
-	x.projector.Wake()
+	if x.projector != nil {
+		x.projector.Wake()
+	}
 	x.hub.Publish(batch)
 }
 
 // start catches the projector up, seeds the hub's books and candles and runs the loops.
 func (x *exchange) start(ctx context.Context, pool *pgxpool.Pool) error {
-	if err := x.projector.CatchUp(ctx); err != nil {
-		return err
+	if x.projector != nil {
+		if err := x.projector.CatchUp(ctx); err != nil {
+			return err
+		}
 	}
 	if err := x.hub.Seed(ctx, market.NewStore(pool)); err != nil {
 		return err
@@ -169,11 +191,14 @@ func (x *exchange) start(ctx context.Context, pool *pgxpool.Pool) error {
 func (x *exchange) run() {
 	ctx, cancel := context.WithCancel(context.Background())
 	x.cancel = cancel
-	x.wg.Add(3)
-	go func() {
-		defer x.wg.Done()
-		_ = x.projector.Run(ctx)
-	}()
+	if x.projector != nil {
+		x.wg.Add(1)
+		go func() {
+			defer x.wg.Done()
+			_ = x.projector.Run(ctx)
+		}()
+	}
+	x.wg.Add(2)
 	go func() {
 		defer x.wg.Done()
 		x.hub.Run(ctx)
@@ -315,11 +340,20 @@ func (xs exchanges) close() {
 func (xs exchanges) tradingRoutes(pool *pgxpool.Pool) *trading.Handlers {
 	engines := map[api.Environment]trading.Exchange{}
 	projectors := map[api.Environment]*projection.Projector{}
+	positions := map[api.Environment]*projection.Position{}
 	for env, x := range xs {
 		engines[env] = x.engine
+		if x.projector == nil {
+			positions[env] = projection.NewPosition(pool, string(env)) // a projector node's (cluster.go)
+			continue
+		}
 		projectors[env] = x.projector
 	}
-	return trading.New(engines, trading.Projections{Store: projection.NewStore(pool), Projectors: projectors}, nil)
+	history := trading.Projections{Store: projection.NewStore(pool), Projectors: projectors}
+	if len(positions) > 0 {
+		return trading.New(engines, remoteHistory{Projections: history, positions: positions}, nil)
+	}
+	return trading.New(engines, history, nil)
 }
 
 // demoFunds are what --demo puts in the demo merchant's sandbox trading account, once: the
@@ -329,25 +363,7 @@ var demoFunds = []struct{ asset, amount string }{
 }
 
 func (xs exchanges) fundDemo(merchantID uuid.UUID, stdout io.Writer) error {
-	x := xs[api.Sandbox]
-	for _, f := range demoFunds {
-		asset, _ := engine.ParseAsset(f.asset)
-		amount, err := engine.ParseAmount(asset, f.amount)
-		if err != nil {
-			return err
-		}
-		transfer := uuid.NewSHA1(uuid.NameSpaceOID, []byte("svc demo funding "+merchantID.String()+" "+f.asset))
-		res, err := x.engine.Submit(&engine.Command{Kind: engine.CmdCredit, Account: engine.AccountID(merchantID),
-			Asset: asset, Amount: amount, TransferID: engine.TransferID(transfer), Time: time.Now().UnixNano()})
-		if err != nil {
-			return fmt.Errorf("demo funding: %w", err)
-		}
-		if res.Code != engine.OK && res.Code != engine.AlreadyApplied {
-			return fmt.Errorf("demo funding %s: %s", f.asset, res.Code)
-		}
-	}
-	fmt.Fprintf(stdout, "trading:  sandbox balances funded once with 100,000,000 NGN and 50,000 each of USDT, USDC, USD\n\n")
-	return nil
+	return fundDemoVia(xs[api.Sandbox].engine, merchantID, stdout)
 }
 
 // marketRoutes serves the REST market data and the WebSocket stream from each
