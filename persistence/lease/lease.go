@@ -243,7 +243,7 @@ func (l *Lease) Run(ctx context.Context, onLost func(error)) error {
 // keeps the lease valid until TTL after it was sent.
 func (l *Lease) confirm(ctx context.Context) error {
 	sent := time.Since(l.start)
-	ctx, cancel := context.WithTimeout(ctx, l.cfg.TTL/2)
+	ctx, cancel := context.WithTimeout(ctx, l.cfg.TTL*2/3)
 	defer cancel()
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -10,8 +10,15 @@ import (
 	"svc/persistence/postgres/pgtest"
 )
 
+// cfg is a lease configuration with a TTL no loaded test machine outlasts; withTTL sets a
+// short one for the tests of expiry and loss.
 func cfg(url, env, holder string) Config {
-	return Config{URL: url, Environment: env, Holder: holder, TTL: 600 * time.Millisecond}
+	return Config{URL: url, Environment: env, Holder: holder, TTL: time.Minute}
+}
+
+func withTTL(c Config, ttl time.Duration) Config {
+	c.TTL = ttl
+	return c
 }
 
 func TestLease(t *testing.T) {
@@ -89,7 +96,7 @@ func TestLease(t *testing.T) {
 	t.Run("a lost connection fails the lease within its TTL and the next holder is told to wait", func(t *testing.T) {
 		proxy, purl := pgtest.NewProxy(t, url)
 		_ = proxy
-		a, err := TryAcquire(ctx, cfg(purl, "sandbox", "host-a:1"))
+		a, err := TryAcquire(ctx, withTTL(cfg(purl, "sandbox", "host-a:1"), 3*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +105,7 @@ func TestLease(t *testing.T) {
 		defer stop()
 		done := make(chan error, 1)
 		go func() { done <- a.Run(runCtx, func(err error) { lost <- err }) }()
-		time.Sleep(700 * time.Millisecond) // a few confirmations keep it valid past its first TTL
+		time.Sleep(3500 * time.Millisecond) // confirmations keep it valid past its first TTL
 		if err := a.Check(); err != nil {
 			t.Fatalf("check while confirmed: %v", err)
 		}
@@ -109,7 +116,7 @@ func TestLease(t *testing.T) {
 			if !errors.Is(err, ErrLost) {
 				t.Fatalf("onLost: %v", err)
 			}
-		case <-time.After(5 * time.Second):
+		case <-time.After(15 * time.Second):
 			t.Fatal("loss not noticed")
 		}
 		if err := a.Check(); !errors.Is(err, ErrLost) {
@@ -124,7 +131,7 @@ func TestLease(t *testing.T) {
 		var tryAt time.Time
 		for {
 			tryAt = time.Now()
-			b, err = TryAcquire(ctx, cfg(url, "sandbox", "host-b:2"))
+			b, err = TryAcquire(ctx, withTTL(cfg(url, "sandbox", "host-b:2"), 3*time.Second))
 			if err == nil || !errors.Is(err, ErrHeld) || time.Now().After(deadline) {
 				break
 			}
@@ -144,7 +151,7 @@ func TestLease(t *testing.T) {
 	})
 
 	t.Run("without confirmations the lease expires by itself", func(t *testing.T) {
-		a, err := TryAcquire(ctx, cfg(url, "live", "host-a:1"))
+		a, err := TryAcquire(ctx, withTTL(cfg(url, "live", "host-a:1"), 2*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
