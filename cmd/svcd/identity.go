@@ -15,9 +15,10 @@ import (
 	"svc/payments/providers/mail"
 )
 
-// newIdentity builds identity and access (merchants, sessions, API keys: gateway/auth) and
-// starts its key cache; with --demo it seeds the demo merchant and returns its id (else
-// uuid.Nil). The caller stops the service.
+// newIdentity builds identity and access (merchants, sessions, API keys: svc/identity, and
+// its HTTP side gateway/auth) and starts the identity service's key cache; with --demo it
+// seeds the demo merchant and returns its id (else uuid.Nil). The caller stops the identity
+// service (svc.Identity().Stop()).
 func newIdentity(ctx context.Context, cfg config, pool *pgxpool.Pool, log *slog.Logger, stdout io.Writer) (*auth.Service, uuid.UUID, error) {
 	svc, err := newAuth(cfg, pool, log)
 	if err != nil {
