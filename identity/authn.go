@@ -82,8 +82,8 @@ func (s *Service) Admit(ctx context.Context, merchantID uuid.UUID, client netip.
 
 // Recheck re-checks a stream a merchant opened in env with the API key whose SHA-256 is
 // keyHash: the key is still active (a revoked or deleted key leaves the cache through
-// LISTEN/NOTIFY) and the merchant may still be served from client (Admit). Errors: those
-// of Admit.
+// LISTEN/NOTIFY) and the merchant may still be served from client (Admit) and, in live,
+// its live KYC is still approved (AdmitLive). Errors: those of Admit and AdmitLive.
 func (s *Service) Recheck(ctx context.Context, keyHash [sha256.Size]byte, merchantID uuid.UUID, env Environment, client netip.Addr, whitelistRoute bool) error {
 	e, found, err := s.cache.key(ctx, keyHash[:])
 	if err != nil {
@@ -92,6 +92,11 @@ func (s *Service) Recheck(ctx context.Context, keyHash [sha256.Size]byte, mercha
 	if !found || !e.rec.Active || e.rec.MerchantID != merchantID || e.rec.Environment != env {
 		return ErrUnauthorized
 	}
-	_, err = s.Admit(ctx, merchantID, client, whitelistRoute)
-	return err
+	if _, err = s.Admit(ctx, merchantID, client, whitelistRoute); err != nil {
+		return err
+	}
+	if env == Live {
+		return s.AdmitLive(ctx, merchantID)
+	}
+	return nil
 }

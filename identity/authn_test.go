@@ -36,7 +36,7 @@ func TestIdentifyAndAdmit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := identity.SeedMerchant(ctx, pool, identity.SeedOptions{Email: "authn@example.test", PasswordHash: hash})
+	m, err := identity.SeedMerchant(ctx, pool, identity.SeedOptions{Email: "authn@example.test", PasswordHash: hash, LiveKYCApproved: true})
 	if err != nil {
 		t.Fatal(err)
 	}

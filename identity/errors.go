@@ -34,6 +34,7 @@ const (
 	CodeWrongPassword       = "WRONG_PASSWORD"
 	CodeUnauthorized        = "UNAUTHORIZED"
 	CodeMerchantSuspended   = "MERCHANT_SUSPENDED"
+	CodeMerchantKYCRequired = "MERCHANT_KYC_REQUIRED"
 	CodeNotFound            = "NOT_FOUND"
 	CodeIPNotWhitelisted    = "IP_NOT_WHITELISTED"
 	CodeIPWhitelistRequired = "IP_WHITELIST_REQUIRED"
@@ -54,10 +55,12 @@ var (
 	ErrWrongPassword       = NewError(CodeWrongPassword, "current_password is incorrect")
 	ErrUnauthorized        = NewError(CodeUnauthorized, "a valid API key (X-Api-Key) or bearer token is required")
 	ErrSuspended           = NewError(CodeMerchantSuspended, "the merchant account is suspended")
-	ErrNotFound            = NewError(CodeNotFound, "not found")
-	ErrIPNotWhitelisted    = NewError(CodeIPNotWhitelisted, "the request address is not on the merchant's IP whitelist")
-	ErrWhitelistRequired   = NewError(CodeIPWhitelistRequired, "the merchant requires an IP whitelist but none is configured; set one with PUT /v1/merchant/ip-whitelist")
-	ErrForbiddenEnv        = NewError(CodeForbidden, "an API key can only manage keys of its own environment")
+	// ErrKYCRequired: live keys and live requests need the merchant's live KYC APPROVED.
+	ErrKYCRequired       = NewError(CodeMerchantKYCRequired, "live access needs the merchant's KYC approved: submit it with POST /v1/merchant/kyc (X-Svc-Environment: live) and wait for the review")
+	ErrNotFound          = NewError(CodeNotFound, "not found")
+	ErrIPNotWhitelisted  = NewError(CodeIPNotWhitelisted, "the request address is not on the merchant's IP whitelist")
+	ErrWhitelistRequired = NewError(CodeIPWhitelistRequired, "the merchant requires an IP whitelist but none is configured; set one with PUT /v1/merchant/ip-whitelist")
+	ErrForbiddenEnv      = NewError(CodeForbidden, "an API key can only manage keys of its own environment")
 	// ErrHashBusy: every password-hashing slot is taken and the queue is full (429 with
 	// Retry-After), so a login flood cannot pile up memory or goroutines.
 	ErrHashBusy = NewError(CodeRateLimited, "too many password checks in progress; retry in a second")

@@ -17,6 +17,8 @@ type SeedOptions struct {
 	BusinessName string
 	RateLimit    *int // nil: the server default
 	KYCApproved  bool // sandbox KYC approved
+	// LiveKYCApproved: live KYC approved too (live keys and live requests need it).
+	LiveKYCApproved bool
 }
 
 // SeedMerchant creates a verified merchant without mail or codes.
@@ -35,8 +37,14 @@ func SeedMerchant(ctx context.Context, pool *pgxpool.Pool, o SeedOptions) (Merch
 			return err
 		}
 		if o.KYCApproved {
-			_, err := tx.Exec(ctx, `insert into merchant_kyc (merchant_id, environment, status, reviewed_at) values ($1, 'sandbox', 'APPROVED', now())`, m.ID)
-			return err
+			if _, err := tx.Exec(ctx, `insert into merchant_kyc (merchant_id, environment, status, reviewed_at) values ($1, 'sandbox', 'APPROVED', now())`, m.ID); err != nil {
+				return err
+			}
+		}
+		if o.LiveKYCApproved {
+			if _, err := tx.Exec(ctx, `insert into merchant_kyc (merchant_id, environment, status, reviewed_at) values ($1, 'live', 'APPROVED', now())`, m.ID); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

@@ -584,10 +584,16 @@ type CreatedKey struct {
 }
 
 // CreateAPIKey makes a key in env with scopes (zero: all). Errors: ErrForbiddenEnv (an
-// API key creating a key of the other environment).
+// API key creating a key of the other environment), ErrKYCRequired (a live key before the
+// merchant's live KYC is approved).
 func (s *Service) CreateAPIKey(ctx context.Context, p Caller, name string, env Environment, scopes Scope) (CreatedKey, error) {
 	if _, err := keyScope(p, env); err != nil {
 		return CreatedKey{}, err
+	}
+	if env == Live {
+		if err := s.AdmitLive(ctx, p.MerchantID); err != nil {
+			return CreatedKey{}, err
+		}
 	}
 	k, key, err := CreateScopedKey(ctx, s.pool, p.MerchantID, env, name, scopes)
 	if err != nil {
@@ -682,8 +688,9 @@ func (s *Service) SetWhitelist(ctx context.Context, merchantID uuid.UUID, w Whit
 	return w, nil
 }
 
-// DemoMerchant seeds a verified sandbox merchant (KYC approved, a raised rate limit) with a
-// fresh sandbox key; an existing demo merchant gets a new key. It returns the email, the
+// DemoMerchant seeds a verified merchant (KYC approved in sandbox and live, a raised rate
+// limit) with a fresh sandbox key; an existing demo merchant gets a new key (and a live KYC
+// approval if it never had a review: an operator's decision is kept). It returns the email, the
 // password (empty when the merchant already existed) and the key.
 func (s *Service) DemoMerchant(ctx context.Context, email string, rateLimit int) (string, string, error) {
 	password := ""
@@ -694,11 +701,17 @@ func (s *Service) DemoMerchant(ctx context.Context, email string, rateLimit int)
 		if herr != nil {
 			return "", "", herr
 		}
-		m, err = SeedMerchant(ctx, s.pool, SeedOptions{Email: email, PasswordHash: ph, BusinessName: "Demo Business", RateLimit: &rateLimit, KYCApproved: true})
+		m, err = SeedMerchant(ctx, s.pool, SeedOptions{Email: email, PasswordHash: ph, BusinessName: "Demo Business", RateLimit: &rateLimit,
+			KYCApproved: true, LiveKYCApproved: true})
 	}
 	if err != nil {
 		return "", "", err
 	}
+	if _, err := s.pool.Exec(ctx, `insert into merchant_kyc (merchant_id, environment, status, reviewed_at) values ($1, 'live', 'APPROVED', now())
+		on conflict (merchant_id, environment) do nothing`, m.ID); err != nil {
+		return "", "", err
+	}
+	s.cache.InvalidateMerchant(m.ID)
 	_, key, err := CreateKey(ctx, s.pool, m.ID, Sandbox, "demo key")
 	return password, key, err
 }

@@ -231,13 +231,16 @@ type merchantSettings struct {
 	Suspended bool
 	RateLimit int // 0: the default
 	Whitelist Whitelist
+	// LiveApproved: the merchant's live KYC is APPROVED (live keys and live rails need it).
+	LiveApproved bool
 }
 
 func settingsByID(ctx context.Context, q postgres.Querier, id uuid.UUID) (merchantSettings, error) {
 	var s merchantSettings
 	var rl *int
-	err := q.QueryRow(ctx, `select suspended, rate_limit_per_minute, ip_whitelist_enabled, ip_whitelist_required, ip_whitelist
-		from merchants where id = $1`, id).Scan(&s.Suspended, &rl, &s.Whitelist.Enabled, &s.Whitelist.Required, &s.Whitelist.IPs)
+	err := q.QueryRow(ctx, `select suspended, rate_limit_per_minute, ip_whitelist_enabled, ip_whitelist_required, ip_whitelist,
+			exists (select 1 from merchant_kyc k where k.merchant_id = m.id and k.environment = 'live' and k.status = 'APPROVED')
+		from merchants m where id = $1`, id).Scan(&s.Suspended, &rl, &s.Whitelist.Enabled, &s.Whitelist.Required, &s.Whitelist.IPs, &s.LiveApproved)
 	if rl != nil {
 		s.RateLimit = *rl
 	}

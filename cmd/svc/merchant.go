@@ -26,10 +26,13 @@ const merchantUsage = `usage: svc merchant SUBCOMMAND [flags]
   whitelist clear --why TEXT ID|EMAIL
                                     switch the IP whitelist off and empty it: the way back in for
                                     a merchant locked out; the old whitelist is kept in the audit row
+  kyc approve --why TEXT ID|EMAIL   approve the merchant's live KYC: its live keys and live routes
+                                    work from the next request (until then 403 MERCHANT_KYC_REQUIRED)
+  kyc reject --why TEXT ID|EMAIL    reject it: live answers 403 MERCHANT_KYC_REQUIRED again
 
 Changes are audited (audit_log) and reach running servers at once (LISTEN/NOTIFY).
 Flags (before or after the arguments): --database-url, --reason or --why (changes; required
-for whitelist clear), --actor (default $USER@hostname), --limit (list).`
+for whitelist clear and kyc), --actor (default $USER@hostname), --limit (list).`
 
 func runMerchant(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("svc merchant", flag.ContinueOnError)
@@ -46,7 +49,7 @@ func runMerchant(ctx context.Context, args []string, env func(string) string, st
 	}
 	sub := args[0]
 	switch sub {
-	case "list", "show", "set-rate-limit", "suspend", "unsuspend", "whitelist":
+	case "list", "show", "set-rate-limit", "suspend", "unsuspend", "whitelist", "kyc":
 	default:
 		fs.Usage()
 		return fmt.Errorf("unknown merchant subcommand %q", sub)
@@ -124,6 +127,8 @@ func runMerchant(ctx context.Context, args []string, env func(string) string, st
 		return nil
 	case "whitelist":
 		return merchantWhitelist(ctx, st, rest, *actor, *reason, stdout, fs.Usage)
+	case "kyc":
+		return merchantKYC(ctx, st, rest, *actor, *reason, stdout, fs.Usage)
 	case "suspend", "unsuspend":
 		if err := need(1); err != nil {
 			return err
@@ -177,6 +182,32 @@ func merchantWhitelist(ctx context.Context, st *identity.Store, args []string, a
 		return nil
 	}
 	fmt.Fprintf(stdout, "merchant:  %s (%s)\nenabled:   %t\nrequired:  %t\nips:       %s\n", m.Email, m.ID, w.Enabled, w.Required, list)
+	return nil
+}
+
+// merchantKYC runs `merchant kyc approve|reject ID|EMAIL`: the operator's review of the
+// merchant's live KYC, audited with --why.
+func merchantKYC(ctx context.Context, st *identity.Store, args []string, actor, why string, stdout io.Writer, usage func()) error {
+	if len(args) != 2 || (args[0] != "approve" && args[0] != "reject") {
+		usage()
+		return errors.New("merchant kyc: want approve|reject ID|EMAIL")
+	}
+	if strings.TrimSpace(why) == "" {
+		return fmt.Errorf("merchant kyc %s: --why is required (it is kept in the audit log)", args[0])
+	}
+	m, err := st.Merchant(ctx, args[1])
+	if err != nil {
+		return err
+	}
+	before, err := st.ReviewKYC(ctx, m.ID, args[0] == "approve", actor, why)
+	if err != nil {
+		return err
+	}
+	after := identity.KYCApproved
+	if args[0] == "reject" {
+		after = identity.KYCRejected
+	}
+	fmt.Fprintf(stdout, "%s: live KYC %s (was %s)\n", m.Email, after, before)
 	return nil
 }
 

@@ -26,6 +26,7 @@ const (
 	CodeIPNotWhitelisted     = "IP_NOT_WHITELISTED"
 	CodeSandboxOnly          = "SANDBOX_ONLY"
 	CodeMerchantSuspended    = "MERCHANT_SUSPENDED"
+	CodeMerchantKYCRequired  = "MERCHANT_KYC_REQUIRED" // live keys and live routes before the merchant's live KYC is approved
 	CodeInsufficientScope    = "INSUFFICIENT_SCOPE"
 	CodeLiveCredRequired     = "LIVE_CREDENTIAL_REQUIRED"
 	CodeEmailInUse           = "EMAIL_IN_USE"
@@ -75,6 +76,7 @@ var codeStatus = map[string]int{
 	CodeIPNotWhitelisted:     http.StatusForbidden,
 	CodeSandboxOnly:          http.StatusForbidden,
 	CodeMerchantSuspended:    http.StatusForbidden,
+	CodeMerchantKYCRequired:  http.StatusForbidden,
 	CodeInsufficientScope:    http.StatusForbidden,
 	CodeLiveCredRequired:     http.StatusForbidden,
 	CodeNotFound:             http.StatusNotFound,

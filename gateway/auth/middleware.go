@@ -15,6 +15,7 @@ import (
 
 // Authenticate is the middleware of every protected route (gateway.Authenticator): it
 // identifies the caller by X-Api-Key or Authorization: Bearer, refuses suspended merchants,
+// refuses live requests of a merchant whose live KYC is not approved (accountRoute),
 // applies the IP whitelist and the route's scope (scopes.go), and only then spends a token
 // of the (merchant, environment) rate limit, so a refused request costs the merchant
 // nothing (headers on every answer that reached the bucket).
@@ -51,6 +52,11 @@ func (s *Service) Authenticate(ctx *fasthttp.RequestCtx) (api.Principal, error) 
 	if err != nil {
 		return p, err
 	}
+	if p.Environment == api.Live && !accountRoute(ctx.Path()) {
+		if err := s.id.AdmitLive(api.Ctx(ctx), p.MerchantID); err != nil {
+			return p, err
+		}
+	}
 	if err := s.authorize(ctx, p, scopes); err != nil {
 		return p, err
 	}
@@ -60,6 +66,16 @@ func (s *Service) Authenticate(ctx *fasthttp.RequestCtx) (api.Principal, error) 
 		return p, rateLimited(d)
 	}
 	return p, nil
+}
+
+// accountRoute reports whether path manages the merchant's own account (profile, KYC, IP
+// whitelist, keys): reachable in live before the merchant's live KYC is approved, since
+// submitting that KYC is one of them. Every other live route (money, trading, customers,
+// webhooks) answers 403 MERCHANT_KYC_REQUIRED until an operator approves it (svc merchant
+// kyc approve); creating a live key is refused by identity too.
+func accountRoute(path []byte) bool {
+	return bytes.HasPrefix(path, []byte("/v1/auth/")) || bytes.HasPrefix(path, []byte("/v1/merchant/")) ||
+		bytes.Equal(path, []byte("/v1/api-keys")) || bytes.HasPrefix(path, []byte("/v1/api-keys/"))
 }
 
 // tenantKey is the rate-limit bucket of a merchant in one environment: sandbox load never

@@ -41,7 +41,7 @@ type Merchant struct {
 	LiveKey    string // svc_sk_live_...
 }
 
-// NewTestMerchant creates a verified merchant (password Password, sandbox KYC approved, a
+// NewTestMerchant creates a verified merchant (password Password, KYC approved in sandbox and live, a
 // rate limit of one million requests a minute) with one sandbox and one live key.
 func NewTestMerchant(t testing.TB, pool *pgxpool.Pool) (merchantID uuid.UUID, sandboxKey, liveKey string) {
 	t.Helper()
@@ -57,6 +57,7 @@ func New(t testing.TB, pool *pgxpool.Pool) Merchant {
 	email := "m-" + uuid.NewString()[:8] + "@example.test"
 	m, err := identity.SeedMerchant(ctx, pool, identity.SeedOptions{
 		Email: email, PasswordHash: passwordHash(t), BusinessName: "Test Merchant", RateLimit: &limit, KYCApproved: true,
+		LiveKYCApproved: true, // the live key is usable (live needs an approved merchant)
 	})
 	if err != nil {
 		t.Fatalf("authtest: merchant: %v", err)
