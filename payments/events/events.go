@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"svc/payments/jobs"
 )
 
 // Queue is the river queue webhook deliveries run on.
@@ -92,16 +94,28 @@ func (r *Recorder) Record(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, 
 	if err != nil {
 		return uuid.Nil, err
 	}
-	_, err = tx.Exec(ctx, `insert into events (id, merchant_id, environment, type, data, created_at)
-		values ($1, $2, $3, $4, $5, $6)`, id, merchantID, environment, string(typ), raw, r.now().UTC())
+	// One round trip: the event's insert rides in the endpoint select (a data-modifying
+	// WITH runs whether or not the select reads it); the deliveries are enqueued with the
+	// transaction's other jobs when tx defers them (jobs.Deferrer).
+	rows, err := tx.Query(ctx, `with ev as (
+			insert into events (id, merchant_id, environment, type, data, created_at)
+			values ($1, $2, $3, $4, $5, $6))
+		`+subscribedSQL, id, merchantID, environment, string(typ), raw, r.now().UTC())
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("insert event: %w", err)
 	}
-	if _, err := r.fanOut(ctx, tx, id, merchantID, environment, typ); err != nil {
+	if _, err := r.enqueue(ctx, tx, rows, id); err != nil {
 		return uuid.Nil, err
 	}
 	return id, nil
 }
+
+// subscribedSQL selects the active endpoints of merchant $2 and environment $3 subscribed
+// to event type $4 or to every event (as fanOut's query).
+const subscribedSQL = `select id from webhook_endpoints
+		where merchant_id = $2 and environment = $3 and is_active and deleted_at is null
+		  and (cardinality(events) = 0 or $4 = any(events))
+		order by created_at`
 
 // Redeliver enqueues the event again to every endpoint that is subscribed to it now (the
 // operator's replay). It returns the number of deliveries enqueued; ErrNotFound if there is
@@ -132,6 +146,12 @@ func (r *Recorder) fanOut(ctx context.Context, tx pgx.Tx, eventID, merchantID uu
 	if err != nil {
 		return 0, fmt.Errorf("select subscribed endpoints: %w", err)
 	}
+	return r.enqueue(ctx, tx, rows, eventID)
+}
+
+// enqueue reads the subscribed endpoints' ids from rows and enqueues a delivery of the
+// event to each.
+func (r *Recorder) enqueue(ctx context.Context, tx pgx.Tx, rows pgx.Rows, eventID uuid.UUID) (int, error) {
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 	if err != nil {
 		return 0, fmt.Errorf("select subscribed endpoints: %w", err)
@@ -143,7 +163,7 @@ func (r *Recorder) fanOut(ctx context.Context, tx pgx.Tx, eventID, merchantID uu
 	for i, ep := range ids {
 		params[i] = river.InsertManyParams{Args: DeliveryArgs{EventID: eventID, EndpointID: ep}}
 	}
-	if _, err := r.jobs.InsertManyTx(ctx, tx, params); err != nil {
+	if err := jobs.InsertManyTx(ctx, r.jobs, tx, params...); err != nil {
 		return 0, fmt.Errorf("enqueue deliveries: %w", err)
 	}
 	return len(ids), nil

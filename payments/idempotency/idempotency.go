@@ -25,6 +25,11 @@
 // pool connection per request could starve the pool). Without a scope in ctx, InTx is
 // postgres.InTx.
 //
+// The scope's transaction is built to hold its pooled connection for as few round trips as
+// it can (issue 22; pipetx.go): begin goes with the lock and the key read, a savepoint with
+// the next statement, the jobs enqueued with jobs.InsertTx / jobs.InsertManyTx are inserted
+// together before the commit, and the stored response goes with the commit.
+//
 // Keys are kept 24 hours (Config.TTL); an expired key is treated as new. Purge deletes
 // expired rows.
 package idempotency
@@ -140,14 +145,16 @@ func (k *Keys) Begin(ctx context.Context, r Request) (*Scope, *Response, error) 
 	if !ValidKey(r.Key) {
 		return nil, nil, errors.New("idempotency: invalid key")
 	}
-	tx, err := k.pool.Begin(ctx)
+	conn, err := k.pool.Acquire(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("idempotency: begin: %w", err)
 	}
+	tx := &pipeTx{conn: conn}
 	scope := &Scope{keys: k, tx: tx, req: r, hash: r.hash()}
-	// The lock and the read go in one round trip (a pipelined batch): they are still two
-	// statements, run in order, so the read takes its snapshot after the lock is held and
-	// sees the commit of whoever held it before.
+	// Begin, the lock and the read go in one round trip (a pipelined batch): they are still
+	// three statements, run in order, so the read takes its snapshot after the lock is held
+	// and sees the commit of whoever held it before.
+	tx.pending = append(tx.pending, "begin")
 	batch := &pgx.Batch{}
 	batch.Queue(`select pg_try_advisory_xact_lock($1)`, r.lockID())
 	batch.Queue(readKeySQL, r.MerchantID, r.Environment, r.Key)
@@ -224,7 +231,7 @@ type Scope struct {
 	hash []byte
 
 	mu   sync.Mutex // a pgx.Tx is not safe for concurrent use
-	tx   pgx.Tx
+	tx   *pipeTx
 	done bool
 }
 
@@ -241,17 +248,15 @@ func (s *Scope) Complete(ctx context.Context, resp Response) error {
 	}
 	s.done = true
 	now := s.keys.now().UTC()
-	_, err := s.tx.Exec(ctx, `insert into idempotency_keys
+	// The deferred jobs go in first; then the stored response and the commit travel in one
+	// round trip. After an error nothing is committed (commitWith rolls back).
+	err := s.tx.commitWith(ctx, `insert into idempotency_keys
 			(merchant_id, environment, key, request_hash, method, path, status_code, content_type, response_body, created_at, expires_at)
 		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 		s.req.MerchantID, s.req.Environment, s.req.Key, s.hash, s.req.Method, s.req.Path,
 		resp.Status, resp.ContentType, resp.Body, now, now.Add(s.keys.ttl))
 	if err != nil {
-		postgres.Rollback(ctx, s.tx)
-		return fmt.Errorf("idempotency: store response: %w", err)
-	}
-	if err := s.tx.Commit(ctx); err != nil {
-		return fmt.Errorf("idempotency: commit: %w", err)
+		return fmt.Errorf("idempotency: store response and commit: %w", err)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"svc/payments"
 	"svc/payments/events"
 	"svc/payments/idempotency"
+	"svc/payments/jobs"
 	"svc/payments/money"
 	"svc/payments/providers"
 	"svc/payments/rates"
@@ -223,7 +224,7 @@ func (s *Service) CreateTx(ctx context.Context, tx pgx.Tx, t payments.Tenant, in
 		return Onramp{}, err
 	}
 	if o.ExpiresAt != nil {
-		if _, err := s.cfg.Jobs.InsertTx(ctx, tx, ExpireArgs{OnrampID: o.ID}, &river.InsertOpts{ScheduledAt: *o.ExpiresAt}); err != nil {
+		if err := jobs.InsertTx(ctx, s.cfg.Jobs, tx, ExpireArgs{OnrampID: o.ID}, &river.InsertOpts{ScheduledAt: *o.ExpiresAt}); err != nil {
 			return Onramp{}, fmt.Errorf("enqueue onramp expiry: %w", err)
 		}
 	}
