@@ -1,0 +1,490 @@
+package partners
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"svc/payments"
+	"svc/payments/deposits"
+	"svc/payments/events"
+	"svc/payments/ledger"
+	"svc/payments/money"
+	"svc/payments/onramps"
+	"svc/payments/providers"
+	"svc/payments/providers/paystack"
+	"svc/persistence/postgres"
+)
+
+// JobInserter enqueues river jobs in the caller's transaction; the insert-only *jobs.Client
+// is one.
+type JobInserter interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
+// Recorder records an event in the caller's transaction; *events.Recorder is one.
+type Recorder interface {
+	Record(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, environment string, typ events.Type, data any) (uuid.UUID, error)
+}
+
+// DepositReceiver records NGN arriving in an onramp; *deposits.Service is one.
+type DepositReceiver interface {
+	Receive(ctx context.Context, tx pgx.Tx, o onramps.Onramp, amount money.Amount, flag bool) (deposits.Deposit, error)
+}
+
+// OnrampReader reads an onramp in a transaction; *onramps.Service is one.
+type OnrampReader interface {
+	GetTx(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID, lock bool) (onramps.Onramp, error)
+}
+
+// PayoutAdvancer takes the next step of a payout by asking the bank for its state under our
+// reference (offramps.Service.AdvancePayout, transfers.Service.Advance).
+type PayoutAdvancer func(ctx context.Context, id uuid.UUID) (time.Duration, error)
+
+// Config is what the service is built with.
+type Config struct {
+	Partners []Partner
+	Jobs     JobInserter
+	Events   Recorder
+	Deposits DepositReceiver
+	Onramps  OnrampReader
+	// Payouts maps the kind of a payout reference ("payout" for offramp payouts, "transfer"
+	// for transfers: "<kind>:<uuid>") to what advances it.
+	Payouts   map[string]PayoutAdvancer
+	Providers providers.Environments // the custodian confirms a deposit address's owner
+	Logger    *slog.Logger
+	Now       func() time.Time
+}
+
+// Service receives partners' notifications and processes them. Safe for concurrent use.
+type Service struct {
+	pool     *pgxpool.Pool
+	cfg      Config
+	partners map[string]Partner
+	log      *slog.Logger
+}
+
+// New returns the service over the configured partners.
+func New(pool *pgxpool.Pool, cfg Config) (*Service, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Service{pool: pool, cfg: cfg, partners: map[string]Partner{}, log: cfg.Logger.With("component", "partners")}
+	for _, p := range cfg.Partners {
+		if p.Name == "" || p.Verifier == nil || (p.Environment != payments.Sandbox && p.Environment != payments.Live) {
+			return nil, fmt.Errorf("partners: partner %q needs a name, a verifier and an environment", p.Name)
+		}
+		if _, dup := s.partners[p.Name]; dup {
+			return nil, fmt.Errorf("partners: partner %q configured twice", p.Name)
+		}
+		s.partners[p.Name] = p
+	}
+	return s, nil
+}
+
+// Names lists the configured partners.
+func (s *Service) Names() []string {
+	out := make([]string, 0, len(s.partners))
+	for n := range s.partners {
+		out = append(out, n)
+	}
+	return out
+}
+
+func (s *Service) stamp() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
+
+// Incoming is one notification as it arrived.
+type Incoming struct {
+	Header     http.Header // the request's headers
+	Body       []byte      // the raw body, exactly as received
+	RemoteAddr string
+}
+
+// Receipt is what intake did.
+type Receipt struct {
+	ID        uuid.UUID // the stored row
+	EventID   string
+	Status    string // Received (a job will process it), Ignored or Malformed
+	Duplicate bool   // the event id was already stored: nothing changed
+}
+
+// Receive is the intake of POST /v1/partners/{provider}/events: it checks the signature
+// over the raw body, stores the notification (headers, body) keyed by the partner's event
+// id and enqueues its processing job, in one transaction. A repeat of a stored event id
+// changes nothing (Duplicate). A notification with nothing to do is stored Ignored; a
+// correctly signed body that cannot be read is stored Malformed and logged as an error.
+//
+// Errors: ErrUnknownProvider (404), ErrBadSignature (401; nothing stored), the database's.
+func (s *Service) Receive(ctx context.Context, provider string, in Incoming) (Receipt, error) {
+	p, ok := s.partners[provider]
+	if !ok {
+		return Receipt{}, ErrUnknownProvider
+	}
+	n, err := p.Verifier.Verify(in.Header.Get, in.Body)
+	status := Received
+	switch {
+	case errors.Is(err, ErrBadSignature):
+		s.log.Warn("partner notification refused: bad signature", "provider", provider, "remote_addr", in.RemoteAddr)
+		return Receipt{}, ErrBadSignature
+	case errors.Is(err, ErrMalformed):
+		sum := sha256.Sum256(in.Body)
+		n = Notification{EventID: "malformed:" + hex.EncodeToString(sum[:]), Type: "unknown"}
+		status = Malformed
+		s.log.Error("partner notification signed but unreadable: stored for the operator", "provider", provider, "error", err)
+	case err != nil:
+		return Receipt{}, err
+	case n.Inbound == nil && n.Payout == nil && n.Crypto == nil:
+		status = Ignored
+	}
+	if n.EventID == "" {
+		return Receipt{}, fmt.Errorf("partners: %s notification without an id", provider)
+	}
+	headers, err := json.Marshal(kept(in.Header, p.Headers))
+	if err != nil {
+		return Receipt{}, err
+	}
+	r := Receipt{ID: uuid.Must(uuid.NewV7()), EventID: n.EventID, Status: status}
+	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		now := s.stamp()
+		var processed *time.Time
+		if status != Received {
+			processed = &now
+		}
+		tag, err := tx.Exec(ctx, `insert into partner_events (id, provider, event_id, environment, event_type, headers, body,
+				remote_addr, status, received_at, processed_at)
+			values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+			on conflict (provider, event_id) do nothing`,
+			r.ID, provider, n.EventID, p.Environment, n.Type, headers, in.Body, in.RemoteAddr, status, now, processed)
+		if err != nil {
+			return fmt.Errorf("partners: store notification: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			r.Duplicate = true
+			return tx.QueryRow(ctx, `select id, status from partner_events where provider = $1 and event_id = $2`,
+				provider, n.EventID).Scan(&r.ID, &r.Status)
+		}
+		if status != Received {
+			return nil
+		}
+		if _, err := s.cfg.Jobs.InsertTx(ctx, tx, ProcessArgs{ID: r.ID}, nil); err != nil {
+			return fmt.Errorf("partners: enqueue processing: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return Receipt{}, err
+	}
+	return r, nil
+}
+
+// kept is the headers stored for audit: content type, user agent, request id and the
+// partner's own (its signature); never credentials or cookies.
+func kept(h http.Header, extra []string) map[string]string {
+	out := map[string]string{}
+	for _, name := range append([]string{"Content-Type", "User-Agent", "X-Request-Id"}, extra...) {
+		if v := h.Get(name); v != "" {
+			out[http.CanonicalHeaderKey(name)] = v
+		}
+	}
+	return out
+}
+
+// Result is what processing a notification did.
+type Result struct {
+	Status    string     // Processed, Ignored, Rejected or Malformed (Received: not done yet)
+	Outcome   string     // for people
+	DepositID *uuid.UUID // the deposit an inbound transfer created
+	// Refusal is the domain's refusal behind a Rejected inbound transfer (e.g.
+	// onramps.ErrNotActive), for the sandbox simulation's answer.
+	Refusal error
+}
+
+type row struct {
+	id        uuid.UUID
+	provider  string
+	env       string
+	status    string
+	outcome   string
+	deposit   *uuid.UUID
+	headers   map[string]string
+	body      []byte
+	eventType string
+}
+
+func loadRow(ctx context.Context, q postgres.Querier, id uuid.UUID, lock bool) (row, error) {
+	sql := `select id, provider, environment, status, coalesce(outcome, ''), deposit_id, headers, body, event_type
+		from partner_events where id = $1`
+	if lock {
+		sql += ` for update`
+	}
+	var r row
+	err := q.QueryRow(ctx, sql, id).Scan(&r.id, &r.provider, &r.env, &r.status, &r.outcome, &r.deposit, &r.headers, &r.body, &r.eventType)
+	if err != nil {
+		return row{}, fmt.Errorf("partners: load notification %s: %w", id, err)
+	}
+	return r, nil
+}
+
+func (r row) result() Result { return Result{Status: r.status, Outcome: r.outcome, DepositID: r.deposit} }
+
+// finish records the outcome of a notification still Received (in tx, row locked).
+func (s *Service) finish(ctx context.Context, tx pgx.Tx, id uuid.UUID, res Result) error {
+	_, err := tx.Exec(ctx, `update partner_events set status = $2, outcome = nullif($3, ''), deposit_id = $4, processed_at = $5
+		where id = $1 and status = 'RECEIVED'`, id, res.Status, res.Outcome, res.DepositID, s.stamp())
+	if err != nil {
+		return fmt.Errorf("partners: record outcome: %w", err)
+	}
+	if res.Status == Rejected {
+		s.log.Error("partner notification could not be applied: needs the operator", "notification", id, "outcome", res.Outcome)
+	}
+	return nil
+}
+
+// Process applies a stored notification once (the job's work; the sandbox simulation also
+// calls it at once). A notification already processed answers its stored result. A Go error
+// means "not done now" (a partner's API or the database unavailable): the job retries.
+func (s *Service) Process(ctx context.Context, id uuid.UUID) (Result, error) {
+	r, err := loadRow(ctx, s.pool, id, false)
+	if err != nil {
+		return Result{}, err
+	}
+	if r.status != Received {
+		return r.result(), nil
+	}
+	p, ok := s.partners[r.provider]
+	if !ok {
+		return Result{}, fmt.Errorf("partners: %q is not configured in this process: will retry", r.provider)
+	}
+	h := http.Header{}
+	for k, v := range r.headers {
+		h.Set(k, v)
+	}
+	n, err := p.Verifier.Verify(h.Get, r.body)
+	if err != nil { // the key was rotated since intake, or the row was altered
+		return s.reject(ctx, id, "the stored notification no longer verifies: "+err.Error(), nil)
+	}
+	switch {
+	case n.Inbound != nil:
+		return s.inbound(ctx, id, p, n)
+	case n.Payout != nil:
+		return s.payout(ctx, id, p, *n.Payout)
+	case n.Crypto != nil:
+		return s.crypto(ctx, id, p, *n.Crypto)
+	}
+	return s.settle(ctx, id, Result{Status: Ignored, Outcome: "nothing to do for " + r.eventType})
+}
+
+// settle records res unless another run already did; it answers the stored result.
+func (s *Service) settle(ctx context.Context, id uuid.UUID, res Result) (Result, error) {
+	out := res
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		r, err := loadRow(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		if r.status != Received {
+			out = r.result()
+			return nil
+		}
+		return s.finish(ctx, tx, id, res)
+	})
+	return out, err
+}
+
+func (s *Service) reject(ctx context.Context, id uuid.UUID, why string, refusal error) (Result, error) {
+	res, err := s.settle(ctx, id, Result{Status: Rejected, Outcome: why})
+	res.Refusal = refusal
+	return res, err
+}
+
+// inbound credits money into an NGN virtual account: confirmed with the partner's API when
+// it offers one, then deposits.Receive in the transaction that records the outcome.
+func (s *Service) inbound(ctx context.Context, id uuid.UUID, p Partner, n Notification) (Result, error) {
+	in := *n.Inbound
+	if p.Confirmer != nil {
+		got, err := p.Confirmer.VerifyInbound(ctx, in.ProviderReference)
+		switch {
+		case errors.Is(err, paystack.ErrChargeNotFound), errors.Is(err, paystack.ErrChargeNotPaid), errors.Is(err, paystack.ErrMalformedEvent):
+			return s.reject(ctx, id, "the partner's API does not confirm the transfer: "+err.Error(), nil)
+		case err != nil:
+			return Result{}, err // unavailable: retry
+		}
+		if got.Amount != in.Amount || got.AccountNumber != in.AccountNumber || (got.BankCode != "" && in.BankCode != "" && got.BankCode != in.BankCode) {
+			return s.reject(ctx, id, fmt.Sprintf("the partner's API holds another transfer (%s %s into %s/%s) than notified (%s %s into %s/%s)",
+				got.Amount, got.Amount.Asset, got.BankCode, got.AccountNumber, in.Amount, in.Amount.Asset, in.BankCode, in.AccountNumber), nil)
+		}
+	}
+	var out Result
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		r, err := loadRow(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		if r.status != Received {
+			out = r.result()
+			return nil
+		}
+		var oid, merchant uuid.UUID
+		err = tx.QueryRow(ctx, `select id, merchant_id from onramps where bank_code = $1 and account_number = $2 and environment = $3`,
+			in.BankCode, in.AccountNumber, p.Environment).Scan(&oid, &merchant)
+		if errors.Is(err, pgx.ErrNoRows) {
+			out = Result{Status: Rejected, Outcome: fmt.Sprintf("no virtual account %s at bank %s in %s: return the money to the sender",
+				in.AccountNumber, in.BankCode, p.Environment), Refusal: onramps.ErrNotFound}
+			return s.finish(ctx, tx, id, out)
+		}
+		if err != nil {
+			return fmt.Errorf("partners: find the virtual account: %w", err)
+		}
+		o, err := s.cfg.Onramps.GetTx(ctx, tx, payments.Tenant{MerchantID: merchant, Environment: p.Environment}, oid, true)
+		if err != nil {
+			return err
+		}
+		d, err := s.cfg.Deposits.Receive(ctx, tx, o, in.Amount, n.Flag)
+		if errors.Is(err, onramps.ErrNotActive) {
+			out = Result{Status: Rejected, Outcome: fmt.Sprintf("%s NGN arrived in onramp %s, which is %s: return the money to the sender",
+				in.Amount, o.ID, o.StatusAt(s.cfg.Now().UTC())), Refusal: onramps.ErrNotActive}
+			return s.finish(ctx, tx, id, out)
+		}
+		if err != nil {
+			return err
+		}
+		out = Result{Status: Processed, Outcome: "deposit " + d.ID.String() + " received", DepositID: &d.ID}
+		return s.finish(ctx, tx, id, out)
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	return out, nil
+}
+
+// payout applies a payout's outcome: the payout or transfer behind our reference is advanced,
+// which asks the bank for its state under that reference and settles or fails it.
+func (s *Service) payout(ctx context.Context, id uuid.UUID, p Partner, o providers.PayoutOutcome) (Result, error) {
+	kind, rest, _ := strings.Cut(o.Reference, ":")
+	advance := s.cfg.Payouts[kind]
+	pid, err := uuid.Parse(rest)
+	if o.Reference == "" || advance == nil || err != nil {
+		return s.settle(ctx, id, Result{Status: Ignored, Outcome: fmt.Sprintf("not a payout of ours (reference %q)", o.Reference)})
+	}
+	if _, err := advance(ctx, pid); err != nil {
+		return Result{}, err
+	}
+	if o.Status == providers.PayoutReversed {
+		return s.reject(ctx, id, fmt.Sprintf("%s was reversed by the bank after it settled (%s): the funds are back in the partner balance; "+
+			"reversals after settlement are not applied automatically", o.Reference, o.FailureReason), nil)
+	}
+	return s.settle(ctx, id, Result{Status: Processed, Outcome: fmt.Sprintf("%s %s: asked the bank and advanced it", o.Reference, strings.ToLower(o.Status))})
+}
+
+// crypto credits an asset confirmed at one of our deposit addresses, once the custodian
+// confirms the address belongs to the reference.
+func (s *Service) crypto(ctx context.Context, id uuid.UUID, p Partner, c CryptoDeposit) (Result, error) {
+	addr, err := s.cfg.Providers.For(p.Environment).Custody.DepositAddress(ctx,
+		providers.AddressRequest{Reference: c.Reference, Chain: c.Chain, Asset: c.Amount.Asset})
+	if err != nil {
+		return Result{}, err
+	}
+	if !strings.EqualFold(addr.Address, c.Address) {
+		return s.reject(ctx, id, fmt.Sprintf("address %s is not the %s address of %s", c.Address, c.Chain, c.Reference), nil)
+	}
+	kind, rest, _ := strings.Cut(c.Reference, ":")
+	owner, _, _ := strings.Cut(rest, ":")
+	oid, err := uuid.Parse(owner)
+	if err != nil {
+		return s.reject(ctx, id, "deposit address reference "+c.Reference+" is not one of ours", nil)
+	}
+	var out Result
+	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		r, err := loadRow(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		if r.status != Received {
+			out = r.result()
+			return nil
+		}
+		desc := fmt.Sprintf("%s %s confirmed on %s (%s)", c.Amount, c.Amount.Asset, c.Chain, c.TxHash)
+		switch kind {
+		case "merchant":
+			if _, err := ledger.Post(ctx, tx, ledger.Transaction{MerchantID: oid, Environment: p.Environment,
+				Reference: "custody:" + id.String(), Kind: "funding.credit", Description: "Merchant funding: " + desc,
+				Postings: ledger.Move(ledger.System(ledger.External), ledger.Merchant(oid, ledger.Available), c.Amount),
+				Metadata: map[string]string{"tx_hash": c.TxHash, "partner_event": id.String()}}); err != nil {
+				return err
+			}
+			out = Result{Status: Processed, Outcome: "credited the merchant balance: " + desc}
+		case "customer":
+			out, err = s.creditCustomer(ctx, tx, id, p.Environment, oid, c, desc)
+			if err != nil {
+				return err
+			}
+		default:
+			out = Result{Status: Rejected, Outcome: "crypto at " + c.Reference + " addresses is not credited through custody notifications yet: " + desc}
+		}
+		return s.finish(ctx, tx, id, out)
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	return out, nil
+}
+
+// creditCustomer credits the customer's balance and completes the oldest open funding
+// request for that address and asset (an amount-bound request only for its amount).
+func (s *Service) creditCustomer(ctx context.Context, tx pgx.Tx, id uuid.UUID, env string, customer uuid.UUID, c CryptoDeposit, desc string) (Result, error) {
+	var merchant uuid.UUID
+	err := tx.QueryRow(ctx, `select merchant_id from customers where id = $1 and environment = $2`, customer, env).Scan(&merchant)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Result{Status: Rejected, Outcome: "no customer " + customer.String() + " in " + env + ": " + desc}, nil
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("partners: customer: %w", err)
+	}
+	var request *uuid.UUID
+	err = tx.QueryRow(ctx, `update crypto_funding_requests set status = 'COMPLETED'
+		where id = (select id from crypto_funding_requests
+			where customer_id = $1 and environment = $2 and chain = $3 and asset = $4 and lower(deposit_address) = lower($5)
+				and status = 'PENDING' and (amount is null or amount = $6)
+			order by created_at limit 1 for update)
+		returning id`, customer, env, string(c.Chain), string(c.Amount.Asset), c.Address, c.Amount.Minor).Scan(&request)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return Result{}, fmt.Errorf("partners: funding request: %w", err)
+	}
+	acct := ledger.Customer(customer, ledger.Available)
+	posted, err := ledger.Post(ctx, tx, ledger.Transaction{MerchantID: merchant, Environment: env,
+		Reference: "custody:" + id.String(), Kind: "funding.credit", Description: "Customer funding: " + desc,
+		Postings: ledger.Move(ledger.System(ledger.External), acct, c.Amount),
+		Metadata: map[string]string{"tx_hash": c.TxHash, "partner_event": id.String(), "customer_id": customer.String()}})
+	if err != nil {
+		return Result{}, err
+	}
+	bal, _ := posted.Find(acct, c.Amount.Asset)
+	if _, err := s.cfg.Events.Record(ctx, tx, merchant, env, events.CustomerBalanceCredited, events.CustomerBalance{
+		CustomerID: customer.String(), Asset: string(c.Amount.Asset), Amount: c.Amount.String(), Balance: bal.Amount.String(),
+	}); err != nil {
+		return Result{}, err
+	}
+	out := "credited customer " + customer.String() + ": " + desc
+	if request != nil {
+		out += "; funding request " + request.String() + " completed"
+	} else {
+		out += "; no open funding request matched"
+	}
+	return Result{Status: Processed, Outcome: out}, nil
+}
