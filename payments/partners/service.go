@@ -241,7 +241,9 @@ func loadRow(ctx context.Context, q postgres.Querier, id uuid.UUID, lock bool) (
 	return r, nil
 }
 
-func (r row) result() Result { return Result{Status: r.status, Outcome: r.outcome, DepositID: r.deposit} }
+func (r row) result() Result {
+	return Result{Status: r.status, Outcome: r.outcome, DepositID: r.deposit}
+}
 
 // finish records the outcome of a notification still Received (in tx, row locked).
 func (s *Service) finish(ctx context.Context, tx pgx.Tx, id uuid.UUID, res Result) error {
