@@ -33,11 +33,9 @@ func startEngineLease(ctx context.Context, cfg config, env string, log *slog.Log
 	host, _ := os.Hostname()
 	// A holder killed a moment ago keeps the lock until PostgreSQL has seen its connection
 	// close: give that one TTL before refusing.
-	actx, cancel := context.WithTimeout(ctx, cfg.EngineLeaseTTL)
-	defer cancel()
-	l, err := lease.Acquire(actx, lease.Config{URL: cfg.DatabaseURL, Environment: env,
+	l, err := lease.Acquire(ctx, lease.Config{URL: cfg.DatabaseURL, Environment: env,
 		Holder: fmt.Sprintf("svcd pid %d on %s (%s)", os.Getpid(), host, cfg.Addr), TTL: cfg.EngineLeaseTTL, Log: log},
-		cfg.EngineLeaseTTL/10)
+		cfg.EngineLeaseTTL/10, cfg.EngineLeaseTTL)
 	if errors.Is(err, lease.ErrHeld) {
 		return nil, fmt.Errorf("%w: another svcd runs the %s engine on this database; stop it first (two engines would both write the journal and the order history)", err, env)
 	}

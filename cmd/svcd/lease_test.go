@@ -19,7 +19,7 @@ func startSvcd(t *testing.T, dbURL string, extra ...string) (base string, out *s
 	out = &safeBuffer{}
 	done := make(chan error, 1)
 	args := append([]string{"--addr", addr, "--database-url", dbURL, "--journal-dir", dir + "/journal",
-		"--snapshot-dir", dir + "/snapshots", "--access-log=false", "--webhook-allow-insecure", "--engine-lease-ttl", "600ms"}, extra...)
+		"--snapshot-dir", dir + "/snapshots", "--access-log=false", "--webhook-allow-insecure", "--engine-lease-ttl", "2s"}, extra...)
 	go func() { done <- run(ctx, args, func(string) string { return "" }, out, out) }()
 	base = "http://" + addr
 	stop = func() error {
@@ -78,7 +78,7 @@ func TestOneEnginePerDatabase(t *testing.T) {
 	var out safeBuffer
 	start := time.Now()
 	err := run(context.Background(), []string{"--addr", freeAddr(t), "--database-url", dbURL,
-		"--journal-dir", t.TempDir(), "--snapshot-dir", t.TempDir(), "--access-log=false", "--engine-lease-ttl", "600ms"},
+		"--journal-dir", t.TempDir(), "--snapshot-dir", t.TempDir(), "--access-log=false", "--engine-lease-ttl", "2s"},
 		func(string) string { return "" }, &out, &out)
 	if err == nil || !strings.Contains(err.Error(), "engine lease is held by svcd pid") || !strings.Contains(err.Error(), "another svcd runs the sandbox engine") {
 		t.Fatalf("second svcd: %v\n%s", err, out.String())

@@ -88,6 +88,14 @@ func envKey(env string) int32 { return int32(crc32.ChecksumIEEE([]byte("svc engi
 // TryAcquire takes the lease of cfg.Environment if nobody holds it, raising its epoch. A
 // lease held elsewhere is a *HeldError (errors.Is ErrHeld).
 func TryAcquire(ctx context.Context, cfg Config) (*Lease, error) {
+	return Acquire(ctx, cfg, 0, 0)
+}
+
+// Acquire takes the lease, waiting for it to be free for up to patience (0: not at all, a
+// negative value: until ctx ends), trying every poll interval on one connection: a cold
+// standby, or a restart that gives a just-killed holder's session time to end. When it
+// stops waiting it returns the last *HeldError. ctx bounds the connection too.
+func Acquire(ctx context.Context, cfg Config, poll, patience time.Duration) (*Lease, error) {
 	if cfg.TTL <= 0 {
 		cfg.TTL = DefaultTTL
 	}
@@ -97,29 +105,36 @@ func TryAcquire(ctx context.Context, cfg Config) (*Lease, error) {
 	if cfg.Environment == "" {
 		return nil, errors.New("lease: no environment")
 	}
+	if poll <= 0 {
+		poll = 100 * time.Millisecond
+	}
 	conn, err := pgx.Connect(ctx, cfg.URL)
 	if err != nil {
 		return nil, fmt.Errorf("lease: connecting: %w", err)
 	}
 	l := &Lease{cfg: cfg, key: envKey(cfg.Environment), conn: conn}
-	if err := l.acquire(ctx); err != nil {
-		_ = conn.Close(context.Background())
-		return nil, err
+	var giveUp <-chan time.Time
+	if patience > 0 {
+		t := time.NewTimer(patience)
+		defer t.Stop()
+		giveUp = t.C
 	}
-	return l, nil
-}
-
-// Acquire waits until the lease is free and takes it (a cold standby), trying every poll
-// interval; when ctx ends first it returns the last *HeldError.
-func Acquire(ctx context.Context, cfg Config, poll time.Duration) (*Lease, error) {
 	for {
-		l, err := TryAcquire(ctx, cfg)
-		if err == nil || !errors.Is(err, ErrHeld) {
-			return l, err
+		err := l.acquire(ctx)
+		if err == nil {
+			return l, nil
+		}
+		if !errors.Is(err, ErrHeld) || patience == 0 {
+			_ = conn.Close(context.Background())
+			return nil, err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, err // still held
+			_ = conn.Close(context.Background())
+			return nil, err
+		case <-giveUp:
+			_ = conn.Close(context.Background())
+			return nil, err
 		case <-time.After(poll):
 		}
 	}

@@ -172,7 +172,7 @@ func TestLease(t *testing.T) {
 		}
 		got := make(chan *Lease, 1)
 		go func() {
-			l, err := Acquire(ctx, cfg(url, "live", "standby"), 20*time.Millisecond)
+			l, err := Acquire(ctx, cfg(url, "live", "standby"), 20*time.Millisecond, -1)
 			if err != nil {
 				t.Error(err)
 			}
