@@ -126,7 +126,20 @@ type clusterConfig struct {
 }
 
 func (c *clusterConfig) flags(fs *flag.FlagSet, env *envDefaults) {
-	fs.StringVar(&c.RolesFlag, "roles", env.str("roles", "all"), "what this process runs: all (one process, as make run) or a comma-separated subset of engine, gateway, marketdata, projector, workers")
+	c.RolesFlag = env.str("roles", "all")
+	if rs, err := parseRoles(c.RolesFlag); err == nil {
+		c.Roles = rs
+	} else if env.err == nil {
+		env.err = fmt.Errorf("%s: %w", envName("roles"), err)
+	}
+	fs.Func("roles", "what this process runs: all (one process, as make run; the default) or a comma-separated subset of engine, gateway, marketdata, projector, workers (also SVC_ROLES)", func(s string) error {
+		rs, err := parseRoles(s)
+		if err != nil {
+			return err
+		}
+		c.RolesFlag, c.Roles = s, rs
+		return nil
+	})
 	fs.Func("engine-addr", "engine RPC address of each environment for a process without the engine role, e.g. sandbox=127.0.0.1:7101,live=127.0.0.1:7102 (also SVC_ENGINE_ADDR)", func(s string) (err error) {
 		c.EngineAddr, err = parseEnvAddrs("engine-addr", s)
 		return err
@@ -152,14 +165,14 @@ func (c *clusterConfig) flags(fs *flag.FlagSet, env *envDefaults) {
 	}
 }
 
-// validate parses the roles and checks that what they need is configured. journal is
-// --journal: nodes that read the journal of an engine in another process need Kafka.
-func (c *clusterConfig) validate(journal string) error {
-	rs, err := parseRoles(c.RolesFlag)
-	if err != nil {
-		return err
+// validate checks that what the roles need is configured (the flags parsed the roles).
+// journal is --journal: nodes that read the journal of an engine in another process need
+// Kafka.
+func (c clusterConfig) validate(journal string) error {
+	rs := c.Roles
+	if rs == 0 {
+		rs = allRoles
 	}
-	c.Roles = rs
 	var errs []error
 	remote := !rs.has(roleEngine)
 	if remote && (rs.has(roleGateway) || rs.has(roleMarketData) || rs.has(roleWorkers)) && len(c.EngineAddr) == 0 {

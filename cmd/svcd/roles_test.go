@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"testing"
 )
@@ -104,12 +105,16 @@ func TestClusterConfigNeedsWhatTheRolesUse(t *testing.T) {
 		{"a market-data node", clusterConfig{RolesFlag: "marketdata", EngineAddr: addrs}, "kafka", ""},
 		{"an engine with an engine address", clusterConfig{RolesFlag: "all", EngineAddr: addrs}, "file", "-engine-addr is for a process without"},
 		{"a gateway that listens for engine calls", clusterConfig{RolesFlag: "gateway", EngineAddr: addrs, EngineListen: addrs}, "kafka", "-engine-listen needs the engine role"},
-		{"a bad role", clusterConfig{RolesFlag: "gateway,cache"}, "kafka", "unknown role"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.c
-			err := c.validate(tc.journal)
+			rs, err := parseRoles(c.RolesFlag)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Roles = rs
+			err = c.validate(tc.journal)
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -120,5 +125,29 @@ func TestClusterConfigNeedsWhatTheRolesUse(t *testing.T) {
 				t.Fatalf("err = %v, want it to mention %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestRolesFlag goes through parseConfig: the flag and SVC_ROLES set the roles the rest of
+// svcd reads, and a bad value is refused before anything starts.
+func TestRolesFlag(t *testing.T) {
+	addrs := "sandbox=127.0.0.1:7101,live=127.0.0.1:7102"
+	c, err := parseConfig([]string{"--roles", "gateway", "--engine-addr", addrs}, env(map[string]string{"DATABASE_URL": "x"}), io.Discard)
+	if err != nil || c.Cluster.Roles != roles(roleGateway) || c.Cluster.EngineAddr["live"] != "127.0.0.1:7102" {
+		t.Fatalf("--roles gateway: %v %v %v", c.Cluster.Roles, c.Cluster.EngineAddr, err)
+	}
+	c, err = parseConfig(nil, env(map[string]string{"DATABASE_URL": "x", "SVC_ROLES": "projector", "SVC_JOURNAL": "kafka",
+		"SVC_KAFKA_BROKERS": "127.0.0.1:9092"}), io.Discard)
+	if err != nil || c.Cluster.Roles != roles(roleProjector) {
+		t.Fatalf("SVC_ROLES=projector: %v %v", c.Cluster.Roles, err)
+	}
+	c, err = parseConfig(nil, env(map[string]string{"DATABASE_URL": "x"}), io.Discard)
+	if err != nil || c.Cluster.Roles != allRoles {
+		t.Fatalf("default: %v %v", c.Cluster.Roles, err)
+	}
+	for _, args := range [][]string{{"--roles", "cache"}, {"--roles", "gateway"}} {
+		if _, err := parseConfig(args, env(map[string]string{"DATABASE_URL": "x"}), io.Discard); err == nil {
+			t.Fatalf("%v accepted", args)
+		}
 	}
 }
