@@ -1,9 +1,11 @@
 // Package balance is the merchant's own USDT balance on the payments side (spec "Merchant
-// balance"), its funding addresses, and transfers between it and the merchant's trading
-// balance in the exchange engine.
+// balance"), its funding addresses, and transfers between its payments balances (NGN, USDT,
+// USDC, USD) and the merchant's trading balance in the exchange engine.
 //
-// The balance is the ledger's merchant:<id>:available and :pending accounts in USDT. A
-// transfer (POST /payments/merchant/balance/transfer) is PENDING until the engine has
+// The balance is the ledger's merchant:<id>:available and :pending accounts in USDT (other
+// assets are listed beside it). A transfer moves one asset, exactly: the ledger's minor
+// units are converted to the engine's unit of the asset by a power of ten (NGN kobo x 100,
+// USD cents x 1, USDT and USDC x 1), never rounded. A (POST /payments/merchant/balance/transfer) is PENDING until the engine has
 // journaled the movement, then COMPLETED; FAILED (with the funds back where they were) only
 // when the engine definitively refuses it:
 //
@@ -28,6 +30,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -76,7 +80,7 @@ type Transfer struct {
 	ID            uuid.UUID
 	Tenant        payments.Tenant
 	Direction     string
-	Amount        money.Amount // USDT
+	Amount        money.Amount // in the asset moved (NGN, USDT, USDC or USD)
 	Status        string
 	FailureReason string
 	CreatedAt     time.Time
@@ -86,8 +90,27 @@ type Transfer struct {
 
 // TransferInput is POST /payments/merchant/balance/transfer.
 type TransferInput struct {
-	Amount    money.Amount // USDT (amount_usd at 1:1)
+	Amount    money.Amount // the asset and amount moved (amount_usd is USDT at 1:1)
 	Direction string       // default to_trading
+}
+
+// TransferAssets are the assets that move between the payments and trading balances.
+var TransferAssets = []money.Asset{money.NGN, money.USDT, money.USDC, money.USD}
+
+// engineAmount converts a ledger amount to the engine's asset and units, exactly.
+func engineAmount(a money.Amount) (engine.Asset, int64, error) {
+	ea, ok := engine.ParseAsset(string(a.Asset))
+	if !ok {
+		return engine.AssetNone, 0, fmt.Errorf("balance: no engine asset %s", a.Asset)
+	}
+	units := a.Minor
+	for range ea.Decimals() - a.Asset.Places() {
+		if units > math.MaxInt64/10 {
+			return engine.AssetNone, 0, fmt.Errorf("balance: %s too large for the engine", a)
+		}
+		units *= 10
+	}
+	return ea, units, nil
 }
 
 // Filter selects transfers of a list.
@@ -185,8 +208,14 @@ func (s *Service) CreateTransfer(ctx context.Context, t payments.Tenant, in Tran
 	if in.Direction != ToTrading && in.Direction != ToPayments {
 		return Transfer{}, &payments.FieldError{Field: "direction", Message: "must be to_trading or to_payments"}
 	}
-	if in.Amount.Asset != money.USDT || !in.Amount.IsPositive() {
-		return Transfer{}, &payments.FieldError{Field: "amount_usd", Message: "must be a positive amount"}
+	if !slices.Contains(TransferAssets, in.Amount.Asset) {
+		return Transfer{}, &payments.FieldError{Field: "asset", Message: "must be one of NGN, USDT, USDC, USD"}
+	}
+	if !in.Amount.IsPositive() {
+		return Transfer{}, &payments.FieldError{Field: "amount", Message: "must be a positive amount"}
+	}
+	if _, _, err := engineAmount(in.Amount); err != nil {
+		return Transfer{}, &payments.FieldError{Field: "amount", Message: "is too large"}
 	}
 	if s.cfg.Exchanges[t.Environment] == nil {
 		return Transfer{}, &providers.UnavailableError{Provider: "exchange", Operation: "balance transfer"}
@@ -196,8 +225,8 @@ func (s *Service) CreateTransfer(ctx context.Context, t payments.Tenant, in Tran
 		CreatedAt: now, UpdatedAt: now}
 	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `insert into merchant_balance_transfers (id, merchant_id, environment, direction, asset,
-			amount, status, created_at, updated_at) values ($1, $2, $3, $4, 'USDT', $5, $6, $7, $7)`,
-			tr.ID, t.MerchantID, t.Environment, tr.Direction, tr.Amount.Minor, tr.Status, now); err != nil {
+			amount, status, created_at, updated_at) values ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
+			tr.ID, t.MerchantID, t.Environment, tr.Direction, string(tr.Amount.Asset), tr.Amount.Minor, tr.Status, now); err != nil {
 			return fmt.Errorf("insert transfer: %w", err)
 		}
 		if tr.Direction == ToTrading {
@@ -259,13 +288,14 @@ func (s *Service) ListTransfers(ctx context.Context, t payments.Tenant, f Filter
 	return out, total, rows.Err()
 }
 
-const transferColumns = `id, merchant_id, environment, direction, amount, status, coalesce(failure_reason, ''),
+const transferColumns = `id, merchant_id, environment, direction, asset, amount, status, coalesce(failure_reason, ''),
 	created_at, updated_at, completed_at`
 
 func scanTransfer(row pgx.Row) (Transfer, error) {
 	var tr Transfer
+	var asset string
 	var amount int64
-	err := row.Scan(&tr.ID, &tr.Tenant.MerchantID, &tr.Tenant.Environment, &tr.Direction, &amount, &tr.Status,
+	err := row.Scan(&tr.ID, &tr.Tenant.MerchantID, &tr.Tenant.Environment, &tr.Direction, &asset, &amount, &tr.Status,
 		&tr.FailureReason, &tr.CreatedAt, &tr.UpdatedAt, &tr.CompletedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Transfer{}, ErrNotFound
@@ -273,7 +303,7 @@ func scanTransfer(row pgx.Row) (Transfer, error) {
 	if err != nil {
 		return Transfer{}, fmt.Errorf("read transfer: %w", err)
 	}
-	tr.Amount = money.New(money.USDT, amount)
+	tr.Amount = money.New(money.Asset(asset), amount)
 	return tr, nil
 }
 
@@ -302,8 +332,12 @@ func (s *Service) Process(ctx context.Context, id uuid.UUID) error {
 	if tr.Direction == ToPayments {
 		kind = engine.CmdDebit
 	}
-	res, err := x.Submit(&engine.Command{Kind: kind, Account: engine.AccountID(tr.Tenant.MerchantID), Asset: engine.USDT,
-		Amount: tr.Amount.Minor, TransferID: engine.TransferID(tr.ID), Time: s.cfg.Now().UnixNano()})
+	asset, units, err := engineAmount(tr.Amount)
+	if err != nil {
+		return err // checked at creation; a row that fails here stays PENDING for an operator
+	}
+	res, err := x.Submit(&engine.Command{Kind: kind, Account: engine.AccountID(tr.Tenant.MerchantID), Asset: asset,
+		Amount: units, TransferID: engine.TransferID(tr.ID), Time: s.cfg.Now().UnixNano()})
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrEngineRetry, err)
 	}

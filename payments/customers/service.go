@@ -243,7 +243,8 @@ func (s *Service) Initiate(ctx context.Context, t payments.Tenant, id uuid.UUID,
 	return v.Verification, err
 }
 
-// Verifications lists a customer's verifications, newest first.
+// Verifications lists a customer's verifications, newest first (a hosted one past its
+// session's expiry without an outcome shows EXPIRED).
 func (s *Service) Verifications(ctx context.Context, t payments.Tenant, id uuid.UUID) ([]Verification, error) {
 	rows, err := s.pool.Query(ctx, `select `+verificationCols+` from kyc_verifications
 		where merchant_id = $1 and environment = $2 and customer_id = $3 order by created_at desc, id desc`, t.MerchantID, t.Environment, id)
@@ -257,7 +258,7 @@ func (s *Service) Verifications(ctx context.Context, t payments.Tenant, id uuid.
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, v)
+		out = append(out, shown(v, s.clock()))
 	}
 	return out, rows.Err()
 }
