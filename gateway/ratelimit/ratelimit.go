@@ -27,16 +27,25 @@ import (
 // when the set shrinks: sweeps stay amortised O(1) per new key instead of one full scan per
 // new key once the set is full of live buckets.
 type Limiter struct {
-	now     func() time.Time
-	burst   func(limit int) int // nil: the limit itself
-	buckets sync.Map            // string -> *bucket
-	count   atomic.Int64
-	sweepAt atomic.Int64  // bucket count that triggers the next sweep
-	refused atomic.Uint64 // answers that were not Allowed (for metrics)
+	now        func() time.Time
+	burst      func(limit int) int // nil: the limit itself
+	maxBuckets int64
+	buckets    sync.Map // string -> *bucket
+	count      atomic.Int64
+	sweepAt    atomic.Int64  // bucket count that triggers the next sweep
+	refused    atomic.Uint64 // answers that were not Allowed (for metrics)
 }
 
-// MaxBuckets is the number of buckets at which a limiter first sweeps idle ones.
+// MaxBuckets is the number of buckets at which a limiter first sweeps idle ones, unless
+// Options says otherwise.
 const MaxBuckets = 1 << 18
+
+// Options configure a limiter; zero values take the defaults in brackets.
+type Options struct {
+	Now        func() time.Time    // [time.Now]
+	Burst      func(limit int) int // tokens a bucket of a limit holds, at least 1 [the limit]
+	MaxBuckets int                 // buckets at which idle ones are first swept [MaxBuckets]
+}
 
 type bucket struct {
 	limit    int64
@@ -47,17 +56,25 @@ type bucket struct {
 
 // New returns an empty limiter whose buckets hold a minute's worth of tokens (capacity =
 // the per-minute limit), reading time from now (time.Now when nil).
-func New(now func() time.Time) *Limiter { return NewBurst(now, nil) }
+func New(now func() time.Time) *Limiter { return NewWith(Options{Now: now}) }
 
 // NewBurst is New with buckets that hold burst(limit) tokens (at least 1) while still
 // refilling at limit per minute: the public market-data limits allow a short burst, not a
 // minute's worth at once.
 func NewBurst(now func() time.Time, burst func(limit int) int) *Limiter {
-	if now == nil {
-		now = time.Now
+	return NewWith(Options{Now: now, Burst: burst})
+}
+
+// NewWith returns an empty limiter configured by o.
+func NewWith(o Options) *Limiter {
+	if o.Now == nil {
+		o.Now = time.Now
 	}
-	l := &Limiter{now: now, burst: burst}
-	l.sweepAt.Store(MaxBuckets)
+	if o.MaxBuckets <= 0 {
+		o.MaxBuckets = MaxBuckets
+	}
+	l := &Limiter{now: o.Now, burst: o.Burst, maxBuckets: int64(o.MaxBuckets)}
+	l.sweepAt.Store(l.maxBuckets)
 	return l
 }
 
@@ -165,7 +182,7 @@ func (l *Limiter) Peek(key string, limit int) Decision {
 }
 
 // sweep drops buckets that have refilled completely (they hold no state worth keeping) and
-// sets the count at which the next sweep runs: twice what is left, at least MaxBuckets.
+// sets the count at which the next sweep runs: twice what is left, at least the bound.
 func (l *Limiter) sweep(now int64) {
 	l.buckets.Range(func(k, v any) bool {
 		if v.(*bucket).full.Load() <= now {
@@ -175,7 +192,7 @@ func (l *Limiter) sweep(now int64) {
 		}
 		return true
 	})
-	l.sweepAt.Store(max(MaxBuckets, 2*l.count.Load()))
+	l.sweepAt.Store(max(l.maxBuckets, 2*l.count.Load()))
 }
 
 // Len is the number of buckets held.

@@ -91,24 +91,28 @@ func TestBurstLimiter(t *testing.T) {
 // raises the bound instead of sweeping again on every new key.
 func TestSweepDropsIdleBuckets(t *testing.T) {
 	now := time.Unix(1000, 0)
-	l := ratelimit.New(func() time.Time { return now })
-	for i := 0; i < ratelimit.MaxBuckets; i++ {
+	const bound = 1024
+	l := ratelimit.NewWith(ratelimit.Options{Now: func() time.Time { return now }, MaxBuckets: bound})
+	for i := 0; i < bound; i++ {
 		l.Take(fmt.Sprint(i), 60)
 	}
-	if l.Len() != ratelimit.MaxBuckets {
+	if l.Len() != bound {
 		t.Fatalf("%d buckets", l.Len())
 	}
 	l.Take("one more", 60) // every bucket is in use: nothing to drop
-	if l.Len() != ratelimit.MaxBuckets+1 {
+	if l.Len() != bound+1 {
 		t.Fatalf("%d buckets after a sweep of live ones", l.Len())
 	}
 	now = now.Add(2 * time.Second) // every earlier bucket has refilled
-	for i := 0; i < ratelimit.MaxBuckets; i++ {
+	for i := 0; i < bound; i++ {
 		l.Take(fmt.Sprint("b", i), 60)
 	}
-	// At the raised bound (2 x MaxBuckets) one sweep dropped the MaxBuckets+1 idle buckets.
-	if l.Len() != ratelimit.MaxBuckets {
-		t.Fatalf("%d buckets, want only the %d new ones", l.Len(), ratelimit.MaxBuckets)
+	// At the raised bound (twice the first) one sweep dropped the bound+1 idle buckets.
+	if l.Len() != bound {
+		t.Fatalf("%d buckets, want only the %d new ones", l.Len(), bound)
+	}
+	if d := ratelimit.New(nil); d.Len() != 0 {
+		t.Fatal("a new limiter holds buckets")
 	}
 }
 
