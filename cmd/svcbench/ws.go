@@ -43,7 +43,7 @@ const wsBenchKey = "svc_sk_test_bench"
 const wsSymbol = "USDT-NGN"
 
 // benchJournal stands in for the journal: it counts and hands every batch to the hub, as
-// eventlog.Log.OnDurable does in svcd (no disk, so the figures isolate market data).
+// svcd's eventlog.OnDurable does (no disk, so the figures isolate market data).
 type benchJournal struct {
 	n   atomic.Uint64
 	pub func([]engine.Event)

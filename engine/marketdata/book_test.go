@@ -11,7 +11,7 @@ import (
 	"svc/engine"
 )
 
-// tapJournal keeps every durable batch in order, like eventlog.Log.OnDurable sees them.
+// tapJournal keeps every durable batch in order, like svcd's eventlog.OnDurable sees them.
 type tapJournal struct {
 	mu     sync.Mutex
 	events []engine.Event

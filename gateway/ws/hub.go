@@ -189,7 +189,7 @@ func (h *Hub) resetBook(s *symbolState) error {
 	}
 }
 
-// Publish hands a durable batch to the hub (eventlog.Log.OnDurable). It copies the
+// Publish hands a durable batch to the hub (svcd's eventlog.OnDurable). It copies the
 // events, never blocks and never keeps batch. If the queue is full the batch is dropped
 // and its symbol is marked for a resync from the engine.
 func (h *Hub) Publish(events []engine.Event) {

@@ -20,7 +20,7 @@ import (
 )
 
 // tap is the engine's journal in these tests: it hands every batch to the hub the way
-// eventlog.Log.OnDurable does in svcd.
+// svcd's eventlog.OnDurable does.
 type tap struct {
 	mu  sync.Mutex
 	n   uint64
