@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"svc/gateway/api"
 	"svc/payments/deposits"
 	"svc/payments/events"
 	"svc/payments/jobs"
@@ -212,5 +213,5 @@ func printDeposit(w io.Writer, d deposits.Deposit) {
 		cust = d.CustomerID.String()
 	}
 	fmt.Fprintf(w, "customer:       %s\nreference:      %s\nreason:         %s\n", cust, d.PaymentReference, opt(d.FailureReason))
-	fmt.Fprintf(w, "created:        %s\nupdated:        %s\n", d.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z"), d.UpdatedAt.UTC().Format("2006-01-02T15:04:05.000Z"))
+	fmt.Fprintf(w, "created:        %s\nupdated:        %s\n", api.Time(d.CreatedAt), api.Time(d.UpdatedAt))
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"svc/payments"
 )
 
 // Error codes of the API (spec "Error codes" and DESIGN.md sections 5 and 6). The status of
@@ -182,9 +184,9 @@ type FieldCoded interface {
 }
 
 // From turns any error into an API error: *Error as is, domain errors by their code, field
-// errors into a 400, a dependency that is down or did not answer within the request's
-// deadline into a 503 (see Unavailable), anything else into a 500 whose detail never leaks
-// the cause.
+// errors into a 400 (listing every field of a *payments.ValidationError), a dependency that
+// is down or did not answer within the request's deadline into a 503 (see Unavailable),
+// anything else into a 500 whose detail never leaks the cause.
 func From(err error) *Error {
 	var ae *Error
 	if errors.As(err, &ae) {
@@ -192,6 +194,10 @@ func From(err error) *Error {
 	}
 	if u := Unavailable(err); u != nil {
 		return u
+	}
+	var ve *payments.ValidationError
+	if errors.As(err, &ve) {
+		return invalidFields(ve)
 	}
 	var fc FieldCoded
 	if errors.As(err, &fc) {

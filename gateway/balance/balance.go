@@ -11,7 +11,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
-	"svc/gateway/onramps"
 	"svc/gateway/openapi"
 	"svc/payments"
 	pb "svc/payments/balance"
@@ -32,11 +31,11 @@ var _ Service = (*pb.Service)(nil)
 // Routes is the RouteSet of /v1/payments/merchant.
 type Routes struct {
 	svc  Service
-	idem onramps.Middleware
+	idem func(fasthttp.RequestHandler) fasthttp.RequestHandler
 }
 
 // New returns the routes over svc; idem wraps the transfer POST (nil: none).
-func New(svc Service, idem onramps.Middleware) *Routes {
+func New(svc Service, idem func(fasthttp.RequestHandler) fasthttp.RequestHandler) *Routes {
 	if idem == nil {
 		idem = func(h fasthttp.RequestHandler) fasthttp.RequestHandler { return h }
 	}
@@ -50,10 +49,6 @@ func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandle
 	r.GET("/v1/payments/merchant/balance/transfers", protect(rs.transfers))
 	r.GET("/v1/payments/merchant/funding", protect(rs.funding))
 }
-
-const timeLayout = "2006-01-02T15:04:05.000Z07:00"
-
-func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
 
 // AssetBalanceJSON is a balance in another asset.
 type AssetBalanceJSON struct {
@@ -72,11 +67,11 @@ type BalanceJSON struct {
 }
 
 func (rs *Routes) balance(ctx *fasthttp.RequestCtx) {
-	t, ok := onramps.TenantOf(ctx)
+	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}
-	c, cancel := onramps.Context(ctx, 10*time.Second)
+	c, cancel := api.ContextTimeout(ctx, 10*time.Second)
 	defer cancel()
 	b, err := rs.svc.Balance(c, t)
 	if err != nil {
@@ -85,7 +80,7 @@ func (rs *Routes) balance(ctx *fasthttp.RequestCtx) {
 	}
 	out := BalanceJSON{Available: b.Available.String(), Pending: b.Pending.String(), Currency: "USDT", Assets: []AssetBalanceJSON{}}
 	if b.UpdatedAt != nil {
-		s := ts(*b.UpdatedAt)
+		s := api.Time(*b.UpdatedAt)
 		out.UpdatedAt = &s
 	}
 	for _, x := range b.Others {
@@ -95,11 +90,11 @@ func (rs *Routes) balance(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) funding(ctx *fasthttp.RequestCtx) {
-	t, ok := onramps.TenantOf(ctx)
+	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}
-	c, cancel := onramps.Context(ctx, 10*time.Second)
+	c, cancel := api.ContextTimeout(ctx, 10*time.Second)
 	defer cancel()
 	addrs, err := rs.svc.Funding(c, t)
 	if err != nil {
@@ -134,13 +129,13 @@ type TransferJSON struct {
 
 func transferOut(tr pb.Transfer) TransferJSON {
 	out := TransferJSON{ID: tr.ID.String(), Direction: tr.Direction, AmountUSD: tr.Amount.String(), Amount: tr.Amount.String(),
-		Currency: "USDT", Status: tr.Status, CreatedAt: ts(tr.CreatedAt), UpdatedAt: ts(tr.UpdatedAt)}
+		Currency: "USDT", Status: tr.Status, CreatedAt: api.Time(tr.CreatedAt), UpdatedAt: api.Time(tr.UpdatedAt)}
 	if tr.FailureReason != "" {
 		r := tr.FailureReason
 		out.FailureReason = &r
 	}
 	if tr.CompletedAt != nil {
-		s := ts(*tr.CompletedAt)
+		s := api.Time(*tr.CompletedAt)
 		out.CompletedAt = &s
 	}
 	return out
@@ -152,7 +147,7 @@ type transferBody struct {
 }
 
 func (rs *Routes) transfer(ctx *fasthttp.RequestCtx) {
-	t, ok := onramps.TenantOf(ctx)
+	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}
@@ -176,7 +171,7 @@ func (rs *Routes) transfer(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := onramps.Context(ctx, 30*time.Second)
+	c, cancel := api.ContextTimeout(ctx, 30*time.Second)
 	defer cancel()
 	tr, err := rs.svc.CreateTransfer(c, t, in)
 	if err != nil {
@@ -194,7 +189,7 @@ func errText(err error) string {
 }
 
 func (rs *Routes) transfers(ctx *fasthttp.RequestCtx) {
-	t, ok := onramps.TenantOf(ctx)
+	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}
@@ -211,7 +206,7 @@ func (rs *Routes) transfers(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := onramps.Context(ctx, 10*time.Second)
+	c, cancel := api.ContextTimeout(ctx, 10*time.Second)
 	defer cancel()
 	trs, total, err := rs.svc.ListTransfers(c, t, pb.Filter{Status: status, Page: pg.Page, Limit: pg.Limit})
 	if err != nil {
@@ -265,7 +260,7 @@ func (rs *Routes) Docs() []openapi.Op {
 				{Name: "status", In: "query", Schema: openapi.Enum(pb.Pending, pb.Completed, pb.Failed)},
 			},
 			Responses: map[int]openapi.Response{200: {Description: "a page of transfers", Data: openapi.Obj(map[string]openapi.Schema{
-				"items": openapi.Arr(transfer), "meta": onramps.PageMetaSchema})}},
+				"items": openapi.Arr(transfer), "meta": openapi.PageMetaRequired})}},
 			Errors: []string{api.CodeValidation}},
 		{Method: "GET", Path: "/v1/payments/merchant/funding", Tag: tag, Summary: "Deposit addresses to fund the balance",
 			Description: "One address per chain and asset, stable for the merchant.",

@@ -1,9 +1,8 @@
 package checkout
 
 import (
-	gi "svc/gateway/invoices"
+	"svc/gateway/api/shapes"
 	o "svc/gateway/openapi"
-	gp "svc/gateway/products"
 )
 
 var linkSchema = o.Named("CheckoutLink", o.Obj(map[string]o.Schema{
@@ -13,13 +12,13 @@ var linkSchema = o.Named("CheckoutLink", o.Obj(map[string]o.Schema{
 	"url":             o.Str("the hosted page: <public base URL>/pay/<slug>"),
 	"slug":            o.Str("3 to 100 lowercase letters, digits and dashes"),
 	"type":            o.Enum("one_time", "invoice"),
-	"amount":          gp.Number("one_time: the link's amount; invoice: the invoice's current total"),
+	"amount":          o.Number("one_time: the link's amount; invoice: the invoice's current total"),
 	"currency":        o.Enum("NGN", "USD"),
 	"status":          o.Enum("active", "inactive"),
 	"redirect_url":    o.Nullable(o.Str("")),
 	"success_message": o.Nullable(o.Str("")),
 	"invoice_id":      o.Nullable(o.UUID("")),
-	"line_items":      o.Arr(gi.LineSchema),
+	"line_items":      o.Arr(shapes.LineSchema),
 	"payments_count":  o.Int("completed payments"),
 	"created_at":      o.Time(""),
 	"updated_at":      o.Time(""),
@@ -40,14 +39,14 @@ func (rs *Routes) Docs() []o.Op {
 				"title": o.Str("required, at most 255"), "description": o.Str("at most 2000"), "type": o.Enum("one_time", "invoice"),
 				"slug": o.Str("3-100 lowercase alphanumeric and dashes; generated when omitted"), "currency": o.Enum("NGN", "USD"),
 				"redirect_url": o.Str("http(s) URL the payer goes to after paying"), "success_message": o.Str("at most 500"),
-				"amount": gp.Number("one_time without line_items"), "invoice_id": o.UUID(""), "customer_name": o.Str(""),
-				"customer_email": o.Str(""), "line_items": o.Arr(gi.LineBodySchema),
+				"amount": o.Number("one_time without line_items"), "invoice_id": o.UUID(""), "customer_name": o.Str(""),
+				"customer_email": o.Str(""), "line_items": o.Arr(shapes.LineBodySchema),
 			}, "title"),
 			Responses: map[int]o.Response{201: {Description: "the link", Data: linkSchema}},
 			Errors:    []string{"VALIDATION_ERROR", "INVALID_JSON", "NOT_FOUND", "SLUG_TAKEN", "PRODUCT_INACTIVE", "INVOICE_PAID", "INVALID_STATE"}},
 		{Method: "GET", Path: "/v1/checkout-links", Tag: "checkout", Summary: "List checkout links",
-			Query:     append([]o.Param{{Name: "status", Schema: o.Enum("active", "inactive")}}, gp.PagingParams...),
-			Responses: map[int]o.Response{200: {Description: "a page of links", Data: o.Obj(map[string]o.Schema{"items": o.Arr(linkSchema), "meta": gp.PageMeta})}},
+			Query:     append([]o.Param{{Name: "status", Schema: o.Enum("active", "inactive")}}, o.PagingParams("100")...),
+			Responses: map[int]o.Response{200: {Description: "a page of links", Data: o.Obj(map[string]o.Schema{"items": o.Arr(linkSchema), "meta": o.PageMeta})}},
 			Errors:    []string{"VALIDATION_ERROR"}},
 		{Method: "GET", Path: "/v1/checkout-links/{id}", Tag: "checkout", Summary: "Get a checkout link", Responses: one, Errors: []string{"NOT_FOUND"}},
 		{Method: "PATCH", Path: "/v1/checkout-links/{id}", Tag: "checkout", Summary: "Update a checkout link",

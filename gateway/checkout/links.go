@@ -10,8 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
-	gi "svc/gateway/invoices"
-	gp "svc/gateway/products"
+	"svc/gateway/api/shapes"
 	"svc/gateway/ratelimit"
 	pc "svc/payments/checkout"
 	pp "svc/payments/products"
@@ -47,29 +46,29 @@ func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandle
 }
 
 type linkJSON struct {
-	ID             string        `json:"id"`
-	Title          string        `json:"title"`
-	Description    *string       `json:"description"`
-	URL            string        `json:"url"`
-	Slug           string        `json:"slug"`
-	Type           string        `json:"type"`
-	Amount         gp.Num        `json:"amount"`
-	Currency       string        `json:"currency"`
-	Status         string        `json:"status"`
-	RedirectURL    *string       `json:"redirect_url"`
-	SuccessMessage *string       `json:"success_message"`
-	InvoiceID      *string       `json:"invoice_id"`
-	LineItems      []gi.LineJSON `json:"line_items"`
-	PaymentsCount  int           `json:"payments_count"`
-	CreatedAt      string        `json:"created_at"`
-	UpdatedAt      string        `json:"updated_at"`
+	ID             string            `json:"id"`
+	Title          string            `json:"title"`
+	Description    *string           `json:"description"`
+	URL            string            `json:"url"`
+	Slug           string            `json:"slug"`
+	Type           string            `json:"type"`
+	Amount         api.Num           `json:"amount"`
+	Currency       string            `json:"currency"`
+	Status         string            `json:"status"`
+	RedirectURL    *string           `json:"redirect_url"`
+	SuccessMessage *string           `json:"success_message"`
+	InvoiceID      *string           `json:"invoice_id"`
+	LineItems      []shapes.LineJSON `json:"line_items"`
+	PaymentsCount  int               `json:"payments_count"`
+	CreatedAt      string            `json:"created_at"`
+	UpdatedAt      string            `json:"updated_at"`
 }
 
 func (rs *Routes) linkOut(l pc.Link) linkJSON {
 	out := linkJSON{ID: l.ID.String(), Title: l.Title, Description: l.Description, URL: rs.svc.URL(l.Slug), Slug: l.Slug,
-		Type: l.Type, Amount: gp.Amount(l.Currency, l.Amount), Currency: l.Currency, Status: l.Status,
-		RedirectURL: l.RedirectURL, SuccessMessage: l.SuccessMessage, LineItems: gi.LinesOut(l.Lines, l.Currency),
-		PaymentsCount: l.PaymentsCount, CreatedAt: gp.Time(l.CreatedAt), UpdatedAt: gp.Time(l.UpdatedAt)}
+		Type: l.Type, Amount: shapes.Amount(l.Currency, l.Amount), Currency: l.Currency, Status: l.Status,
+		RedirectURL: l.RedirectURL, SuccessMessage: l.SuccessMessage, LineItems: shapes.LinesOut(l.Lines, l.Currency),
+		PaymentsCount: l.PaymentsCount, CreatedAt: api.Time(l.CreatedAt), UpdatedAt: api.Time(l.UpdatedAt)}
 	if l.InvoiceID != nil {
 		s := l.InvoiceID.String()
 		out.InvoiceID = &s
@@ -78,22 +77,22 @@ func (rs *Routes) linkOut(l pc.Link) linkJSON {
 }
 
 type createBody struct {
-	Title          string        `json:"title"`
-	Description    *string       `json:"description"`
-	Type           string        `json:"type"`
-	Slug           string        `json:"slug"`
-	Currency       string        `json:"currency"`
-	RedirectURL    *string       `json:"redirect_url"`
-	SuccessMessage *string       `json:"success_message"`
-	Amount         *jsonNumber   `json:"amount"`
-	InvoiceID      *uuid.UUID    `json:"invoice_id"`
-	CustomerName   string        `json:"customer_name"`
-	CustomerEmail  string        `json:"customer_email"`
-	LineItems      []gi.LineBody `json:"line_items"`
+	Title          string            `json:"title"`
+	Description    *string           `json:"description"`
+	Type           string            `json:"type"`
+	Slug           string            `json:"slug"`
+	Currency       string            `json:"currency"`
+	RedirectURL    *string           `json:"redirect_url"`
+	SuccessMessage *string           `json:"success_message"`
+	Amount         *jsonNumber       `json:"amount"`
+	InvoiceID      *uuid.UUID        `json:"invoice_id"`
+	CustomerName   string            `json:"customer_name"`
+	CustomerEmail  string            `json:"customer_email"`
+	LineItems      []shapes.LineBody `json:"line_items"`
 }
 
 func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
-	t, ok := gp.Tenant(ctx)
+	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}
@@ -102,25 +101,26 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := gp.Context(ctx)
+	c, cancel := api.Context(ctx)
 	defer cancel()
 	l, err := rs.svc.Create(c, t, pc.CreateInput{Title: b.Title, Description: b.Description, Type: b.Type, Slug: b.Slug,
-		Currency: b.Currency, RedirectURL: b.RedirectURL, SuccessMessage: b.SuccessMessage, Amount: gp.NumText(b.Amount),
-		InvoiceID: b.InvoiceID, CustomerName: b.CustomerName, CustomerEmail: b.CustomerEmail, Lines: gi.LineInputs(b.LineItems)})
+		Currency: b.Currency, RedirectURL: b.RedirectURL, SuccessMessage: b.SuccessMessage, Amount: api.NumText(b.Amount),
+		InvoiceID: b.InvoiceID, CustomerName: b.CustomerName, CustomerEmail: b.CustomerEmail, Lines: shapes.LineInputs(b.LineItems)})
 	if err != nil {
-		gp.Fail(ctx, err)
+		api.Fail(ctx, err)
 		return
 	}
 	api.Created(ctx, rs.linkOut(l))
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
-	t, ok := gp.Tenant(ctx)
+	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}
-	pg, ok := gp.Paging(ctx)
-	if !ok {
+	pg, err := api.Paging(ctx, "limit", 20, 100)
+	if err != nil {
+		api.Fail(ctx, err)
 		return
 	}
 	status := string(ctx.QueryArgs().Peek("status"))
@@ -128,26 +128,26 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, api.Invalid("status", "must be one of [active inactive]"))
 		return
 	}
-	c, cancel := gp.Context(ctx)
+	c, cancel := api.Context(ctx)
 	defer cancel()
 	items, total, err := rs.svc.List(c, t, pc.Filter{Status: status, Page: pg.Page, Limit: pg.Limit})
 	if err != nil {
-		gp.Fail(ctx, err)
+		api.Fail(ctx, err)
 		return
 	}
 	api.PageOf(ctx, items, rs.linkOut, pg.Meta(total))
 }
 
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	t, id, ok := gp.Target(ctx, pc.ErrNotFound)
+	t, id, ok := api.Target(ctx, pc.ErrNotFound)
 	if !ok {
 		return
 	}
-	c, cancel := gp.Context(ctx)
+	c, cancel := api.Context(ctx)
 	defer cancel()
 	l, err := rs.svc.Get(c, t, id)
 	if err != nil {
-		gp.Fail(ctx, err)
+		api.Fail(ctx, err)
 		return
 	}
 	api.OK(ctx, rs.linkOut(l))
@@ -166,7 +166,7 @@ type updateBody struct {
 }
 
 func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
-	t, id, ok := gp.Target(ctx, pc.ErrNotFound)
+	t, id, ok := api.Target(ctx, pc.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -183,26 +183,26 @@ func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := gp.Context(ctx)
+	c, cancel := api.Context(ctx)
 	defer cancel()
 	l, err := rs.svc.Update(c, t, id, pc.UpdateInput{Title: b.Title, Description: b.Description, RedirectURL: b.RedirectURL,
 		SuccessMessage: b.SuccessMessage, Status: b.Status})
 	if err != nil {
-		gp.Fail(ctx, err)
+		api.Fail(ctx, err)
 		return
 	}
 	api.OK(ctx, rs.linkOut(l))
 }
 
 func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
-	t, id, ok := gp.Target(ctx, pc.ErrNotFound)
+	t, id, ok := api.Target(ctx, pc.ErrNotFound)
 	if !ok {
 		return
 	}
-	c, cancel := gp.Context(ctx)
+	c, cancel := api.Context(ctx)
 	defer cancel()
 	if err := rs.svc.Delete(c, t, id); err != nil {
-		gp.Fail(ctx, err)
+		api.Fail(ctx, err)
 		return
 	}
 	api.Message(ctx, map[string]string{"id": id.String()}, "checkout link deleted")

@@ -69,44 +69,6 @@ func (h *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandler
 	r.GET("/v1/customers/{id}/ledger", protect(h.ledger))
 }
 
-// Tenant is the caller's tenant (merchant and environment).
-func Tenant(ctx *fasthttp.RequestCtx) (payments.Tenant, bool) {
-	p, ok := api.RequirePrincipal(ctx, "authentication required")
-	if !ok {
-		return payments.Tenant{}, false
-	}
-	return payments.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true
-}
-
-// Target returns the caller's tenant and the record the {id} path parameter names; it
-// answers 401, or notFound (404) for an id that is not a UUID, and false.
-func Target(ctx *fasthttp.RequestCtx, notFound error) (payments.Tenant, uuid.UUID, bool) {
-	t, ok := Tenant(ctx)
-	if !ok {
-		return t, uuid.Nil, false
-	}
-	id, ok := api.PathUUID(ctx, "id", notFound)
-	return t, id, ok
-}
-
-// TS formats a time as UTC ISO 8601 with milliseconds and Z.
-func TS(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
-
-func tsPtr(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := TS(*t)
-	return &s
-}
-
-func strPtr(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
 type customerJSON struct {
 	ID        string `json:"id"`
 	Email     string `json:"email"`
@@ -118,11 +80,11 @@ type customerJSON struct {
 }
 
 func customerOut(c customers.Customer) customerJSON {
-	return customerJSON{c.ID.String(), c.Email, c.FirstName, c.LastName, c.KYCTier, TS(c.CreatedAt), TS(c.UpdatedAt)}
+	return customerJSON{c.ID.String(), c.Email, c.FirstName, c.LastName, c.KYCTier, api.Time(c.CreatedAt), api.Time(c.UpdatedAt)}
 }
 
 func (h *Routes) create(ctx *fasthttp.RequestCtx) {
-	t, ok := Tenant(ctx)
+	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}
@@ -154,7 +116,7 @@ func (h *Routes) create(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *Routes) get(ctx *fasthttp.RequestCtx) {
-	t, id, ok := Target(ctx, customers.ErrNotFound)
+	t, id, ok := api.Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -167,7 +129,7 @@ func (h *Routes) get(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *Routes) update(ctx *fasthttp.RequestCtx) {
-	t, id, ok := Target(ctx, customers.ErrNotFound)
+	t, id, ok := api.Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -202,7 +164,7 @@ func (h *Routes) update(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *Routes) list(ctx *fasthttp.RequestCtx) {
-	t, ok := Tenant(ctx)
+	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}
@@ -283,8 +245,8 @@ type verificationJSON struct {
 }
 
 func verificationOut(v customers.Verification, c *customers.Customer) verificationJSON {
-	out := verificationJSON{CustomerID: v.CustomerID.String(), Tier: "TIER_1", Status: v.Status, Reason: strPtr(v.Reason),
-		VerificationURL: strPtr(v.VerificationURL), ExpiresAt: tsPtr(v.ExpiresAt), CreatedAt: TS(v.CreatedAt)}
+	out := verificationJSON{CustomerID: v.CustomerID.String(), Tier: "TIER_1", Status: v.Status, Reason: api.StrPtr(v.Reason),
+		VerificationURL: api.StrPtr(v.VerificationURL), ExpiresAt: api.TimePtr(v.ExpiresAt), CreatedAt: api.Time(v.CreatedAt)}
 	if v.Tier == 2 {
 		out.Tier = "TIER_2"
 	}
@@ -300,7 +262,7 @@ func verificationOut(v customers.Verification, c *customers.Customer) verificati
 }
 
 func (h *Routes) tier1(ctx *fasthttp.RequestCtx) {
-	t, id, ok := Target(ctx, customers.ErrNotFound)
+	t, id, ok := api.Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -462,7 +424,7 @@ func itoa(i int) string {
 }
 
 func (h *Routes) tier2(ctx *fasthttp.RequestCtx) {
-	t, id, ok := Target(ctx, customers.ErrNotFound)
+	t, id, ok := api.Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -490,7 +452,7 @@ func (h *Routes) tier2(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *Routes) initiate(ctx *fasthttp.RequestCtx, tier int) {
-	t, id, ok := Target(ctx, customers.ErrNotFound)
+	t, id, ok := api.Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -539,7 +501,7 @@ type walletJSON struct {
 }
 
 func walletOut(w customers.Wallet) walletJSON {
-	return walletJSON{w.ID.String(), w.CustomerID.String(), w.Chain, w.Asset, w.Address, w.Label, TS(w.CreatedAt)}
+	return walletJSON{w.ID.String(), w.CustomerID.String(), w.Chain, w.Asset, w.Address, w.Label, api.Time(w.CreatedAt)}
 }
 
 func chainAsset(v *api.Validator, chain, asset string) {
@@ -552,7 +514,7 @@ func chainAsset(v *api.Validator, chain, asset string) {
 }
 
 func (h *Routes) addWallet(ctx *fasthttp.RequestCtx) {
-	t, id, ok := Target(ctx, customers.ErrNotFound)
+	t, id, ok := api.Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -589,7 +551,7 @@ func (h *Routes) addWallet(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *Routes) wallets(ctx *fasthttp.RequestCtx) {
-	t, id, ok := Target(ctx, customers.ErrNotFound)
+	t, id, ok := api.Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -612,7 +574,7 @@ func (h *Routes) wallets(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *Routes) funding(ctx *fasthttp.RequestCtx) {
-	t, id, ok := Target(ctx, customers.ErrNotFound)
+	t, id, ok := api.Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -652,14 +614,14 @@ func (h *Routes) funding(ctx *fasthttp.RequestCtx) {
 	}
 	api.Created(ctx, map[string]any{
 		"id": f.ID, "customer_id": f.CustomerID, "chain": f.Chain, "asset": f.Asset, "amount": amt,
-		"deposit_address": f.DepositAddress, "status": f.Status, "expires_at": TS(f.ExpiresAt), "created_at": TS(f.CreatedAt),
+		"deposit_address": f.DepositAddress, "status": f.Status, "expires_at": api.Time(f.ExpiresAt), "created_at": api.Time(f.CreatedAt),
 	})
 }
 
 // --- balance and ledger ---
 
 func (h *Routes) balance(ctx *fasthttp.RequestCtx) {
-	t, id, ok := Target(ctx, customers.ErrNotFound)
+	t, id, ok := api.Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -672,11 +634,11 @@ func (h *Routes) balance(ctx *fasthttp.RequestCtx) {
 	for _, a := range b.Accounts {
 		accts = append(accts, map[string]string{"asset": string(a.Amount.Asset), "purpose": string(a.Account.Purpose), "balance": a.Amount.String()})
 	}
-	api.OK(ctx, map[string]any{"ngn": b.NGN.String(), "usd": b.USD.String(), "updated_at": TS(b.UpdatedAt), "accounts": accts})
+	api.OK(ctx, map[string]any{"ngn": b.NGN.String(), "usd": b.USD.String(), "updated_at": api.Time(b.UpdatedAt), "accounts": accts})
 }
 
 func (h *Routes) ledger(ctx *fasthttp.RequestCtx) {
-	t, id, ok := Target(ctx, customers.ErrNotFound)
+	t, id, ok := api.Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -699,7 +661,7 @@ func (h *Routes) ledger(ctx *fasthttp.RequestCtx) {
 		out[i] = map[string]any{
 			"id": e.ID, "type": e.Type(), "amount": e.Amount.Abs().String(), "currency": string(e.Amount.Asset),
 			"description": desc, "balance_after": e.BalanceAfter.String(), "account": string(e.Account.Purpose),
-			"reference": e.Reference, "transaction_id": e.TransactionID, "created_at": TS(e.CreatedAt),
+			"reference": e.Reference, "transaction_id": e.TransactionID, "created_at": api.Time(e.CreatedAt),
 		}
 	}
 	meta := p.Meta(total)

@@ -13,11 +13,10 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
-	"svc/gateway/onramps"
+	"svc/gateway/api/shapes"
 	"svc/gateway/openapi"
 	"svc/payments"
 	"svc/payments/deposits"
-	"svc/payments/money"
 	pon "svc/payments/onramps"
 )
 
@@ -57,100 +56,6 @@ func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandle
 	r.POST("/v1/payments/sandbox/deposits", protect(simulate))
 }
 
-const timeLayout = "2006-01-02T15:04:05.000Z07:00"
-
-func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
-
-// CustomerJSON is a deposit's customer (detail view).
-type CustomerJSON struct {
-	ID    string  `json:"id"`
-	Email *string `json:"email,omitempty"`
-	Name  *string `json:"name,omitempty"`
-}
-
-// AccountJSON is the receiving account.
-type AccountJSON struct {
-	AccountNumber string `json:"accountNumber"`
-	BankName      string `json:"bankName"`
-}
-
-// SettlementJSON is the detail view's settlement.
-type SettlementJSON struct {
-	Mode               string  `json:"mode"`
-	Asset              string  `json:"asset"`
-	Amount             *string `json:"amount"` // null until converted
-	Rate               *string `json:"rate"`   // NGN per unit applied
-	Chain              *string `json:"chain"`
-	DestinationAddress *string `json:"destination_address"`
-	TxHash             *string `json:"tx_hash"`
-}
-
-// DepositJSON is the spec's Deposit object.
-type DepositJSON struct {
-	ID               string          `json:"id"`
-	Type             string          `json:"type"`
-	Amount           string          `json:"amount"`
-	Currency         string          `json:"currency"`
-	Status           string          `json:"status"`
-	OnrampID         *string         `json:"onramp_id"`
-	OfframpID        *string         `json:"offramp_id,omitempty"`
-	Customer         *CustomerJSON   `json:"customer"`
-	VirtualAccount   *AccountJSON    `json:"virtual_account"`
-	Settlement       *SettlementJSON `json:"settlement,omitempty"` // detail view only
-	SettledAmount    *string         `json:"settled_amount"`
-	Asset            string          `json:"asset"`
-	PaymentReference string          `json:"payment_reference"`
-	FailureReason    *string         `json:"failure_reason"`
-	CreatedAt        string          `json:"created_at"`
-	UpdatedAt        string          `json:"updated_at"`
-	SettledAt        *string         `json:"settled_at"`
-}
-
-func str(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-// Out renders a deposit; detail adds the settlement (and the customer found by the caller).
-func Out(d deposits.Deposit, detail bool, c *pon.Customer) DepositJSON {
-	out := DepositJSON{ID: d.ID.String(), Type: d.Type, Amount: d.Amount.String(), Currency: string(d.Amount.Asset),
-		Status: d.Status, Asset: string(d.Settlement.Asset), PaymentReference: d.PaymentReference,
-		FailureReason: str(d.FailureReason), CreatedAt: ts(d.CreatedAt), UpdatedAt: ts(d.UpdatedAt)}
-	if d.OnrampID != nil {
-		out.OnrampID = str(d.OnrampID.String())
-	}
-	if d.OfframpID != nil {
-		out.OfframpID = str(d.OfframpID.String())
-	}
-	if d.CustomerID != nil {
-		out.Customer = &CustomerJSON{ID: d.CustomerID.String()}
-		if c != nil {
-			name := c.Name()
-			out.Customer.Email, out.Customer.Name = &c.Email, &name
-		}
-	}
-	if d.AccountNumber != "" {
-		out.VirtualAccount = &AccountJSON{AccountNumber: d.AccountNumber, BankName: d.BankName}
-	}
-	if d.SettledAmount != nil {
-		out.SettledAmount = str(d.SettledAmount.String())
-	}
-	if d.SettledAt != nil {
-		out.SettledAt = str(ts(*d.SettledAt))
-	}
-	if detail {
-		st := &SettlementJSON{Mode: d.Settlement.Mode, Asset: string(d.Settlement.Asset), Amount: out.SettledAmount,
-			Chain: str(d.Settlement.Chain), DestinationAddress: str(d.Settlement.DestinationAddress), TxHash: str(d.TxHash)}
-		if d.Price > 0 {
-			st.Rate = str(money.Format(money.NGN, d.Price))
-		}
-		out.Settlement = st
-	}
-	return out
-}
-
 type simulateBody struct {
 	OnrampID   string          `json:"onramp_id"`
 	OfframpID  string          `json:"offramp_id"`
@@ -159,7 +64,7 @@ type simulateBody struct {
 }
 
 func (rs *Routes) simulate(ctx *fasthttp.RequestCtx) {
-	t, ok := onramps.TenantOf(ctx)
+	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}
@@ -184,7 +89,7 @@ func (rs *Routes) simulate(ctx *fasthttp.RequestCtx) {
 		}
 	}
 	if len(b.Amount) > 0 && string(b.Amount) != "null" {
-		if a, msg := onramps.ParseAmount(b.Amount); v.Check(msg == "", "amount", msg) {
+		if a, msg := shapes.ParseNGN(b.Amount); v.Check(msg == "", "amount", msg) {
 			in.Amount = &a
 		}
 	}
@@ -192,18 +97,18 @@ func (rs *Routes) simulate(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := onramps.Context(ctx, 30*time.Second)
+	c, cancel := api.ContextTimeout(ctx, 30*time.Second)
 	defer cancel()
 	d, err := rs.svc.Simulate(c, t, in)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
 	}
-	api.Created(ctx, Out(d, true, nil))
+	api.Created(ctx, shapes.DepositOut(d, true, nil))
 }
 
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	t, ok := onramps.TenantOf(ctx)
+	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}
@@ -211,7 +116,7 @@ func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	c, cancel := onramps.Context(ctx, 10*time.Second)
+	c, cancel := api.ContextTimeout(ctx, 10*time.Second)
 	defer cancel()
 	d, err := rs.svc.Get(c, t, id)
 	if err != nil {
@@ -223,7 +128,7 @@ func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	api.OK(ctx, Out(d, true, cust))
+	api.OK(ctx, shapes.DepositOut(d, true, cust))
 }
 
 // parseTime reads an ISO 8601 time with a timezone offset. A '+' of the offset decoded as a
@@ -237,7 +142,7 @@ func parseTime(s string) (time.Time, bool) {
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
-	t, ok := onramps.TenantOf(ctx)
+	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}
@@ -287,61 +192,19 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := onramps.Context(ctx, 10*time.Second)
+	c, cancel := api.ContextTimeout(ctx, 10*time.Second)
 	defer cancel()
 	ds, total, err := rs.svc.List(c, t, f)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
 	}
-	items := make([]DepositJSON, len(ds))
+	items := make([]shapes.DepositJSON, len(ds))
 	for i, d := range ds {
-		items[i] = Out(d, false, nil)
+		items[i] = shapes.DepositOut(d, false, nil)
 	}
 	meta := pg.Meta(total)
 	api.Array(ctx, items, &meta)
-}
-
-// DepositSchema documents DepositJSON.
-func DepositSchema(detail bool) openapi.Schema {
-	props := map[string]openapi.Schema{
-		"id":         openapi.UUID(""),
-		"type":       openapi.Enum(deposits.TypeNGN, deposits.TypeCrypto),
-		"amount":     openapi.Decimal("amount received"),
-		"currency":   openapi.Str("e.g. NGN"),
-		"status":     openapi.Enum(deposits.Statuses...),
-		"onramp_id":  openapi.Nullable(openapi.UUID("receiving onramp")),
-		"offramp_id": openapi.UUID("crypto deposits only"),
-		"customer": openapi.Nullable(openapi.Obj(map[string]openapi.Schema{
-			"id": openapi.UUID(""), "email": openapi.Str("detail view"), "name": openapi.Str("detail view"),
-		}, "id")),
-		"virtual_account": openapi.Nullable(openapi.Obj(map[string]openapi.Schema{
-			"accountNumber": openapi.Str(""), "bankName": openapi.Str(""),
-		})),
-		"settled_amount":    openapi.Nullable(openapi.Decimal("in asset, once converted")),
-		"asset":             openapi.Enum("USDC", "USDT"),
-		"payment_reference": openapi.Str(""),
-		"failure_reason":    openapi.Nullable(openapi.Str("FAILED only: CODE: sentence")),
-		"created_at":        openapi.Time(""),
-		"updated_at":        openapi.Time("the last status change"),
-		"settled_at":        openapi.Nullable(openapi.Time("")),
-	}
-	if detail {
-		props["settlement"] = openapi.Obj(map[string]openapi.Schema{
-			"mode":                openapi.Enum(pon.ModeOnchain, pon.ModeInternal, "NGN_PAYOUT"), // NGN_PAYOUT: a crypto deposit to an offramp
-			"asset":               openapi.Enum("USDC", "USDT"),
-			"amount":              openapi.Nullable(openapi.Decimal("")),
-			"rate":                openapi.Nullable(openapi.Decimal("NGN per unit of asset applied")),
-			"chain":               openapi.Nullable(openapi.Str("")),
-			"destination_address": openapi.Nullable(openapi.Str("")),
-			"tx_hash":             openapi.Nullable(openapi.Str("")),
-		}, "mode", "asset")
-	}
-	name := "Deposit"
-	if detail {
-		name = "DepositDetail"
-	}
-	return openapi.Named(name, openapi.Obj(props, "id", "type", "amount", "currency", "status", "created_at"))
 }
 
 // Docs documents every route.
@@ -361,10 +224,10 @@ func (rs *Routes) Docs() []openapi.Op {
 				{Name: "page", In: "query", Schema: openapi.Int("1-indexed, default 1")},
 				{Name: "per_page", In: "query", Schema: openapi.Int("1 to 100, default 20")},
 			},
-			Responses: map[int]openapi.Response{200: {Description: "the deposits (data is the array, paging in meta)", Data: openapi.Arr(DepositSchema(false))}},
+			Responses: map[int]openapi.Response{200: {Description: "the deposits (data is the array, paging in meta)", Data: openapi.Arr(shapes.DepositSchema(false))}},
 			Errors:    []string{api.CodeValidation}},
 		{Method: "GET", Path: "/v1/payments/deposits/{id}", Tag: tag, Summary: "Get a deposit with its settlement",
-			Responses: map[int]openapi.Response{200: {Description: "the deposit", Data: DepositSchema(true)}},
+			Responses: map[int]openapi.Response{200: {Description: "the deposit", Data: shapes.DepositSchema(true)}},
 			Errors:    []string{api.CodeNotFound}},
 		{Method: "POST", Path: "/v1/payments/sandbox/deposits", Tag: tag, Summary: "Simulate an NGN deposit into an onramp (test keys only)",
 			Description: "The deposit starts PENDING_FX (deposit.received) and moves on by itself: PENDING_WITHDRAWAL, then SETTLED; with " +
@@ -378,7 +241,7 @@ func (rs *Routes) Docs() []openapi.Op {
 				"offramp_id":  openapi.UUID("an ACTIVE offramp: simulates crypto arriving (with amount)"),
 				"amount":      openapi.Schema{"type": "number", "description": "NGN received (optional)"},
 			}, "onramp_id"),
-			Responses: map[int]openapi.Response{201: {Description: "the deposit", Data: DepositSchema(true)}},
+			Responses: map[int]openapi.Response{201: {Description: "the deposit", Data: shapes.DepositSchema(true)}},
 			Errors: []string{api.CodeValidation, api.CodeInvalidJSON, api.CodeUnsupportedMedia, api.CodeSandboxOnly,
 				api.CodeNotFound, api.CodeOnrampNotActive}},
 	}

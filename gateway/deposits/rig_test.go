@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"svc/engine"
+	"svc/gateway/api/shapes"
 	"svc/gateway/auth/authtest"
 	gwbalance "svc/gateway/balance"
 	gwcustomers "svc/gateway/customers"
@@ -173,7 +174,7 @@ func newRig(t testing.TB, o rigOptions) *rig {
 
 // Typed JSON views of the API objects.
 type onrampJSON = gwonramps.OnrampJSON
-type depositJSON = gwdeposits.DepositJSON
+type depositJSON = shapes.DepositJSON
 
 func decode[T any](t testing.TB, r gatewaytest.Response) T {
 	t.Helper()

@@ -1,40 +1,9 @@
 package invoices
 
 import (
+	"svc/gateway/api/shapes"
 	o "svc/gateway/openapi"
-	gp "svc/gateway/products"
 )
-
-var adjustType = o.Enum("none", "percentage", "fixed")
-
-// LineSchema is a line item in responses.
-var LineSchema = o.Obj(map[string]o.Schema{
-	"id":              o.UUID(""),
-	"description":     o.Str(""),
-	"quantity":        o.Int(""),
-	"unit_price":      gp.Number(""),
-	"product_id":      o.Nullable(o.UUID("")),
-	"tax_type":        adjustType,
-	"tax_rate":        gp.Number("percent, or a fixed amount for the line"),
-	"discount_type":   adjustType,
-	"discount":        gp.Number("percent, or a fixed amount for the line"),
-	"subtotal":        gp.Number("quantity x unit_price"),
-	"discount_amount": gp.Number("applied first, at most the subtotal"),
-	"tax_amount":      gp.Number("on the discounted subtotal"),
-	"total":           gp.Number("subtotal - discount + tax, rounded half up to the currency's places"),
-})
-
-// LineBodySchema is a line item in requests.
-var LineBodySchema = o.Obj(map[string]o.Schema{
-	"description":   o.Str("required unless product_id; at most 500 characters"),
-	"quantity":      o.Int("required, positive"),
-	"unit_price":    gp.Number("required unless product_id; >= 0"),
-	"product_id":    o.UUID("an active product of the same currency: fills description, price, tax and discount"),
-	"tax_type":      adjustType,
-	"tax_rate":      gp.Number("required unless tax_type is none"),
-	"discount_type": adjustType,
-	"discount":      gp.Number("required unless discount_type is none"),
-}, "quantity")
 
 var invoiceSchema = o.Named("Invoice", o.Obj(map[string]o.Schema{
 	"id":             o.UUID(""),
@@ -45,13 +14,13 @@ var invoiceSchema = o.Named("Invoice", o.Obj(map[string]o.Schema{
 	"customer_id":    o.Nullable(o.UUID("")),
 	"currency":       o.Enum("NGN", "USD"),
 	"status":         o.Enum("draft", "pending", "paid", "overdue", "canceled"),
-	"total_amount":   gp.Number("sum of the line totals"),
+	"total_amount":   o.Number("sum of the line totals"),
 	"issue_date":     o.Str("YYYY-MM-DD"),
 	"due_date":       o.Nullable(o.Str("YYYY-MM-DD")),
 	"notes":          o.Nullable(o.Str("")),
 	"paid_at":        o.Nullable(o.Time("")),
 	"sent_at":        o.Nullable(o.Time("last time the invoice was emailed")),
-	"line_items":     o.Arr(LineSchema),
+	"line_items":     o.Arr(shapes.LineSchema),
 	"created_at":     o.Time(""),
 	"updated_at":     o.Time(""),
 }, "id", "invoice_number", "status", "total_amount", "line_items"))
@@ -64,14 +33,14 @@ func (rs *Routes) Docs() []o.Op {
 			Body: o.Obj(map[string]o.Schema{
 				"title": o.Str("at most 255"), "customer_name": o.Str("at most 255"), "customer_email": o.Str(""),
 				"customer_id": o.UUID(""), "currency": o.Enum("NGN", "USD"), "issue_date": o.Str("YYYY-MM-DD, default today (UTC)"),
-				"due_date": o.Str("YYYY-MM-DD"), "notes": o.Str("at most 2000"), "line_items": o.Arr(LineBodySchema),
+				"due_date": o.Str("YYYY-MM-DD"), "notes": o.Str("at most 2000"), "line_items": o.Arr(shapes.LineBodySchema),
 			}, "title", "customer_name", "customer_email", "line_items"),
 			Responses: map[int]o.Response{201: {Description: "the invoice", Data: invoiceSchema}},
 			Errors:    []string{"VALIDATION_ERROR", "INVALID_JSON", "NOT_FOUND", "PRODUCT_INACTIVE"}},
 		{Method: "GET", Path: "/v1/invoices", Tag: "invoices", Summary: "List invoices",
 			Query: append([]o.Param{{Name: "status", Schema: o.Enum("draft", "pending", "paid", "overdue", "canceled")},
-				{Name: "search", Description: "customer name, email or invoice number (case-insensitive)"}}, gp.PagingParams...),
-			Responses: map[int]o.Response{200: {Description: "a page of invoices", Data: o.Obj(map[string]o.Schema{"items": o.Arr(invoiceSchema), "meta": gp.PageMeta})}},
+				{Name: "search", Description: "customer name, email or invoice number (case-insensitive)"}}, o.PagingParams("100")...),
+			Responses: map[int]o.Response{200: {Description: "a page of invoices", Data: o.Obj(map[string]o.Schema{"items": o.Arr(invoiceSchema), "meta": o.PageMeta})}},
 			Errors:    []string{"VALIDATION_ERROR"}},
 		{Method: "GET", Path: "/v1/invoices/{id}", Tag: "invoices", Summary: "Get an invoice", Responses: one, Errors: []string{"NOT_FOUND"}},
 		{Method: "PATCH", Path: "/v1/invoices/{id}", Tag: "invoices", Summary: "Update a draft or pending invoice",
@@ -88,7 +57,7 @@ func (rs *Routes) Docs() []o.Op {
 			Description: "Creates the invoice's checkout link when it has none; draft -> pending; a pending or overdue invoice is sent again as a reminder.",
 			Responses:   one, Errors: []string{"VALIDATION_ERROR", "NOT_FOUND", "INVOICE_PAID", "INVALID_STATE"}},
 		{Method: "POST", Path: "/v1/invoices/{id}/line-items", Tag: "invoices", Summary: "Add a line item (total recalculated)",
-			Body: LineBodySchema, Responses: map[int]o.Response{201: {Description: "the new line item", Data: LineSchema}},
+			Body: shapes.LineBodySchema, Responses: map[int]o.Response{201: {Description: "the new line item", Data: shapes.LineSchema}},
 			Errors: []string{"VALIDATION_ERROR", "INVALID_JSON", "NOT_FOUND", "PRODUCT_INACTIVE", "INVOICE_PAID", "INVALID_STATE"}},
 		{Method: "DELETE", Path: "/v1/invoices/{id}/line-items/{lineItemId}", Tag: "invoices", Summary: "Remove a line item (total recalculated)",
 			Description: "The last line item cannot be removed (422 INVALID_STATE).",

@@ -3,7 +3,6 @@
 package invoices
 
 import (
-	"encoding/json"
 	"slices"
 
 	"github.com/fasthttp/router"
@@ -11,7 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
-	gp "svc/gateway/products"
+	"svc/gateway/api/shapes"
 	pi "svc/payments/invoices"
 	pp "svc/payments/products"
 )
@@ -36,72 +35,32 @@ func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandle
 	r.DELETE("/v1/invoices/{id}/line-items/{lineItemId}", protect(rs.removeLine))
 }
 
-// LineJSON is a line item in responses (invoices and checkout links).
-type LineJSON struct {
-	ID             string  `json:"id"`
-	Description    string  `json:"description"`
-	Quantity       int64   `json:"quantity"`
-	UnitPrice      gp.Num  `json:"unit_price"`
-	ProductID      *string `json:"product_id"`
-	TaxType        string  `json:"tax_type"`
-	TaxRate        gp.Num  `json:"tax_rate"`
-	DiscountType   string  `json:"discount_type"`
-	Discount       gp.Num  `json:"discount"`
-	Subtotal       gp.Num  `json:"subtotal"`
-	DiscountAmount gp.Num  `json:"discount_amount"`
-	TaxAmount      gp.Num  `json:"tax_amount"`
-	Total          gp.Num  `json:"total"`
-}
-
-// LineOut renders a line item.
-func LineOut(l pi.Line, currency string) LineJSON {
-	out := LineJSON{ID: l.ID.String(), Description: l.Description, Quantity: l.Quantity,
-		UnitPrice: gp.Amount(currency, l.UnitPrice), TaxType: l.Tax.Type, TaxRate: gp.Adjustment(l.Tax, currency),
-		DiscountType: l.Discount.Type, Discount: gp.Adjustment(l.Discount, currency),
-		Subtotal: gp.Amount(currency, l.Subtotal), DiscountAmount: gp.Amount(currency, l.DiscountAmount),
-		TaxAmount: gp.Amount(currency, l.TaxAmount), Total: gp.Amount(currency, l.Total)}
-	if l.ProductID != nil {
-		s := l.ProductID.String()
-		out.ProductID = &s
-	}
-	return out
-}
-
-// LinesOut renders line items (never null).
-func LinesOut(lines []pi.Line, currency string) []LineJSON {
-	out := make([]LineJSON, len(lines))
-	for i, l := range lines {
-		out[i] = LineOut(l, currency)
-	}
-	return out
-}
-
 type invoiceJSON struct {
-	ID            string     `json:"id"`
-	InvoiceNumber string     `json:"invoice_number"`
-	Title         string     `json:"title"`
-	CustomerName  string     `json:"customer_name"`
-	CustomerEmail string     `json:"customer_email"`
-	CustomerID    *string    `json:"customer_id"`
-	Currency      string     `json:"currency"`
-	Status        string     `json:"status"`
-	TotalAmount   gp.Num     `json:"total_amount"`
-	IssueDate     string     `json:"issue_date"`
-	DueDate       *string    `json:"due_date"`
-	Notes         *string    `json:"notes"`
-	PaidAt        *string    `json:"paid_at"`
-	SentAt        *string    `json:"sent_at"`
-	LineItems     []LineJSON `json:"line_items"`
-	CreatedAt     string     `json:"created_at"`
-	UpdatedAt     string     `json:"updated_at"`
+	ID            string            `json:"id"`
+	InvoiceNumber string            `json:"invoice_number"`
+	Title         string            `json:"title"`
+	CustomerName  string            `json:"customer_name"`
+	CustomerEmail string            `json:"customer_email"`
+	CustomerID    *string           `json:"customer_id"`
+	Currency      string            `json:"currency"`
+	Status        string            `json:"status"`
+	TotalAmount   api.Num           `json:"total_amount"`
+	IssueDate     string            `json:"issue_date"`
+	DueDate       *string           `json:"due_date"`
+	Notes         *string           `json:"notes"`
+	PaidAt        *string           `json:"paid_at"`
+	SentAt        *string           `json:"sent_at"`
+	LineItems     []shapes.LineJSON `json:"line_items"`
+	CreatedAt     string            `json:"created_at"`
+	UpdatedAt     string            `json:"updated_at"`
 }
 
 func invoiceOut(inv pi.Invoice) invoiceJSON {
 	out := invoiceJSON{ID: inv.ID.String(), InvoiceNumber: inv.InvoiceNumber(), Title: inv.Title,
 		CustomerName: inv.CustomerName, CustomerEmail: inv.CustomerEmail, Currency: inv.Currency, Status: inv.Status,
-		TotalAmount: gp.Amount(inv.Currency, inv.TotalAmount), IssueDate: pi.FormatDate(inv.IssueDate), Notes: inv.Notes,
-		PaidAt: gp.TimePtr(inv.PaidAt), SentAt: gp.TimePtr(inv.SentAt), LineItems: LinesOut(inv.Lines, inv.Currency),
-		CreatedAt: gp.Time(inv.CreatedAt), UpdatedAt: gp.Time(inv.UpdatedAt)}
+		TotalAmount: shapes.Amount(inv.Currency, inv.TotalAmount), IssueDate: pi.FormatDate(inv.IssueDate), Notes: inv.Notes,
+		PaidAt: api.TimePtr(inv.PaidAt), SentAt: api.TimePtr(inv.SentAt), LineItems: shapes.LinesOut(inv.Lines, inv.Currency),
+		CreatedAt: api.Time(inv.CreatedAt), UpdatedAt: api.Time(inv.UpdatedAt)}
 	if inv.CustomerID != nil {
 		s := inv.CustomerID.String()
 		out.CustomerID = &s
@@ -113,48 +72,20 @@ func invoiceOut(inv pi.Invoice) invoiceJSON {
 	return out
 }
 
-// LineBody is a line item in requests (invoices and checkout links).
-type LineBody struct {
-	Description  string       `json:"description"`
-	Quantity     *int64       `json:"quantity"`
-	UnitPrice    *json.Number `json:"unit_price"`
-	ProductID    *uuid.UUID   `json:"product_id"`
-	TaxType      string       `json:"tax_type"`
-	TaxRate      *json.Number `json:"tax_rate"`
-	DiscountType string       `json:"discount_type"`
-	Discount     *json.Number `json:"discount"`
-}
-
-// Input converts the body to the domain's input.
-func (b LineBody) Input() pi.LineInput {
-	return pi.LineInput{Description: b.Description, Quantity: b.Quantity, UnitPrice: gp.NumText(b.UnitPrice),
-		ProductID: b.ProductID, TaxType: b.TaxType, TaxRate: gp.NumText(b.TaxRate), DiscountType: b.DiscountType,
-		Discount: gp.NumText(b.Discount)}
-}
-
-// LineInputs converts line bodies.
-func LineInputs(bs []LineBody) []pi.LineInput {
-	out := make([]pi.LineInput, len(bs))
-	for i, b := range bs {
-		out[i] = b.Input()
-	}
-	return out
-}
-
 type createBody struct {
-	Title         string     `json:"title"`
-	CustomerName  string     `json:"customer_name"`
-	CustomerEmail string     `json:"customer_email"`
-	CustomerID    *uuid.UUID `json:"customer_id"`
-	Currency      string     `json:"currency"`
-	IssueDate     string     `json:"issue_date"`
-	DueDate       *string    `json:"due_date"`
-	Notes         *string    `json:"notes"`
-	LineItems     []LineBody `json:"line_items"`
+	Title         string            `json:"title"`
+	CustomerName  string            `json:"customer_name"`
+	CustomerEmail string            `json:"customer_email"`
+	CustomerID    *uuid.UUID        `json:"customer_id"`
+	Currency      string            `json:"currency"`
+	IssueDate     string            `json:"issue_date"`
+	DueDate       *string           `json:"due_date"`
+	Notes         *string           `json:"notes"`
+	LineItems     []shapes.LineBody `json:"line_items"`
 }
 
 func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
-	t, ok := gp.Tenant(ctx)
+	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}
@@ -163,25 +94,26 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := gp.Context(ctx)
+	c, cancel := api.Context(ctx)
 	defer cancel()
 	inv, err := rs.svc.Create(c, t, pi.CreateInput{Title: b.Title, CustomerName: b.CustomerName, CustomerEmail: b.CustomerEmail,
 		CustomerID: b.CustomerID, Currency: b.Currency, IssueDate: b.IssueDate, DueDate: b.DueDate, Notes: b.Notes,
-		Lines: LineInputs(b.LineItems)})
+		Lines: shapes.LineInputs(b.LineItems)})
 	if err != nil {
-		gp.Fail(ctx, err)
+		api.Fail(ctx, err)
 		return
 	}
 	api.Created(ctx, invoiceOut(inv))
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
-	t, ok := gp.Tenant(ctx)
+	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}
-	pg, ok := gp.Paging(ctx)
-	if !ok {
+	pg, err := api.Paging(ctx, "limit", 20, 100)
+	if err != nil {
+		api.Fail(ctx, err)
 		return
 	}
 	status := string(ctx.QueryArgs().Peek("status"))
@@ -189,26 +121,26 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, api.Invalid("status", "must be one of [draft pending paid overdue canceled]"))
 		return
 	}
-	c, cancel := gp.Context(ctx)
+	c, cancel := api.Context(ctx)
 	defer cancel()
 	items, total, err := rs.svc.List(c, t, pi.Filter{Status: status, Search: string(ctx.QueryArgs().Peek("search")), Page: pg.Page, Limit: pg.Limit})
 	if err != nil {
-		gp.Fail(ctx, err)
+		api.Fail(ctx, err)
 		return
 	}
 	api.PageOf(ctx, items, invoiceOut, pg.Meta(total))
 }
 
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	t, id, ok := gp.Target(ctx, pi.ErrNotFound)
+	t, id, ok := api.Target(ctx, pi.ErrNotFound)
 	if !ok {
 		return
 	}
-	c, cancel := gp.Context(ctx)
+	c, cancel := api.Context(ctx)
 	defer cancel()
 	inv, err := rs.svc.Get(c, t, id)
 	if err != nil {
-		gp.Fail(ctx, err)
+		api.Fail(ctx, err)
 		return
 	}
 	api.OK(ctx, invoiceOut(inv))
@@ -226,7 +158,7 @@ type updateBody struct {
 }
 
 func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
-	t, id, ok := gp.Target(ctx, pi.ErrNotFound)
+	t, id, ok := api.Target(ctx, pi.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -235,72 +167,72 @@ func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := gp.Context(ctx)
+	c, cancel := api.Context(ctx)
 	defer cancel()
 	inv, err := rs.svc.Update(c, t, id, pi.UpdateInput(b))
 	if err != nil {
-		gp.Fail(ctx, err)
+		api.Fail(ctx, err)
 		return
 	}
 	api.OK(ctx, invoiceOut(inv))
 }
 
 func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
-	t, id, ok := gp.Target(ctx, pi.ErrNotFound)
+	t, id, ok := api.Target(ctx, pi.ErrNotFound)
 	if !ok {
 		return
 	}
-	c, cancel := gp.Context(ctx)
+	c, cancel := api.Context(ctx)
 	defer cancel()
 	if err := rs.svc.Delete(c, t, id); err != nil {
-		gp.Fail(ctx, err)
+		api.Fail(ctx, err)
 		return
 	}
 	api.Message(ctx, map[string]string{"id": id.String()}, "invoice deleted")
 }
 
 func (rs *Routes) send(ctx *fasthttp.RequestCtx) {
-	t, id, ok := gp.Target(ctx, pi.ErrNotFound)
+	t, id, ok := api.Target(ctx, pi.ErrNotFound)
 	if !ok {
 		return
 	}
-	c, cancel := gp.Context(ctx)
+	c, cancel := api.Context(ctx)
 	defer cancel()
 	inv, err := rs.svc.Send(c, t, id)
 	if err != nil {
-		gp.Fail(ctx, err)
+		api.Fail(ctx, err)
 		return
 	}
 	api.Message(ctx, invoiceOut(inv), "invoice sent to "+inv.CustomerEmail)
 }
 
 func (rs *Routes) addLine(ctx *fasthttp.RequestCtx) {
-	t, id, ok := gp.Target(ctx, pi.ErrNotFound)
+	t, id, ok := api.Target(ctx, pi.ErrNotFound)
 	if !ok {
 		return
 	}
-	var b LineBody
+	var b shapes.LineBody
 	if err := api.Decode(ctx, &b); err != nil {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := gp.Context(ctx)
+	c, cancel := api.Context(ctx)
 	defer cancel()
 	l, err := rs.svc.AddLine(c, t, id, b.Input())
 	if err != nil {
-		gp.Fail(ctx, err)
+		api.Fail(ctx, err)
 		return
 	}
 	inv, err := rs.svc.Get(c, t, id)
 	if err != nil {
-		gp.Fail(ctx, err)
+		api.Fail(ctx, err)
 		return
 	}
-	api.Created(ctx, LineOut(l, inv.Currency))
+	api.Created(ctx, shapes.LineOut(l, inv.Currency))
 }
 
 func (rs *Routes) removeLine(ctx *fasthttp.RequestCtx) {
-	t, id, ok := gp.Target(ctx, pi.ErrNotFound)
+	t, id, ok := api.Target(ctx, pi.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -308,11 +240,11 @@ func (rs *Routes) removeLine(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	c, cancel := gp.Context(ctx)
+	c, cancel := api.Context(ctx)
 	defer cancel()
 	inv, err := rs.svc.RemoveLine(c, t, id, lineID)
 	if err != nil {
-		gp.Fail(ctx, err)
+		api.Fail(ctx, err)
 		return
 	}
 	api.OK(ctx, invoiceOut(inv))

@@ -1,8 +1,8 @@
 package offramps
 
 import (
+	"svc/gateway/api/shapes"
 	o "svc/gateway/openapi"
-	gw "svc/gateway/withdrawals"
 )
 
 var bank = o.Obj(map[string]o.Schema{
@@ -16,7 +16,7 @@ var offrampSchema = o.Named("Offramp", o.Obj(map[string]o.Schema{
 	"type":            o.Enum("TEMPORARY", "PERMANENT"),
 	"status":          o.Enum("ACTIVE", "INACTIVE", "EXPIRED"),
 	"customer_id":     o.UUID(""),
-	"chain":           gw.Chains,
+	"chain":           shapes.Chains,
 	"asset":           o.Enum("USDC", "USDT"),
 	"deposit_address": o.Str("send the asset here on the chain"),
 	"settlement": o.Obj(map[string]o.Schema{
@@ -39,12 +39,12 @@ func (rs *Routes) Docs() []o.Op {
 				"INTERNAL_BALANCE credits the customer's balance in the asset received; NGN_PAYOUT converts to NGN at the sell " +
 				"rate and pays destination_bank, and needs a sell rate_id of the asset from GET /payments/rates (unexpired, unused). " +
 				"A TEMPORARY offramp takes one deposit and expires after 25 minutes. In the sandbox, POST " +
-				"/payments/sandbox/deposits with {offramp_id, amount} simulates crypto arriving." + gw.IdempotencyNote,
+				"/payments/sandbox/deposits with {offramp_id, amount} simulates crypto arriving." + o.IdempotencyNote,
 			Body: o.Obj(map[string]o.Schema{
 				"type": o.Enum("TEMPORARY", "PERMANENT"),
 				"customer": o.Obj(map[string]o.Schema{"customer_id": o.UUID(""), "email": o.Str(""),
 					"first_name": o.Str("1 to 100 characters"), "last_name": o.Str("1 to 100 characters")}),
-				"chain": gw.Chains,
+				"chain": shapes.Chains,
 				"asset": o.Enum("USDC", "USDT"),
 				"settlement": o.Obj(map[string]o.Schema{
 					"mode":             o.Enum("INTERNAL_BALANCE", "NGN_PAYOUT"),
@@ -56,10 +56,10 @@ func (rs *Routes) Docs() []o.Op {
 			Errors: []string{"VALIDATION_ERROR", "INVALID_JSON", "NOT_FOUND", "RATE_EXPIRED", "RATE_ALREADY_USED",
 				"PROVIDER_UNAVAILABLE", "IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_KEY_REUSED"}},
 		{Method: "GET", Path: "/v1/payments/offramps", Tag: "offramps", Summary: "List offramps",
-			Query: append([]o.Param{{Name: "type", Schema: o.Enum("TEMPORARY", "PERMANENT")}, {Name: "chain", Schema: gw.Chains},
+			Query: append([]o.Param{{Name: "type", Schema: o.Enum("TEMPORARY", "PERMANENT")}, {Name: "chain", Schema: shapes.Chains},
 				{Name: "asset", Schema: o.Enum("USDC", "USDT")}, {Name: "status", Schema: o.Enum("ACTIVE", "INACTIVE", "EXPIRED")},
-				{Name: "settlement_mode", Schema: o.Enum("INTERNAL_BALANCE", "NGN_PAYOUT")}}, gw.PagingParams("200")...),
-			Responses: map[int]o.Response{200: {Description: "a page of offramps, newest first", Data: gw.PageOf(offrampSchema)}},
+				{Name: "settlement_mode", Schema: o.Enum("INTERNAL_BALANCE", "NGN_PAYOUT")}}, o.PagingParams("200")...),
+			Responses: map[int]o.Response{200: {Description: "a page of offramps, newest first", Data: o.PageOf(offrampSchema)}},
 			Errors:    []string{"VALIDATION_ERROR"}},
 		{Method: "GET", Path: "/v1/payments/offramps/{id}", Tag: "offramps", Summary: "Get an offramp",
 			Responses: map[int]o.Response{200: {Description: "the offramp", Data: offrampSchema}}, Errors: []string{"NOT_FOUND"}},

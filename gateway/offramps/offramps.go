@@ -14,9 +14,6 @@ import (
 
 	"svc/gateway/api"
 	gwidem "svc/gateway/idempotency"
-	grc "svc/gateway/recipients"
-	gw "svc/gateway/withdrawals"
-	"svc/payments"
 	"svc/payments/idempotency"
 	"svc/payments/money"
 	po "svc/payments/offramps"
@@ -69,7 +66,7 @@ func Out(o po.Offramp) JSON {
 	j := JSON{ID: o.ID.String(), Type: o.Type, Status: o.Status, CustomerID: o.CustomerID.String(), Chain: string(o.Chain),
 		Asset: string(o.Asset), DepositAddress: o.DepositAddress,
 		Settlement: settlementJSON{Mode: o.Settlement.Mode, DestinationBank: o.Settlement.DestinationBank},
-		ExpiresAt:  gw.TimePtr(o.ExpiresAt), CreatedAt: gw.Time(o.CreatedAt), UpdatedAt: gw.Time(o.UpdatedAt)}
+		ExpiresAt:  api.TimePtr(o.ExpiresAt), CreatedAt: api.Time(o.CreatedAt), UpdatedAt: api.Time(o.UpdatedAt)}
 	if o.Settlement.RateID != nil {
 		s := o.Settlement.RateID.String()
 		j.Settlement.RateID = &s
@@ -77,10 +74,6 @@ func Out(o po.Offramp) JSON {
 		j.Settlement.Rate = &r
 	}
 	return j
-}
-
-func tenant(p api.Principal) payments.Tenant {
-	return payments.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}
 }
 
 type createBody struct {
@@ -101,7 +94,7 @@ type createBody struct {
 }
 
 func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
-	p, ok := gw.Principal(ctx)
+	p, ok := api.RequirePrincipal(ctx, "not authenticated")
 	if !ok {
 		return
 	}
@@ -113,14 +106,14 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 	var v api.Validator
 	in := po.CreateInput{Type: b.Type, Chain: b.Chain, Asset: b.Asset}
 	if c := b.Customer; c != nil {
-		in.Customer = &po.CustomerRef{ID: grc.UUIDField(&v, "customer.customer_id", c.CustomerID), Email: c.Email,
+		in.Customer = &po.CustomerRef{ID: api.UUIDField(&v, "customer.customer_id", c.CustomerID), Email: c.Email,
 			FirstName: c.FirstName, LastName: c.LastName}
 		if c.CustomerID != nil && in.Customer.ID == nil { // a bad UUID still counts as given for exclusivity
 			in.Customer.ID = &uuid.Nil
 		}
 	}
 	if st := b.Settlement; st != nil {
-		in.Settlement = &po.SettlementInput{Mode: st.Mode, RateID: grc.UUIDField(&v, "settlement.rate_id", st.RateID),
+		in.Settlement = &po.SettlementInput{Mode: st.Mode, RateID: api.UUIDField(&v, "settlement.rate_id", st.RateID),
 			DestinationBank: st.DestinationBank}
 		if st.RateID != nil && in.Settlement.RateID == nil {
 			in.Settlement.RateID = &uuid.Nil
@@ -131,7 +124,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	o, err := rs.svc.Create(api.Ctx(ctx), tenant(p), in)
+	o, err := rs.svc.Create(api.Ctx(ctx), p.Tenant(), in)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -143,7 +136,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
-	p, ok := gw.Principal(ctx)
+	p, ok := api.RequirePrincipal(ctx, "not authenticated")
 	if !ok {
 		return
 	}
@@ -164,12 +157,12 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		{"status", &f.Status, po.Statuses},
 		{"settlement_mode", &f.Mode, po.Modes},
 	} {
-		if *q.dst, ok = gw.Query(ctx, q.name, q.allowed...); !ok {
+		if *q.dst, ok = api.Query(ctx, q.name, q.allowed...); !ok {
 			return
 		}
 	}
 	f.Page, f.Limit = pg.Page, pg.Limit
-	items, total, err := rs.svc.List(api.Ctx(ctx), tenant(p), f)
+	items, total, err := rs.svc.List(api.Ctx(ctx), p.Tenant(), f)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -178,11 +171,11 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	p, id, ok := gw.Target(ctx, po.ErrNotFound)
+	tn, id, ok := api.Target(ctx, po.ErrNotFound)
 	if !ok {
 		return
 	}
-	o, err := rs.svc.Get(api.Ctx(ctx), tenant(p), id)
+	o, err := rs.svc.Get(api.Ctx(ctx), tn, id)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -225,13 +218,13 @@ type PayoutJSON struct {
 func PayoutOut(p po.Payout) PayoutJSON {
 	return PayoutJSON{ID: p.ID.String(), Amount: p.Amount.String(), Currency: string(money.NGN), Status: p.Status,
 		BankCode: p.Bank.BankCode, AccountNumber: p.Bank.AccountNumber, AccountName: p.Bank.AccountName,
-		FailureReason: gw.StrPtr(p.FailureReason), CreatedAt: gw.Time(p.CreatedAt), SettledAt: gw.TimePtr(p.SettledAt)}
+		FailureReason: api.StrPtr(p.FailureReason), CreatedAt: api.Time(p.CreatedAt), SettledAt: api.TimePtr(p.SettledAt)}
 }
 
 func depositOut(d po.CryptoDeposit) DepositJSON {
 	j := DepositJSON{ID: d.ID.String(), Type: d.Type, Status: d.Status, OfframpID: d.OfframpID.String(), CustomerID: d.CustomerID.String(),
 		Amount: d.Amount.String(), Currency: string(d.Amount.Asset), Chain: string(d.Chain), SettlementMode: d.Mode,
-		CreatedAt: gw.Time(d.CreatedAt)}
+		CreatedAt: api.Time(d.CreatedAt)}
 	if d.AmountNGN != nil {
 		s, r := d.AmountNGN.String(), rates.FormatPrice(d.Price)
 		j.AmountNGN, j.Rate = &s, &r
@@ -287,7 +280,7 @@ func amountText(raw json.RawMessage) string {
 
 // SimulateDeposit answers a simulated crypto deposit of amount at offramp offrampID.
 func (rs *Routes) SimulateDeposit(ctx *fasthttp.RequestCtx, offrampID, amount string) {
-	p, ok := gw.Principal(ctx)
+	p, ok := api.RequirePrincipal(ctx, "not authenticated")
 	if !ok {
 		return
 	}
@@ -300,7 +293,7 @@ func (rs *Routes) SimulateDeposit(ctx *fasthttp.RequestCtx, offrampID, amount st
 		api.Fail(ctx, api.Invalid("offramp_id", "must be a UUID"))
 		return
 	}
-	d, err := rs.svc.SimulateCryptoDeposit(api.Ctx(ctx), tenant(p), id, amount)
+	d, err := rs.svc.SimulateCryptoDeposit(api.Ctx(ctx), p.Tenant(), id, amount)
 	if err != nil {
 		api.Fail(ctx, err)
 		return

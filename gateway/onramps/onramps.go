@@ -5,7 +5,6 @@ package onramps
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"time"
 
 	"github.com/fasthttp/router"
@@ -13,9 +12,9 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
+	"svc/gateway/api/shapes"
 	"svc/gateway/openapi"
 	"svc/payments"
-	"svc/payments/idempotency"
 	"svc/payments/money"
 	"svc/payments/onramps"
 	"svc/payments/providers"
@@ -55,30 +54,6 @@ func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandle
 	r.GET("/v1/payments/onramps/{id}", protect(rs.get))
 }
 
-const timeLayout = "2006-01-02T15:04:05.000Z07:00"
-
-func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
-
-// TenantOf is the request's tenant; it answers 401 itself when there is none.
-func TenantOf(ctx *fasthttp.RequestCtx) (payments.Tenant, bool) {
-	p, ok := api.RequirePrincipal(ctx, "not authenticated")
-	if !ok {
-		return payments.Tenant{}, false
-	}
-	return payments.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true
-}
-
-// Context is a context for the services: the request's (api.Ctx, so the server's request
-// deadline and cancellation apply), bounded further by d, with the request's idempotency
-// scope (if any).
-func Context(ctx *fasthttp.RequestCtx, d time.Duration) (context.Context, context.CancelFunc) {
-	c, cancel := context.WithTimeout(api.Ctx(ctx), d)
-	if s := idempotency.ScopeFrom(api.Ctx(ctx)); s != nil {
-		c = idempotency.WithScope(c, s)
-	}
-	return c, cancel
-}
-
 // SettlementJSON is an onramp's settlement.
 type SettlementJSON struct {
 	Mode               string  `json:"mode"`
@@ -113,9 +88,9 @@ func Out(o onramps.Onramp, now time.Time) OnrampJSON {
 	out := OnrampJSON{ID: o.ID.String(), Type: o.Type, Status: o.StatusAt(now), AccountNumber: o.AccountNumber,
 		BankName: o.BankName, AccountName: o.AccountName, Currency: "NGN",
 		Settlement: SettlementJSON{Mode: o.Settlement.Mode, Asset: string(o.Settlement.Asset)},
-		CreatedAt:  ts(o.CreatedAt), UpdatedAt: ts(o.UpdatedAt)}
+		CreatedAt:  api.Time(o.CreatedAt), UpdatedAt: api.Time(o.UpdatedAt)}
 	if o.ExpiresAt != nil {
-		e := ts(*o.ExpiresAt)
+		e := api.Time(*o.ExpiresAt)
 		out.ExpiresAt = &e
 	}
 	if o.CustomerID != nil {
@@ -161,24 +136,8 @@ type createBody struct {
 	Reference  string          `json:"reference"`
 }
 
-// ParseAmount reads an NGN amount given as a JSON number or a decimal string, exactly (no
-// floats): at most 2 decimal places, positive.
-func ParseAmount(raw json.RawMessage) (money.Amount, string) {
-	s := strings.TrimSpace(string(raw))
-	if strings.HasPrefix(s, `"`) {
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return money.Amount{}, "must be a number or a decimal string"
-		}
-	}
-	a, err := money.ParsePositive(money.NGN, s)
-	if err != nil {
-		return money.Amount{}, err.Error()
-	}
-	return a, ""
-}
-
 func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
-	t, ok := TenantOf(ctx)
+	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}
@@ -210,7 +169,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 	if len(b.Amount) > 0 && string(b.Amount) != "null" {
 		if b.Type == onramps.Permanent {
 			v.Add("amount", "does not apply to a PERMANENT onramp (it takes any amount at the market rate)")
-		} else if a, msg := ParseAmount(b.Amount); v.Check(msg == "", "amount", msg) {
+		} else if a, msg := shapes.ParseNGN(b.Amount); v.Check(msg == "", "amount", msg) {
 			in.Amount = &a
 		}
 	} else if b.Type == onramps.Temporary {
@@ -243,7 +202,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := Context(ctx, 30*time.Second)
+	c, cancel := api.ContextTimeout(ctx, 30*time.Second)
 	defer cancel()
 	o, err := rs.svc.Create(c, t, in)
 	if err != nil {
@@ -254,7 +213,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	t, ok := TenantOf(ctx)
+	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}
@@ -262,7 +221,7 @@ func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	c, cancel := Context(ctx, 10*time.Second)
+	c, cancel := api.ContextTimeout(ctx, 10*time.Second)
 	defer cancel()
 	o, err := rs.svc.Get(c, t, id)
 	if err != nil {
@@ -273,7 +232,7 @@ func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
-	t, ok := TenantOf(ctx)
+	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}
@@ -290,7 +249,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := Context(ctx, 10*time.Second)
+	c, cancel := api.ContextTimeout(ctx, 10*time.Second)
 	defer cancel()
 	os, total, err := rs.svc.List(c, t, onramps.Filter{Status: status, Page: pg.Page, Limit: pg.Limit})
 	if err != nil {
@@ -304,10 +263,6 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	}
 	api.Page(ctx, items, pg.Meta(total))
 }
-
-// PageMetaSchema is the paging block of page-based lists.
-var PageMetaSchema = openapi.Obj(map[string]openapi.Schema{"total": openapi.Int(""), "page": openapi.Int(""),
-	"limit": openapi.Int(""), "total_pages": openapi.Int("")}, "total", "page", "limit", "total_pages")
 
 // OnrampSchema documents OnrampJSON.
 func OnrampSchema() openapi.Schema {
@@ -369,7 +324,7 @@ func (rs *Routes) Docs() []openapi.Op {
 				{Name: "status", In: "query", Schema: openapi.Enum(onramps.Active, onramps.Expired, onramps.Inactive)},
 			},
 			Responses: map[int]openapi.Response{200: {Description: "a page of onramps", Data: openapi.Obj(map[string]openapi.Schema{
-				"items": openapi.Arr(OnrampSchema()), "meta": PageMetaSchema,
+				"items": openapi.Arr(OnrampSchema()), "meta": openapi.PageMetaRequired,
 			})}},
 			Errors: []string{api.CodeValidation}},
 		{Method: "GET", Path: "/v1/payments/onramps/{id}", Tag: tag, Summary: "Get an onramp",

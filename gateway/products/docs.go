@@ -1,36 +1,24 @@
 package products
 
 import (
+	"svc/gateway/api/shapes"
 	o "svc/gateway/openapi"
 )
-
-// Number is an exact decimal written as a JSON number.
-func Number(description string) o.Schema {
-	return o.Schema{"type": "number", "description": description}
-}
-
-// PageMeta is the paging block of page-based lists.
-var PageMeta = o.Obj(map[string]o.Schema{"total": o.Int(""), "page": o.Int(""), "limit": o.Int(""), "total_pages": o.Int("")})
-
-// PagingParams are page and limit.
-var PagingParams = []o.Param{{Name: "page", Schema: o.Int("1-indexed, default 1")}, {Name: "limit", Schema: o.Int("default 20, at most 100")}}
-
-var adjustType = o.Enum("none", "percentage", "fixed")
 
 var productSchema = o.Named("Product", o.Obj(map[string]o.Schema{
 	"id":             o.UUID(""),
 	"name":           o.Str("at most 255 characters"),
 	"description":    o.Nullable(o.Str("at most 2000 characters")),
 	"type":           o.Enum("physical", "digital", "service"),
-	"price":          Number("positive, at most the currency's 2 decimal places"),
+	"price":          o.Number("positive, at most the currency's 2 decimal places"),
 	"currency":       o.Enum("NGN", "USD"),
 	"status":         o.Enum("active", "inactive", "archived"),
 	"stock_quantity": o.Nullable(o.Int("null: unlimited")),
 	"image_urls":     o.Arr(o.Str("absolute http(s) URL")),
-	"tax_type":       adjustType,
-	"tax_rate":       Number("percent (up to 4 places) when percentage; an amount per unit when fixed"),
-	"discount_type":  adjustType,
-	"discount":       Number("percent when percentage; an amount per unit when fixed"),
+	"tax_type":       shapes.AdjustType,
+	"tax_rate":       o.Number("percent (up to 4 places) when percentage; an amount per unit when fixed"),
+	"discount_type":  shapes.AdjustType,
+	"discount":       o.Number("percent when percentage; an amount per unit when fixed"),
 	"created_at":     o.Time(""),
 	"updated_at":     o.Time(""),
 }, "id", "name", "type", "price", "currency", "status"))
@@ -39,15 +27,15 @@ var productBody = map[string]o.Schema{
 	"name":           o.Str("required, at most 255 characters"),
 	"description":    o.Nullable(o.Str("at most 2000 characters")),
 	"type":           o.Enum("physical", "digital", "service"),
-	"price":          Number("required, > 0"),
+	"price":          o.Number("required, > 0"),
 	"currency":       o.Enum("NGN", "USD"),
 	"status":         o.Enum("active", "inactive", "archived"),
 	"stock_quantity": o.Nullable(o.Int(">= 0; null or omitted: unlimited")),
 	"image_urls":     o.Arr(o.Str("at most 10 absolute http(s) URLs")),
-	"tax_type":       adjustType,
-	"tax_rate":       Number("required unless tax_type is none"),
-	"discount_type":  adjustType,
-	"discount":       Number("required unless discount_type is none"),
+	"tax_type":       shapes.AdjustType,
+	"tax_rate":       o.Number("required unless tax_type is none"),
+	"discount_type":  shapes.AdjustType,
+	"discount":       o.Number("required unless discount_type is none"),
 }
 
 // Docs documents the product routes.
@@ -58,8 +46,8 @@ func (rs *Routes) Docs() []o.Op {
 			Responses: map[int]o.Response{201: {Description: "the product", Data: productSchema}},
 			Errors:    []string{"VALIDATION_ERROR", "INVALID_JSON"}},
 		{Method: "GET", Path: "/v1/products", Tag: "products", Summary: "List products",
-			Query:     append([]o.Param{{Name: "status", Schema: o.Enum("active", "inactive", "archived")}, {Name: "search", Description: "part of the name, case-insensitive"}}, PagingParams...),
-			Responses: map[int]o.Response{200: {Description: "a page of products", Data: o.Obj(map[string]o.Schema{"items": o.Arr(productSchema), "meta": PageMeta})}},
+			Query:     append([]o.Param{{Name: "status", Schema: o.Enum("active", "inactive", "archived")}, {Name: "search", Description: "part of the name, case-insensitive"}}, o.PagingParams("100")...),
+			Responses: map[int]o.Response{200: {Description: "a page of products", Data: o.Obj(map[string]o.Schema{"items": o.Arr(productSchema), "meta": o.PageMeta})}},
 			Errors:    []string{"VALIDATION_ERROR"}},
 		{Method: "GET", Path: "/v1/products/{id}", Tag: "products", Summary: "Get a product",
 			Responses: map[int]o.Response{200: {Description: "the product", Data: productSchema}}, Errors: []string{"NOT_FOUND"}},

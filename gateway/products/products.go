@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
+	"svc/gateway/api/shapes"
 	pp "svc/payments/products"
 )
 
@@ -35,15 +36,15 @@ type productJSON struct {
 	Name          string   `json:"name"`
 	Description   *string  `json:"description"`
 	Type          string   `json:"type"`
-	Price         Num      `json:"price"`
+	Price         api.Num  `json:"price"`
 	Currency      string   `json:"currency"`
 	Status        string   `json:"status"`
 	StockQuantity *int64   `json:"stock_quantity"`
 	ImageURLs     []string `json:"image_urls"`
 	TaxType       string   `json:"tax_type"`
-	TaxRate       Num      `json:"tax_rate"`
+	TaxRate       api.Num  `json:"tax_rate"`
 	DiscountType  string   `json:"discount_type"`
-	Discount      Num      `json:"discount"`
+	Discount      api.Num  `json:"discount"`
 	CreatedAt     string   `json:"created_at"`
 	UpdatedAt     string   `json:"updated_at"`
 }
@@ -51,10 +52,10 @@ type productJSON struct {
 func productOut(p pp.Product) productJSON {
 	return productJSON{
 		ID: p.ID.String(), Name: p.Name, Description: p.Description, Type: p.Type,
-		Price: Amount(p.Currency, p.Price), Currency: p.Currency, Status: p.Status, StockQuantity: p.StockQuantity,
-		ImageURLs: p.ImageURLs, TaxType: p.Tax.Type, TaxRate: Adjustment(p.Tax, p.Currency),
-		DiscountType: p.Discount.Type, Discount: Adjustment(p.Discount, p.Currency),
-		CreatedAt: Time(p.CreatedAt), UpdatedAt: Time(p.UpdatedAt),
+		Price: shapes.Amount(p.Currency, p.Price), Currency: p.Currency, Status: p.Status, StockQuantity: p.StockQuantity,
+		ImageURLs: p.ImageURLs, TaxType: p.Tax.Type, TaxRate: shapes.Adjustment(p.Tax, p.Currency),
+		DiscountType: p.Discount.Type, Discount: shapes.Adjustment(p.Discount, p.Currency),
+		CreatedAt: api.Time(p.CreatedAt), UpdatedAt: api.Time(p.UpdatedAt),
 	}
 }
 
@@ -74,7 +75,7 @@ type createBody struct {
 }
 
 func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
-	t, ok := Tenant(ctx)
+	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}
@@ -84,28 +85,29 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	in := pp.CreateInput{Name: b.Name, Description: b.Description, Type: b.Type, Currency: b.Currency, Status: b.Status,
-		StockQuantity: b.StockQuantity, ImageURLs: b.ImageURLs, TaxType: b.TaxType, TaxRate: NumText(b.TaxRate),
-		DiscountType: b.DiscountType, Discount: NumText(b.Discount)}
+		StockQuantity: b.StockQuantity, ImageURLs: b.ImageURLs, TaxType: b.TaxType, TaxRate: api.NumText(b.TaxRate),
+		DiscountType: b.DiscountType, Discount: api.NumText(b.Discount)}
 	if b.Price != nil {
 		in.Price = b.Price.String()
 	}
-	c, cancel := Context(ctx)
+	c, cancel := api.Context(ctx)
 	defer cancel()
 	p, err := rs.svc.Create(c, t, in)
 	if err != nil {
-		Fail(ctx, err)
+		api.Fail(ctx, err)
 		return
 	}
 	api.Created(ctx, productOut(p))
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
-	t, ok := Tenant(ctx)
+	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}
-	pg, ok := Paging(ctx)
-	if !ok {
+	pg, err := api.Paging(ctx, "limit", 20, 100)
+	if err != nil {
+		api.Fail(ctx, err)
 		return
 	}
 	status := string(ctx.QueryArgs().Peek("status"))
@@ -113,26 +115,26 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, api.Invalid("status", "must be one of [active inactive archived]"))
 		return
 	}
-	c, cancel := Context(ctx)
+	c, cancel := api.Context(ctx)
 	defer cancel()
 	items, total, err := rs.svc.List(c, t, pp.Filter{Status: status, Search: string(ctx.QueryArgs().Peek("search")), Page: pg.Page, Limit: pg.Limit})
 	if err != nil {
-		Fail(ctx, err)
+		api.Fail(ctx, err)
 		return
 	}
 	api.PageOf(ctx, items, productOut, pg.Meta(total))
 }
 
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	t, id, ok := Target(ctx, pp.ErrNotFound)
+	t, id, ok := api.Target(ctx, pp.ErrNotFound)
 	if !ok {
 		return
 	}
-	c, cancel := Context(ctx)
+	c, cancel := api.Context(ctx)
 	defer cancel()
 	p, err := rs.svc.Get(c, t, id)
 	if err != nil {
-		Fail(ctx, err)
+		api.Fail(ctx, err)
 		return
 	}
 	api.OK(ctx, productOut(p))
@@ -154,7 +156,7 @@ type updateBody struct {
 }
 
 func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
-	t, id, ok := Target(ctx, pp.ErrNotFound)
+	t, id, ok := api.Target(ctx, pp.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -163,25 +165,25 @@ func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := Context(ctx)
+	c, cancel := api.Context(ctx)
 	defer cancel()
 	p, err := rs.svc.Update(c, t, id, pp.UpdateInput(b))
 	if err != nil {
-		Fail(ctx, err)
+		api.Fail(ctx, err)
 		return
 	}
 	api.OK(ctx, productOut(p))
 }
 
 func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
-	t, id, ok := Target(ctx, pp.ErrNotFound)
+	t, id, ok := api.Target(ctx, pp.ErrNotFound)
 	if !ok {
 		return
 	}
-	c, cancel := Context(ctx)
+	c, cancel := api.Context(ctx)
 	defer cancel()
 	if err := rs.svc.Delete(c, t, id); err != nil {
-		Fail(ctx, err)
+		api.Fail(ctx, err)
 		return
 	}
 	api.Message(ctx, map[string]string{"id": id.String()}, "product deleted")

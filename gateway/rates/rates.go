@@ -38,8 +38,6 @@ func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandle
 	r.GET("/v1/payments/rates", protect(rs.list))
 }
 
-const timeLayout = "2006-01-02T15:04:05.000Z07:00"
-
 // RateJSON is the spec's Rate object.
 type RateJSON struct {
 	ID         string `json:"id"`
@@ -118,7 +116,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		}
 		out[i] = RateJSON{ID: q.ID.String(), Pair: f + "/" + t, From: f, To: t, Rate: prates.RateString(q.Price, fromNGN),
 			Price: prates.FormatPrice(q.Price), Side: q.Side, Source: q.Source,
-			ExpiresAt: q.ExpiresAt.UTC().Format(timeLayout), Timestamp: q.CreatedAt.UTC().Format(timeLayout),
+			ExpiresAt: api.Time(q.ExpiresAt), Timestamp: api.Time(q.CreatedAt),
 			TTLSeconds: int(q.ExpiresAt.Sub(q.CreatedAt) / time.Second)}
 	}
 	api.Array(ctx, out, nil)

@@ -9,8 +9,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
-	gw "svc/gateway/withdrawals"
-	"svc/payments"
 	"svc/payments/idempotency"
 	pr "svc/payments/recipients"
 
@@ -44,16 +42,12 @@ type JSON struct {
 }
 
 func out(r pr.Recipient) JSON {
-	j := JSON{ID: r.ID.String(), Type: r.Type, Details: r.Details, CreatedAt: gw.Time(r.CreatedAt)}
+	j := JSON{ID: r.ID.String(), Type: r.Type, Details: r.Details, CreatedAt: api.Time(r.CreatedAt)}
 	if r.CustomerID != nil {
 		s := r.CustomerID.String()
 		j.CustomerID = &s
 	}
 	return j
-}
-
-func tenant(p api.Principal) payments.Tenant {
-	return payments.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}
 }
 
 type createBody struct {
@@ -65,21 +59,8 @@ type createBody struct {
 	SWIFTBankAccount *pr.SWIFT  `json:"swift_bank_account"`
 }
 
-// UUIDField parses an optional UUID field into v's errors.
-func UUIDField(v *api.Validator, field string, s *string) *uuid.UUID {
-	if s == nil {
-		return nil
-	}
-	id, err := uuid.Parse(*s)
-	if err != nil {
-		v.Add(field, "must be a UUID")
-		return nil
-	}
-	return &id
-}
-
 func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
-	p, ok := gw.Principal(ctx)
+	p, ok := api.RequirePrincipal(ctx, "not authenticated")
 	if !ok {
 		return
 	}
@@ -89,7 +70,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	var v api.Validator
-	in := pr.CreateInput{Type: b.Type, CustomerID: UUIDField(&v, "customer_id", b.CustomerID), Details: pr.Details{
+	in := pr.CreateInput{Type: b.Type, CustomerID: api.UUIDField(&v, "customer_id", b.CustomerID), Details: pr.Details{
 		BankAccount: b.BankAccount, CryptoAddress: b.CryptoAddress, USBankAccount: b.USBankAccount, SWIFTBankAccount: b.SWIFTBankAccount}}
 	if v.Ok() {
 		in.Validate(&v)
@@ -98,7 +79,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	r, err := rs.svc.Create(api.Ctx(ctx), tenant(p), in)
+	r, err := rs.svc.Create(api.Ctx(ctx), p.Tenant(), in)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -107,7 +88,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
-	p, ok := gw.Principal(ctx)
+	p, ok := api.RequirePrincipal(ctx, "not authenticated")
 	if !ok {
 		return
 	}
@@ -116,7 +97,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	typ, ok := gw.Query(ctx, "type", pr.Types...)
+	typ, ok := api.Query(ctx, "type", pr.Types...)
 	if !ok {
 		return
 	}
@@ -129,7 +110,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		}
 		f.CustomerID = &id
 	}
-	items, total, err := rs.svc.List(api.Ctx(ctx), tenant(p), f)
+	items, total, err := rs.svc.List(api.Ctx(ctx), p.Tenant(), f)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -138,11 +119,11 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	p, id, ok := gw.Target(ctx, pr.ErrNotFound)
+	tn, id, ok := api.Target(ctx, pr.ErrNotFound)
 	if !ok {
 		return
 	}
-	r, err := rs.svc.Get(api.Ctx(ctx), tenant(p), id)
+	r, err := rs.svc.Get(api.Ctx(ctx), tn, id)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -151,11 +132,11 @@ func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
-	p, id, ok := gw.Target(ctx, pr.ErrNotFound)
+	tn, id, ok := api.Target(ctx, pr.ErrNotFound)
 	if !ok {
 		return
 	}
-	if err := rs.svc.Delete(api.Ctx(ctx), tenant(p), id); err != nil {
+	if err := rs.svc.Delete(api.Ctx(ctx), tn, id); err != nil {
 		api.Fail(ctx, err)
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"svc/gateway/api/shapes"
 	"svc/gateway/auth/authtest"
 	gwcustomers "svc/gateway/customers"
 	gwdeposits "svc/gateway/deposits"
@@ -89,7 +90,7 @@ func newRig(t testing.TB) *rig {
 	return r
 }
 
-type depositJSON = gwdeposits.DepositJSON
+type depositJSON = shapes.DepositJSON
 
 func decode[T any](t testing.TB, r gatewaytest.Response) T {
 	t.Helper()

@@ -20,8 +20,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
-	gwdeposits "svc/gateway/deposits"
-	"svc/gateway/onramps"
+	"svc/gateway/api/shapes"
 	"svc/gateway/openapi"
 	"svc/payments"
 	"svc/payments/deposits"
@@ -56,7 +55,7 @@ const MaxReason = 500
 
 func (rs *Routes) handle(fn func(Actions, context.Context, string, *payments.Tenant, uuid.UUID, string) (deposits.Outcome, error)) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		t, ok := onramps.TenantOf(ctx)
+		t, ok := api.Tenant(ctx)
 		if !ok {
 			return
 		}
@@ -83,14 +82,14 @@ func (rs *Routes) handle(fn func(Actions, context.Context, string, *payments.Ten
 		if reason == "" {
 			reason = "sandbox simulation"
 		}
-		c, cancel := onramps.Context(ctx, 30*time.Second)
+		c, cancel := api.ContextTimeout(ctx, 30*time.Second)
 		defer cancel()
 		out, err := fn(rs.act, c, "merchant:"+t.MerchantID.String(), &t, id, reason)
 		if err != nil {
 			api.Fail(ctx, err)
 			return
 		}
-		api.OK(ctx, gwdeposits.Out(out.Deposit, true, nil))
+		api.OK(ctx, shapes.DepositOut(out.Deposit, true, nil))
 	}
 }
 
@@ -102,7 +101,7 @@ func (rs *Routes) Docs() []openapi.Op {
 	})
 	errs := []string{api.CodeValidation, api.CodeInvalidJSON, api.CodeUnsupportedMedia, api.CodeSandboxOnly,
 		api.CodeNotFound, api.CodeInvalidState}
-	ok := map[int]openapi.Response{200: {Description: "the deposit as it is after the operation", Data: gwdeposits.DepositSchema(true)}}
+	ok := map[int]openapi.Response{200: {Description: "the deposit as it is after the operation", Data: shapes.DepositSchema(true)}}
 	return []openapi.Op{
 		{Method: "POST", Path: "/v1/payments/sandbox/deposits/{id}/reverse", Tag: tag,
 			Summary: "Reverse a settled deposit (test keys only)",

@@ -232,7 +232,7 @@ func orderJSON(ex Exchange, v engine.OrderView) orderBody {
 }
 
 // FormatTime is the API's timestamp: UTC, milliseconds, Z.
-func FormatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+func FormatTime(t time.Time) string { return api.Time(t) }
 
 func pathParam(ctx *fasthttp.RequestCtx, name string) string {
 	s, _ := ctx.UserValue(name).(string)

@@ -1,16 +1,15 @@
 package transfers
 
 import (
+	"svc/gateway/api/shapes"
 	o "svc/gateway/openapi"
-	grc "svc/gateway/recipients"
-	gw "svc/gateway/withdrawals"
 )
 
 var destination = o.Obj(map[string]o.Schema{
 	"type":               o.Enum("BANK_ACCOUNT", "US_BANK_ACCOUNT", "SWIFT_BANK_ACCOUNT"),
-	"bank_account":       grc.BankAccount,
-	"us_bank_account":    grc.USBankAccount,
-	"swift_bank_account": grc.SWIFTBankAccount,
+	"bank_account":       shapes.BankAccount,
+	"us_bank_account":    shapes.USBankAccount,
+	"swift_bank_account": shapes.SWIFTBankAccount,
 }, "type")
 
 var transferSchema = o.Named("Transfer", o.Obj(map[string]o.Schema{
@@ -44,7 +43,7 @@ func (rs *Routes) Docs() []o.Op {
 				"the current sell price of USDT, quoted in the response (quote); held at once (422 INSUFFICIENT_BALANCE otherwise, " +
 				"nothing changed). PROCESSING -> SETTLED (transfer.completed; payout.completed for NGN) or FAILED with the funds " +
 				"returned. reference is unique per merchant (409 REFERENCE_IN_USE). Live without a configured bank partner: 503 " +
-				"PROVIDER_UNAVAILABLE, nothing debited. The key may also come in `Idempotency-Key`." + gw.IdempotencyNote,
+				"PROVIDER_UNAVAILABLE, nothing debited. The key may also come in `Idempotency-Key`." + o.IdempotencyNote,
 			Body: o.Obj(map[string]o.Schema{
 				"currency":     o.Enum("NGN", "USD"),
 				"amount":       o.Decimal("required, > 0, at most 2 decimal places"),
@@ -58,8 +57,8 @@ func (rs *Routes) Docs() []o.Op {
 				"PROVIDER_UNAVAILABLE", "IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_KEY_REUSED"}},
 		{Method: "GET", Path: "/v1/payments/transfers", Tag: "transfers", Summary: "List transfers",
 			Query: append([]o.Param{{Name: "status", Schema: o.Enum("PROCESSING", "SETTLED", "FAILED")},
-				{Name: "currency", Schema: o.Enum("NGN", "USD")}}, gw.PagingParams("100")...),
-			Responses: map[int]o.Response{200: {Description: "a page of transfers, newest first", Data: gw.PageOf(transferSchema)}},
+				{Name: "currency", Schema: o.Enum("NGN", "USD")}}, o.PagingParams("100")...),
+			Responses: map[int]o.Response{200: {Description: "a page of transfers, newest first", Data: o.PageOf(transferSchema)}},
 			Errors:    []string{"VALIDATION_ERROR"}},
 		{Method: "GET", Path: "/v1/payments/transfers/{id}", Tag: "transfers", Summary: "Get a transfer",
 			Responses: map[int]o.Response{200: {Description: "the transfer", Data: transferSchema}}, Errors: []string{"NOT_FOUND"}},

@@ -10,9 +10,6 @@ import (
 
 	"svc/gateway/api"
 	gwidem "svc/gateway/idempotency"
-	grc "svc/gateway/recipients"
-	gw "svc/gateway/withdrawals"
-	"svc/payments"
 	"svc/payments/idempotency"
 	"svc/payments/money"
 	pr "svc/payments/recipients"
@@ -77,7 +74,7 @@ func Out(t pt.Transfer) JSON {
 	j := JSON{ID: t.ID.String(), Currency: string(t.Amount.Asset), Amount: t.Amount.String(), Reference: t.Reference,
 		Status: t.Status, Rail: t.Rail, Destination: destinationJSON{Type: t.Destination.Type, Details: t.Destination.Details},
 		Quote:         quoteJSON{SourceCurrency: string(t.SourceAmount.Asset), SourceAmount: t.SourceAmount.String(), Rate: t.Rate(), Side: "sell"},
-		FailureReason: gw.StrPtr(t.FailureReason), CreatedAt: gw.Time(t.CreatedAt), UpdatedAt: gw.Time(t.UpdatedAt), SettledAt: gw.TimePtr(t.SettledAt)}
+		FailureReason: api.StrPtr(t.FailureReason), CreatedAt: api.Time(t.CreatedAt), UpdatedAt: api.Time(t.UpdatedAt), SettledAt: api.TimePtr(t.SettledAt)}
 	if t.RecipientID != nil {
 		s := t.RecipientID.String()
 		j.RecipientID = &s
@@ -86,10 +83,6 @@ func Out(t pt.Transfer) JSON {
 		j.OnBehalfOf = &onBehalfJSON{CustomerID: t.CustomerID.String()}
 	}
 	return j
-}
-
-func tenant(p api.Principal) payments.Tenant {
-	return payments.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}
 }
 
 type destinationBody struct {
@@ -144,7 +137,7 @@ func validate(b createBody, v *api.Validator) pt.Request {
 	case (b.RecipientID == nil) == (b.Destination == nil):
 		v.Add("recipient_id", "exactly one of recipient_id and destination must be given")
 	case b.RecipientID != nil:
-		r.RecipientID = grc.UUIDField(v, "recipient_id", b.RecipientID)
+		r.RecipientID = api.UUIDField(v, "recipient_id", b.RecipientID)
 	default:
 		d := b.Destination
 		det := pr.Details{BankAccount: d.BankAccount, CryptoAddress: d.CryptoAddress, USBankAccount: d.USBankAccount, SWIFTBankAccount: d.SWIFTBankAccount}
@@ -162,14 +155,14 @@ func validate(b createBody, v *api.Validator) pt.Request {
 		if b.OnBehalfOf.CustomerID == nil {
 			v.Add("on_behalf_of.customer_id", "is required")
 		} else {
-			r.CustomerID = grc.UUIDField(v, "on_behalf_of.customer_id", b.OnBehalfOf.CustomerID)
+			r.CustomerID = api.UUIDField(v, "on_behalf_of.customer_id", b.OnBehalfOf.CustomerID)
 		}
 	}
 	return r
 }
 
 func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
-	p, ok := gw.Principal(ctx)
+	p, ok := api.RequirePrincipal(ctx, "not authenticated")
 	if !ok {
 		return
 	}
@@ -184,7 +177,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	t, err := rs.svc.Create(api.Ctx(ctx), tenant(p), req)
+	t, err := rs.svc.Create(api.Ctx(ctx), p.Tenant(), req)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -196,7 +189,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
-	p, ok := gw.Principal(ctx)
+	p, ok := api.RequirePrincipal(ctx, "not authenticated")
 	if !ok {
 		return
 	}
@@ -205,15 +198,15 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	status, ok := gw.Query(ctx, "status", pt.Statuses...)
+	status, ok := api.Query(ctx, "status", pt.Statuses...)
 	if !ok {
 		return
 	}
-	currency, ok := gw.Query(ctx, "currency", pt.Currencies...)
+	currency, ok := api.Query(ctx, "currency", pt.Currencies...)
 	if !ok {
 		return
 	}
-	items, total, err := rs.svc.List(api.Ctx(ctx), tenant(p), pt.Filter{Status: status, Currency: currency, Page: pg.Page, Limit: pg.Limit})
+	items, total, err := rs.svc.List(api.Ctx(ctx), p.Tenant(), pt.Filter{Status: status, Currency: currency, Page: pg.Page, Limit: pg.Limit})
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -222,11 +215,11 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	p, id, ok := gw.Target(ctx, pt.ErrNotFound)
+	tn, id, ok := api.Target(ctx, pt.ErrNotFound)
 	if !ok {
 		return
 	}
-	t, err := rs.svc.Get(api.Ctx(ctx), tenant(p), id)
+	t, err := rs.svc.Get(api.Ctx(ctx), tn, id)
 	if err != nil {
 		api.Fail(ctx, err)
 		return

@@ -14,7 +14,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
-	gwcustomers "svc/gateway/customers"
 	o "svc/gateway/openapi"
 	"svc/payments"
 	"svc/payments/customers"
@@ -60,7 +59,7 @@ func issuing(a va.Account) map[string]any {
 	}
 	return map[string]any{
 		"id": a.ID, "accountNumber": a.AccountNumber, "bankName": a.BankName, "accountName": a.AccountName,
-		"status": a.Status, "type": a.Type, "customerId": cid, "created_at": gwcustomers.TS(a.CreatedAt),
+		"status": a.Status, "type": a.Type, "customerId": cid, "created_at": api.Time(a.CreatedAt),
 	}
 }
 
@@ -75,7 +74,7 @@ func concept(a va.Account) map[string]any {
 		amount = &s
 	}
 	if a.ExpiresAt != nil {
-		s := gwcustomers.TS(*a.ExpiresAt)
+		s := api.Time(*a.ExpiresAt)
 		exp = &s
 	}
 	status := "inactive"
@@ -85,12 +84,12 @@ func concept(a va.Account) map[string]any {
 	return map[string]any{
 		"id": a.ID, "account_number": a.AccountNumber, "bank_name": a.BankName, "account_name": a.AccountName,
 		"customer_id": cid, "type": a.Type, "status": status, "expires_at": exp, "amount": amount, "currency": "NGN",
-		"created_at": gwcustomers.TS(a.CreatedAt),
+		"created_at": api.Time(a.CreatedAt),
 	}
 }
 
 func (h *Routes) issue(ctx *fasthttp.RequestCtx) {
-	t, id, ok := gwcustomers.Target(ctx, customers.ErrNotFound)
+	t, id, ok := api.Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -107,7 +106,7 @@ func (h *Routes) issue(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *Routes) customerAccount(ctx *fasthttp.RequestCtx) {
-	t, id, ok := gwcustomers.Target(ctx, customers.ErrNotFound)
+	t, id, ok := api.Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -120,7 +119,7 @@ func (h *Routes) customerAccount(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *Routes) customerList(ctx *fasthttp.RequestCtx) {
-	t, id, ok := gwcustomers.Target(ctx, customers.ErrNotFound)
+	t, id, ok := api.Target(ctx, customers.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -142,7 +141,7 @@ func customersGet(ctx *fasthttp.RequestCtx, h *Routes, t payments.Tenant, id uui
 }
 
 func (h *Routes) list(ctx *fasthttp.RequestCtx) {
-	t, ok := gwcustomers.Tenant(ctx)
+	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}
@@ -183,7 +182,7 @@ func (h *Routes) listWith(ctx *fasthttp.RequestCtx, t payments.Tenant, cid *uuid
 }
 
 func (h *Routes) get(ctx *fasthttp.RequestCtx) {
-	t, id, ok := gwcustomers.Target(ctx, va.ErrNotFound)
+	t, id, ok := api.Target(ctx, va.ErrNotFound)
 	if !ok {
 		return
 	}

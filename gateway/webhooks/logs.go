@@ -73,7 +73,7 @@ func (rs *Routes) logs(ctx *fasthttp.RequestCtx) {
 	for i, l := range entries {
 		out[i] = logJSON{ID: l.ID.String(), EndpointID: l.EndpointID.String(), EndpointURL: l.EndpointURL,
 			Event: l.Event, Payload: l.Payload, StatusCode: l.StatusCode, Success: l.Success, Error: l.Error,
-			DurationMS: l.Duration.Milliseconds(), Attempt: l.Attempt, Test: l.Test, CreatedAt: ts(l.CreatedAt)}
+			DurationMS: l.Duration.Milliseconds(), Attempt: l.Attempt, Test: l.Test, CreatedAt: api.Time(l.CreatedAt)}
 		if l.EventID != nil {
 			s := l.EventID.String()
 			out[i].EventID = &s

@@ -71,10 +71,6 @@ func target(ctx *fasthttp.RequestCtx) (payments.Tenant, uuid.UUID, bool) {
 	return t, id, ok
 }
 
-const timeLayout = "2006-01-02T15:04:05.000Z07:00"
-
-func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
-
 type endpointJSON struct {
 	ID             string   `json:"id"`
 	URL            string   `json:"url"`
@@ -88,7 +84,7 @@ type endpointJSON struct {
 
 func endpointOut(e wh.Endpoint, secret string) endpointJSON {
 	out := endpointJSON{ID: e.ID.String(), URL: e.URL, Events: e.Events, IsActive: e.IsActive, Secret: secret,
-		CreatedAt: ts(e.CreatedAt), UpdatedAt: ts(e.UpdatedAt)}
+		CreatedAt: api.Time(e.CreatedAt), UpdatedAt: api.Time(e.UpdatedAt)}
 	if out.Events == nil {
 		out.Events = []string{}
 	}

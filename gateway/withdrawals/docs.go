@@ -1,35 +1,15 @@
 package withdrawals
 
 import (
+	"svc/gateway/api/shapes"
 	o "svc/gateway/openapi"
 )
-
-// PageMeta is the paging block of page-based lists.
-var PageMeta = o.Obj(map[string]o.Schema{"total": o.Int(""), "page": o.Int(""), "limit": o.Int(""), "total_pages": o.Int("")})
-
-// PagingParams are page and limit (at most max).
-func PagingParams(max string) []o.Param {
-	return []o.Param{{Name: "page", Schema: o.Int("1-indexed, default 1")}, {Name: "limit", Schema: o.Int("default 20, at most " + max)}}
-}
-
-// PageOf is the page object of a list.
-func PageOf(item o.Schema) o.Schema {
-	return o.Obj(map[string]o.Schema{"items": o.Arr(item), "meta": PageMeta})
-}
-
-// IdempotencyNote is appended to the description of POSTs that take keys.
-const IdempotencyNote = " Send `X-Idempotency-Key` (1 to 255 printable ASCII characters) to make retries safe: the same key and body " +
-	"within 24 hours replays the stored response (header `Idempotent-Replayed: true`); the same key with another body is 422 " +
-	"IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE."
-
-// Chains are the chains of withdrawals and offramps.
-var Chains = o.Enum("APTOS", "BASE", "CELO", "ETHEREUM", "POLYGON", "SOLANA", "TRON")
 
 var withdrawalSchema = o.Named("Withdrawal", o.Obj(map[string]o.Schema{
 	"id":                  o.UUID(""),
 	"amount_usd":          o.Decimal("USDT, 6 decimal places"),
 	"token":               o.Enum("USDT"),
-	"chain":               Chains,
+	"chain":               shapes.Chains,
 	"destination_address": o.Str(""),
 	"status":              o.Enum("PENDING", "SUBMITTED", "SETTLED", "FAILED"),
 	"tx_hash":             o.Nullable(o.Str("set once submitted to the chain")),
@@ -47,11 +27,11 @@ func (rs *Routes) Docs() []o.Op {
 				"(422 INSUFFICIENT_BALANCE when available does not cover it, nothing changed), then the withdrawal goes " +
 				"PENDING -> SUBMITTED (tx_hash) -> SETTLED (withdrawal.completed), or FAILED with the funds back to available. " +
 				"destination_address must fit the chain: 0x + 40 hex digits on EVM chains, base58 on SOLANA and TRON, 0x + 64 hex " +
-				"digits on APTOS. Live without a configured custodian: 503 PROVIDER_UNAVAILABLE, nothing debited." + IdempotencyNote,
+				"digits on APTOS. Live without a configured custodian: 503 PROVIDER_UNAVAILABLE, nothing debited." + o.IdempotencyNote,
 			Body: o.Obj(map[string]o.Schema{
 				"amount_usd":          o.Decimal("required, > 0, at most 6 decimal places"),
 				"token":               o.Enum("USDT"),
-				"chain":               Chains,
+				"chain":               shapes.Chains,
 				"destination_address": o.Str("required, valid for the chain"),
 			}, "amount_usd", "token", "chain", "destination_address"),
 			Responses: map[int]o.Response{201: {Description: "the withdrawal (PENDING)", Data: withdrawalSchema}},
@@ -59,8 +39,8 @@ func (rs *Routes) Docs() []o.Op {
 				"IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_KEY_REUSED"}},
 		{Method: "GET", Path: "/v1/payments/withdrawals", Tag: "withdrawals", Summary: "List withdrawals",
 			Query: append([]o.Param{{Name: "status", Description: "PROCESSING is PENDING or SUBMITTED",
-				Schema: o.Enum("PENDING", "SUBMITTED", "PROCESSING", "SETTLED", "FAILED")}}, PagingParams("100")...),
-			Responses: map[int]o.Response{200: {Description: "a page of withdrawals, newest first", Data: PageOf(withdrawalSchema)}},
+				Schema: o.Enum("PENDING", "SUBMITTED", "PROCESSING", "SETTLED", "FAILED")}}, o.PagingParams("100")...),
+			Responses: map[int]o.Response{200: {Description: "a page of withdrawals, newest first", Data: o.PageOf(withdrawalSchema)}},
 			Errors:    []string{"VALIDATION_ERROR"}},
 		{Method: "GET", Path: "/v1/payments/withdrawals/{id}", Tag: "withdrawals", Summary: "Get a withdrawal",
 			Responses: map[int]o.Response{200: {Description: "the withdrawal", Data: withdrawalSchema}}, Errors: []string{"NOT_FOUND"}},

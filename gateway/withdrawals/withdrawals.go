@@ -9,7 +9,6 @@ import (
 
 	"svc/gateway/api"
 	gwidem "svc/gateway/idempotency"
-	"svc/payments"
 	"svc/payments/idempotency"
 	"svc/payments/providers"
 	pw "svc/payments/withdrawals"
@@ -52,12 +51,8 @@ type JSON struct {
 // Out renders a withdrawal.
 func Out(w pw.Withdrawal) JSON {
 	return JSON{ID: w.ID.String(), AmountUSD: w.Amount.String(), Token: w.Token, Chain: string(w.Chain),
-		DestinationAddress: w.DestinationAddress, Status: w.Status, TxHash: StrPtr(w.TxHash), FailureReason: StrPtr(w.FailureReason),
-		CreatedAt: Time(w.CreatedAt), UpdatedAt: Time(w.UpdatedAt), SettledAt: TimePtr(w.SettledAt)}
-}
-
-func tenant(p api.Principal) payments.Tenant {
-	return payments.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}
+		DestinationAddress: w.DestinationAddress, Status: w.Status, TxHash: api.StrPtr(w.TxHash), FailureReason: api.StrPtr(w.FailureReason),
+		CreatedAt: api.Time(w.CreatedAt), UpdatedAt: api.Time(w.UpdatedAt), SettledAt: api.TimePtr(w.SettledAt)}
 }
 
 type createBody struct {
@@ -68,7 +63,7 @@ type createBody struct {
 }
 
 func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
-	p, ok := Principal(ctx)
+	p, ok := api.RequirePrincipal(ctx, "not authenticated")
 	if !ok {
 		return
 	}
@@ -84,7 +79,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	w, err := rs.svc.Create(api.Ctx(ctx), tenant(p), pw.Request{Amount: amount, Chain: providers.Chain(b.Chain), DestinationAddress: b.DestinationAddress})
+	w, err := rs.svc.Create(api.Ctx(ctx), p.Tenant(), pw.Request{Amount: amount, Chain: providers.Chain(b.Chain), DestinationAddress: b.DestinationAddress})
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -96,7 +91,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
-	p, ok := Principal(ctx)
+	p, ok := api.RequirePrincipal(ctx, "not authenticated")
 	if !ok {
 		return
 	}
@@ -105,11 +100,11 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	status, ok := Query(ctx, "status", pw.FilterStatuses...)
+	status, ok := api.Query(ctx, "status", pw.FilterStatuses...)
 	if !ok {
 		return
 	}
-	items, total, err := rs.svc.List(api.Ctx(ctx), tenant(p), pw.Filter{Statuses: pw.ExpandStatus(status), Page: pg.Page, Limit: pg.Limit})
+	items, total, err := rs.svc.List(api.Ctx(ctx), p.Tenant(), pw.Filter{Statuses: pw.ExpandStatus(status), Page: pg.Page, Limit: pg.Limit})
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -118,11 +113,11 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	p, id, ok := Target(ctx, pw.ErrNotFound)
+	tn, id, ok := api.Target(ctx, pw.ErrNotFound)
 	if !ok {
 		return
 	}
-	w, err := rs.svc.Get(api.Ctx(ctx), tenant(p), id)
+	w, err := rs.svc.Get(api.Ctx(ctx), tn, id)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
