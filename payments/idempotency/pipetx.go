@@ -20,7 +20,7 @@ import (
 //   - begin travels with the advisory lock and the key read (Keys.Begin);
 //   - a savepoint (Begin) is not sent on its own: it waits in pending and goes ahead of the
 //     next statement in the same round trip; rolling back a savepoint that was never sent
-//     costs nothing, and a sent one is rolled back ahead of the next statement;
+//     costs nothing;
 //   - jobs enqueued through jobs.InsertTx / jobs.InsertManyTx are deferred (DeferJobs) and
 //     inserted in one statement before the commit; a savepoint's rollback drops its jobs;
 //   - the stored response and commit go in one round trip (commitWith).
@@ -299,8 +299,10 @@ func (s *savepointTx) Commit(context.Context) error {
 }
 
 // Rollback undoes the savepoint's work and drops its deferred jobs: for free when its
-// statement was never sent, else "rollback to savepoint" goes ahead of the next statement.
-func (s *savepointTx) Rollback(context.Context) error {
+// statement was never sent, else with "rollback to savepoint" at once (not ahead of the next
+// statement: pgx prepares a batch's new statements first, which an aborted transaction
+// refuses).
+func (s *savepointTx) Rollback(ctx context.Context) error {
 	if s.closed || s.root.closed {
 		return pgx.ErrTxClosed
 	}
@@ -313,8 +315,8 @@ func (s *savepointTx) Rollback(context.Context) error {
 		r.pending = r.pending[:i] // nothing of it (or after it) reached the server
 		return nil
 	}
-	r.pending = append(r.pending, "rollback to savepoint "+s.name)
-	return nil
+	_, err := r.Exec(ctx, "rollback to savepoint "+s.name)
+	return err
 }
 
 func (s *savepointTx) live() error {
