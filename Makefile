@@ -15,7 +15,7 @@ LDFLAGS := -X svc/cmd/internal/cli.version=$(VERSION) -X svc/cmd/internal/cli.co
 # The database: yours if DATABASE_URL is set, else the private cluster (started on demand).
 DB_URL = $(if $(DATABASE_URL),$(DATABASE_URL),$(shell .ci/pg url))
 
-.PHONY: all build run demo test test-engine test-short tidy-check bench db-url db-stop fmt vet clean
+.PHONY: all build run demo test test-engine test-short tidy-check bench db-url db-stop fmt vet clean cluster cluster-stop cluster-status
 
 all: build
 
@@ -32,6 +32,19 @@ demo: build
 	@url="$(DB_URL)"; test -n "$$url" || exit 1; \
 	mkdir -p .data/journal; \
 	DATABASE_URL="$$url" $(BIN)/svcd --demo $(ARGS)
+
+# A cluster on this machine (docs/cluster.md): a development Kafka broker, an engine, a
+# projector, a market-data node and gateways on :8080 and :8081 (.ci/cluster). SVC_DEMO=true
+# also seeds the demo merchant and prints its key. `make run` stays the single process.
+cluster: build
+	@url="$(DB_URL)"; test -n "$$url" || { echo "no database (see the messages above)"; exit 1; }; \
+	DATABASE_URL="$$url" .ci/cluster start
+
+cluster-stop:
+	@.ci/cluster stop
+
+cluster-status:
+	@.ci/cluster status
 
 # go.mod and go.sum must be exactly what `go mod tidy` writes: a cheap first step of `make test`
 # (and so of CI), which fails with the diff when a dependency was added or dropped by hand.
