@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -93,8 +94,28 @@ func TestOneEnginePerDatabase(t *testing.T) {
 		t.Fatalf("clean releases %d, err %v", released, err)
 	}
 
-	baseB, outB, stopB := startSvcd(t, dbURL)
+	baseB, outB, stopB := startSvcd(t, dbURL, "--demo")
 	defer stopB()
+	m := demoKeyLine.FindStringSubmatch(outB.String())
+	if m == nil {
+		t.Fatalf("no demo key:\n%s", outB.String())
+	}
+	order := func() (int, string) {
+		req, _ := http.NewRequest("POST", baseB+"/v1/trading/orders",
+			strings.NewReader(`{"symbol":"USDT-NGN","side":"buy","type":"limit","quantity":"10","price":"1500"}`))
+		req.Header.Set("X-Api-Key", m[1])
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := order(); code != 201 {
+		t.Fatalf("order before the loss: %d %s", code, body)
+	}
 	var epoch int64
 	if err := pool.QueryRow(context.Background(), `select epoch from engine_leases where environment = 'sandbox'`).Scan(&epoch); err != nil || epoch != 2 {
 		t.Fatalf("epoch after takeover %d, err %v", epoch, err)
@@ -117,5 +138,19 @@ func TestOneEnginePerDatabase(t *testing.T) {
 	}
 	if !strings.Contains(outB.String(), "engine lease lost") {
 		t.Fatalf("no log of the lost lease:\n%s", outB.String())
+	}
+	// Fail-stop: the engine takes no more orders (503, as after a journal error) once its own
+	// lease is found lost (each environment's keepalive notices within a TTL/3 tick; until
+	// then its lease is still valid and an order may still be acknowledged).
+	deadline = time.Now().Add(5 * time.Second)
+	for {
+		code, body := order()
+		if code == 503 && strings.Contains(body, "ENGINE_UNAVAILABLE") {
+			break
+		}
+		if code != 201 || time.Now().After(deadline) {
+			t.Fatalf("order after the loss: %d %s", code, body)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
