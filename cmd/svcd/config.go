@@ -74,7 +74,8 @@ type config struct {
 	SandboxBankCode string // 3-digit NUBAN bank code of sandbox virtual accounts
 	SandboxBankName string
 
-	MoneyIn moneyInConfig // rates, onramps, deposits, merchant balance (moneyin.go)
+	MoneyIn  moneyInConfig  // rates, onramps, deposits, merchant balance (moneyin.go)
+	Partners partnersConfig // live partners (Paystack) and the partner-events route (partners.go)
 }
 
 // flagSet declares the flags on fs with defaults taken from the environment.
@@ -132,6 +133,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.SandboxBankCode, "sandbox-bank-code", env.str("sandbox-bank-code", "999"), "3-digit bank code of sandbox NGN virtual accounts (their NUBAN check digit uses it)")
 	fs.StringVar(&c.SandboxBankName, "sandbox-bank-name", env.str("sandbox-bank-name", "Svc Sandbox Bank"), "bank name shown on sandbox NGN virtual accounts")
 	c.MoneyIn.flags(fs, &env)
+	c.Partners.flags(fs, &env)
 	c.Kafka.flags(fs, &env)
 	c.Cluster.flags(fs, &env)
 	fs.DurationVar(&c.EngineLeaseTTL, "engine-lease-ttl", env.duration("engine-lease-ttl", lease.DefaultTTL), "the engine stops writing when its PostgreSQL lease was not confirmed for this long; an engine taking over from one that died waits this long before writing")
@@ -180,6 +182,9 @@ func (c config) validate() error {
 		errs = append(errs, fmt.Errorf("-sandbox-bank-code %q: want 3 digits", c.SandboxBankCode))
 	}
 	if err := c.MoneyIn.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Partners.validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.BodyLimit < 1024 {

@@ -89,10 +89,14 @@ func newPayments(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 		return nil, err
 	}
 	rec := events.NewRecorder(inserter)
-	// The deterministic simulators in the sandbox; nothing configured in live (503
-	// PROVIDER_UNAVAILABLE).
-	envs := providers.Default(providers.SandboxConfig{BankCode: cfg.SandboxBankCode, BankName: cfg.SandboxBankName,
-		KYCURL: cfg.PublicBaseURL + "/sandbox/kyc/"})
+	// The deterministic simulators in the sandbox; in live, the adapters configured (the
+	// Paystack bank with SVC_PAYSTACK_SECRET_KEY), else 503 PROVIDER_UNAVAILABLE.
+	live, ps, err := liveProviders(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	envs := providers.Environments{Live: live, Sandbox: providers.NewSandbox(providers.SandboxConfig{BankCode: cfg.SandboxBankCode,
+		BankName: cfg.SandboxBankName, KYCURL: cfg.PublicBaseURL + "/sandbox/kyc/"})}
 	keys := idempotency.New(pool, idempotency.Config{})
 	idem := gwidem.Middleware(keys)
 	dj := domainJobs{workers: river.NewWorkers(), queues: map[string]int{}}
@@ -146,6 +150,13 @@ func newPayments(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 	}
 	dj.queues[withdrawals.Queue] = 20
 
+	// Money arriving: partners' notifications (issue 19), processed through deposits,
+	// offramp payouts and transfers; the sandbox's simulations post through it too.
+	inbound, err := newInbound(cfg, pool, ps, envs, rec, inserter, deps, ons, ofs, tfs, dj, log)
+	if err != nil {
+		return nil, err
+	}
+
 	// Housekeeping (issue 15): expired quotes and idempotency keys, outbox bodies.
 	periodic, err := jobs.RegisterHousekeeping(dj.workers, dj.queues, jobs.HousekeepingConfig{
 		Interval: cfg.HousekeepingInterval, Logger: log.With("component", "housekeeping"),
@@ -174,8 +185,9 @@ func newPayments(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 		gp.New(products.NewService(pool, nil)), gi.New(inv), pay,
 		gwcustomers.New(cs, idem), gwva.New(virtualaccounts.NewService(pool, rec, envs, nil), idem),
 		gwwithdrawals.New(wds, keys), offrampRoutes, gwrecipients.New(recipients.New(pool, nil), keys), gwtransfers.New(tfs, keys),
-		gwrates.New(rs), gwonramps.New(ons, idem), gwdeposits.New(deps, offrampRoutes.Dispatch), gwbalance.New(bal, idem),
+		gwrates.New(rs), gwonramps.New(ons, idem), gwdeposits.New(sandboxDeposits(cfg, deps, ons, inbound), offrampRoutes.Dispatch), gwbalance.New(bal, idem),
 		gwsandbox.New(operator.NewDeposits(deps)), // issue 11: sandbox reverse/clear/reject
+		partnerRoutes(cfg, inbound),               // issue 19: POST /v1/partners/{provider}/events
 	}
 	return p, nil
 }

@@ -66,6 +66,7 @@ var routeAccess = map[string]map[string]access{
 	"/v1/trading/market/ticker":                         {"GET": public},
 	"/v1/trading/market/klines":                         {"GET": public},
 	"/v1/ws":                                            {"GET": {need: identity.ScopeRead, selfAuth: true}},
+	"/v1/partners/{provider}/events":                    {"POST": public}, // partners sign each notification (issue 19)
 
 	// customers and virtual accounts
 	"/v1/customers":                          {"GET": read, "POST": payments},

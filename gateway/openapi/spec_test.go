@@ -22,6 +22,7 @@ import (
 	"svc/gateway/offramps"
 	"svc/gateway/onramps"
 	o "svc/gateway/openapi"
+	"svc/gateway/partners"
 	"svc/gateway/products"
 	"svc/gateway/rates"
 	"svc/gateway/recipients"
@@ -62,6 +63,7 @@ func allRouteSets() []gateway.RouteSet {
 		(&market.Handlers{}).Docs(),
 		(&offramps.Routes{}).Docs(),
 		(&onramps.Routes{}).Docs(),
+		(&partners.Routes{}).Docs(),
 		(&products.Routes{}).Docs(),
 		(&rates.Routes{}).Docs(),
 		(&recipients.Routes{}).Docs(),

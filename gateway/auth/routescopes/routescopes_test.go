@@ -16,6 +16,7 @@ import (
 	"svc/gateway/market"
 	gwofframps "svc/gateway/offramps"
 	gwonramps "svc/gateway/onramps"
+	gwpartners "svc/gateway/partners"
 	gp "svc/gateway/products"
 	gwrates "svc/gateway/rates"
 	gwrecipients "svc/gateway/recipients"
@@ -38,7 +39,7 @@ func allRouteSets(t *testing.T) []gateway.RouteSet {
 	return []gateway.RouteSet{svc.Routes(), gwbalance.New(nil, nil), gc.New(nil), gwcustomers.New(nil, nil), gwdeposits.New(nil, nil), gi.New(nil),
 		market.New(nil, nil, nil), gwofframps.New(nil, nil), gwonramps.New(nil, nil), gp.New(nil), gwrates.New(nil),
 		gwrecipients.New(nil, nil), gwsandbox.New(nil), trading.New(nil, nil, nil), gwtransfers.New(nil, nil), gwva.New(nil, nil),
-		gwwebhooks.New(nil), gwwithdrawals.New(nil, nil), ws.NewServer(ws.Config{})}
+		gwwebhooks.New(nil), gwwithdrawals.New(nil, nil), ws.NewServer(ws.Config{}), gwpartners.New(nil, gwpartners.Config{})}
 }
 
 // TestEveryRouteHasAScope registers every route set and the server's own routes, finds

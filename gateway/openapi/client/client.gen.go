@@ -3591,6 +3591,33 @@ func (e PatchMerchantProfileParamsXSvcEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for PostPartnersProviderEvents200JSONResponseBodyDataStatus.
+const (
+	PostPartnersProviderEvents200JSONResponseBodyDataStatusIGNORED   PostPartnersProviderEvents200JSONResponseBodyDataStatus = "IGNORED"
+	PostPartnersProviderEvents200JSONResponseBodyDataStatusMALFORMED PostPartnersProviderEvents200JSONResponseBodyDataStatus = "MALFORMED"
+	PostPartnersProviderEvents200JSONResponseBodyDataStatusPROCESSED PostPartnersProviderEvents200JSONResponseBodyDataStatus = "PROCESSED"
+	PostPartnersProviderEvents200JSONResponseBodyDataStatusRECEIVED  PostPartnersProviderEvents200JSONResponseBodyDataStatus = "RECEIVED"
+	PostPartnersProviderEvents200JSONResponseBodyDataStatusREJECTED  PostPartnersProviderEvents200JSONResponseBodyDataStatus = "REJECTED"
+)
+
+// Valid indicates whether the value is a known member of the PostPartnersProviderEvents200JSONResponseBodyDataStatus enum.
+func (e PostPartnersProviderEvents200JSONResponseBodyDataStatus) Valid() bool {
+	switch e {
+	case PostPartnersProviderEvents200JSONResponseBodyDataStatusIGNORED:
+		return true
+	case PostPartnersProviderEvents200JSONResponseBodyDataStatusMALFORMED:
+		return true
+	case PostPartnersProviderEvents200JSONResponseBodyDataStatusPROCESSED:
+		return true
+	case PostPartnersProviderEvents200JSONResponseBodyDataStatusRECEIVED:
+		return true
+	case PostPartnersProviderEvents200JSONResponseBodyDataStatusREJECTED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetPaymentsDepositsParamsType.
 const (
 	GetPaymentsDepositsParamsTypeCRYPTODEPOSIT GetPaymentsDepositsParamsType = "CRYPTO_DEPOSIT"
@@ -9260,6 +9287,12 @@ type PatchMerchantProfileParams struct {
 // PatchMerchantProfileParamsXSvcEnvironment defines parameters for PatchMerchantProfile.
 type PatchMerchantProfileParamsXSvcEnvironment string
 
+// PostPartnersProviderEventsJSONBody defines parameters for PostPartnersProviderEvents.
+type PostPartnersProviderEventsJSONBody = map[string]interface{}
+
+// PostPartnersProviderEvents200JSONResponseBodyDataStatus defines parameters for PostPartnersProviderEvents.
+type PostPartnersProviderEvents200JSONResponseBodyDataStatus string
+
 // GetPaymentsDepositsParams defines parameters for GetPaymentsDeposits.
 type GetPaymentsDepositsParams struct {
 	Type      *GetPaymentsDepositsParamsType   `form:"type,omitempty" json:"type,omitempty"`
@@ -10718,6 +10751,9 @@ type PostMerchantKycJSONRequestBody PostMerchantKycJSONBody
 // PatchMerchantProfileJSONRequestBody defines body for PatchMerchantProfile for application/json ContentType.
 type PatchMerchantProfileJSONRequestBody PatchMerchantProfileJSONBody
 
+// PostPartnersProviderEventsJSONRequestBody defines body for PostPartnersProviderEvents for application/json ContentType.
+type PostPartnersProviderEventsJSONRequestBody = PostPartnersProviderEventsJSONBody
+
 // PostPaymentsMerchantBalanceTransferJSONRequestBody defines body for PostPaymentsMerchantBalanceTransfer for application/json ContentType.
 type PostPaymentsMerchantBalanceTransferJSONRequestBody PostPaymentsMerchantBalanceTransferJSONBody
 
@@ -11453,6 +11489,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/openapi.json (the `GetOpenapiJson` operationId).
 	GetOpenapiJson(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostPartnersProviderEventsWithBody Receive a partner's signed notification (banks and custodians; not for merchants)
+	//
+	// provider is paystack (x-paystack-signature: hex HMAC-SHA512 of the raw body under the secret key), sandbox-bank or sandbox-custody (X-Svc-Partner-Signature: sha256=<hex HMAC-SHA256 of the raw body under the sandbox secret>); the body is the partner's own format (docs/live.md). A missing or wrong signature is 401 and nothing is stored. The notification is stored raw for audit, keyed by the partner's event id (a repeat answers 200 with duplicate true and changes nothing), and processed by a durable job: the answer does not wait for the money to be credited. Limited per client address (429 with Retry-After); bodies up to 256 KiB (413).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/partners/{provider}/events (the `PostPartnersProviderEvents` operationId).
+	PostPartnersProviderEventsWithBody(ctx context.Context, provider string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostPartnersProviderEvents Receive a partner's signed notification (banks and custodians; not for merchants)
+	//
+	// provider is paystack (x-paystack-signature: hex HMAC-SHA512 of the raw body under the secret key), sandbox-bank or sandbox-custody (X-Svc-Partner-Signature: sha256=<hex HMAC-SHA256 of the raw body under the sandbox secret>); the body is the partner's own format (docs/live.md). A missing or wrong signature is 401 and nothing is stored. The notification is stored raw for audit, keyed by the partner's event id (a repeat answers 200 with duplicate true and changes nothing), and processed by a durable job: the answer does not wait for the money to be credited. Limited per client address (429 with Retry-After); bodies up to 256 KiB (413).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/partners/{provider}/events (the `PostPartnersProviderEvents` operationId).
+	PostPartnersProviderEvents(ctx context.Context, provider string, body PostPartnersProviderEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetPaymentsDeposits List deposits
 	//
@@ -13415,6 +13469,44 @@ func (c *Client) PatchMerchantProfile(ctx context.Context, params *PatchMerchant
 // Corresponds with GET /v1/openapi.json (the `GetOpenapiJson` operationId).
 func (c *Client) GetOpenapiJson(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOpenapiJsonRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostPartnersProviderEventsWithBody Receive a partner's signed notification (banks and custodians; not for merchants)
+//
+// provider is paystack (x-paystack-signature: hex HMAC-SHA512 of the raw body under the secret key), sandbox-bank or sandbox-custody (X-Svc-Partner-Signature: sha256=<hex HMAC-SHA256 of the raw body under the sandbox secret>); the body is the partner's own format (docs/live.md). A missing or wrong signature is 401 and nothing is stored. The notification is stored raw for audit, keyed by the partner's event id (a repeat answers 200 with duplicate true and changes nothing), and processed by a durable job: the answer does not wait for the money to be credited. Limited per client address (429 with Retry-After); bodies up to 256 KiB (413).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/partners/{provider}/events (the `PostPartnersProviderEvents` operationId).
+func (c *Client) PostPartnersProviderEventsWithBody(ctx context.Context, provider string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostPartnersProviderEventsRequestWithBody(c.Server, provider, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostPartnersProviderEvents Receive a partner's signed notification (banks and custodians; not for merchants)
+//
+// provider is paystack (x-paystack-signature: hex HMAC-SHA512 of the raw body under the secret key), sandbox-bank or sandbox-custody (X-Svc-Partner-Signature: sha256=<hex HMAC-SHA256 of the raw body under the sandbox secret>); the body is the partner's own format (docs/live.md). A missing or wrong signature is 401 and nothing is stored. The notification is stored raw for audit, keyed by the partner's event id (a repeat answers 200 with duplicate true and changes nothing), and processed by a durable job: the answer does not wait for the money to be credited. Limited per client address (429 with Retry-After); bodies up to 256 KiB (413).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/partners/{provider}/events (the `PostPartnersProviderEvents` operationId).
+func (c *Client) PostPartnersProviderEvents(ctx context.Context, provider string, body PostPartnersProviderEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostPartnersProviderEventsRequest(c.Server, provider, body)
 	if err != nil {
 		return nil, err
 	}
@@ -17886,6 +17978,53 @@ func NewGetOpenapiJsonRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewPostPartnersProviderEventsRequest calls the generic PostPartnersProviderEvents builder with application/json body
+func NewPostPartnersProviderEventsRequest(server string, provider string, body PostPartnersProviderEventsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostPartnersProviderEventsRequestWithBody(server, provider, "application/json", bodyReader)
+}
+
+// NewPostPartnersProviderEventsRequestWithBody constructs an http.Request for the PostPartnersProviderEvents method, with any body, and a specified content type
+func NewPostPartnersProviderEventsRequestWithBody(server string, provider string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "provider", provider, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/partners/%s/events", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -22564,6 +22703,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/openapi.json (the `GetOpenapiJson` operationId).
 	GetOpenapiJsonWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenapiJsonResponse, error)
+
+	// PostPartnersProviderEventsWithBodyWithResponse Receive a partner's signed notification (banks and custodians; not for merchants)
+	//
+	// provider is paystack (x-paystack-signature: hex HMAC-SHA512 of the raw body under the secret key), sandbox-bank or sandbox-custody (X-Svc-Partner-Signature: sha256=<hex HMAC-SHA256 of the raw body under the sandbox secret>); the body is the partner's own format (docs/live.md). A missing or wrong signature is 401 and nothing is stored. The notification is stored raw for audit, keyed by the partner's event id (a repeat answers 200 with duplicate true and changes nothing), and processed by a durable job: the answer does not wait for the money to be credited. Limited per client address (429 with Retry-After); bodies up to 256 KiB (413).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/partners/{provider}/events (the `PostPartnersProviderEvents` operationId).
+	PostPartnersProviderEventsWithBodyWithResponse(ctx context.Context, provider string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostPartnersProviderEventsResponse, error)
+
+	// PostPartnersProviderEventsWithResponse Receive a partner's signed notification (banks and custodians; not for merchants)
+	//
+	// provider is paystack (x-paystack-signature: hex HMAC-SHA512 of the raw body under the secret key), sandbox-bank or sandbox-custody (X-Svc-Partner-Signature: sha256=<hex HMAC-SHA256 of the raw body under the sandbox secret>); the body is the partner's own format (docs/live.md). A missing or wrong signature is 401 and nothing is stored. The notification is stored raw for audit, keyed by the partner's event id (a repeat answers 200 with duplicate true and changes nothing), and processed by a durable job: the answer does not wait for the money to be credited. Limited per client address (429 with Retry-After); bodies up to 256 KiB (413).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/partners/{provider}/events (the `PostPartnersProviderEvents` operationId).
+	PostPartnersProviderEventsWithResponse(ctx context.Context, provider string, body PostPartnersProviderEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostPartnersProviderEventsResponse, error)
 
 	// GetPaymentsDepositsWithResponse List deposits
 	//
@@ -29472,6 +29629,122 @@ func (r GetOpenapiJsonResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetOpenapiJsonResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostPartnersProviderEventsResponse200Headers the declared response headers of an HTTP 200 response for PostPartnersProviderEvents
+type PostPartnersProviderEventsResponse200Headers struct {
+	XRequestId *string
+}
+
+// PostPartnersProviderEventsResponse429Headers the declared response headers of an HTTP 429 response for PostPartnersProviderEvents
+type PostPartnersProviderEventsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type PostPartnersProviderEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data *struct {
+			// Duplicate true when this event id was already stored: nothing changed
+			Duplicate bool `json:"duplicate"`
+
+			// EventId the partner's event id
+			EventId string `json:"event_id"`
+
+			// Status Example: RECEIVED
+			Status PostPartnersProviderEvents200JSONResponseBodyDataStatus `json:"status"`
+		} `json:"data,omitempty"`
+
+		// Message optional note for people
+		Message *string `json:"message,omitempty"`
+		Success bool    `json:"success"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostPartnersProviderEventsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostPartnersProviderEventsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostPartnersProviderEventsResponse) GetJSON200() *struct {
+	Data *struct {
+		// Duplicate true when this event id was already stored: nothing changed
+		Duplicate bool `json:"duplicate"`
+
+		// EventId the partner's event id
+		EventId string `json:"event_id"`
+
+		// Status Example: RECEIVED
+		Status PostPartnersProviderEvents200JSONResponseBodyDataStatus `json:"status"`
+	} `json:"data,omitempty"`
+
+	// Message optional note for people
+	Message *string `json:"message,omitempty"`
+	Success bool    `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostPartnersProviderEventsResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostPartnersProviderEventsResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostPartnersProviderEventsResponse) GetJSON413() *Error {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostPartnersProviderEventsResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetBody returns the raw response body bytes
+func (r PostPartnersProviderEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostPartnersProviderEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostPartnersProviderEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostPartnersProviderEventsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -37547,6 +37820,36 @@ func (c *ClientWithResponses) GetOpenapiJsonWithResponse(ctx context.Context, re
 		return nil, err
 	}
 	return ParseGetOpenapiJsonResponse(rsp)
+}
+
+// PostPartnersProviderEventsWithBodyWithResponse Receive a partner's signed notification (banks and custodians; not for merchants)
+//
+// provider is paystack (x-paystack-signature: hex HMAC-SHA512 of the raw body under the secret key), sandbox-bank or sandbox-custody (X-Svc-Partner-Signature: sha256=<hex HMAC-SHA256 of the raw body under the sandbox secret>); the body is the partner's own format (docs/live.md). A missing or wrong signature is 401 and nothing is stored. The notification is stored raw for audit, keyed by the partner's event id (a repeat answers 200 with duplicate true and changes nothing), and processed by a durable job: the answer does not wait for the money to be credited. Limited per client address (429 with Retry-After); bodies up to 256 KiB (413).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/partners/{provider}/events (the `PostPartnersProviderEvents` operationId).
+func (c *ClientWithResponses) PostPartnersProviderEventsWithBodyWithResponse(ctx context.Context, provider string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostPartnersProviderEventsResponse, error) {
+	rsp, err := c.PostPartnersProviderEventsWithBody(ctx, provider, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostPartnersProviderEventsResponse(rsp)
+}
+
+// PostPartnersProviderEventsWithResponse Receive a partner's signed notification (banks and custodians; not for merchants)
+//
+// provider is paystack (x-paystack-signature: hex HMAC-SHA512 of the raw body under the secret key), sandbox-bank or sandbox-custody (X-Svc-Partner-Signature: sha256=<hex HMAC-SHA256 of the raw body under the sandbox secret>); the body is the partner's own format (docs/live.md). A missing or wrong signature is 401 and nothing is stored. The notification is stored raw for audit, keyed by the partner's event id (a repeat answers 200 with duplicate true and changes nothing), and processed by a durable job: the answer does not wait for the money to be credited. Limited per client address (429 with Retry-After); bodies up to 256 KiB (413).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/partners/{provider}/events (the `PostPartnersProviderEvents` operationId).
+func (c *ClientWithResponses) PostPartnersProviderEventsWithResponse(ctx context.Context, provider string, body PostPartnersProviderEventsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostPartnersProviderEventsResponse, error) {
+	rsp, err := c.PostPartnersProviderEvents(ctx, provider, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostPartnersProviderEventsResponse(rsp)
 }
 
 // GetPaymentsDepositsWithResponse List deposits
@@ -45762,6 +46065,119 @@ func ParseGetOpenapiJsonResponse(rsp *http.Response) (*GetOpenapiJsonResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostPartnersProviderEventsResponse parses an HTTP response from a PostPartnersProviderEventsWithResponse call
+func ParsePostPartnersProviderEventsResponse(rsp *http.Response) (*PostPartnersProviderEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostPartnersProviderEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				// Duplicate true when this event id was already stored: nothing changed
+				Duplicate bool `json:"duplicate"`
+
+				// EventId the partner's event id
+				EventId string `json:"event_id"`
+
+				// Status Example: RECEIVED
+				Status PostPartnersProviderEvents200JSONResponseBodyDataStatus `json:"status"`
+			} `json:"data,omitempty"`
+
+			// Message optional note for people
+			Message *string `json:"message,omitempty"`
+			Success bool    `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostPartnersProviderEventsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostPartnersProviderEventsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
