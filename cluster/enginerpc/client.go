@@ -71,7 +71,8 @@ type Client struct {
 	addr   string
 	opts   Options
 	conn   *grpc.ClientConn
-	failed atomic.Bool // the engine said it has fail-stopped (in its last answer)
+	failed atomic.Bool   // the engine said it has fail-stopped (in its last answer)
+	seen   atomic.Uint64 // the highest acknowledged offset any answer carried
 
 	mu    sync.Mutex
 	pairs []engine.PairConfig // fetched once: pairs are configuration
@@ -118,7 +119,14 @@ func (c *Client) call(ctx context.Context, timeout time.Duration, method string,
 	if err := c.conn.Invoke(ctx, "/"+serviceName+"/"+method, req, rep); err != nil {
 		return transport(err)
 	}
-	c.failed.Store(rep.status().failed)
+	st := rep.status()
+	c.failed.Store(st.failed)
+	for {
+		cur := c.seen.Load()
+		if st.offset <= cur || c.seen.CompareAndSwap(cur, st.offset) {
+			break
+		}
+	}
 	return nil
 }
 
@@ -239,13 +247,13 @@ func (c *Client) Pair(symbol string) (engine.PairConfig, bool) {
 	return engine.PairConfig{}, false
 }
 
-// Offset is the engine's highest acknowledged journal offset, asked now (0 if the engine
-// cannot be reached: a history read then waits for nothing, and Err has already said the
-// engine is unavailable).
+// Offset is the engine's highest acknowledged journal offset, asked now. If the engine
+// cannot be reached it is the highest offset any earlier answer carried, so a history read
+// still waits for everything this client has seen acknowledged.
 func (c *Client) Offset() uint64 {
 	var rep statusReply
 	if err := c.call(context.Background(), c.opts.ReadTimeout, mStatus, &empty{}, &rep); err != nil {
-		return 0
+		return c.seen.Load()
 	}
 	return rep.st.offset
 }

@@ -240,6 +240,9 @@ func TestDeadEngineAnswersPromptlyAndTheClientReconnects(t *testing.T) {
 	if _, err := r.client.BalancesContext(context.Background(), alice); !errors.Is(err, engine.ErrUnavailable) {
 		t.Fatalf("balances with the engine gone: %v", err)
 	}
+	if got := r.client.Offset(); got == 0 || got != r.eng.Offset() {
+		t.Fatalf("offset with the engine gone: %d, want the last one seen (%d)", got, r.eng.Offset())
+	}
 
 	// The engine comes back on the same address: the client finds it by itself.
 	lis, err := net.Listen("tcp", r.addr)

@@ -1,6 +1,7 @@
 package trading
 
 import (
+	"context"
 	"time"
 
 	"github.com/google/uuid"
@@ -23,7 +24,16 @@ func (h *Handlers) balances(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	bs := ex.Balances(engine.AccountID(p.MerchantID))
+	var bs engine.Balances
+	if r, ok := ex.(balancesReader); ok {
+		var err error
+		if bs, err = r.BalancesContext(api.Ctx(ctx), engine.AccountID(p.MerchantID)); err != nil {
+			api.Fail(ctx, engineError(err)) // a remote engine that did not answer: 503, never zeros
+			return
+		}
+	} else {
+		bs = ex.Balances(engine.AccountID(p.MerchantID))
+	}
 	out := make([]balanceBody, 0, engine.NumAssets)
 	for _, a := range tradingAssets {
 		b := bs[a]
@@ -35,6 +45,12 @@ func (h *Handlers) balances(ctx *fasthttp.RequestCtx) {
 		})
 	}
 	api.Array(ctx, out, nil)
+}
+
+// balancesReader is an Exchange whose balance read can fail (a remote engine,
+// enginerpc.Client); an in-process engine's cannot.
+type balancesReader interface {
+	BalancesContext(ctx context.Context, acct engine.AccountID) (engine.Balances, error)
 }
 
 var tradingAssets = []engine.Asset{engine.NGN, engine.USDT, engine.USDC, engine.USD}
