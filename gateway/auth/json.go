@@ -9,16 +9,15 @@ import (
 	"svc/identity"
 )
 
-// Time is a timestamp as the API writes it: UTC, ISO 8601 with milliseconds and Z.
+// Time is a timestamp field of this package's answers, written as the API writes every
+// timestamp (api.TimeLayout: UTC, ISO 8601 with milliseconds and Z).
 type Time time.Time
-
-const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // MarshalJSON writes "2006-01-02T15:04:05.000Z".
 func (t Time) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, len(timeLayout)+2)
+	b := make([]byte, 0, len(api.TimeLayout)+2)
 	b = append(b, '"')
-	b = time.Time(t).UTC().AppendFormat(b, timeLayout)
+	b = api.AppendTime(b, time.Time(t))
 	return append(b, '"'), nil
 }
 
