@@ -74,7 +74,7 @@ type config struct {
 	SandboxBankCode string // 3-digit NUBAN bank code of sandbox virtual accounts
 	SandboxBankName string
 
-	MoneyIn  moneyInConfig  // rates, onramps, deposits, merchant balance (moneyin.go)
+	MoneyIn  moneyInConfig  // rates, onramps, deposits, merchant balance (payments.go)
 	Partners partnersConfig // live partners (Paystack) and the partner-events route (partners.go)
 }
 
