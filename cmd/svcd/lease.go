@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"svc/persistence/journal"
 	"svc/persistence/lease"
@@ -31,13 +32,24 @@ type failer interface{ Fail(cause error) }
 // startEngineLease takes env's lease or refuses with a message naming the holder.
 func startEngineLease(ctx context.Context, cfg config, env string, log *slog.Logger) (*engineLease, error) {
 	host, _ := os.Hostname()
+	lc := lease.Config{URL: cfg.DatabaseURL, Environment: env,
+		Holder: fmt.Sprintf("svcd pid %d on %s (%s)", os.Getpid(), host, cfg.Addr), TTL: cfg.EngineLeaseTTL, Log: log}
 	// A holder killed a moment ago keeps the lock until PostgreSQL has seen its connection
 	// close: give that one TTL before refusing.
-	l, err := lease.Acquire(ctx, lease.Config{URL: cfg.DatabaseURL, Environment: env,
-		Holder: fmt.Sprintf("svcd pid %d on %s (%s)", os.Getpid(), host, cfg.Addr), TTL: cfg.EngineLeaseTTL, Log: log},
-		cfg.EngineLeaseTTL/10, cfg.EngineLeaseTTL)
+	l, err := lease.Acquire(ctx, lc, cfg.EngineLeaseTTL/10, cfg.EngineLeaseTTL)
+	if errors.Is(err, lease.ErrHeld) && cfg.Kafka.EngineStandby {
+		if cfg.Journal != "kafka" {
+			return nil, fmt.Errorf("%w: --engine-standby needs --journal=kafka (a standby cannot read another machine's file journal)", err)
+		}
+		log.Warn("engine standby: waiting for the engine lease; nothing is served until this process takes over", "held", err.Error())
+		start := time.Now()
+		l, err = lease.Acquire(ctx, lc, 200*time.Millisecond, -1)
+		if err == nil {
+			log.Warn("engine standby: taking over", "waited", time.Since(start).Round(time.Millisecond))
+		}
+	}
 	if errors.Is(err, lease.ErrHeld) {
-		return nil, fmt.Errorf("%w: another svcd runs the %s engine on this database; stop it first (two engines would both write the journal and the order history)", err, env)
+		return nil, fmt.Errorf("%w: another svcd runs the %s engine on this database; stop it first, or start this one with --engine-standby to take over when it stops (two engines would both write the journal and the order history)", err, env)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s engine lease: %w", env, err)
