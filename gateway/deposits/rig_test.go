@@ -31,6 +31,7 @@ import (
 	"svc/payments/jobs"
 	"svc/payments/money"
 	"svc/payments/onramps"
+	"svc/payments/partners"
 	"svc/payments/providers"
 	"svc/payments/rates"
 	"svc/payments/virtualaccounts"
@@ -143,12 +144,20 @@ func newRig(t testing.TB, o rigOptions) *rig {
 	r.balance = balance.New(pool, balance.Config{Exchanges: bx, Providers: envs, Jobs: inserter, Now: r.clock.Now})
 	// Webhook deliveries are enqueued (endpoints the tests register) but not worked here.
 	river.AddWorker(workers, river.WorkFunc(func(context.Context, *river.Job[events.DeliveryArgs]) error { return nil }))
-	for _, reg := range []error{onramps.Register(workers, r.onramps), deposits.Register(workers, r.deposits), balance.Register(workers, r.balance)} {
+	// Sandbox deposits arrive as the sandbox bank's notifications, through the partner path
+	// (issue 19), as in svcd.
+	inbound, err := partners.New(pool, partners.Config{Partners: []partners.Partner{partners.SandboxBankPartner(rigPartnerSecret)},
+		Jobs: inserter, Events: rec, Deposits: r.deposits, Onramps: r.onramps, Providers: envs, Now: r.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, reg := range []error{onramps.Register(workers, r.onramps), deposits.Register(workers, r.deposits), balance.Register(workers, r.balance),
+		partners.Register(workers, inbound)} {
 		if reg != nil {
 			t.Fatal(reg)
 		}
 	}
-	cfg := jobs.Config{Workers: workers, Queues: map[string]int{onramps.Queue: 20}, FetchPollInterval: max(20*time.Millisecond, o.fetchCooldown), FetchCooldown: o.fetchCooldown}
+	cfg := jobs.Config{Workers: workers, Queues: map[string]int{onramps.Queue: 20, partners.Queue: 5}, FetchPollInterval: max(20*time.Millisecond, o.fetchCooldown), FetchCooldown: o.fetchCooldown}
 	r.client, err = jobs.New(pool, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -165,12 +174,15 @@ func newRig(t testing.TB, o rigOptions) *rig {
 	}
 	idem := gwidem.Middleware(idempotency.New(pool, idempotency.Config{}))
 	r.srv = gatewaytest.New(t, pool,
-		gwrates.New(r.rates), gwonramps.New(r.onramps, idem), gwdeposits.New(r.deposits, nil), gwbalance.New(r.balance, idem),
+		gwrates.New(r.rates), gwonramps.New(r.onramps, idem), gwdeposits.New(partners.SandboxDeposits{Service: r.deposits, Onramps: r.onramps, Partners: inbound, Secret: rigPartnerSecret}, nil), gwbalance.New(r.balance, idem),
 		gwcustomers.New(customers.NewService(pool, rec, envs, nil), idem),
 		gwva.New(virtualaccounts.NewService(pool, rec, envs, nil), idem))
 	r.a, r.b = authtest.New(t, pool), authtest.New(t, pool)
 	return r
 }
+
+// rigPartnerSecret signs the sandbox bank's notifications in the rig.
+const rigPartnerSecret = "rig-sandbox-partner-secret"
 
 // Typed JSON views of the API objects.
 type onrampJSON = gwonramps.OnrampJSON
