@@ -121,6 +121,10 @@ type rpcServer struct {
 // serveEngines serves each environment's engine on its --engine-listen address.
 func serveEngines(cfg config, xs exchanges, log *slog.Logger) ([]*rpcServer, error) {
 	var out []*rpcServer
+	tlsCfg, err := cfg.Cluster.serverTLS()
+	if err != nil {
+		return nil, err
+	}
 	for _, env := range []api.Environment{api.Sandbox, api.Live} {
 		addr, ok := cfg.Cluster.EngineListen[string(env)]
 		x := xs[env]
@@ -134,7 +138,7 @@ func serveEngines(cfg config, xs exchanges, log *slog.Logger) ([]*rpcServer, err
 			}
 			return nil, fmt.Errorf("%s engine rpc: %w", env, err)
 		}
-		s := &rpcServer{env: env, srv: enginerpc.NewServer(x.engine, enginerpc.ServerOptions{Log: log.With("env", string(env))}),
+		s := &rpcServer{env: env, srv: enginerpc.NewServer(x.engine, enginerpc.ServerOptions{TLS: tlsCfg, Log: log.With("env", string(env))}),
 			served: make(chan error, 1)}
 		go func() { s.served <- s.srv.Serve(lis) }()
 		out = append(out, s)
@@ -170,7 +174,11 @@ func openNode(ctx context.Context, cfg config, env api.Environment, pool *pgxpoo
 	rs := cfg.Cluster.Roles
 	n := &node{env: env, log: log.With("env", string(env))}
 	if addr, ok := cfg.Cluster.EngineAddr[string(env)]; ok {
-		c, err := enginerpc.Dial(addr, enginerpc.Options{})
+		tlsCfg, err := cfg.Cluster.clientTLS()
+		if err != nil {
+			return nil, err
+		}
+		c, err := enginerpc.Dial(addr, enginerpc.Options{TLS: tlsCfg})
 		if err != nil {
 			return nil, err
 		}

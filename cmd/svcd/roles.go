@@ -1,10 +1,13 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"net"
+	"os"
 	"sort"
 	"strings"
 )
@@ -123,6 +126,10 @@ type clusterConfig struct {
 	Roles        roles
 	EngineAddr   map[string]string // env -> engine RPC address this process calls (without the engine role)
 	EngineListen map[string]string // env -> address the engine RPC listens on (engine role; none: not served)
+
+	// Engine RPC TLS (both sides): this process's certificate and key (PEM), and the CA
+	// that signs the other side's. None: plaintext, for loopback or a private network.
+	EngineTLSCert, EngineTLSKey, EngineTLSCA string
 }
 
 func (c *clusterConfig) flags(fs *flag.FlagSet, env *envDefaults) {
@@ -148,6 +155,9 @@ func (c *clusterConfig) flags(fs *flag.FlagSet, env *envDefaults) {
 		c.EngineListen, err = parseEnvAddrs("engine-listen", s)
 		return err
 	})
+	fs.StringVar(&c.EngineTLSCert, "engine-tls-cert", env.str("engine-tls-cert", ""), "engine RPC over TLS: this process's certificate (PEM); the engine serves it, a client presents it (mutual TLS)")
+	fs.StringVar(&c.EngineTLSKey, "engine-tls-key", env.str("engine-tls-key", ""), "the private key (PEM) of -engine-tls-cert")
+	fs.StringVar(&c.EngineTLSCA, "engine-tls-ca", env.str("engine-tls-ca", ""), "engine RPC over TLS: the CA (PEM) that signs the other side's certificate; on the engine it makes client certificates required")
 	// SVC_* defaults; flags given later overwrite them.
 	if v := env.str("engine-addr", ""); v != "" {
 		m, err := parseEnvAddrs("engine-addr", v)
@@ -187,6 +197,12 @@ func (c clusterConfig) validate(journal string) error {
 	if rs.has(roleEngine) && rs != allRoles && len(c.EngineListen) == 0 {
 		errs = append(errs, fmt.Errorf("-roles=%s: the engine serves the other roles' processes, so it needs -engine-listen (sandbox=host:port,live=host:port)", rs))
 	}
+	if (c.EngineTLSCert == "") != (c.EngineTLSKey == "") {
+		errs = append(errs, errors.New("-engine-tls-cert and -engine-tls-key go together"))
+	}
+	if rs.has(roleEngine) && c.EngineTLSCA != "" && c.EngineTLSCert == "" && len(c.EngineListen) > 0 {
+		errs = append(errs, errors.New("-engine-tls-ca on the engine needs its own -engine-tls-cert and -engine-tls-key to serve TLS"))
+	}
 	// The journal is read by other processes only through Kafka: a file journal belongs
 	// to the one process that writes it.
 	if journal != "kafka" {
@@ -198,4 +214,61 @@ func (c clusterConfig) validate(journal string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// serverTLS is the engine RPC's server TLS (nil: plaintext): TLS 1.3 with this process's
+// certificate, and client certificates signed by -engine-tls-ca required when it is set.
+func (c clusterConfig) serverTLS() (*tls.Config, error) {
+	if c.EngineTLSCert == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(c.EngineTLSCert, c.EngineTLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("-engine-tls-cert/-engine-tls-key: %w", err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
+	if c.EngineTLSCA != "" {
+		pool, err := loadCA(c.EngineTLSCA)
+		if err != nil {
+			return nil, err
+		}
+		cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	return cfg, nil
+}
+
+// clientTLS is the engine RPC's client TLS (nil: plaintext): the engine's certificate
+// checked against -engine-tls-ca (or the system's roots), this process's presented.
+func (c clusterConfig) clientTLS() (*tls.Config, error) {
+	if c.EngineTLSCA == "" && c.EngineTLSCert == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS13}
+	if c.EngineTLSCA != "" {
+		pool, err := loadCA(c.EngineTLSCA)
+		if err != nil {
+			return nil, err
+		}
+		cfg.RootCAs = pool
+	}
+	if c.EngineTLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(c.EngineTLSCert, c.EngineTLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("-engine-tls-cert/-engine-tls-key: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+func loadCA(file string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("-engine-tls-ca: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("-engine-tls-ca %s: no PEM certificate in it", file)
+	}
+	return pool, nil
 }

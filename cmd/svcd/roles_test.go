@@ -1,9 +1,21 @@
 package main
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"io"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseRoles(t *testing.T) {
@@ -149,5 +161,46 @@ func TestRolesFlag(t *testing.T) {
 		if _, err := parseConfig(args, env(map[string]string{"DATABASE_URL": "x"}), io.Discard); err == nil {
 			t.Fatalf("%v accepted", args)
 		}
+	}
+}
+
+func TestEngineTLSFlags(t *testing.T) {
+	dir := t.TempDir()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "engine"}, IsCA: true,
+		BasicConstraintsValid: true, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, _ := x509.MarshalECPrivateKey(k)
+	cert, key, notPEM := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"), filepath.Join(dir, "x.pem")
+	_ = os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	_ = os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600)
+	_ = os.WriteFile(notPEM, []byte("hello"), 0o600)
+
+	c := clusterConfig{EngineTLSCert: cert, EngineTLSKey: key, EngineTLSCA: cert}
+	s, err := c.serverTLS()
+	if err != nil || s == nil || s.ClientAuth != tls.RequireAndVerifyClientCert || s.MinVersion != tls.VersionTLS13 {
+		t.Fatalf("server TLS: %+v %v", s, err)
+	}
+	cl, err := c.clientTLS()
+	if err != nil || cl == nil || cl.RootCAs == nil || len(cl.Certificates) != 1 {
+		t.Fatalf("client TLS: %+v %v", cl, err)
+	}
+	if s, err := (clusterConfig{}).serverTLS(); s != nil || err != nil {
+		t.Fatalf("no flags: %v %v, want plaintext", s, err)
+	}
+	if _, err := (clusterConfig{EngineTLSCA: notPEM}).clientTLS(); err == nil || !strings.Contains(err.Error(), "no PEM") {
+		t.Fatalf("a CA file without PEM: %v", err)
+	}
+	addrs := map[string]string{"sandbox": "h:1", "live": "h:2"}
+	bad := clusterConfig{Roles: roles(roleGateway), EngineAddr: addrs, EngineTLSCert: cert}
+	if err := bad.validate("kafka"); err == nil || !strings.Contains(err.Error(), "go together") {
+		t.Fatalf("cert without key: %v", err)
 	}
 }
