@@ -29,7 +29,7 @@ type logJSON struct {
 }
 
 func (rs *Routes) logs(ctx *fasthttp.RequestCtx) {
-	t, ok := tenantOf(ctx)
+	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}

@@ -52,25 +52,6 @@ func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandle
 // requestTimeout bounds the database work of one request; a test send adds its own 10 s.
 const requestTimeout = 30 * time.Second
 
-func tenantOf(ctx *fasthttp.RequestCtx) (payments.Tenant, bool) {
-	p, ok := api.RequirePrincipal(ctx, "not authenticated")
-	if !ok {
-		return payments.Tenant{}, false
-	}
-	return payments.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, true
-}
-
-// target is the caller's tenant and the endpoint {id} names; it answers 401, or 404 for an
-// id that is not a UUID, and false.
-func target(ctx *fasthttp.RequestCtx) (payments.Tenant, uuid.UUID, bool) {
-	t, ok := tenantOf(ctx)
-	if !ok {
-		return t, uuid.Nil, false
-	}
-	id, ok := api.PathUUID(ctx, "id", wh.ErrNotFound)
-	return t, id, ok
-}
-
 type endpointJSON struct {
 	ID             string   `json:"id"`
 	URL            string   `json:"url"`
@@ -101,7 +82,7 @@ type createBody struct {
 }
 
 func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
-	t, ok := tenantOf(ctx)
+	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}
@@ -127,7 +108,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
-	t, ok := tenantOf(ctx)
+	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}
@@ -147,7 +128,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	t, id, ok := target(ctx)
+	t, id, ok := api.Target(ctx, wh.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -168,7 +149,7 @@ type updateBody struct {
 }
 
 func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
-	t, id, ok := target(ctx)
+	t, id, ok := api.Target(ctx, wh.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -188,7 +169,7 @@ func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
-	t, id, ok := target(ctx)
+	t, id, ok := api.Target(ctx, wh.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -202,7 +183,7 @@ func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) rotate(ctx *fasthttp.RequestCtx) {
-	t, id, ok := target(ctx)
+	t, id, ok := api.Target(ctx, wh.ErrNotFound)
 	if !ok {
 		return
 	}
@@ -230,7 +211,7 @@ type testJSON struct {
 }
 
 func (rs *Routes) test(ctx *fasthttp.RequestCtx) {
-	t, id, ok := target(ctx)
+	t, id, ok := api.Target(ctx, wh.ErrNotFound)
 	if !ok {
 		return
 	}
