@@ -28,6 +28,7 @@ import (
 	"svc/payments/money"
 	"svc/payments/onramps"
 	"svc/payments/operator"
+	"svc/payments/partners"
 	"svc/payments/providers"
 	"svc/payments/rates"
 	"svc/persistence/postgres"
@@ -69,7 +70,18 @@ func newRig(t testing.TB) *rig {
 	if err := deposits.Register(workers, r.deposits); err != nil {
 		t.Fatal(err)
 	}
-	worker, err := jobs.New(pool, jobs.Config{Workers: workers, Queues: map[string]int{onramps.Queue: 10},
+	// Sandbox deposits arrive as the sandbox bank's notifications, through the partner path
+	// (issue 19), as in svcd.
+	const partnerSecret = "rig-sandbox-partner-secret"
+	inbound, err := partners.New(pool, partners.Config{Partners: []partners.Partner{partners.SandboxBankPartner(partnerSecret)},
+		Jobs: inserter, Events: rec, Deposits: r.deposits, Onramps: ons, Providers: envs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := partners.Register(workers, inbound); err != nil {
+		t.Fatal(err)
+	}
+	worker, err := jobs.New(pool, jobs.Config{Workers: workers, Queues: map[string]int{onramps.Queue: 10, partners.Queue: 5},
 		FetchPollInterval: 20 * time.Millisecond, FetchCooldown: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +96,7 @@ func newRig(t testing.TB) *rig {
 	})
 	r.ops = operator.NewDeposits(r.deposits)
 	idem := gwidem.Middleware(idempotency.New(pool, idempotency.Config{}))
-	r.srv = gatewaytest.New(t, pool, gwonramps.New(ons, idem), gwdeposits.New(r.deposits, nil),
+	r.srv = gatewaytest.New(t, pool, gwonramps.New(ons, idem), gwdeposits.New(partners.SandboxDeposits{Service: r.deposits, Onramps: ons, Partners: inbound, Secret: partnerSecret}, nil),
 		gwcustomers.New(customers.NewService(pool, rec, envs, nil), idem), sandbox.New(r.ops))
 	r.a, r.b = authtest.New(t, pool), authtest.New(t, pool)
 	return r
