@@ -13,6 +13,7 @@ import (
 	"svc/payments"
 	"svc/payments/events"
 	"svc/payments/idempotency"
+	"svc/payments/jobs"
 	"svc/payments/ledger"
 	"svc/payments/money"
 	"svc/payments/onramps"
@@ -128,7 +129,7 @@ func (s *Service) Receive(ctx context.Context, tx pgx.Tx, o onramps.Onramp, amou
 }
 
 func (s *Service) next(ctx context.Context, tx pgx.Tx, d Deposit) error {
-	if _, err := s.cfg.Jobs.InsertTx(ctx, tx, StepArgs{DepositID: d.ID, From: d.Status}, nil); err != nil {
+	if err := jobs.InsertTx(ctx, s.cfg.Jobs, tx, StepArgs{DepositID: d.ID, From: d.Status}, nil); err != nil {
 		return fmt.Errorf("enqueue deposit step: %w", err)
 	}
 	return nil

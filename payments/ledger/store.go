@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,10 +67,12 @@ func Post(ctx context.Context, tx pgx.Tx, t Transaction) (Posted, error) {
 		return p, err
 	}
 
-	// Net change per account and asset, in a fixed order.
+	// Net change per account and asset, in a fixed order; system accounts on this
+	// transaction's shard.
+	shard := systemShard(t.Reference)
 	net := map[slot]int64{}
 	for _, p := range t.Postings {
-		k := slot{p.Account, p.Amount.Asset}
+		k := slot{shard.of(p.Account), p.Amount.Asset}
 		s, err := money.New(k.asset, net[k]).Add(p.Amount)
 		if err != nil {
 			return Posted{}, invalid("net change of %s: %v", p.Account, err)
@@ -148,7 +151,7 @@ func Post(ctx context.Context, tx pgx.Tx, t Transaction) (Posted, error) {
 		eAfter   = make([]int64, n)
 	)
 	for i, p := range t.Postings {
-		r := rows[slot{p.Account, p.Amount.Asset}]
+		r := rows[slot{shard.of(p.Account), p.Amount.Asset}]
 		r.lastSeq++
 		r.balance += p.Amount.Minor
 		if eIDs[i], err = uuid.NewV7(); err != nil {
@@ -163,7 +166,7 @@ func Post(ctx context.Context, tx pgx.Tx, t Transaction) (Posted, error) {
 	for i, k := range slots {
 		r := rows[k]
 		aIDs[i], aBal[i], aSeq[i] = r.id, r.balance, r.lastSeq
-		posted.Balances[i] = Balance{Account: k.account, Amount: money.New(k.asset, r.balance), UpdatedAt: createdAt}
+		posted.Balances[i] = Balance{Account: k.account.unsharded(), Amount: money.New(k.asset, r.balance), UpdatedAt: createdAt}
 	}
 
 	b := &pgx.Batch{}
@@ -182,6 +185,52 @@ func Post(ctx context.Context, tx pgx.Tx, t Transaction) (Posted, error) {
 		return Posted{}, fmt.Errorf("ledger: write entries: %w", err)
 	}
 	return posted, nil
+}
+
+// SystemShards is how many rows each system account of a merchant and environment is kept
+// in (issue 22). Every deposit, withdrawal and transfer of a merchant posts to the same few
+// system accounts (system:external, system:incoming, system:fx, ...), and Post locks each
+// account row it touches until the commit: one row per system account made all of a
+// merchant's money movements wait for each other. A transaction's system postings go to the
+// shard its reference picks (shard 0 is the account's original row, owner id uuid.Nil;
+// shard k has k in the owner id's last byte). System accounts may go negative, so a shard
+// needs no balance of its own; an account's balance is the sum of its shards (GetBalance,
+// OwnerBalances), and Verify checks every row as before.
+const SystemShards = 16
+
+// shardID is the owner id of a system account's shard k.
+type shardID uuid.UUID
+
+func systemShard(reference string) shardID {
+	h := sha256.Sum256([]byte(reference))
+	var id shardID
+	id[15] = h[0] % SystemShards
+	return id
+}
+
+// of is a on the shard when a is a system account, else a.
+func (k shardID) of(a Account) Account {
+	if a.Owner == OwnerSystem {
+		a.OwnerID = uuid.UUID(k)
+	}
+	return a
+}
+
+// unsharded is a without its shard: what the caller named.
+func (a Account) unsharded() Account {
+	if a.Owner == OwnerSystem {
+		a.OwnerID = uuid.Nil
+	}
+	return a
+}
+
+// ownerCond matches the owner id param of owner's accounts: every shard of a system
+// account (the param, uuid.Nil, is then only read for its type), one owner's otherwise.
+func ownerCond(owner OwnerType, alias, param string) string {
+	if owner == OwnerSystem {
+		return "(" + param + "::uuid is not null)"
+	}
+	return alias + "owner_id = " + param
 }
 
 func isNegativeBalance(err error) bool {
@@ -282,8 +331,11 @@ func createAccounts(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, env st
 // has a zero balance (and a zero UpdatedAt).
 func GetBalance(ctx context.Context, q postgres.Querier, merchantID uuid.UUID, env string, a Account, asset money.Asset) (Balance, error) {
 	b := Balance{Account: a, Amount: money.Zero(asset)}
-	err := q.QueryRow(ctx, `select balance, updated_at from ledger_accounts
-		where merchant_id = $1 and environment = $2 and owner_type = $3 and owner_id = $4 and asset = $5 and purpose = $6`,
+	// A system account is the sum of its shards (SystemShards).
+	err := q.QueryRow(ctx, `select sum(balance)::bigint, max(updated_at) from ledger_accounts
+		where merchant_id = $1 and environment = $2 and owner_type = $3 and `+ownerCond(a.Owner, "", "$4")+`
+		  and asset = $5 and purpose = $6
+		having count(*) > 0`,
 		merchantID, env, string(a.Owner), a.OwnerID, string(asset), string(a.Purpose)).Scan(&b.Amount.Minor, &b.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return b, nil
@@ -297,7 +349,9 @@ func GetBalance(ctx context.Context, q postgres.Querier, merchantID uuid.UUID, e
 // LockBalance is GetBalance that also locks the account row (FOR UPDATE) until tx ends,
 // creating the account if needed, so the caller can decide a posting from the balance
 // (e.g. a reversal debiting what is left and recording the shortfall as receivable).
-// Lock accounts in a fixed order when you lock several; Post then locks the rest.
+// Lock accounts in a fixed order when you lock several; Post then locks the rest. Not for
+// system accounts (they may go negative, so no posting is decided from their balance; a
+// system account is kept in shards, and this would lock only the first).
 func LockBalance(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, env string, a Account, asset money.Asset) (Balance, error) {
 	if err := a.validate(); err != nil {
 		return Balance{}, err
@@ -325,8 +379,9 @@ func LockBalance(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, env strin
 // OwnerBalances lists every account of one owner (all assets and purposes), by asset then
 // purpose.
 func OwnerBalances(ctx context.Context, q postgres.Querier, merchantID uuid.UUID, env string, owner OwnerType, ownerID uuid.UUID) ([]Balance, error) {
-	rows, err := q.Query(ctx, `select asset, purpose, balance, updated_at from ledger_accounts
-		where merchant_id = $1 and environment = $2 and owner_type = $3 and owner_id = $4
+	rows, err := q.Query(ctx, `select asset, purpose, sum(balance)::bigint, max(updated_at) from ledger_accounts
+		where merchant_id = $1 and environment = $2 and owner_type = $3 and `+ownerCond(owner, "", "$4")+`
+		group by asset, purpose
 		order by asset, purpose`, merchantID, env, string(owner), ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: read balances: %w", err)
@@ -357,10 +412,10 @@ func ListEntries(ctx context.Context, q postgres.Querier, f EntryFilter, limit, 
 	if offset < 0 || offset > math.MaxInt32 {
 		offset = 0
 	}
-	const where = `from ledger_entries e
+	where := `from ledger_entries e
 		join ledger_accounts a on a.id = e.account_id
 		join ledger_transactions t on t.id = e.transaction_id
-		where a.merchant_id = $1 and a.environment = $2 and a.owner_type = $3 and a.owner_id = $4
+		where a.merchant_id = $1 and a.environment = $2 and a.owner_type = $3 and ` + ownerCond(f.Owner, "a.", "$4") + `
 		  and ($5 = '' or a.asset = $5) and ($6 = '' or a.purpose = $6)`
 	args := []any{f.MerchantID, f.Environment, string(f.Owner), f.OwnerID, string(f.Asset), string(f.Purpose)}
 	var total int64

@@ -17,6 +17,7 @@ import (
 	"svc/payments"
 	"svc/payments/events"
 	"svc/payments/idempotency"
+	"svc/payments/jobs"
 	"svc/payments/ledger"
 	"svc/payments/money"
 	"svc/payments/providers"
@@ -161,7 +162,7 @@ func (s *Service) Create(ctx context.Context, t payments.Tenant, r Request) (Tra
 		if err := insert(ctx, tx, tr); err != nil {
 			return err
 		}
-		if _, err := s.cfg.Jobs.InsertTx(ctx, tx, PayoutArgs{TransferID: tr.ID}, nil); err != nil {
+		if err := jobs.InsertTx(ctx, s.cfg.Jobs, tx, PayoutArgs{TransferID: tr.ID}, nil); err != nil {
 			return err
 		}
 		// Posted last: the hold locks the merchant's balance rows until the commit.

@@ -14,6 +14,7 @@ import (
 	"svc/payments"
 	"svc/payments/events"
 	"svc/payments/idempotency"
+	"svc/payments/jobs"
 	"svc/payments/ledger"
 	"svc/payments/money"
 	"svc/payments/providers"
@@ -88,7 +89,7 @@ func (s *Service) Create(ctx context.Context, t payments.Tenant, r Request) (Wit
 		if err := insert(ctx, tx, w); err != nil {
 			return err
 		}
-		if _, err := s.cfg.Jobs.InsertTx(ctx, tx, ProcessArgs{WithdrawalID: w.ID}, nil); err != nil {
+		if err := jobs.InsertTx(ctx, s.cfg.Jobs, tx, ProcessArgs{WithdrawalID: w.ID}, nil); err != nil {
 			return err
 		}
 		_, err := ledger.Post(ctx, tx, ledger.Transaction{
