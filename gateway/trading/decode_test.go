@@ -12,6 +12,7 @@ import (
 // The hand-written decoder of the order body and api.Decode (encoding/json) agree on
 // every body: the same request, or the same error from the fallback.
 func TestDecodePlaceOrder(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		body string

@@ -6,6 +6,7 @@ import (
 )
 
 func TestOrderBodyEncoding(t *testing.T) {
+	t.Parallel()
 	s := func(v string) *string { return &v }
 	for _, b := range []orderBody{
 		{ID: "01a2", Symbol: "USDT-NGN", Side: "buy", Type: "limit", TimeInForce: "GTC", Quantity: "1.00", FilledQuantity: "0.00", Price: s("1500.00"), Status: "OPEN", CreatedAt: "2026-11-22T03:14:32.349Z"},

@@ -13,6 +13,7 @@ import (
 // removes, so every trading route that would read or change it answers 503
 // ENGINE_UNAVAILABLE with Retry-After, while the other environment's engine serves on.
 func TestFailStoppedEngineAnswers503(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.a.SandboxKey
 	e.fund(t, key, "NGN", "1000000")

@@ -11,6 +11,7 @@ import (
 // A trader whose POST timed out retries it: the same client_order_id (or
 // X-Idempotency-Key) and the same order answer the existing order, never a second one.
 func TestRetriesByClientOrderID(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key, other := e.a.SandboxKey, e.b.SandboxKey
 	e.fund(t, key, "NGN", "10000000")
@@ -100,6 +101,7 @@ func TestRetriesByClientOrderID(t *testing.T) {
 // and cancelled by client order id (path and X-Idempotency-Key count bytes too), and one the
 // path could not name is refused at placement, changing nothing.
 func TestClientOrderIDLengthInBytes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.a.SandboxKey
 	e.fund(t, key, "NGN", "10000000")

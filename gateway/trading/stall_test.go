@@ -24,6 +24,7 @@ import (
 // that needs the projection answers 503 with a code and Retry-After before the request's
 // deadline: never a 500 or a hang. Once PostgreSQL answers again the read succeeds.
 func TestHistoryReadsWhenPostgresStalls(t *testing.T) {
+	t.Parallel()
 	pool, dbURL := pgtest.New(t)
 	proxy, viaProxy := pgtest.NewProxy(t, dbURL)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -109,6 +109,7 @@ func (e *env) balances(t *testing.T, key string) map[string]balance {
 }
 
 func TestPlaceOrderValidation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.a.SandboxKey
 	e.fund(t, key, "NGN", "1000000")
@@ -156,6 +157,7 @@ func TestPlaceOrderValidation(t *testing.T) {
 }
 
 func TestInsufficientBalanceLocksNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.fund(t, e.a.SandboxKey, "NGN", "1000")
 	r := e.srv.Do(t, "POST", "/v1/trading/orders", e.a.SandboxKey, map[string]any{"symbol": "USDT-NGN", "side": "buy", "type": "limit", "quantity": "1", "price": "1500"})
@@ -168,6 +170,7 @@ func TestInsufficientBalanceLocksNothing(t *testing.T) {
 }
 
 func TestMatchTradesBalancesAndHistory(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	seller, buyer := e.a.SandboxKey, e.b.SandboxKey
 	e.fund(t, seller, "USDT", "100")
@@ -239,6 +242,7 @@ func TestMatchTradesBalancesAndHistory(t *testing.T) {
 }
 
 func TestTenancyAndEnvironments(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.fund(t, e.a.SandboxKey, "NGN", "100000")
 	o := e.place(t, e.a.SandboxKey, map[string]any{"symbol": "USDC-NGN", "side": "buy", "type": "limit", "quantity": "2", "price": "1400"})
@@ -269,6 +273,7 @@ func TestTenancyAndEnvironments(t *testing.T) {
 }
 
 func TestMarketBuyByQuoteAmountAndCancelAll(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	seller, buyer := e.a.SandboxKey, e.b.SandboxKey
 	e.fund(t, seller, "USDT", "100")
@@ -297,6 +302,7 @@ func TestMarketBuyByQuoteAmountAndCancelAll(t *testing.T) {
 }
 
 func TestConcurrentClientsConserveBalances(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	keys := []string{e.a.SandboxKey, e.b.SandboxKey}
 	for _, k := range keys {
