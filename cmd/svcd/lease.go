@@ -102,7 +102,7 @@ func openJournal(ctx context.Context, cfg config, env string, e *engineLease, lo
 		}
 		k, err := journal.OpenKafka(ctx, opts)
 		if err != nil {
-			return nil, fmt.Errorf("%s journal (kafka): %w", env, err)
+			return nil, fmt.Errorf("%s journal (kafka): %w%s", env, err, fencedHint(err, env))
 		}
 		if cfg.Kafka.AllowFiniteRetention {
 			if err := checkRetention(k.Retention(), cfg.SnapshotEvery); err != nil {
@@ -119,8 +119,27 @@ func openJournal(ctx context.Context, cfg config, env string, e *engineLease, lo
 		if err != nil {
 			return nil, fmt.Errorf("%s journal (%s): %w", env, dir, err)
 		}
+		if f.MaxEpoch() > e.l.Epoch() {
+			err := fmt.Errorf("%s journal (%s): %w", env, dir, journal.ErrFenced)
+			_ = f.Close()
+			return nil, fmt.Errorf("%w: it holds records of epoch %d, newer than this engine's %d%s", err, f.MaxEpoch(), e.l.Epoch(), fencedHint(err, env))
+		}
 		var fl failer = f
 		e.j.Store(&fl)
 		return f, nil
 	}
+}
+
+// fencedHint tells the operator what a journal newer than the database's epoch means and
+// the one safe way out. svcd never raises the epoch by itself: if another deployment (another
+// database) writes the same journal, raising it would silently fence that one's acknowledged
+// orders.
+func fencedHint(err error, env string) string {
+	if !errors.Is(err, journal.ErrFenced) {
+		return ""
+	}
+	return fmt.Sprintf(". The journal was written under a newer epoch than this database knows: either another deployment with "+
+		"another database writes it (fix the configuration), or this database was restored from a backup or replaced. Only in "+
+		"the second case, set the epoch to the journal's (`insert into engine_leases (environment, epoch, holder) values ('%s', <that epoch>, 'restored') "+
+		"on conflict (environment) do update set epoch = excluded.epoch`); svcd raises it by one on its next start", env)
 }

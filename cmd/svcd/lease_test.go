@@ -154,3 +154,54 @@ func TestOneEnginePerDatabase(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestJournalNewerThanTheDatabase: a journal written under a higher epoch than the database
+// knows (a database restored from a backup, or another deployment's journal) is refused with
+// what to do; after the operator sets the epoch, svcd starts on it.
+func TestJournalNewerThanTheDatabase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three servers")
+	}
+	poolA, dbA := pgtest.New(t)
+	poolB, dbB := pgtest.New(t)
+	// Database A has seen a few takeovers already.
+	if _, err := poolA.Exec(context.Background(), `insert into engine_leases (environment, epoch, holder) values ('sandbox', 5, 'earlier')`); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	args := func(db string, extra ...string) []string {
+		return append([]string{"--addr", freeAddr(t), "--database-url", db, "--journal-dir", dir + "/journal",
+			"--snapshot-dir", dir + "/snapshots", "--access-log=false", "--engine-lease-ttl", "2s"}, extra...)
+	}
+	start := func(db string, extra ...string) error {
+		ctx, cancel := context.WithCancel(context.Background())
+		var out safeBuffer
+		done := make(chan error, 1)
+		go func() { done <- run(ctx, args(db, extra...), func(string) string { return "" }, &out, &out) }()
+		for !strings.Contains(out.String(), "svcd listening") {
+			select {
+			case err := <-done:
+				cancel()
+				return err
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		cancel()
+		return <-done
+	}
+	if err := start(dbA, "--demo"); err != nil { // the demo funding is journaled under epoch 6
+		t.Fatal(err)
+	}
+	err := start(dbB)
+	if err == nil || !strings.Contains(err.Error(), "journal writer fenced") || !strings.Contains(err.Error(), "epoch 6, newer than this engine's 1") ||
+		!strings.Contains(err.Error(), "insert into engine_leases") {
+		t.Fatalf("database B on A's journal: %v", err)
+	}
+	if _, err := poolB.Exec(context.Background(), `insert into engine_leases (environment, epoch, holder) values ('sandbox', 6, 'restored')
+		on conflict (environment) do update set epoch = excluded.epoch`); err != nil {
+		t.Fatal(err)
+	}
+	if err := start(dbB); err != nil {
+		t.Fatalf("after setting the epoch: %v", err)
+	}
+}

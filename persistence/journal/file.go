@@ -312,6 +312,10 @@ func (j *File) Fail(cause error) { j.c.failNow(cause) }
 // Epoch is the epoch this journal stamps on its records.
 func (j *File) Epoch() uint64 { return j.opts.Epoch }
 
+// MaxEpoch is the highest epoch found in the journal's last segment at open (0 for records
+// written without one). Start refuses a writer whose Epoch is below it.
+func (j *File) MaxEpoch() uint64 { return j.maxEpoch }
+
 // Append makes payloads durable; see Journal.
 func (j *File) Append(ctx context.Context, payloads [][]byte) (uint64, error) {
 	return j.c.append(ctx, payloads)
