@@ -143,7 +143,7 @@ func newInbound(cfg config, pool *pgxpool.Pool, ps *paystack.Client, envs provid
 	inserter *jobs.Client, deps *deposits.Service, ons *onramps.Service, ofs *offramps.Service, tfs *transfers.Service,
 	dj domainJobs, log *slog.Logger) (*partners.Service, error) {
 	svc, err := partners.New(pool, partners.Config{Partners: partnerSet(cfg, ps), Jobs: inserter, Events: rec,
-		Deposits: deps, Onramps: ons, Providers: envs, Logger: log,
+		Deposits: deps, Onramps: ons, Offramps: ofs, Providers: envs, Logger: log,
 		Payouts: map[string]partners.PayoutAdvancer{"payout": ofs.AdvancePayout, "transfer": tfs.Advance}})
 	if err != nil {
 		return nil, err

@@ -189,13 +189,49 @@ func (s *Service) SimulateCryptoDeposit(ctx context.Context, t payments.Tenant, 
 		if err != nil {
 			return money.AsField(err, "amount")
 		}
+		out, err = s.receive(ctx, tx, t, o, amt, "", now)
+		return err
+	})
+	return out, err
+}
+
+// ErrDepositMismatch: crypto reported at an offramp on another chain, in another asset or
+// at another address than the offramp's (nothing is credited).
+var ErrDepositMismatch error = &payments.Error{Code: "INVALID_STATE", Message: "the crypto does not match the offramp's chain, asset and address"}
+
+// ReceiveCrypto records amount confirmed on chain at the offramp's deposit address (txHash
+// the chain's transaction), in tx, and settles it as the offramp says (see the package doc):
+// what a custodian's notification does in any environment (payments/partners).
+//
+// Errors: ErrNotFound, ErrNotActive, ErrDepositMismatch, ErrNoPrice, a field error on
+// amount, *providers.UnavailableError, the database's.
+func (s *Service) ReceiveCrypto(ctx context.Context, tx pgx.Tx, t payments.Tenant, offrampID uuid.UUID, chain providers.Chain,
+	address string, amt money.Amount, txHash string) (CryptoDeposit, error) {
+	now := s.stamp()
+	o, err := load(ctx, tx, t, offrampID, now, true)
+	if err != nil {
+		return CryptoDeposit{}, err
+	}
+	if chain != o.Chain || amt.Asset != o.Asset || address != o.DepositAddress {
+		return CryptoDeposit{}, ErrDepositMismatch
+	}
+	return s.receive(ctx, tx, t, o, amt, txHash, now)
+}
+
+// receive settles amt arriving at offramp o (read FOR UPDATE in tx); txHash "" derives one
+// (the sandbox simulation).
+func (s *Service) receive(ctx context.Context, tx pgx.Tx, t payments.Tenant, o Offramp, amt money.Amount, txHash string, now time.Time) (CryptoDeposit, error) {
+	var out CryptoDeposit
+	err := func() error {
 		if o.Status != Active {
 			return ErrNotActive
 		}
 		d := CryptoDeposit{ID: uuid.Must(uuid.NewV7()), OfframpID: o.ID, CustomerID: o.CustomerID, Type: "CRYPTO_DEPOSIT",
 			Amount: amt, Chain: o.Chain, Mode: o.Settlement.Mode, CreatedAt: now}
-		sum := sha256.Sum256([]byte("offramp-deposit:" + d.ID.String()))
-		txHash := "0x" + hex.EncodeToString(sum[:])
+		if txHash == "" {
+			sum := sha256.Sum256([]byte("offramp-deposit:" + d.ID.String()))
+			txHash = "0x" + hex.EncodeToString(sum[:])
+		}
 		if o.Type == Temporary {
 			if _, err := tx.Exec(ctx, `update offramps set status = 'INACTIVE', updated_at = $2 where id = $1`, o.ID, now); err != nil {
 				return fmt.Errorf("offramps: deactivate: %w", err)
@@ -273,7 +309,7 @@ func (s *Service) SimulateCryptoDeposit(ctx context.Context, t payments.Tenant, 
 		d.Payout = &p
 		out = d
 		return nil
-	})
+	}()
 	return out, err
 }
 

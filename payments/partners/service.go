@@ -23,6 +23,7 @@ import (
 	"svc/payments/events"
 	"svc/payments/ledger"
 	"svc/payments/money"
+	"svc/payments/offramps"
 	"svc/payments/onramps"
 	"svc/payments/providers"
 	"svc/payments/providers/paystack"
@@ -50,6 +51,13 @@ type OnrampReader interface {
 	GetTx(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID, lock bool) (onramps.Onramp, error)
 }
 
+// CryptoReceiver settles crypto confirmed at an offramp's deposit address (a conversion and
+// NGN payout, or a credit); *offramps.Service is one.
+type CryptoReceiver interface {
+	ReceiveCrypto(ctx context.Context, tx pgx.Tx, t payments.Tenant, offrampID uuid.UUID, chain providers.Chain, address string,
+		amount money.Amount, txHash string) (offramps.CryptoDeposit, error)
+}
+
 // PayoutAdvancer takes the next step of a payout by asking the bank for its state under our
 // reference (offramps.Service.AdvancePayout, transfers.Service.Advance).
 type PayoutAdvancer func(ctx context.Context, id uuid.UUID) (time.Duration, error)
@@ -61,6 +69,7 @@ type Config struct {
 	Events   Recorder
 	Deposits DepositReceiver
 	Onramps  OnrampReader
+	Offramps CryptoReceiver // nil: crypto at offramp addresses is rejected
 	// Payouts maps the kind of a payout reference ("payout" for offramp payouts, "transfer"
 	// for transfers: "<kind>:<uuid>") to what advances it.
 	Payouts   map[string]PayoutAdvancer
@@ -436,8 +445,13 @@ func (s *Service) crypto(ctx context.Context, id uuid.UUID, p Partner, c CryptoD
 			if err != nil {
 				return err
 			}
+		case "offramp":
+			out, err = s.offramp(ctx, tx, p.Environment, oid, c, desc)
+			if err != nil {
+				return err
+			}
 		default:
-			out = Result{Status: Rejected, Outcome: "crypto at " + c.Reference + " addresses is not credited through custody notifications yet: " + desc}
+			out = Result{Status: Rejected, Outcome: "crypto at " + c.Reference + " addresses is not credited through custody notifications: " + desc}
 		}
 		return s.finish(ctx, tx, id, out)
 	})
@@ -489,4 +503,43 @@ func (s *Service) creditCustomer(ctx context.Context, tx pgx.Tx, id uuid.UUID, e
 		out += "; no open funding request matched"
 	}
 	return Result{Status: Processed, Outcome: out}, nil
+}
+
+// offramp settles crypto at an offramp's address: converted and paid out in NGN, or credited
+// to the customer, as the offramp says (offramps.Service.ReceiveCrypto). Refusals (the
+// offramp not ACTIVE, another chain, asset or address) are Rejected for the operator; a
+// missing price or an unavailable bank is retried.
+func (s *Service) offramp(ctx context.Context, tx pgx.Tx, env string, id uuid.UUID, c CryptoDeposit, desc string) (Result, error) {
+	if s.cfg.Offramps == nil {
+		return Result{Status: Rejected, Outcome: "no offramp service: " + desc}, nil
+	}
+	var merchant uuid.UUID
+	err := tx.QueryRow(ctx, `select merchant_id from offramps where id = $1 and environment = $2`, id, env).Scan(&merchant)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Result{Status: Rejected, Outcome: "no offramp " + id.String() + " in " + env + ": " + desc}, nil
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("partners: offramp: %w", err)
+	}
+	// A savepoint: a refusal rolls back the offramp's own writes, not the outcome recorded.
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	d, err := s.cfg.Offramps.ReceiveCrypto(ctx, sp, payments.Tenant{MerchantID: merchant, Environment: env}, id, c.Chain, c.Address, c.Amount, c.TxHash)
+	var coded interface{ APICode() string }
+	var field interface{ APIField() string }
+	switch {
+	case err == nil:
+		if err := sp.Commit(ctx); err != nil {
+			return Result{}, err
+		}
+		return Result{Status: Processed, Outcome: "offramp " + id.String() + " deposit " + d.ID.String() + " (" + d.Status + "): " + desc}, nil
+	case errors.As(err, &field), errors.As(err, &coded) && coded.APICode() != "PROVIDER_UNAVAILABLE" && !errors.Is(err, offramps.ErrNoPrice):
+		_ = sp.Rollback(ctx)
+		return Result{Status: Rejected, Outcome: "offramp " + id.String() + " refused the deposit (" + err.Error() + "): " + desc, Refusal: err}, nil
+	default:
+		_ = sp.Rollback(ctx)
+		return Result{}, err
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"svc/payments/jobs"
 	"svc/payments/ledger"
 	"svc/payments/money"
+	"svc/payments/offramps"
 	"svc/payments/partners"
 	"svc/payments/providers"
 	"svc/persistence/postgres/pgtest"
@@ -45,7 +46,8 @@ func newHarness(t *testing.T) *harness {
 	h.svc, err = partners.New(pool, partners.Config{
 		Partners: []partners.Partner{partners.SandboxBankPartner(secret), partners.SandboxCustodyPartner(secret)},
 		Jobs:     inserter, Events: events.NewRecorder(inserter), Providers: h.envs,
-		Payouts: map[string]partners.PayoutAdvancer{"payout": advance, "transfer": advance},
+		Offramps: offramps.New(pool, offramps.Config{Providers: h.envs, Events: events.NewRecorder(inserter), Jobs: inserter}),
+		Payouts:  map[string]partners.PayoutAdvancer{"payout": advance, "transfer": advance},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -237,5 +239,54 @@ func TestCustodyCreditsMerchantAndCustomerFunding(t *testing.T) {
 	var credited int
 	if err := h.pool.QueryRow(ctx, `select count(*) from events where type = 'customer.balance.credited' and merchant_id = $1`, merchant).Scan(&credited); err != nil || credited != 1 {
 		t.Fatalf("customer.balance.credited events %d %v", credited, err)
+	}
+}
+
+func TestCustodySettlesAnOfframpDeposit(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	now := time.Now()
+	merchant, customer, offramp := uuid.New(), uuid.New(), uuid.New()
+	addr, err := h.envs.Sandbox.Custody.DepositAddress(ctx, providers.AddressRequest{Reference: "offramp:" + offramp.String(), Chain: providers.Base, Asset: money.USDT})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.pool.Exec(ctx, `insert into offramps (id, merchant_id, environment, type, status, customer_id, chain, asset, deposit_address,
+		settlement_mode, created_at, updated_at) values ($1, $2, 'sandbox', 'PERMANENT', 'ACTIVE', $3, 'BASE', 'USDT', $4, 'INTERNAL_BALANCE', now(), now())`,
+		offramp, merchant, customer, addr.Address); err != nil {
+		t.Fatal(err)
+	}
+	deliver := func(id, asset string) partners.Result {
+		t.Helper()
+		body, sig, _ := partners.SandboxNotification(secret, id, partners.TypeDepositConfirmed, now, partners.SandboxCrypto{
+			Reference: "offramp:" + offramp.String(), Chain: "BASE", Asset: asset, Address: addr.Address, Amount: 12_500_000,
+			TxHash: "0x" + id, ConfirmedAt: stamp(now)})
+		r, err := h.svc.Receive(ctx, partners.SandboxCustody, incoming(body, sig))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := h.svc.Process(ctx, r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := deliver("o1", "USDT"); res.Status != partners.Processed {
+		t.Fatalf("offramp deposit: %+v", res)
+	}
+	if res := deliver("o1", "USDT"); res.Status != partners.Processed {
+		t.Fatalf("repeat: %+v", res)
+	}
+	if res := deliver("o2", "USDC"); res.Status != partners.Rejected {
+		t.Fatalf("another asset: %+v", res)
+	}
+	var n int
+	var hash string
+	if err := h.pool.QueryRow(ctx, `select count(*), max(tx_hash) from deposits where offramp_id = $1 and status = 'SETTLED'`, offramp).Scan(&n, &hash); err != nil || n != 1 || hash != "0xo1" {
+		t.Fatalf("offramp deposits %d %s %v", n, hash, err)
+	}
+	bs, err := ledger.OwnerBalances(ctx, h.pool, merchant, "sandbox", ledger.OwnerCustomer, customer)
+	if err != nil || len(bs) != 1 || bs[0].Amount != money.New(money.USDT, 12_500_000) {
+		t.Fatalf("customer balances %+v %v", bs, err)
 	}
 }
