@@ -11,12 +11,15 @@ import (
 // default, but never the value of a secret taken from the environment.
 func TestSecretsNeverPrinted(t *testing.T) {
 	secrets := map[string]string{
-		"SVC_JWT_SECRET":         "jwt-secret-value-0123456789abcdef0123456789",
-		"SVC_SMTP_PASSWORD":      "smtp-password-value",
-		"SVC_WEBHOOK_SECRET_KEY": "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
-		"DATABASE_URL":           "postgres://svc:db-password-value@db.example:5432/svc?sslmode=disable",
+		"SVC_JWT_SECRET":             "jwt-secret-value-0123456789abcdef0123456789",
+		"SVC_SMTP_PASSWORD":          "smtp-password-value",
+		"SVC_WEBHOOK_SECRET_KEY":     "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
+		"DATABASE_URL":               "postgres://svc:db-password-value@db.example:5432/svc?sslmode=disable",
+		"SVC_PAYSTACK_SECRET_KEY":    "sk_live_paystack-secret-value",
+		"SVC_SANDBOX_PARTNER_SECRET": "sandbox-partner-secret-value",
 	}
-	values := []string{"jwt-secret-value", "smtp-password-value", "00112233445566778899", "db-password-value"}
+	values := []string{"jwt-secret-value", "smtp-password-value", "00112233445566778899", "db-password-value", "paystack-secret-value",
+		"sandbox-partner-secret-value"}
 	cases := []struct {
 		name string
 		args []string
