@@ -183,7 +183,7 @@ func newPayments(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 	offrampRoutes := gwofframps.New(ofs, keys)
 	p.routes = []gateway.RouteSet{hooks,
 		gp.New(products.NewService(pool, nil)), gi.New(inv), pay,
-		gwcustomers.New(cs, idem), gwva.New(virtualaccounts.NewService(pool, rec, envs, nil), idem),
+		gwcustomers.New(cs, idem), gwcustomers.NewKYC(cs, clientIP(cfg)), gwva.New(virtualaccounts.NewService(pool, rec, envs, nil), idem),
 		gwwithdrawals.New(wds, keys), offrampRoutes, gwrecipients.New(recipients.New(pool, nil), keys), gwtransfers.New(tfs, keys),
 		gwrates.New(rs), gwonramps.New(ons, idem), gwdeposits.New(sandboxDeposits(cfg, deps, ons, inbound), offrampRoutes.Dispatch), gwbalance.New(bal, idem),
 		gwsandbox.New(operator.NewDeposits(deps)), // issue 11: sandbox reverse/clear/reject

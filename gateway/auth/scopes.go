@@ -85,6 +85,11 @@ var routeAccess = map[string]map[string]access{
 	"/v1/virtual-accounts":                   {"GET": read},
 	"/v1/virtual-accounts/{id}":              {"GET": read},
 
+	// KYC verification status and the sandbox KYC provider's hosted page (issue 19)
+	"/v1/customers/{id}/verifications":                   {"GET": read},
+	"/v1/customers/{id}/verifications/{verification_id}": {"GET": read},
+	"/sandbox/kyc/{session}":                             {"GET": public, "POST": public}, // the sandbox KYC provider's hosted page
+
 	// money in
 	"/v1/payments/rates":                         {"GET": read},
 	"/v1/payments/onramps":                       {"GET": read, "POST": payments},

@@ -5,6 +5,7 @@ package balance
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/fasthttp/router"
@@ -117,9 +118,9 @@ func (rs *Routes) funding(ctx *fasthttp.RequestCtx) {
 type TransferJSON struct {
 	ID            string  `json:"id"`
 	Direction     string  `json:"direction"`
-	AmountUSD     string  `json:"amount_usd"`
+	AmountUSD     *string `json:"amount_usd"` // USDT, USDC and USD at par; null for NGN
 	Amount        string  `json:"amount"`
-	Currency      string  `json:"currency"`
+	Currency      string  `json:"currency"` // the asset moved
 	Status        string  `json:"status"`
 	FailureReason *string `json:"failure_reason"`
 	CreatedAt     string  `json:"created_at"`
@@ -128,8 +129,12 @@ type TransferJSON struct {
 }
 
 func transferOut(tr pb.Transfer) TransferJSON {
-	out := TransferJSON{ID: tr.ID.String(), Direction: tr.Direction, AmountUSD: tr.Amount.String(), Amount: tr.Amount.String(),
-		Currency: "USDT", Status: tr.Status, CreatedAt: api.Time(tr.CreatedAt), UpdatedAt: api.Time(tr.UpdatedAt)}
+	out := TransferJSON{ID: tr.ID.String(), Direction: tr.Direction, Amount: tr.Amount.String(),
+		Currency: string(tr.Amount.Asset), Status: tr.Status, CreatedAt: api.Time(tr.CreatedAt), UpdatedAt: api.Time(tr.UpdatedAt)}
+	if tr.Amount.Asset != money.NGN {
+		usd := tr.Amount.String()
+		out.AmountUSD = &usd
+	}
 	if tr.FailureReason != "" {
 		r := tr.FailureReason
 		out.FailureReason = &r
@@ -142,7 +147,9 @@ func transferOut(tr pb.Transfer) TransferJSON {
 }
 
 type transferBody struct {
-	AmountUSD string `json:"amount_usd"`
+	AmountUSD string `json:"amount_usd"` // USDT at 1:1 (the spec's field)
+	Asset     string `json:"asset"`      // NGN, USDT, USDC or USD, with amount
+	Amount    string `json:"amount"`
 	Direction string `json:"direction"`
 }
 
@@ -158,10 +165,26 @@ func (rs *Routes) transfer(ctx *fasthttp.RequestCtx) {
 	}
 	var v api.Validator
 	in := pb.TransferInput{Direction: b.Direction}
-	if v.Required("amount_usd", b.AmountUSD) {
-		a, err := money.ParsePositive(money.USDT, b.AmountUSD)
-		if v.Check(err == nil, "amount_usd", errText(err)) {
-			in.Amount = a
+	switch {
+	case b.Asset == "" && b.Amount != "":
+		v.Add("asset", "is required with amount")
+	case b.Asset == "":
+		if v.Required("amount_usd", b.AmountUSD) {
+			a, err := money.ParsePositive(money.USDT, b.AmountUSD)
+			if v.Check(err == nil, "amount_usd", errText(err)) {
+				in.Amount = a
+			}
+		}
+	case !slices.Contains(pb.TransferAssets, money.Asset(b.Asset)):
+		v.Add("asset", "must be one of NGN, USDT, USDC, USD")
+	case b.AmountUSD != "":
+		v.Add("amount_usd", "give amount with asset, or amount_usd alone")
+	default:
+		if v.Required("amount", b.Amount) {
+			a, err := money.ParsePositive(money.Asset(b.Asset), b.Amount)
+			if v.Check(err == nil, "amount", errText(err)) {
+				in.Amount = a
+			}
 		}
 	}
 	if b.Direction != "" {
@@ -222,9 +245,9 @@ func (rs *Routes) Docs() []openapi.Op {
 	transfer := openapi.Obj(map[string]openapi.Schema{
 		"id":             openapi.UUID("also the engine's transfer id"),
 		"direction":      openapi.Enum(pb.ToTrading, pb.ToPayments),
-		"amount_usd":     openapi.Decimal("USDT moved (1 USDT = 1 USD)"),
-		"amount":         openapi.Decimal("the same, in USDT"),
-		"currency":       openapi.Enum("USDT"),
+		"amount_usd":     openapi.Nullable(openapi.Decimal("the amount in USD at par for USDT, USDC and USD; null for NGN")),
+		"amount":         openapi.Decimal("the amount moved, in currency"),
+		"currency":       openapi.Enum("NGN", "USDT", "USDC", "USD"),
 		"status":         openapi.Enum(pb.Pending, pb.Completed, pb.Failed),
 		"failure_reason": openapi.Nullable(openapi.Str("")),
 		"created_at":     openapi.Time(""),
@@ -242,14 +265,17 @@ func (rs *Routes) Docs() []openapi.Op {
 					"asset": openapi.Str(""), "purpose": openapi.Str(""), "amount": openapi.Decimal(""),
 				})),
 			}, "available", "pending", "currency"))}}},
-		{Method: "POST", Path: "/v1/payments/merchant/balance/transfer", Tag: tag, Summary: "Move USDT to (or from) the trading balance",
-			Description: "PENDING until the exchange engine has journaled the credit (or debit), then COMPLETED; FAILED with the funds " +
+		{Method: "POST", Path: "/v1/payments/merchant/balance/transfer", Tag: tag, Summary: "Move an asset to (or from) the trading balance",
+			Description: "amount_usd moves USDT (1:1, the spec's field); asset with amount moves NGN, USDT, USDC or USD, exactly (no " +
+				"conversion). PENDING until the exchange engine has journaled the credit (or debit), then COMPLETED; FAILED with the funds " +
 				"back when the engine refuses it. Idempotent with X-Idempotency-Key; the transfer itself is applied once whatever " +
 				"crashes in between.",
 			Body: openapi.Obj(map[string]openapi.Schema{
-				"amount_usd": openapi.Decimal("USDT to move, up to 6 places"),
+				"amount_usd": openapi.Decimal("USDT to move, up to 6 places (without asset)"),
+				"asset":      openapi.Enum("NGN", "USDT", "USDC", "USD"),
+				"amount":     openapi.Decimal("with asset: the amount to move, up to the asset's places (NGN and USD 2, USDT and USDC 6)"),
 				"direction":  openapi.Enum(pb.ToTrading, pb.ToPayments),
-			}, "amount_usd"),
+			}),
 			Responses: map[int]openapi.Response{201: {Description: "the transfer", Data: transfer}},
 			Errors: []string{api.CodeValidation, api.CodeInvalidJSON, api.CodeUnsupportedMedia, api.CodeInsufficientBalance,
 				api.CodeIdempotencyKeyReused, api.CodeIdempotencyInUse, api.CodeProviderUnavailable}},

@@ -58,6 +58,7 @@ func allRouteSets() []gateway.RouteSet {
 		(&balance.Routes{}).Docs(),
 		(&checkout.Routes{}).Docs(),
 		(&customers.Routes{}).Docs(),
+		(&customers.KYCRoutes{}).Docs(),
 		(&deposits.Routes{}).Docs(),
 		(&invoices.Routes{}).Docs(),
 		(&market.Handlers{}).Docs(),

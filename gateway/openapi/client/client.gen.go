@@ -270,6 +270,87 @@ func (e CustomerKycTier) Valid() bool {
 	}
 }
 
+// Defines values for CustomerVerificationKind.
+const (
+	Hosted     CustomerVerificationKind = "hosted"
+	Submission CustomerVerificationKind = "submission"
+)
+
+// Valid indicates whether the value is a known member of the CustomerVerificationKind enum.
+func (e CustomerVerificationKind) Valid() bool {
+	switch e {
+	case Hosted:
+		return true
+	case Submission:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerVerificationKycTier.
+const (
+	CustomerVerificationKycTierTIER0 CustomerVerificationKycTier = "TIER_0"
+	CustomerVerificationKycTierTIER1 CustomerVerificationKycTier = "TIER_1"
+	CustomerVerificationKycTierTIER2 CustomerVerificationKycTier = "TIER_2"
+)
+
+// Valid indicates whether the value is a known member of the CustomerVerificationKycTier enum.
+func (e CustomerVerificationKycTier) Valid() bool {
+	switch e {
+	case CustomerVerificationKycTierTIER0:
+		return true
+	case CustomerVerificationKycTierTIER1:
+		return true
+	case CustomerVerificationKycTierTIER2:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerVerificationStatus.
+const (
+	CustomerVerificationStatusEXPIRED  CustomerVerificationStatus = "EXPIRED"
+	CustomerVerificationStatusPENDING  CustomerVerificationStatus = "PENDING"
+	CustomerVerificationStatusREJECTED CustomerVerificationStatus = "REJECTED"
+	CustomerVerificationStatusVERIFIED CustomerVerificationStatus = "VERIFIED"
+)
+
+// Valid indicates whether the value is a known member of the CustomerVerificationStatus enum.
+func (e CustomerVerificationStatus) Valid() bool {
+	switch e {
+	case CustomerVerificationStatusEXPIRED:
+		return true
+	case CustomerVerificationStatusPENDING:
+		return true
+	case CustomerVerificationStatusREJECTED:
+		return true
+	case CustomerVerificationStatusVERIFIED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerVerificationTier.
+const (
+	CustomerVerificationTierTIER1 CustomerVerificationTier = "TIER_1"
+	CustomerVerificationTierTIER2 CustomerVerificationTier = "TIER_2"
+)
+
+// Valid indicates whether the value is a known member of the CustomerVerificationTier enum.
+func (e CustomerVerificationTier) Valid() bool {
+	switch e {
+	case CustomerVerificationTierTIER1:
+		return true
+	case CustomerVerificationTierTIER2:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CustomerVirtualAccountStatus.
 const (
 	CustomerVirtualAccountStatusACTIVE   CustomerVirtualAccountStatus = "ACTIVE"
@@ -3063,6 +3144,42 @@ func (e PostCustomersIdTier2VerificationJSONBodySourceOfFunds) Valid() bool {
 	}
 }
 
+// Defines values for GetCustomersIdVerificationsParamsXSvcEnvironment.
+const (
+	GetCustomersIdVerificationsParamsXSvcEnvironmentLive    GetCustomersIdVerificationsParamsXSvcEnvironment = "live"
+	GetCustomersIdVerificationsParamsXSvcEnvironmentSandbox GetCustomersIdVerificationsParamsXSvcEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetCustomersIdVerificationsParamsXSvcEnvironment enum.
+func (e GetCustomersIdVerificationsParamsXSvcEnvironment) Valid() bool {
+	switch e {
+	case GetCustomersIdVerificationsParamsXSvcEnvironmentLive:
+		return true
+	case GetCustomersIdVerificationsParamsXSvcEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetCustomersIdVerificationsVerificationIdParamsXSvcEnvironment.
+const (
+	GetCustomersIdVerificationsVerificationIdParamsXSvcEnvironmentLive    GetCustomersIdVerificationsVerificationIdParamsXSvcEnvironment = "live"
+	GetCustomersIdVerificationsVerificationIdParamsXSvcEnvironmentSandbox GetCustomersIdVerificationsVerificationIdParamsXSvcEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetCustomersIdVerificationsVerificationIdParamsXSvcEnvironment enum.
+func (e GetCustomersIdVerificationsVerificationIdParamsXSvcEnvironment) Valid() bool {
+	switch e {
+	case GetCustomersIdVerificationsVerificationIdParamsXSvcEnvironmentLive:
+		return true
+	case GetCustomersIdVerificationsVerificationIdParamsXSvcEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetCustomersIdVirtualAccountsParamsStatus.
 const (
 	GetCustomersIdVirtualAccountsParamsStatusActive   GetCustomersIdVirtualAccountsParamsStatus = "active"
@@ -3744,6 +3861,30 @@ func (e PostPaymentsMerchantBalanceTransferParamsXSvcEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for PostPaymentsMerchantBalanceTransferJSONBodyAsset.
+const (
+	PostPaymentsMerchantBalanceTransferJSONBodyAssetNGN  PostPaymentsMerchantBalanceTransferJSONBodyAsset = "NGN"
+	PostPaymentsMerchantBalanceTransferJSONBodyAssetUSD  PostPaymentsMerchantBalanceTransferJSONBodyAsset = "USD"
+	PostPaymentsMerchantBalanceTransferJSONBodyAssetUSDC PostPaymentsMerchantBalanceTransferJSONBodyAsset = "USDC"
+	PostPaymentsMerchantBalanceTransferJSONBodyAssetUSDT PostPaymentsMerchantBalanceTransferJSONBodyAsset = "USDT"
+)
+
+// Valid indicates whether the value is a known member of the PostPaymentsMerchantBalanceTransferJSONBodyAsset enum.
+func (e PostPaymentsMerchantBalanceTransferJSONBodyAsset) Valid() bool {
+	switch e {
+	case PostPaymentsMerchantBalanceTransferJSONBodyAssetNGN:
+		return true
+	case PostPaymentsMerchantBalanceTransferJSONBodyAssetUSD:
+		return true
+	case PostPaymentsMerchantBalanceTransferJSONBodyAssetUSDC:
+		return true
+	case PostPaymentsMerchantBalanceTransferJSONBodyAssetUSDT:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostPaymentsMerchantBalanceTransferJSONBodyDirection.
 const (
 	PostPaymentsMerchantBalanceTransferJSONBodyDirectionToPayments PostPaymentsMerchantBalanceTransferJSONBodyDirection = "to_payments"
@@ -3764,12 +3905,21 @@ func (e PostPaymentsMerchantBalanceTransferJSONBodyDirection) Valid() bool {
 
 // Defines values for PostPaymentsMerchantBalanceTransfer201JSONResponseBodyDataCurrency.
 const (
+	PostPaymentsMerchantBalanceTransfer201JSONResponseBodyDataCurrencyNGN  PostPaymentsMerchantBalanceTransfer201JSONResponseBodyDataCurrency = "NGN"
+	PostPaymentsMerchantBalanceTransfer201JSONResponseBodyDataCurrencyUSD  PostPaymentsMerchantBalanceTransfer201JSONResponseBodyDataCurrency = "USD"
+	PostPaymentsMerchantBalanceTransfer201JSONResponseBodyDataCurrencyUSDC PostPaymentsMerchantBalanceTransfer201JSONResponseBodyDataCurrency = "USDC"
 	PostPaymentsMerchantBalanceTransfer201JSONResponseBodyDataCurrencyUSDT PostPaymentsMerchantBalanceTransfer201JSONResponseBodyDataCurrency = "USDT"
 )
 
 // Valid indicates whether the value is a known member of the PostPaymentsMerchantBalanceTransfer201JSONResponseBodyDataCurrency enum.
 func (e PostPaymentsMerchantBalanceTransfer201JSONResponseBodyDataCurrency) Valid() bool {
 	switch e {
+	case PostPaymentsMerchantBalanceTransfer201JSONResponseBodyDataCurrencyNGN:
+		return true
+	case PostPaymentsMerchantBalanceTransfer201JSONResponseBodyDataCurrencyUSD:
+		return true
+	case PostPaymentsMerchantBalanceTransfer201JSONResponseBodyDataCurrencyUSDC:
+		return true
 	case PostPaymentsMerchantBalanceTransfer201JSONResponseBodyDataCurrencyUSDT:
 		return true
 	default:
@@ -3857,12 +4007,21 @@ func (e GetPaymentsMerchantBalanceTransfersParamsXSvcEnvironment) Valid() bool {
 
 // Defines values for GetPaymentsMerchantBalanceTransfers200JSONResponseBodyDataItemsCurrency.
 const (
+	GetPaymentsMerchantBalanceTransfers200JSONResponseBodyDataItemsCurrencyNGN  GetPaymentsMerchantBalanceTransfers200JSONResponseBodyDataItemsCurrency = "NGN"
+	GetPaymentsMerchantBalanceTransfers200JSONResponseBodyDataItemsCurrencyUSD  GetPaymentsMerchantBalanceTransfers200JSONResponseBodyDataItemsCurrency = "USD"
+	GetPaymentsMerchantBalanceTransfers200JSONResponseBodyDataItemsCurrencyUSDC GetPaymentsMerchantBalanceTransfers200JSONResponseBodyDataItemsCurrency = "USDC"
 	GetPaymentsMerchantBalanceTransfers200JSONResponseBodyDataItemsCurrencyUSDT GetPaymentsMerchantBalanceTransfers200JSONResponseBodyDataItemsCurrency = "USDT"
 )
 
 // Valid indicates whether the value is a known member of the GetPaymentsMerchantBalanceTransfers200JSONResponseBodyDataItemsCurrency enum.
 func (e GetPaymentsMerchantBalanceTransfers200JSONResponseBodyDataItemsCurrency) Valid() bool {
 	switch e {
+	case GetPaymentsMerchantBalanceTransfers200JSONResponseBodyDataItemsCurrencyNGN:
+		return true
+	case GetPaymentsMerchantBalanceTransfers200JSONResponseBodyDataItemsCurrencyUSD:
+		return true
+	case GetPaymentsMerchantBalanceTransfers200JSONResponseBodyDataItemsCurrencyUSDC:
+		return true
 	case GetPaymentsMerchantBalanceTransfers200JSONResponseBodyDataItemsCurrencyUSDT:
 		return true
 	default:
@@ -6750,6 +6909,57 @@ type CustomerCursorPage struct {
 	NextCursor *string `json:"next_cursor"`
 }
 
+// CustomerVerification defines model for CustomerVerification.
+type CustomerVerification struct {
+	// CreatedAt Example: 2026-01-02T15:04:05.000Z
+	CreatedAt time.Time `json:"created_at"`
+	Customer  *Customer `json:"customer,omitempty"`
+
+	// CustomerId Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
+	CustomerId openapi_types.UUID `json:"customer_id"`
+
+	// ExpiresAt hosted flows only: when the session expires
+	//
+	// Example: 2026-01-02T15:04:05.000Z
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+
+	// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
+	Id *openapi_types.UUID `json:"id,omitempty"`
+
+	// Kind Example: submission
+	Kind CustomerVerificationKind `json:"kind"`
+
+	// KycTier Example: TIER_0
+	KycTier *CustomerVerificationKycTier `json:"kyc_tier,omitempty"`
+
+	// Reason why it was rejected
+	Reason *string `json:"reason,omitempty"`
+
+	// Status Example: PENDING
+	Status CustomerVerificationStatus `json:"status"`
+
+	// Tier Example: TIER_1
+	Tier CustomerVerificationTier `json:"tier"`
+
+	// VerificationUrl hosted flows only
+	VerificationUrl *string `json:"verification_url,omitempty"`
+}
+
+// CustomerVerificationKind Example: submission
+type CustomerVerificationKind string
+
+// CustomerVerificationKycTier Example: TIER_0
+type CustomerVerificationKycTier string
+
+// CustomerVerificationStatus Example: PENDING
+type CustomerVerificationStatus string
+
+// CustomerVerificationTier Example: TIER_1
+type CustomerVerificationTier string
+
+// CustomerVerificationList defines model for CustomerVerificationList.
+type CustomerVerificationList = []CustomerVerification
+
 // CustomerVirtualAccount defines model for CustomerVirtualAccount.
 type CustomerVirtualAccount struct {
 	// AccountName the customer's name
@@ -8980,6 +9190,24 @@ type PostCustomersIdTier2VerificationJSONBodyMostRecentOccupation string
 // PostCustomersIdTier2VerificationJSONBodySourceOfFunds defines parameters for PostCustomersIdTier2Verification.
 type PostCustomersIdTier2VerificationJSONBodySourceOfFunds string
 
+// GetCustomersIdVerificationsParams defines parameters for GetCustomersIdVerifications.
+type GetCustomersIdVerificationsParams struct {
+	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
+	XSvcEnvironment *GetCustomersIdVerificationsParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
+}
+
+// GetCustomersIdVerificationsParamsXSvcEnvironment defines parameters for GetCustomersIdVerifications.
+type GetCustomersIdVerificationsParamsXSvcEnvironment string
+
+// GetCustomersIdVerificationsVerificationIdParams defines parameters for GetCustomersIdVerificationsVerificationId.
+type GetCustomersIdVerificationsVerificationIdParams struct {
+	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
+	XSvcEnvironment *GetCustomersIdVerificationsVerificationIdParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
+}
+
+// GetCustomersIdVerificationsVerificationIdParamsXSvcEnvironment defines parameters for GetCustomersIdVerificationsVerificationId.
+type GetCustomersIdVerificationsVerificationIdParamsXSvcEnvironment string
+
 // GetCustomersIdVirtualAccountsParams defines parameters for GetCustomersIdVirtualAccounts.
 type GetCustomersIdVirtualAccountsParams struct {
 	Page   *int                                       `form:"page,omitempty" json:"page,omitempty"`
@@ -9337,10 +9565,18 @@ type GetPaymentsMerchantBalanceParamsXSvcEnvironment string
 
 // PostPaymentsMerchantBalanceTransferJSONBody defines parameters for PostPaymentsMerchantBalanceTransfer.
 type PostPaymentsMerchantBalanceTransferJSONBody struct {
-	// AmountUsd USDT to move, up to 6 places
+	// Amount with asset: the amount to move, up to the asset's places (NGN and USD 2, USDT and USDC 6)
 	//
 	// Example: 1500.00
-	AmountUsd string `json:"amount_usd"`
+	Amount *string `json:"amount,omitempty"`
+
+	// AmountUsd USDT to move, up to 6 places (without asset)
+	//
+	// Example: 1500.00
+	AmountUsd *string `json:"amount_usd,omitempty"`
+
+	// Asset Example: NGN
+	Asset *PostPaymentsMerchantBalanceTransferJSONBodyAsset `json:"asset,omitempty"`
 
 	// Direction Example: to_trading
 	Direction *PostPaymentsMerchantBalanceTransferJSONBodyDirection `json:"direction,omitempty"`
@@ -9357,6 +9593,9 @@ type PostPaymentsMerchantBalanceTransferParams struct {
 
 // PostPaymentsMerchantBalanceTransferParamsXSvcEnvironment defines parameters for PostPaymentsMerchantBalanceTransfer.
 type PostPaymentsMerchantBalanceTransferParamsXSvcEnvironment string
+
+// PostPaymentsMerchantBalanceTransferJSONBodyAsset defines parameters for PostPaymentsMerchantBalanceTransfer.
+type PostPaymentsMerchantBalanceTransferJSONBodyAsset string
 
 // PostPaymentsMerchantBalanceTransferJSONBodyDirection defines parameters for PostPaymentsMerchantBalanceTransfer.
 type PostPaymentsMerchantBalanceTransferJSONBodyDirection string
@@ -10923,6 +11162,20 @@ type ClientInterface interface {
 	// Corresponds with GET /ready (the `GetRootReady` operationId).
 	GetRootReady(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetRootSandboxKycSession Sandbox KYC provider's hosted page (HTML)
+	//
+	// Where a sandbox hosted flow's verification_url points (under --public-base-url): the session with approve and reject buttons, or its result. Sandbox sessions only. Limited per client address (60 a minute): 429 page with Retry-After above it.
+	//
+	// Corresponds with GET /sandbox/kyc/{session} (the `GetRootSandboxKycSession` operationId).
+	GetRootSandboxKycSession(ctx context.Context, session string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostRootSandboxKycSession Approve or reject a sandbox KYC session (form post)
+	//
+	// Form fields decision (approve or reject) and reason (optional, for a rejection). This is the sandbox provider's callback: the verification becomes VERIFIED or REJECTED, the customer's tier and the customer.tier1_verified, customer.tier2_verified or customer.tier2_rejected events follow, once; a repeat changes nothing. 303 back to the page.
+	//
+	// Corresponds with POST /sandbox/kyc/{session} (the `PostRootSandboxKycSession` operationId).
+	PostRootSandboxKycSession(ctx context.Context, session string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetApiKeys List API keys (an API key sees its own environment's; a bearer token both, or ?environment=)
 	//
 	// Corresponds with GET /v1/api-keys (the `GetApiKeys` operationId).
@@ -11351,6 +11604,20 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/customers/{id}/tier2-verification (the `PostCustomersIdTier2Verification` operationId).
 	PostCustomersIdTier2Verification(ctx context.Context, id string, params *PostCustomersIdTier2VerificationParams, body PostCustomersIdTier2VerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetCustomersIdVerifications The customer's KYC verifications
+	//
+	// Every submission and hosted flow, newest first. A hosted flow is PENDING until the provider's outcome (VERIFIED or REJECTED) and EXPIRED once its session expired without one.
+	//
+	// Corresponds with GET /v1/customers/{id}/verifications (the `GetCustomersIdVerifications` operationId).
+	GetCustomersIdVerifications(ctx context.Context, id string, params *GetCustomersIdVerificationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCustomersIdVerificationsVerificationId One KYC verification's status
+	//
+	// Poll this after sending the customer to a hosted flow's verification_url (or wait for the customer.tier1_verified, customer.tier2_verified and customer.tier2_rejected webhooks).
+	//
+	// Corresponds with GET /v1/customers/{id}/verifications/{verification_id} (the `GetCustomersIdVerificationsVerificationId` operationId).
+	GetCustomersIdVerificationsVerificationId(ctx context.Context, id string, verificationId string, params *GetCustomersIdVerificationsVerificationIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetCustomersIdVirtualAccounts All virtual accounts of a customer
 	//
 	// Corresponds with GET /v1/customers/{id}/virtual-accounts (the `GetCustomersIdVirtualAccounts` operationId).
@@ -11525,18 +11792,18 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/payments/merchant/balance (the `GetPaymentsMerchantBalance` operationId).
 	GetPaymentsMerchantBalance(ctx context.Context, params *GetPaymentsMerchantBalanceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostPaymentsMerchantBalanceTransferWithBody Move USDT to (or from) the trading balance
+	// PostPaymentsMerchantBalanceTransferWithBody Move an asset to (or from) the trading balance
 	//
-	// PENDING until the exchange engine has journaled the credit (or debit), then COMPLETED; FAILED with the funds back when the engine refuses it. Idempotent with X-Idempotency-Key; the transfer itself is applied once whatever crashes in between.
+	// amount_usd moves USDT (1:1, the spec's field); asset with amount moves NGN, USDT, USDC or USD, exactly (no conversion). PENDING until the exchange engine has journaled the credit (or debit), then COMPLETED; FAILED with the funds back when the engine refuses it. Idempotent with X-Idempotency-Key; the transfer itself is applied once whatever crashes in between.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/payments/merchant/balance/transfer (the `PostPaymentsMerchantBalanceTransfer` operationId).
 	PostPaymentsMerchantBalanceTransferWithBody(ctx context.Context, params *PostPaymentsMerchantBalanceTransferParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostPaymentsMerchantBalanceTransfer Move USDT to (or from) the trading balance
+	// PostPaymentsMerchantBalanceTransfer Move an asset to (or from) the trading balance
 	//
-	// PENDING until the exchange engine has journaled the credit (or debit), then COMPLETED; FAILED with the funds back when the engine refuses it. Idempotent with X-Idempotency-Key; the transfer itself is applied once whatever crashes in between.
+	// amount_usd moves USDT (1:1, the spec's field); asset with amount moves NGN, USDT, USDC or USD, exactly (no conversion). PENDING until the exchange engine has journaled the credit (or debit), then COMPLETED; FAILED with the funds back when the engine refuses it. Idempotent with X-Idempotency-Key; the transfer itself is applied once whatever crashes in between.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -12152,6 +12419,40 @@ func (c *Client) PostRootPaySlugTransfer(ctx context.Context, slug string, reqEd
 // Corresponds with GET /ready (the `GetRootReady` operationId).
 func (c *Client) GetRootReady(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetRootReadyRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRootSandboxKycSession Sandbox KYC provider's hosted page (HTML)
+//
+// Where a sandbox hosted flow's verification_url points (under --public-base-url): the session with approve and reject buttons, or its result. Sandbox sessions only. Limited per client address (60 a minute): 429 page with Retry-After above it.
+//
+// Corresponds with GET /sandbox/kyc/{session} (the `GetRootSandboxKycSession` operationId).
+func (c *Client) GetRootSandboxKycSession(ctx context.Context, session string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRootSandboxKycSessionRequest(c.Server, session)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostRootSandboxKycSession Approve or reject a sandbox KYC session (form post)
+//
+// Form fields decision (approve or reject) and reason (optional, for a rejection). This is the sandbox provider's callback: the verification becomes VERIFIED or REJECTED, the customer's tier and the customer.tier1_verified, customer.tier2_verified or customer.tier2_rejected events follow, once; a repeat changes nothing. 303 back to the page.
+//
+// Corresponds with POST /sandbox/kyc/{session} (the `PostRootSandboxKycSession` operationId).
+func (c *Client) PostRootSandboxKycSession(ctx context.Context, session string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostRootSandboxKycSessionRequest(c.Server, session)
 	if err != nil {
 		return nil, err
 	}
@@ -13130,6 +13431,40 @@ func (c *Client) PostCustomersIdTier2Verification(ctx context.Context, id string
 	return c.Client.Do(req)
 }
 
+// GetCustomersIdVerifications The customer's KYC verifications
+//
+// Every submission and hosted flow, newest first. A hosted flow is PENDING until the provider's outcome (VERIFIED or REJECTED) and EXPIRED once its session expired without one.
+//
+// Corresponds with GET /v1/customers/{id}/verifications (the `GetCustomersIdVerifications` operationId).
+func (c *Client) GetCustomersIdVerifications(ctx context.Context, id string, params *GetCustomersIdVerificationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCustomersIdVerificationsRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCustomersIdVerificationsVerificationId One KYC verification's status
+//
+// Poll this after sending the customer to a hosted flow's verification_url (or wait for the customer.tier1_verified, customer.tier2_verified and customer.tier2_rejected webhooks).
+//
+// Corresponds with GET /v1/customers/{id}/verifications/{verification_id} (the `GetCustomersIdVerificationsVerificationId` operationId).
+func (c *Client) GetCustomersIdVerificationsVerificationId(ctx context.Context, id string, verificationId string, params *GetCustomersIdVerificationsVerificationIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCustomersIdVerificationsVerificationIdRequest(c.Server, id, verificationId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetCustomersIdVirtualAccounts All virtual accounts of a customer
 //
 // Corresponds with GET /v1/customers/{id}/virtual-accounts (the `GetCustomersIdVirtualAccounts` operationId).
@@ -13564,9 +13899,9 @@ func (c *Client) GetPaymentsMerchantBalance(ctx context.Context, params *GetPaym
 	return c.Client.Do(req)
 }
 
-// PostPaymentsMerchantBalanceTransferWithBody Move USDT to (or from) the trading balance
+// PostPaymentsMerchantBalanceTransferWithBody Move an asset to (or from) the trading balance
 //
-// PENDING until the exchange engine has journaled the credit (or debit), then COMPLETED; FAILED with the funds back when the engine refuses it. Idempotent with X-Idempotency-Key; the transfer itself is applied once whatever crashes in between.
+// amount_usd moves USDT (1:1, the spec's field); asset with amount moves NGN, USDT, USDC or USD, exactly (no conversion). PENDING until the exchange engine has journaled the credit (or debit), then COMPLETED; FAILED with the funds back when the engine refuses it. Idempotent with X-Idempotency-Key; the transfer itself is applied once whatever crashes in between.
 //
 // Takes any type of body and a specified content type.
 //
@@ -13583,9 +13918,9 @@ func (c *Client) PostPaymentsMerchantBalanceTransferWithBody(ctx context.Context
 	return c.Client.Do(req)
 }
 
-// PostPaymentsMerchantBalanceTransfer Move USDT to (or from) the trading balance
+// PostPaymentsMerchantBalanceTransfer Move an asset to (or from) the trading balance
 //
-// PENDING until the exchange engine has journaled the credit (or debit), then COMPLETED; FAILED with the funds back when the engine refuses it. Idempotent with X-Idempotency-Key; the transfer itself is applied once whatever crashes in between.
+// amount_usd moves USDT (1:1, the spec's field); asset with amount moves NGN, USDT, USDC or USD, exactly (no conversion). PENDING until the exchange engine has journaled the credit (or debit), then COMPLETED; FAILED with the funds back when the engine refuses it. Idempotent with X-Idempotency-Key; the transfer itself is applied once whatever crashes in between.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -15102,6 +15437,74 @@ func NewGetRootReadyRequest(server string) (*http.Request, error) {
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetRootSandboxKycSessionRequest constructs an http.Request for the GetRootSandboxKycSession method
+func NewGetRootSandboxKycSessionRequest(server string, session string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "session", session, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/kyc/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostRootSandboxKycSessionRequest constructs an http.Request for the PostRootSandboxKycSession method
+func NewPostRootSandboxKycSessionRequest(server string, session string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "session", session, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sandbox/kyc/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -17127,6 +17530,111 @@ func NewPostCustomersIdTier2VerificationRequestWithBody(server string, id string
 			}
 
 			req.Header.Set("X-Svc-Environment", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetCustomersIdVerificationsRequest constructs an http.Request for the GetCustomersIdVerifications method
+func NewGetCustomersIdVerificationsRequest(server string, id string, params *GetCustomersIdVerificationsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/customers/%s/verifications", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSvcEnvironment != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Svc-Environment", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetCustomersIdVerificationsVerificationIdRequest constructs an http.Request for the GetCustomersIdVerificationsVerificationId method
+func NewGetCustomersIdVerificationsVerificationIdRequest(server string, id string, verificationId string, params *GetCustomersIdVerificationsVerificationIdParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "verification_id", verificationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/customers/%s/verifications/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSvcEnvironment != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Svc-Environment", headerParam0)
 		}
 
 	}
@@ -22091,6 +22599,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /ready (the `GetRootReady` operationId).
 	GetRootReadyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetRootReadyResponse, error)
 
+	// GetRootSandboxKycSessionWithResponse Sandbox KYC provider's hosted page (HTML)
+	//
+	// Where a sandbox hosted flow's verification_url points (under --public-base-url): the session with approve and reject buttons, or its result. Sandbox sessions only. Limited per client address (60 a minute): 429 page with Retry-After above it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /sandbox/kyc/{session} (the `GetRootSandboxKycSession` operationId).
+	GetRootSandboxKycSessionWithResponse(ctx context.Context, session string, reqEditors ...RequestEditorFn) (*GetRootSandboxKycSessionResponse, error)
+
+	// PostRootSandboxKycSessionWithResponse Approve or reject a sandbox KYC session (form post)
+	//
+	// Form fields decision (approve or reject) and reason (optional, for a rejection). This is the sandbox provider's callback: the verification becomes VERIFIED or REJECTED, the customer's tier and the customer.tier1_verified, customer.tier2_verified or customer.tier2_rejected events follow, once; a repeat changes nothing. 303 back to the page.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /sandbox/kyc/{session} (the `PostRootSandboxKycSession` operationId).
+	PostRootSandboxKycSessionWithResponse(ctx context.Context, session string, reqEditors ...RequestEditorFn) (*PostRootSandboxKycSessionResponse, error)
+
 	// GetApiKeysWithResponse List API keys (an API key sees its own environment's; a bearer token both, or ?environment=)
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -22547,6 +23073,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/customers/{id}/tier2-verification (the `PostCustomersIdTier2Verification` operationId).
 	PostCustomersIdTier2VerificationWithResponse(ctx context.Context, id string, params *PostCustomersIdTier2VerificationParams, body PostCustomersIdTier2VerificationJSONRequestBody, reqEditors ...RequestEditorFn) (*PostCustomersIdTier2VerificationResponse, error)
 
+	// GetCustomersIdVerificationsWithResponse The customer's KYC verifications
+	//
+	// Every submission and hosted flow, newest first. A hosted flow is PENDING until the provider's outcome (VERIFIED or REJECTED) and EXPIRED once its session expired without one.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/customers/{id}/verifications (the `GetCustomersIdVerifications` operationId).
+	GetCustomersIdVerificationsWithResponse(ctx context.Context, id string, params *GetCustomersIdVerificationsParams, reqEditors ...RequestEditorFn) (*GetCustomersIdVerificationsResponse, error)
+
+	// GetCustomersIdVerificationsVerificationIdWithResponse One KYC verification's status
+	//
+	// Poll this after sending the customer to a hosted flow's verification_url (or wait for the customer.tier1_verified, customer.tier2_verified and customer.tier2_rejected webhooks).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/customers/{id}/verifications/{verification_id} (the `GetCustomersIdVerificationsVerificationId` operationId).
+	GetCustomersIdVerificationsVerificationIdWithResponse(ctx context.Context, id string, verificationId string, params *GetCustomersIdVerificationsVerificationIdParams, reqEditors ...RequestEditorFn) (*GetCustomersIdVerificationsVerificationIdResponse, error)
+
 	// GetCustomersIdVirtualAccountsWithResponse All virtual accounts of a customer
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -22745,18 +23289,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/payments/merchant/balance (the `GetPaymentsMerchantBalance` operationId).
 	GetPaymentsMerchantBalanceWithResponse(ctx context.Context, params *GetPaymentsMerchantBalanceParams, reqEditors ...RequestEditorFn) (*GetPaymentsMerchantBalanceResponse, error)
 
-	// PostPaymentsMerchantBalanceTransferWithBodyWithResponse Move USDT to (or from) the trading balance
+	// PostPaymentsMerchantBalanceTransferWithBodyWithResponse Move an asset to (or from) the trading balance
 	//
-	// PENDING until the exchange engine has journaled the credit (or debit), then COMPLETED; FAILED with the funds back when the engine refuses it. Idempotent with X-Idempotency-Key; the transfer itself is applied once whatever crashes in between.
+	// amount_usd moves USDT (1:1, the spec's field); asset with amount moves NGN, USDT, USDC or USD, exactly (no conversion). PENDING until the exchange engine has journaled the credit (or debit), then COMPLETED; FAILED with the funds back when the engine refuses it. Idempotent with X-Idempotency-Key; the transfer itself is applied once whatever crashes in between.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/payments/merchant/balance/transfer (the `PostPaymentsMerchantBalanceTransfer` operationId).
 	PostPaymentsMerchantBalanceTransferWithBodyWithResponse(ctx context.Context, params *PostPaymentsMerchantBalanceTransferParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostPaymentsMerchantBalanceTransferResponse, error)
 
-	// PostPaymentsMerchantBalanceTransferWithResponse Move USDT to (or from) the trading balance
+	// PostPaymentsMerchantBalanceTransferWithResponse Move an asset to (or from) the trading balance
 	//
-	// PENDING until the exchange engine has journaled the credit (or debit), then COMPLETED; FAILED with the funds back when the engine refuses it. Idempotent with X-Idempotency-Key; the transfer itself is applied once whatever crashes in between.
+	// amount_usd moves USDT (1:1, the spec's field); asset with amount moves NGN, USDT, USDC or USD, exactly (no conversion). PENDING until the exchange engine has journaled the credit (or debit), then COMPLETED; FAILED with the funds back when the engine refuses it. Idempotent with X-Idempotency-Key; the transfer itself is applied once whatever crashes in between.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -23813,6 +24357,130 @@ func (r GetRootReadyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetRootReadyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetRootSandboxKycSessionResponse200Headers the declared response headers of an HTTP 200 response for GetRootSandboxKycSession
+type GetRootSandboxKycSessionResponse200Headers struct {
+	XRequestId *string
+}
+
+// GetRootSandboxKycSessionResponse404Headers the declared response headers of an HTTP 404 response for GetRootSandboxKycSession
+type GetRootSandboxKycSessionResponse404Headers struct {
+	XRequestId *string
+}
+
+// GetRootSandboxKycSessionResponse429Headers the declared response headers of an HTTP 429 response for GetRootSandboxKycSession
+type GetRootSandboxKycSessionResponse429Headers struct {
+	XRequestId *string
+}
+
+type GetRootSandboxKycSessionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetRootSandboxKycSessionResponse200Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetRootSandboxKycSessionResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetRootSandboxKycSessionResponse429Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRootSandboxKycSessionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRootSandboxKycSessionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRootSandboxKycSessionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRootSandboxKycSessionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostRootSandboxKycSessionResponse303Headers the declared response headers of an HTTP 303 response for PostRootSandboxKycSession
+type PostRootSandboxKycSessionResponse303Headers struct {
+	XRequestId *string
+}
+
+// PostRootSandboxKycSessionResponse400Headers the declared response headers of an HTTP 400 response for PostRootSandboxKycSession
+type PostRootSandboxKycSessionResponse400Headers struct {
+	XRequestId *string
+}
+
+// PostRootSandboxKycSessionResponse404Headers the declared response headers of an HTTP 404 response for PostRootSandboxKycSession
+type PostRootSandboxKycSessionResponse404Headers struct {
+	XRequestId *string
+}
+
+// PostRootSandboxKycSessionResponse422Headers the declared response headers of an HTTP 422 response for PostRootSandboxKycSession
+type PostRootSandboxKycSessionResponse422Headers struct {
+	XRequestId *string
+}
+
+// PostRootSandboxKycSessionResponse429Headers the declared response headers of an HTTP 429 response for PostRootSandboxKycSession
+type PostRootSandboxKycSessionResponse429Headers struct {
+	XRequestId *string
+}
+
+type PostRootSandboxKycSessionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers303 the parsed response headers for an HTTP 303 response
+	Headers303 *PostRootSandboxKycSessionResponse303Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PostRootSandboxKycSessionResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PostRootSandboxKycSessionResponse404Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *PostRootSandboxKycSessionResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostRootSandboxKycSessionResponse429Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r PostRootSandboxKycSessionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostRootSandboxKycSessionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostRootSandboxKycSessionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostRootSandboxKycSessionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -27871,6 +28539,232 @@ func (r PostCustomersIdTier2VerificationResponse) ContentType() string {
 	return ""
 }
 
+// GetCustomersIdVerificationsResponse200Headers the declared response headers of an HTTP 200 response for GetCustomersIdVerifications
+type GetCustomersIdVerificationsResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// GetCustomersIdVerificationsResponse429Headers the declared response headers of an HTTP 429 response for GetCustomersIdVerifications
+type GetCustomersIdVerificationsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetCustomersIdVerificationsResponse503Headers the declared response headers of an HTTP 503 response for GetCustomersIdVerifications
+type GetCustomersIdVerificationsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetCustomersIdVerificationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data *CustomerVerificationList `json:"data,omitempty"`
+
+		// Message optional note for people
+		Message *string `json:"message,omitempty"`
+
+		// Meta paging of a list: the page (1-indexed), its size, the total number of items and of pages
+		//
+		// Example: {"limit":20,"page":1,"total":42,"total_pages":3}
+		Meta    *PageMeta `json:"meta,omitempty"`
+		Success bool      `json:"success"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCustomersIdVerificationsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCustomersIdVerificationsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCustomersIdVerificationsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCustomersIdVerificationsResponse) GetJSON200() *struct {
+	Data *CustomerVerificationList `json:"data,omitempty"`
+
+	// Message optional note for people
+	Message *string `json:"message,omitempty"`
+
+	// Meta paging of a list: the page (1-indexed), its size, the total number of items and of pages
+	//
+	// Example: {"limit":20,"page":1,"total":42,"total_pages":3}
+	Meta    *PageMeta `json:"meta,omitempty"`
+	Success bool      `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetCustomersIdVerificationsResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetCustomersIdVerificationsResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetCustomersIdVerificationsResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCustomersIdVerificationsResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCustomersIdVerificationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCustomersIdVerificationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCustomersIdVerificationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCustomersIdVerificationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCustomersIdVerificationsVerificationIdResponse200Headers the declared response headers of an HTTP 200 response for GetCustomersIdVerificationsVerificationId
+type GetCustomersIdVerificationsVerificationIdResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// GetCustomersIdVerificationsVerificationIdResponse429Headers the declared response headers of an HTTP 429 response for GetCustomersIdVerificationsVerificationId
+type GetCustomersIdVerificationsVerificationIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetCustomersIdVerificationsVerificationIdResponse503Headers the declared response headers of an HTTP 503 response for GetCustomersIdVerificationsVerificationId
+type GetCustomersIdVerificationsVerificationIdResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetCustomersIdVerificationsVerificationIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data *CustomerVerification `json:"data,omitempty"`
+
+		// Message optional note for people
+		Message *string `json:"message,omitempty"`
+		Success bool    `json:"success"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCustomersIdVerificationsVerificationIdResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCustomersIdVerificationsVerificationIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCustomersIdVerificationsVerificationIdResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCustomersIdVerificationsVerificationIdResponse) GetJSON200() *struct {
+	Data *CustomerVerification `json:"data,omitempty"`
+
+	// Message optional note for people
+	Message *string `json:"message,omitempty"`
+	Success bool    `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetCustomersIdVerificationsVerificationIdResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetCustomersIdVerificationsVerificationIdResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetCustomersIdVerificationsVerificationIdResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCustomersIdVerificationsVerificationIdResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCustomersIdVerificationsVerificationIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCustomersIdVerificationsVerificationIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCustomersIdVerificationsVerificationIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCustomersIdVerificationsVerificationIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetCustomersIdVirtualAccountsResponse200Headers the declared response headers of an HTTP 200 response for GetCustomersIdVirtualAccounts
 type GetCustomersIdVirtualAccountsResponse200Headers struct {
 	XRateLimitLimit     *int
@@ -30106,15 +31000,15 @@ type PostPaymentsMerchantBalanceTransferResponse struct {
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *struct {
 		Data *struct {
-			// Amount the same, in USDT
+			// Amount the amount moved, in currency
 			//
 			// Example: 1500.00
 			Amount *string `json:"amount,omitempty"`
 
-			// AmountUsd USDT moved (1 USDT = 1 USD)
+			// AmountUsd the amount in USD at par for USDT, USDC and USD; null for NGN
 			//
 			// Example: 1500.00
-			AmountUsd string `json:"amount_usd"`
+			AmountUsd *string `json:"amount_usd"`
 
 			// CompletedAt when it became COMPLETED or FAILED
 			//
@@ -30124,7 +31018,7 @@ type PostPaymentsMerchantBalanceTransferResponse struct {
 			// CreatedAt Example: 2026-01-02T15:04:05.000Z
 			CreatedAt time.Time `json:"created_at"`
 
-			// Currency Example: USDT
+			// Currency Example: NGN
 			Currency *PostPaymentsMerchantBalanceTransfer201JSONResponseBodyDataCurrency `json:"currency,omitempty"`
 
 			// Direction Example: to_trading
@@ -30172,15 +31066,15 @@ type PostPaymentsMerchantBalanceTransferResponse struct {
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
 func (r PostPaymentsMerchantBalanceTransferResponse) GetJSON201() *struct {
 	Data *struct {
-		// Amount the same, in USDT
+		// Amount the amount moved, in currency
 		//
 		// Example: 1500.00
 		Amount *string `json:"amount,omitempty"`
 
-		// AmountUsd USDT moved (1 USDT = 1 USD)
+		// AmountUsd the amount in USD at par for USDT, USDC and USD; null for NGN
 		//
 		// Example: 1500.00
-		AmountUsd string `json:"amount_usd"`
+		AmountUsd *string `json:"amount_usd"`
 
 		// CompletedAt when it became COMPLETED or FAILED
 		//
@@ -30190,7 +31084,7 @@ func (r PostPaymentsMerchantBalanceTransferResponse) GetJSON201() *struct {
 		// CreatedAt Example: 2026-01-02T15:04:05.000Z
 		CreatedAt time.Time `json:"created_at"`
 
-		// Currency Example: USDT
+		// Currency Example: NGN
 		Currency *PostPaymentsMerchantBalanceTransfer201JSONResponseBodyDataCurrency `json:"currency,omitempty"`
 
 		// Direction Example: to_trading
@@ -30308,15 +31202,15 @@ type GetPaymentsMerchantBalanceTransfersResponse struct {
 	JSON200 *struct {
 		Data *struct {
 			Items *[]struct {
-				// Amount the same, in USDT
+				// Amount the amount moved, in currency
 				//
 				// Example: 1500.00
 				Amount *string `json:"amount,omitempty"`
 
-				// AmountUsd USDT moved (1 USDT = 1 USD)
+				// AmountUsd the amount in USD at par for USDT, USDC and USD; null for NGN
 				//
 				// Example: 1500.00
-				AmountUsd string `json:"amount_usd"`
+				AmountUsd *string `json:"amount_usd"`
 
 				// CompletedAt when it became COMPLETED or FAILED
 				//
@@ -30326,7 +31220,7 @@ type GetPaymentsMerchantBalanceTransfersResponse struct {
 				// CreatedAt Example: 2026-01-02T15:04:05.000Z
 				CreatedAt time.Time `json:"created_at"`
 
-				// Currency Example: USDT
+				// Currency Example: NGN
 				Currency *GetPaymentsMerchantBalanceTransfers200JSONResponseBodyDataItemsCurrency `json:"currency,omitempty"`
 
 				// Direction Example: to_trading
@@ -30375,15 +31269,15 @@ type GetPaymentsMerchantBalanceTransfersResponse struct {
 func (r GetPaymentsMerchantBalanceTransfersResponse) GetJSON200() *struct {
 	Data *struct {
 		Items *[]struct {
-			// Amount the same, in USDT
+			// Amount the amount moved, in currency
 			//
 			// Example: 1500.00
 			Amount *string `json:"amount,omitempty"`
 
-			// AmountUsd USDT moved (1 USDT = 1 USD)
+			// AmountUsd the amount in USD at par for USDT, USDC and USD; null for NGN
 			//
 			// Example: 1500.00
-			AmountUsd string `json:"amount_usd"`
+			AmountUsd *string `json:"amount_usd"`
 
 			// CompletedAt when it became COMPLETED or FAILED
 			//
@@ -30393,7 +31287,7 @@ func (r GetPaymentsMerchantBalanceTransfersResponse) GetJSON200() *struct {
 			// CreatedAt Example: 2026-01-02T15:04:05.000Z
 			CreatedAt time.Time `json:"created_at"`
 
-			// Currency Example: USDT
+			// Currency Example: NGN
 			Currency *GetPaymentsMerchantBalanceTransfers200JSONResponseBodyDataItemsCurrency `json:"currency,omitempty"`
 
 			// Direction Example: to_trading
@@ -36759,6 +37653,36 @@ func (c *ClientWithResponses) GetRootReadyWithResponse(ctx context.Context, reqE
 	return ParseGetRootReadyResponse(rsp)
 }
 
+// GetRootSandboxKycSessionWithResponse Sandbox KYC provider's hosted page (HTML)
+//
+// Where a sandbox hosted flow's verification_url points (under --public-base-url): the session with approve and reject buttons, or its result. Sandbox sessions only. Limited per client address (60 a minute): 429 page with Retry-After above it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /sandbox/kyc/{session} (the `GetRootSandboxKycSession` operationId).
+func (c *ClientWithResponses) GetRootSandboxKycSessionWithResponse(ctx context.Context, session string, reqEditors ...RequestEditorFn) (*GetRootSandboxKycSessionResponse, error) {
+	rsp, err := c.GetRootSandboxKycSession(ctx, session, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRootSandboxKycSessionResponse(rsp)
+}
+
+// PostRootSandboxKycSessionWithResponse Approve or reject a sandbox KYC session (form post)
+//
+// Form fields decision (approve or reject) and reason (optional, for a rejection). This is the sandbox provider's callback: the verification becomes VERIFIED or REJECTED, the customer's tier and the customer.tier1_verified, customer.tier2_verified or customer.tier2_rejected events follow, once; a repeat changes nothing. 303 back to the page.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /sandbox/kyc/{session} (the `PostRootSandboxKycSession` operationId).
+func (c *ClientWithResponses) PostRootSandboxKycSessionWithResponse(ctx context.Context, session string, reqEditors ...RequestEditorFn) (*PostRootSandboxKycSessionResponse, error) {
+	rsp, err := c.PostRootSandboxKycSession(ctx, session, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostRootSandboxKycSessionResponse(rsp)
+}
+
 // GetApiKeysWithResponse List API keys (an API key sees its own environment's; a bearer token both, or ?environment=)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -37539,6 +38463,36 @@ func (c *ClientWithResponses) PostCustomersIdTier2VerificationWithResponse(ctx c
 	return ParsePostCustomersIdTier2VerificationResponse(rsp)
 }
 
+// GetCustomersIdVerificationsWithResponse The customer's KYC verifications
+//
+// Every submission and hosted flow, newest first. A hosted flow is PENDING until the provider's outcome (VERIFIED or REJECTED) and EXPIRED once its session expired without one.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/customers/{id}/verifications (the `GetCustomersIdVerifications` operationId).
+func (c *ClientWithResponses) GetCustomersIdVerificationsWithResponse(ctx context.Context, id string, params *GetCustomersIdVerificationsParams, reqEditors ...RequestEditorFn) (*GetCustomersIdVerificationsResponse, error) {
+	rsp, err := c.GetCustomersIdVerifications(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCustomersIdVerificationsResponse(rsp)
+}
+
+// GetCustomersIdVerificationsVerificationIdWithResponse One KYC verification's status
+//
+// Poll this after sending the customer to a hosted flow's verification_url (or wait for the customer.tier1_verified, customer.tier2_verified and customer.tier2_rejected webhooks).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/customers/{id}/verifications/{verification_id} (the `GetCustomersIdVerificationsVerificationId` operationId).
+func (c *ClientWithResponses) GetCustomersIdVerificationsVerificationIdWithResponse(ctx context.Context, id string, verificationId string, params *GetCustomersIdVerificationsVerificationIdParams, reqEditors ...RequestEditorFn) (*GetCustomersIdVerificationsVerificationIdResponse, error) {
+	rsp, err := c.GetCustomersIdVerificationsVerificationId(ctx, id, verificationId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCustomersIdVerificationsVerificationIdResponse(rsp)
+}
+
 // GetCustomersIdVirtualAccountsWithResponse All virtual accounts of a customer
 //
 // Returns a wrapper object for the known response body format(s).
@@ -37893,9 +38847,9 @@ func (c *ClientWithResponses) GetPaymentsMerchantBalanceWithResponse(ctx context
 	return ParseGetPaymentsMerchantBalanceResponse(rsp)
 }
 
-// PostPaymentsMerchantBalanceTransferWithBodyWithResponse Move USDT to (or from) the trading balance
+// PostPaymentsMerchantBalanceTransferWithBodyWithResponse Move an asset to (or from) the trading balance
 //
-// PENDING until the exchange engine has journaled the credit (or debit), then COMPLETED; FAILED with the funds back when the engine refuses it. Idempotent with X-Idempotency-Key; the transfer itself is applied once whatever crashes in between.
+// amount_usd moves USDT (1:1, the spec's field); asset with amount moves NGN, USDT, USDC or USD, exactly (no conversion). PENDING until the exchange engine has journaled the credit (or debit), then COMPLETED; FAILED with the funds back when the engine refuses it. Idempotent with X-Idempotency-Key; the transfer itself is applied once whatever crashes in between.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -37908,9 +38862,9 @@ func (c *ClientWithResponses) PostPaymentsMerchantBalanceTransferWithBodyWithRes
 	return ParsePostPaymentsMerchantBalanceTransferResponse(rsp)
 }
 
-// PostPaymentsMerchantBalanceTransferWithResponse Move USDT to (or from) the trading balance
+// PostPaymentsMerchantBalanceTransferWithResponse Move an asset to (or from) the trading balance
 //
-// PENDING until the exchange engine has journaled the credit (or debit), then COMPLETED; FAILED with the funds back when the engine refuses it. Idempotent with X-Idempotency-Key; the transfer itself is applied once whatever crashes in between.
+// amount_usd moves USDT (1:1, the spec's field); asset with amount moves NGN, USDT, USDC or USD, exactly (no conversion). PENDING until the exchange engine has journaled the credit (or debit), then COMPLETED; FAILED with the funds back when the engine refuses it. Idempotent with X-Idempotency-Key; the transfer itself is applied once whatever crashes in between.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -39307,6 +40261,124 @@ func ParseGetRootReadyResponse(rsp *http.Response) (*GetRootReadyResponse, error
 			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetRootSandboxKycSessionResponse parses an HTTP response from a GetRootSandboxKycSessionWithResponse call
+func ParseGetRootSandboxKycSessionResponse(rsp *http.Response) (*GetRootSandboxKycSessionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRootSandboxKycSessionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetRootSandboxKycSessionResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetRootSandboxKycSessionResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetRootSandboxKycSessionResponse429Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostRootSandboxKycSessionResponse parses an HTTP response from a PostRootSandboxKycSessionWithResponse call
+func ParsePostRootSandboxKycSessionResponse(rsp *http.Response) (*PostRootSandboxKycSessionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostRootSandboxKycSessionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 303:
+		var headers PostRootSandboxKycSessionResponse303Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers303 = &headers
+	case rsp.StatusCode == 400:
+		var headers PostRootSandboxKycSessionResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers PostRootSandboxKycSessionResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 422:
+		var headers PostRootSandboxKycSessionResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostRootSandboxKycSessionResponse429Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -44056,6 +45128,281 @@ func ParsePostCustomersIdTier2VerificationResponse(rsp *http.Response) (*PostCus
 	return response, nil
 }
 
+// ParseGetCustomersIdVerificationsResponse parses an HTTP response from a GetCustomersIdVerificationsWithResponse call
+func ParseGetCustomersIdVerificationsResponse(rsp *http.Response) (*GetCustomersIdVerificationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCustomersIdVerificationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *CustomerVerificationList `json:"data,omitempty"`
+
+			// Message optional note for people
+			Message *string `json:"message,omitempty"`
+
+			// Meta paging of a list: the page (1-indexed), its size, the total number of items and of pages
+			//
+			// Example: {"limit":20,"page":1,"total":42,"total_pages":3}
+			Meta    *PageMeta `json:"meta,omitempty"`
+			Success bool      `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCustomersIdVerificationsResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCustomersIdVerificationsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCustomersIdVerificationsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCustomersIdVerificationsVerificationIdResponse parses an HTTP response from a GetCustomersIdVerificationsVerificationIdWithResponse call
+func ParseGetCustomersIdVerificationsVerificationIdResponse(rsp *http.Response) (*GetCustomersIdVerificationsVerificationIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCustomersIdVerificationsVerificationIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *CustomerVerification `json:"data,omitempty"`
+
+			// Message optional note for people
+			Message *string `json:"message,omitempty"`
+			Success bool    `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCustomersIdVerificationsVerificationIdResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCustomersIdVerificationsVerificationIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCustomersIdVerificationsVerificationIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetCustomersIdVirtualAccountsResponse parses an HTTP response from a GetCustomersIdVirtualAccountsWithResponse call
 func ParseGetCustomersIdVirtualAccountsResponse(rsp *http.Response) (*GetCustomersIdVirtualAccountsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -46603,15 +47950,15 @@ func ParsePostPaymentsMerchantBalanceTransferResponse(rsp *http.Response) (*Post
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
 		var dest struct {
 			Data *struct {
-				// Amount the same, in USDT
+				// Amount the amount moved, in currency
 				//
 				// Example: 1500.00
 				Amount *string `json:"amount,omitempty"`
 
-				// AmountUsd USDT moved (1 USDT = 1 USD)
+				// AmountUsd the amount in USD at par for USDT, USDC and USD; null for NGN
 				//
 				// Example: 1500.00
-				AmountUsd string `json:"amount_usd"`
+				AmountUsd *string `json:"amount_usd"`
 
 				// CompletedAt when it became COMPLETED or FAILED
 				//
@@ -46621,7 +47968,7 @@ func ParsePostPaymentsMerchantBalanceTransferResponse(rsp *http.Response) (*Post
 				// CreatedAt Example: 2026-01-02T15:04:05.000Z
 				CreatedAt time.Time `json:"created_at"`
 
-				// Currency Example: USDT
+				// Currency Example: NGN
 				Currency *PostPaymentsMerchantBalanceTransfer201JSONResponseBodyDataCurrency `json:"currency,omitempty"`
 
 				// Direction Example: to_trading
@@ -46803,15 +48150,15 @@ func ParseGetPaymentsMerchantBalanceTransfersResponse(rsp *http.Response) (*GetP
 		var dest struct {
 			Data *struct {
 				Items *[]struct {
-					// Amount the same, in USDT
+					// Amount the amount moved, in currency
 					//
 					// Example: 1500.00
 					Amount *string `json:"amount,omitempty"`
 
-					// AmountUsd USDT moved (1 USDT = 1 USD)
+					// AmountUsd the amount in USD at par for USDT, USDC and USD; null for NGN
 					//
 					// Example: 1500.00
-					AmountUsd string `json:"amount_usd"`
+					AmountUsd *string `json:"amount_usd"`
 
 					// CompletedAt when it became COMPLETED or FAILED
 					//
@@ -46821,7 +48168,7 @@ func ParseGetPaymentsMerchantBalanceTransfersResponse(rsp *http.Response) (*GetP
 					// CreatedAt Example: 2026-01-02T15:04:05.000Z
 					CreatedAt time.Time `json:"created_at"`
 
-					// Currency Example: USDT
+					// Currency Example: NGN
 					Currency *GetPaymentsMerchantBalanceTransfers200JSONResponseBodyDataItemsCurrency `json:"currency,omitempty"`
 
 					// Direction Example: to_trading
