@@ -217,8 +217,38 @@ func TestLiveThroughPaystack(t *testing.T) {
 		return hooks.has("deposit.received") && hooks.has("deposit.settled") && hooks.has("customer.balance.credited")
 	})
 	var status, provider string
-	if err := pool.QueryRow(ctx, `select status, provider from partner_events`).Scan(&status, &provider); err != nil || status != "PROCESSED" || provider != "paystack" {
+	if err := pool.QueryRow(ctx, `select status, provider from partner_events where body = $1`, n.Body).Scan(&status, &provider); err != nil || status != "PROCESSED" || provider != "paystack" {
 		t.Fatalf("stored notification %s %s %v", provider, status, err)
+	}
+
+	// A transfer the sending bank pulled back before we processed it: the notification is
+	// signed, but Paystack's API no longer confirms the charge, so nothing is credited.
+	n2, err := ps.Charge(va.AccountNumber, 100_000, paystacktest.Sender{Name: "MALLORY"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var charge struct {
+		Data struct {
+			Reference string `json:"reference"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(n2.Body, &charge); err != nil {
+		t.Fatal(err)
+	}
+	if err := ps.Reverse(charge.Data.Reference); err != nil {
+		t.Fatal(err)
+	}
+	if status, err := paystacktest.Deliver(ctx, http.DefaultClient, events, n2); err != nil || status != 200 {
+		t.Fatalf("notification of a reversed charge: %d %v", status, err)
+	}
+	eventually(t, "the unconfirmed charge is rejected", func() bool {
+		var st string
+		_ = pool.QueryRow(ctx, `select status from partner_events where body = $1`, n2.Body).Scan(&st)
+		return st == "REJECTED"
+	})
+	c.must(200, "GET", "/v1/payments/deposits", m.LiveKey, nil, &deps)
+	if len(deps) != 1 {
+		t.Fatalf("an unconfirmed charge was credited: %+v", deps)
 	}
 
 	// An NGN payout: a transfer from the merchant's USDT balance (funded here in the ledger).
