@@ -7,6 +7,7 @@ import (
 )
 
 func TestRegisterVerifyLoginCreateKeyCall(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	email, pw := "ada@example.test", "a long enough password"
 	reg := map[string]string{"email": email, "password": pw, "business_name": "Acme", "first_name": "Ada", "last_name": "Lovelace"}
@@ -83,6 +84,7 @@ func TestRegisterVerifyLoginCreateKeyCall(t *testing.T) {
 }
 
 func TestValidationErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.do("POST", "/v1/auth/register", map[string]string{"email": "nope", "password": "short", "business_name": "", "first_name": "A", "last_name": "B"})
 	e.want(r, 400, "VALIDATION_ERROR")
@@ -99,6 +101,7 @@ func TestValidationErrors(t *testing.T) {
 }
 
 func TestResendCooldown(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	email := "cool@example.test"
 	e.want(e.do("POST", "/v1/auth/register", map[string]string{"email": email, "password": "password123", "business_name": "B", "first_name": "A", "last_name": "B"}), 201, "")
@@ -121,6 +124,7 @@ func TestResendCooldown(t *testing.T) {
 }
 
 func TestForgotAndResetPassword(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	email, pw := e.registered()
 	_, refresh := e.login(email, pw)
@@ -136,6 +140,7 @@ func TestForgotAndResetPassword(t *testing.T) {
 }
 
 func TestChangePassword(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	email, pw := e.registered()
 	access, refresh := e.login(email, pw)

@@ -18,6 +18,7 @@ import (
 // whitelist (nor mint live keys). A live key or a bearer token can; nothing changes on a
 // refusal.
 func TestSandboxKeyCannotChangeMerchantWideSettings(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := authtest.New(t, e.pool)
 	access, _ := e.login(m.Email, authtest.Password)
@@ -64,6 +65,7 @@ func TestSandboxKeyCannotChangeMerchantWideSettings(t *testing.T) {
 // Keys carry scopes: chosen at creation (all four by default), listed, and enforced on
 // every route; key management needs all of them, so a narrow key cannot mint a wide one.
 func TestAPIKeyScopes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := authtest.New(t, e.pool)
 	access, _ := e.login(m.Email, authtest.Password)
@@ -142,6 +144,7 @@ func TestAPIKeyScopes(t *testing.T) {
 // A refused request (whitelist, suspension) spends no token of the merchant's bucket, and
 // sandbox and live have a bucket each.
 func TestRefusalsSpendNoRateLimitToken(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := authtest.New(t, e.pool)
 	st := identity.NewStore(e.pool)
@@ -187,6 +190,7 @@ func TestRefusalsSpendNoRateLimitToken(t *testing.T) {
 // A client that keeps failing costs no database query: unknown keys are remembered, and
 // once its failure bucket is empty a key not in memory is refused before the lookup.
 func TestThrottledClientCostsNoQuery(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *config) { c.AuthRateLimit = 3 })
 	m := authtest.New(t, e.pool) // its keys are not cached: never used
 	unknown, _, _ := identity.NewAPIKey(identity.Sandbox)
@@ -217,6 +221,7 @@ func TestThrottledClientCostsNoQuery(t *testing.T) {
 // last_used_at is kept, at a resolution of one minute: a busy key is written at most once a
 // minute (and never on the request path: only the flusher writes).
 func TestLastUsedAtWrittenAtMostOnceAMinute(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := authtest.New(t, e.pool)
 	ctx := context.Background()
@@ -269,6 +274,7 @@ func TestLastUsedAtWrittenAtMostOnceAMinute(t *testing.T) {
 // Per-address limits take an IPv6 client by its /64: the addresses of one host share a
 // bucket.
 func TestIPv6ClientsLimitedPer64(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *config) { c.AuthRateLimit = 3; c.TrustedProxies = []string{"127.0.0.1/32"} })
 	logout := func(from string) resp {
 		return e.do("POST", "/v1/auth/logout", map[string]string{"refresh_token": "x"}, "X-Forwarded-For: "+from)
@@ -284,6 +290,7 @@ func TestIPv6ClientsLimitedPer64(t *testing.T) {
 // Wrong one-time codes count per account across codes: after OTPDailyFailures in a day, a
 // new code does not buy new tries, and even the right code is refused until the day passes.
 func TestOTPFailuresCountAcrossCodes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *config) { c.OTPDailyFailures = 7 })
 	email := "daily@example.test"
 	e.want(e.do("POST", "/v1/auth/register", map[string]string{"email": email, "password": "password123", "business_name": "B", "first_name": "A", "last_name": "B"}), 201, "")
@@ -313,6 +320,7 @@ func TestOTPFailuresCountAcrossCodes(t *testing.T) {
 // resend-otp and verify-email answer alike for unknown, unverified, verified and cooling
 // down accounts (status, code, detail and message).
 func TestOTPAnswersTellNothingAboutTheAccount(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	verified, _ := e.registered()
 	cooling := "cool-" + uuid.NewString()[:8] + "@example.test"
@@ -339,6 +347,7 @@ func TestOTPAnswersTellNothingAboutTheAccount(t *testing.T) {
 // with Retry-After at once; reset-password checks the code before hashing, so a wrong code
 // is answered without a slot, and a right one survives a busy answer.
 func TestPasswordHashingIsBounded(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := authtest.New(t, e.pool)
 	e.want(e.do("POST", "/v1/auth/forgot-password", map[string]string{"email": m.Email}), 200, "")

@@ -11,6 +11,7 @@ import (
 )
 
 func TestMerchantRateLimitHeadersAnd429(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := authtest.New(t, e.pool)
 	three := 3
@@ -53,6 +54,7 @@ func TestMerchantRateLimitHeadersAnd429(t *testing.T) {
 }
 
 func TestAuthRoutesLimitedPerIP(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *config) { c.AuthRateLimit = 4 })
 	for i := 0; i < 4; i++ {
 		r := e.do("POST", "/v1/auth/login", map[string]string{"email": "x@example.test", "password": "whatever1"})

@@ -33,6 +33,7 @@ func sign(t *testing.T, method jwt.SigningMethod, key any, claims jwt.MapClaims)
 }
 
 func TestBadJWTsAreRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m, _ := mkKeyMerchant(t, e)
 	now := time.Now()
@@ -97,6 +98,7 @@ func TestBadJWTsAreRefused(t *testing.T) {
 }
 
 func TestRefreshRotationAndReuseRevokesFamily(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	email, pw := e.registered()
 	_, r1 := e.login(email, pw)
@@ -133,6 +135,7 @@ func TestRefreshRotationAndReuseRevokesFamily(t *testing.T) {
 }
 
 func TestRevokedAndDeletedKeysRefusedOnNextRequest(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m, sk := mkKeyMerchant(t, e)
 	c := e.do("POST", "/v1/api-keys", map[string]string{"name": "second"}, apiKey(sk))
@@ -172,6 +175,7 @@ func TestRevokedAndDeletedKeysRefusedOnNextRequest(t *testing.T) {
 // Another process (its own Service and cache, same database) learns of a revocation
 // through LISTEN/NOTIFY.
 func TestRevocationReachesOtherProcess(t *testing.T) {
+	t.Parallel()
 	e1 := newEnv(t)
 	e2 := newEnvOn(t, e1.pool, e1.url)
 	_, sk := mkKeyMerchant(t, e1)
@@ -193,6 +197,7 @@ func TestRevocationReachesOtherProcess(t *testing.T) {
 }
 
 func TestLiveAndTestKeysSeeDifferentData(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m, sk := mkKeyMerchant(t, e)
 	lk := m.LiveKey
@@ -223,6 +228,7 @@ func TestLiveAndTestKeysSeeDifferentData(t *testing.T) {
 }
 
 func TestOtherMerchantsKeyGets404(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, skA := mkKeyMerchant(t, e)
 	_, skB := mkKeyMerchant(t, e)
@@ -234,6 +240,7 @@ func TestOtherMerchantsKeyGets404(t *testing.T) {
 }
 
 func TestOTPBruteForceStopsAfterFiveTries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	email := "brute@example.test"
 	e.want(e.do("POST", "/v1/auth/register", map[string]string{"email": email, "password": "password123", "business_name": "B", "first_name": "A", "last_name": "B"}), 201, "")
@@ -256,6 +263,7 @@ func TestOTPBruteForceStopsAfterFiveTries(t *testing.T) {
 }
 
 func TestOTPExpiresAfterTenMinutes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	email := "late@example.test"
 	e.want(e.do("POST", "/v1/auth/register", map[string]string{"email": email, "password": "password123", "business_name": "B", "first_name": "A", "last_name": "B"}), 201, "")
@@ -264,6 +272,7 @@ func TestOTPExpiresAfterTenMinutes(t *testing.T) {
 }
 
 func TestLoginTimingForUnknownEmail(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	email, _ := e.registered()
 	ghost := "ghost-" + uuid.NewString()[:6] + "@example.test"
@@ -293,6 +302,7 @@ func TestLoginTimingForUnknownEmail(t *testing.T) {
 }
 
 func TestSuspendedMerchantIsRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m, sk := mkKeyMerchant(t, e)
 	e.want(e.do("GET", "/v1/test/ping", nil, apiKey(sk)), 200, "")
@@ -319,6 +329,7 @@ func waitFor(t *testing.T, ok func() bool) {
 // No secret (password, password hash, key, key hash, refresh token, access token, one-time
 // code) appears in a response other than the one that hands it out, nor in any log line.
 func TestNoSecretInResponsesOrLogs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	email, pw := "secret@example.test", "my very secret password"
 	e.want(e.do("POST", "/v1/auth/register", map[string]string{"email": email, "password": pw, "business_name": "B", "first_name": "A", "last_name": "B"}), 201, "")

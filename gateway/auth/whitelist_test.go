@@ -11,6 +11,7 @@ import (
 )
 
 func TestIPWhitelistIPv4AndIPv6(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := authtest.New(t, e.pool)
 	email, pw := m.Email, authtest.Password
@@ -68,6 +69,7 @@ func TestIPWhitelistIPv4AndIPv6(t *testing.T) {
 
 // X-Forwarded-For counts only when the socket peer is a trusted proxy.
 func TestXForwardedForOnlyFromTrustedProxies(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *config) { c.TrustedProxies = []string{"127.0.0.1/32"} })
 	m := authtest.New(t, e.pool)
 	sk := m.SandboxKey
@@ -89,6 +91,7 @@ func TestXForwardedForOnlyFromTrustedProxies(t *testing.T) {
 }
 
 func TestClientIP(t *testing.T) {
+	t.Parallel()
 	cip, err := auth.NewClientIP([]string{"10.0.0.0/8", "fd00::/8"})
 	if err != nil {
 		t.Fatal(err)

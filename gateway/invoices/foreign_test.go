@@ -8,6 +8,7 @@ import (
 // (invoice lines, checkout-link lines, a link's invoice_id), exactly like an id that does
 // not exist and like a foreign id in a path: nothing tells a caller it exists.
 func TestForeignProductAndInvoiceIdsAre404(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	var prod struct{ ID string }
 	e.srv.Must(t, 201, "POST", "/v1/products", e.b.SandboxKey, `{"name":"Poster","price":100,"currency":"NGN"}`).Decode(t, &prod)

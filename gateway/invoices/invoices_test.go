@@ -89,6 +89,7 @@ func (e env) create(t *testing.T, key, b string) invoice {
 }
 
 func TestCreateTotalsByHand(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	var prod struct{ ID string }
 	// product: 25.00 each, fixed discount 1.00 per unit, 10% tax
@@ -145,6 +146,7 @@ func TestCreateTotalsByHand(t *testing.T) {
 }
 
 func TestRemovingTheLastLineIsRefused(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	inv := e.create(t, e.a.SandboxKey, body(""))
 	r := e.srv.Must(t, 422, "DELETE", "/v1/invoices/"+inv.ID+"/line-items/"+inv.LineItems[0].ID, e.a.SandboxKey, nil)
@@ -154,6 +156,7 @@ func TestRemovingTheLastLineIsRefused(t *testing.T) {
 }
 
 func TestCreateValidation(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	cases := []struct {
 		name   string
@@ -212,6 +215,7 @@ func (e env) markPaid(t *testing.T, id string) {
 
 // TestStateTable walks the spec's invoice state table row by row.
 func TestStateTable(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	key := e.a.SandboxKey
 
@@ -356,6 +360,7 @@ func mustUUID(t *testing.T, s string) uuid.UUID {
 }
 
 func TestListSearchAndTenancy(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	e.create(t, e.a.SandboxKey, body(`"customer_name":"Chidi Okeke","customer_email":"chidi@example.test"`))
 	e.create(t, e.a.SandboxKey, body(`"customer_name":"Bola","customer_email":"bola@shop.test"`))
@@ -400,6 +405,7 @@ func TestListSearchAndTenancy(t *testing.T) {
 }
 
 func TestConcurrentCreationGivesConsecutiveNumbers(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	const n = 30
 	// one creation fails validation in the middle: it must not take a number

@@ -28,6 +28,7 @@ func (r *recorder) Send(_ context.Context, m mail.Message) error {
 // only the merchant's own verified address, the rest stays in the outbox. Live invoices
 // go to their customer.
 func TestSandboxInvoiceMailOnlyToTheMerchantsOwnAddress(t *testing.T) {
+	t.Parallel()
 	e := setup(t)
 	ctx := context.Background()
 	smtp := &recorder{}
