@@ -166,6 +166,7 @@ type kycPage struct {
 	Result    string // VERIFIED, REJECTED, EXPIRED
 	Reason    string
 	ExpiresAt string
+	Redirect  string // the merchant's redirect_url, once completed
 }
 
 var kycTemplate = template.Must(template.New("kyc").Parse(`<!doctype html>
@@ -189,7 +190,7 @@ button{font-size:1rem;padding:.5rem 1rem;margin-right:.5rem}input{font-size:1rem
 </form>
 {{else}}
 <p id="result">Result: <strong>{{.Result}}</strong>{{if .Reason}} ({{.Reason}}){{end}}</p>
-<p>You can close this page.</p>
+{{if .Redirect}}<p><a id="return" href="{{.Redirect}}">Return to the merchant</a></p>{{else}}<p>You can close this page.</p>{{end}}
 {{end}}{{end}}
 </body></html>
 `))
@@ -240,6 +241,9 @@ func sessionOf(ctx *fasthttp.RequestCtx) string {
 func sessionPage(ss customers.Session) kycPage {
 	p := kycPage{Session: ss.ProviderReference, Tier: ss.Tier, Name: ss.Customer.FirstName,
 		Pending: ss.Status == customers.Pending, Result: ss.Status, Reason: ss.Reason}
+	if !p.Pending {
+		p.Redirect = ss.RedirectURL
+	}
 	if ss.ExpiresAt != nil {
 		p.ExpiresAt = ss.ExpiresAt.UTC().Format("2006-01-02 15:04")
 	}

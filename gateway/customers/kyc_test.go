@@ -159,6 +159,23 @@ func TestHostedKYCCompletes(t *testing.T) {
 		if s := status(t, v3); s.Status != "VERIFIED" || s.KYCTier != "TIER_2" || e.events(t, e.m, events.CustomerTier2Verified) != 1 {
 			t.Fatalf("%+v", s)
 		}
+		// No redirect_url: the completed page has no way back.
+		if body := string(srv.Must(t, 200, "GET", p3, "", nil).Body); strings.Contains(body, `id="return"`) {
+			t.Fatalf("return link without a redirect_url: %s", body)
+		}
+	})
+	t.Run("the page sends the customer back to redirect_url once completed", func(t *testing.T) {
+		var v kycStatus
+		srv.Must(t, 201, "POST", "/v1/customers/"+c.ID+"/kyc/initiate", e.m.SandboxKey,
+			map[string]string{"redirect_url": "https://shop.example/kyc-done?c=1"}).Decode(t, &v)
+		u, _ := url.Parse(v.VerificationURL)
+		if body := string(srv.Must(t, 200, "GET", u.Path, "", nil).Body); strings.Contains(body, `id="return"`) {
+			t.Fatalf("return link before the outcome: %s", body)
+		}
+		decide(t, u.Path, "decision=approve")
+		if body := string(srv.Must(t, 200, "GET", u.Path, "", nil).Body); !strings.Contains(body, `href="https://shop.example/kyc-done?c=1"`) {
+			t.Fatalf("no return link: %s", body)
+		}
 	})
 	t.Run("an expired session refuses the outcome", func(t *testing.T) {
 		v4, p4 := initiate(t, "1")
@@ -179,7 +196,7 @@ func TestHostedKYCCompletes(t *testing.T) {
 		for i, v := range vs {
 			got[i] = v.Tier + ":" + v.Status
 		}
-		if strings.Join(got, ",") != "TIER_1:EXPIRED,TIER_2:VERIFIED,TIER_2:REJECTED,TIER_1:VERIFIED" {
+		if strings.Join(got, ",") != "TIER_1:EXPIRED,TIER_1:VERIFIED,TIER_2:VERIFIED,TIER_2:REJECTED,TIER_1:VERIFIED" {
 			t.Fatalf("%v", got)
 		}
 	})

@@ -229,7 +229,8 @@ func (s *Service) Initiate(ctx context.Context, t payments.Tenant, id uuid.UUID,
 	}
 	exp := sess.ExpiresAt.UTC().Truncate(time.Millisecond)
 	v := verificationRow{Verification: Verification{ID: vid, CustomerID: id, Tier: tier, Status: Pending,
-		ProviderReference: sess.Reference, VerificationURL: sess.VerificationURL, ExpiresAt: &exp, CreatedAt: s.clock()}, kind: "hosted"}
+		ProviderReference: sess.Reference, VerificationURL: sess.VerificationURL, RedirectURL: in.RedirectURL, ExpiresAt: &exp,
+		CreatedAt: s.clock()}, kind: "hosted"}
 	if in.BVN != "" {
 		last4 := in.BVN[len(in.BVN)-4:]
 		v.bvnLast4, v.bvnHash = &last4, s.bvnDigest(in.BVN)

@@ -60,11 +60,12 @@ func listCustomers(ctx context.Context, q postgres.Querier, t payments.Tenant, f
 }
 
 const verificationCols = `id, customer_id, tier, status, coalesce(reason, ''), coalesce(provider_reference, ''),
-	coalesce(verification_url, ''), expires_at, created_at`
+	coalesce(verification_url, ''), coalesce(redirect_url, ''), expires_at, created_at`
 
 func scanVerification(row pgx.Row) (Verification, error) {
 	var v Verification
-	err := row.Scan(&v.ID, &v.CustomerID, &v.Tier, &v.Status, &v.Reason, &v.ProviderReference, &v.VerificationURL, &v.ExpiresAt, &v.CreatedAt)
+	err := row.Scan(&v.ID, &v.CustomerID, &v.Tier, &v.Status, &v.Reason, &v.ProviderReference, &v.VerificationURL, &v.RedirectURL,
+		&v.ExpiresAt, &v.CreatedAt)
 	return v, err
 }
 
@@ -77,17 +78,12 @@ type verificationRow struct {
 }
 
 func insertVerification(ctx context.Context, tx pgx.Tx, t payments.Tenant, v verificationRow) error {
-	nullable := func(s string) *string {
-		if s == "" {
-			return nil
-		}
-		return &s
-	}
 	_, err := tx.Exec(ctx, `insert into kyc_verifications (id, merchant_id, environment, customer_id, tier, kind, status, reason,
-			bvn_last4, bvn_hash, profile, provider_reference, verification_url, expires_at, created_at)
-		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+			bvn_last4, bvn_hash, profile, provider_reference, verification_url, redirect_url, expires_at, created_at)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 		v.ID, t.MerchantID, t.Environment, v.CustomerID, v.Tier, v.kind, v.Status, nullable(v.Reason),
-		v.bvnLast4, v.bvnHash, v.profile, nullable(v.ProviderReference), nullable(v.VerificationURL), v.ExpiresAt, v.CreatedAt)
+		v.bvnLast4, v.bvnHash, v.profile, nullable(v.ProviderReference), nullable(v.VerificationURL), nullable(v.RedirectURL),
+		v.ExpiresAt, v.CreatedAt)
 	if err != nil {
 		return fmt.Errorf("customers: insert verification: %w", err)
 	}

@@ -90,6 +90,7 @@ type Verification struct {
 	Reason            string
 	ProviderReference string
 	VerificationURL   string
+	RedirectURL       string // hosted flows: where the customer goes back to (optional)
 	ExpiresAt         *time.Time
 	CreatedAt         time.Time
 }
