@@ -9,7 +9,9 @@
 // (OwnerCustomer, owner id = customer id) or the system side of that merchant's books
 // (OwnerSystem, owner id = uuid.Nil): the outside world (External), the conversion desk (FX),
 // fees. Accounts are created on first use. Account values carry no asset: a Posting's amount
-// supplies it.
+// supplies it. A system account is stored as up to SystemShards rows (its shards, picked by
+// each transaction's reference) so that a merchant's concurrent postings do not queue on one
+// row lock; its balance is the sum of its shards.
 //
 // Merchant and customer accounts never go negative; Post refuses with
 // *InsufficientBalanceError (errors.Is ErrInsufficientBalance; API code INSUFFICIENT_BALANCE)
