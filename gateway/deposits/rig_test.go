@@ -65,6 +65,9 @@ type rigOptions struct {
 	// tracer, when set, is installed on the rig's pool (its own pool of 20 connections on
 	// the test database) to count statements, round trips and pool acquires.
 	tracer pgx.QueryTracer
+	// maxConns, when set, gives the rig its own pool of that many connections (as svcd's
+	// --db-max-conns) instead of pgtest's 20.
+	maxConns int32
 	// fetchCooldown is the river clients' FetchCooldown, which also spaces their insert
 	// notifications (NOTIFY) per queue; default 5 ms.
 	fetchCooldown time.Duration
@@ -91,8 +94,8 @@ type rig struct {
 func newRig(t testing.TB, o rigOptions) *rig {
 	t.Helper()
 	pool, url := pgtest.New(t)
-	if o.tracer != nil {
-		pool = tracedPool(t, url, o.tracer)
+	if o.tracer != nil || o.maxConns > 0 {
+		pool = tracedPool(t, url, o.tracer, o.maxConns)
 	}
 	r := &rig{pool: pool, clock: &clock{}, engines: map[string]*engine.Engine{}}
 	rx, bx := map[string]rates.Exchange{}, map[string]balance.Exchange{}

@@ -126,15 +126,21 @@ func (c *pgCounter) report(b *testing.B, n int) {
 	b.ReportMetric(float64(c.acquireNs.Load())/1e6/float64(n), "acquire-wait-ms/req")
 }
 
-// tracedPool opens a pool of 20 connections (as pgtest's) on url with tracer installed.
-func tracedPool(t testing.TB, url string, tracer pgx.QueryTracer) *pgxpool.Pool {
+// tracedPool opens a pool of maxConns connections (0: 20, as pgtest's) on url with tracer
+// (if any) installed.
+func tracedPool(t testing.TB, url string, tracer pgx.QueryTracer, maxConns int32) *pgxpool.Pool {
 	t.Helper()
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.MaxConns = 20
-	cfg.ConnConfig.Tracer = tracer
+	if maxConns > 0 {
+		cfg.MaxConns = maxConns
+	}
+	if tracer != nil {
+		cfg.ConnConfig.Tracer = tracer
+	}
 	// pgxpool also reads its AcquireTracer from ConnConfig.Tracer.
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
@@ -164,6 +170,28 @@ func BenchmarkOnrampCreateTraced(b *testing.B) {
 	runCreates(b, r, key, body, 32)
 	b.StopTimer()
 	c.report(b, b.N)
+}
+
+// BenchmarkOnrampCreatePool is BenchmarkOnrampCreate (32 clients) with pools of 10, 20
+// (pgtest's), 32 (svcd's default --db-max-conns) and 48 connections: whether the wait for a
+// connection or the database's own concurrency limits creates.
+//
+//	go test ./gateway/deposits -run '^$' -bench OnrampCreatePool -benchtime 1000x
+func BenchmarkOnrampCreatePool(b *testing.B) {
+	for _, n := range []int32{10, 20, 32, 48} {
+		b.Run(fmt.Sprintf("conns=%d", n), func(b *testing.B) {
+			r := newRig(b, rigOptions{noWorkers: true, maxConns: n})
+			r.endpoint(b, r.a.ID)
+			key := r.a.SandboxKey
+			body := map[string]any{"type": "TEMPORARY", "amount": 25000}
+			for i := range 50 {
+				r.srv.Must(b, 201, "POST", "/v1/payments/onramps", key, body, "X-Idempotency-Key", fmt.Sprintf("warm-%d", i))
+			}
+			b.ResetTimer()
+			runCreates(b, r, key, body, 32)
+			b.StopTimer()
+		})
+	}
 }
 
 // BenchmarkOnrampCreateNotifyCooldown is BenchmarkOnrampCreate with the river client's
