@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +18,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/resolver"
+	"google.golang.org/grpc/resolver/manual"
 	grpcstatus "google.golang.org/grpc/status"
 
 	"svc/engine"
@@ -78,16 +82,38 @@ type Client struct {
 	pairs []engine.PairConfig // fetched once: pairs are configuration
 }
 
-// Dial returns a client of the engine at addr (host:port). It does not wait for the
-// engine: the connection is made on first use and remade by itself after a failure
-// (backoff from 100 ms to 1 s), and calls while it is down fail at once.
+// Dial returns a client of the engine at addr (host:port; or several separated by "|":
+// the leader's and its standbys', tried in order, of which only the engine holding the
+// lease listens). It does not wait for the engine: the connection is made on first use
+// and remade by itself after a failure (backoff from 100 ms to 1 s), and calls while it is
+// down fail at once.
 func Dial(addr string, opts Options) (*Client, error) {
 	opts.defaults()
+	var addrs []resolver.Address
+	for _, a := range strings.Split(addr, "|") {
+		if a = strings.TrimSpace(a); a != "" {
+			// The certificate is checked against the host of each address (operator
+			// configuration, so trusted).
+			host, _, err := net.SplitHostPort(a)
+			if err != nil {
+				return nil, fmt.Errorf("enginerpc: engine address %q: %w", a, err)
+			}
+			addrs = append(addrs, resolver.Address{Addr: a, ServerName: host})
+		}
+	}
+	if len(addrs) == 0 {
+		return nil, errors.New("enginerpc: no engine address")
+	}
+	// A resolver of this client's own (never registered globally) hands gRPC every address;
+	// pick_first connects to the first that answers and moves on when it fails.
+	res := manual.NewBuilderWithScheme("svc-engine")
+	res.InitialState(resolver.State{Addresses: addrs})
 	creds := insecure.NewCredentials()
 	if opts.TLS != nil {
 		creds = credentials.NewTLS(opts.TLS)
 	}
-	conn, err := grpc.NewClient("passthrough:///"+addr,
+	conn, err := grpc.NewClient("svc-engine:///engine",
+		grpc.WithResolvers(res),
 		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.ForceCodec(codec{})),
 		grpc.WithConnectParams(grpc.ConnectParams{

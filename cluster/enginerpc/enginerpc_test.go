@@ -338,3 +338,35 @@ func TestWireRejectsBadMessages(t *testing.T) {
 		}
 	})
 }
+
+func TestClientFindsTheEngineAmongItsAddresses(t *testing.T) {
+	r := newRig(t)
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadAddr := dead.Addr().String()
+	dead.Close() // a standby's address: nothing listens there until it takes over
+	c, err := Dial(deadAddr+"|"+r.addr, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		res, err := c.Submit(place(alice, 1, engine.Sell, 150000, 100, ""))
+		if err == nil {
+			if res.Code != engine.RejectInsufficientFunds {
+				t.Fatalf("%+v", res)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the listening address was not found: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := Dial(" | ", Options{}); err == nil {
+		t.Fatal("no address accepted")
+	}
+}

@@ -102,8 +102,10 @@ func parseEnvAddrs(flagName, s string) (map[string]string, error) {
 		if _, dup := out[env]; dup {
 			return nil, fmt.Errorf("-%s: %s given twice", flagName, env)
 		}
-		if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
-			return nil, fmt.Errorf("-%s %s=%q: want host:port", flagName, env, addr)
+		for _, a := range strings.Split(addr, "|") { // the leader's and its standbys'
+			if _, port, err := net.SplitHostPort(strings.TrimSpace(a)); err != nil || port == "" {
+				return nil, fmt.Errorf("-%s %s=%q: want host:port (several for -engine-addr: host:port|host:port)", flagName, env, addr)
+			}
 		}
 		out[env] = addr
 	}
@@ -190,6 +192,11 @@ func (c clusterConfig) validate(journal string) error {
 	}
 	if !remote && len(c.EngineAddr) > 0 {
 		errs = append(errs, errors.New("-engine-addr is for a process without the engine role; this one runs the engines (use -engine-listen to serve them)"))
+	}
+	for env, a := range c.EngineListen {
+		if strings.Contains(a, "|") {
+			errs = append(errs, fmt.Errorf("-engine-listen %s=%q: one address", env, a))
+		}
 	}
 	if remote && len(c.EngineListen) > 0 {
 		errs = append(errs, errors.New("-engine-listen needs the engine role"))

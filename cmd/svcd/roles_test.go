@@ -72,6 +72,8 @@ func TestParseEnvAddrs(t *testing.T) {
 		{"sandbox=127.0.0.1:7101", nil, "no address for live"},
 		{"staging=h:1,sandbox=h:2,live=h:3", nil, `unknown environment "staging"`},
 		{"sandbox=h:1,sandbox=h:2,live=h:3", nil, "given twice"},
+		{"sandbox=h:1|h:2,live=h:3", map[string]string{"sandbox": "h:1|h:2", "live": "h:3"}, ""},
+		{"sandbox=h:1|h,live=h:3", nil, "want host:port"},
 		{"sandbox=h,live=h:3", nil, "want host:port"},
 		{"sandbox,live=h:3", nil, "env=host:port"},
 	}
