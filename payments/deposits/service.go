@@ -259,11 +259,6 @@ func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit) error {
 	if d.Settlement.Mode == onramps.ModeInternal {
 		dest = owner(d, ledger.Pending)
 	}
-	if err := s.post(ctx, tx, d, "convert", fmt.Sprintf("Conversion of %s NGN to %s %s at %s", d.Amount, got, got.Asset, rates.FormatPrice(price)),
-		ledger.Move(ledger.System(Incoming), ledger.System(ledger.FX), d.Amount),
-		ledger.Move(ledger.System(ledger.FX), dest, got)); err != nil {
-		return err
-	}
 	d.Price, d.SettledAmount = price, &got
 	if err := s.move(ctx, tx, &d, PendingWithdrawal); err != nil {
 		return err
@@ -271,7 +266,15 @@ func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit) error {
 	if err := s.event(ctx, tx, d, events.DepositPendingWithdrawal); err != nil {
 		return err
 	}
-	return s.next(ctx, tx, d)
+	if err := s.next(ctx, tx, d); err != nil {
+		return err
+	}
+	// The posting goes last: it locks the owner's pending row, which every deposit of that
+	// merchant (or customer) also needs, until the commit; the deposit's own writes before it
+	// do not make the others wait (issue 22).
+	return s.post(ctx, tx, d, "convert", fmt.Sprintf("Conversion of %s NGN to %s %s at %s", d.Amount, got, got.Asset, rates.FormatPrice(price)),
+		ledger.Move(ledger.System(Incoming), ledger.System(ledger.FX), d.Amount),
+		ledger.Move(ledger.System(ledger.FX), dest, got))
 }
 
 // fail ends a PENDING_FX deposit FAILED, its NGN returned to the sender.
@@ -290,22 +293,7 @@ func (s *Service) fail(ctx context.Context, tx pgx.Tx, d Deposit, reason string)
 // route is the PENDING_WITHDRAWAL step.
 func (s *Service) route(ctx context.Context, tx pgx.Tx, d Deposit) error {
 	got := *d.SettledAmount
-	var credited *ledger.Balance
-	if d.Settlement.Mode == onramps.ModeInternal {
-		from, to := owner(d, ledger.Pending), owner(d, ledger.Available)
-		p, err := ledger.Post(ctx, tx, ledger.Transaction{
-			MerchantID: d.Tenant.MerchantID, Environment: d.Tenant.Environment,
-			Reference: "deposit:" + d.ID.String() + ":settle", Kind: "deposit.settle",
-			Description: "Deposit " + d.PaymentReference + " settled", Postings: ledger.Move(from, to, got),
-			Metadata: map[string]string{"deposit_id": d.ID.String()},
-		})
-		if err != nil {
-			return err
-		}
-		if b, ok := p.Find(to, got.Asset); ok {
-			credited = &b
-		}
-	} else {
+	if d.Settlement.Mode != onramps.ModeInternal {
 		res, err := s.cfg.Providers.For(d.Tenant.Environment).Custody.Send(ctx, providers.SendRequest{
 			Reference: "deposit:" + d.ID.String(), Chain: providers.Chain(d.Settlement.Chain), Asset: got.Asset,
 			To: d.Settlement.DestinationAddress, Amount: got,
@@ -336,6 +324,24 @@ func (s *Service) route(ctx context.Context, tx pgx.Tx, d Deposit) error {
 	}
 	if err := s.event(ctx, tx, d, events.DepositSettled); err != nil {
 		return err
+	}
+	var credited *ledger.Balance
+	if d.Settlement.Mode == onramps.ModeInternal {
+		// After the deposit's own writes: the posting locks the owner's pending and available
+		// rows, shared by all its deposits, until the commit (issue 22).
+		from, to := owner(d, ledger.Pending), owner(d, ledger.Available)
+		p, err := ledger.Post(ctx, tx, ledger.Transaction{
+			MerchantID: d.Tenant.MerchantID, Environment: d.Tenant.Environment,
+			Reference: "deposit:" + d.ID.String() + ":settle", Kind: "deposit.settle",
+			Description: "Deposit " + d.PaymentReference + " settled", Postings: ledger.Move(from, to, got),
+			Metadata: map[string]string{"deposit_id": d.ID.String()},
+		})
+		if err != nil {
+			return err
+		}
+		if b, ok := p.Find(to, got.Asset); ok {
+			credited = &b
+		}
 	}
 	if d.CustomerID != nil && credited != nil {
 		id := d.ID.String()
