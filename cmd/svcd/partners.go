@@ -134,7 +134,8 @@ func partnerSet(cfg config, ps *paystack.Client) []partners.Partner {
 
 // partnerRoutes is the partner-events route over svc.
 func partnerRoutes(cfg config, svc *partners.Service) *gwpartners.Routes {
-	return gwpartners.New(svc, gwpartners.Config{PerMinute: cfg.Partners.RateLimit, ClientIP: clientIP(cfg)})
+	return gwpartners.New(svc, gwpartners.Config{PerMinute: cfg.Partners.RateLimit, ClientIP: clientIP(cfg),
+		Crypto: partners.CustodySimulator{Partners: svc, Secret: cfg.Partners.sandboxSecret(cfg.DatabaseURL)}})
 }
 
 // newInbound builds the one inbound path for money (payments/partners) over the domains that

@@ -97,6 +97,7 @@ var routeAccess = map[string]map[string]access{
 	"/v1/payments/deposits":                      {"GET": read},
 	"/v1/payments/deposits/{id}":                 {"GET": read},
 	"/v1/payments/sandbox/deposits":              {"POST": payments},
+	"/v1/payments/sandbox/crypto-deposits":       {"POST": payments},
 	"/v1/payments/sandbox/deposits/{id}/clear":   {"POST": payments},
 	"/v1/payments/sandbox/deposits/{id}/reject":  {"POST": payments},
 	"/v1/payments/sandbox/deposits/{id}/reverse": {"POST": payments},

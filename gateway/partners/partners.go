@@ -18,7 +18,10 @@ import (
 	"svc/gateway/api"
 	"svc/gateway/openapi"
 	"svc/gateway/ratelimit"
+	"svc/payments"
+	"svc/payments/money"
 	"svc/payments/partners"
+	"svc/payments/providers"
 )
 
 // Intake is what the handler needs; *payments/partners.Service is one.
@@ -26,8 +29,16 @@ type Intake interface {
 	Receive(ctx context.Context, provider string, in partners.Incoming) (partners.Receipt, error)
 }
 
+// CryptoSimulator is the sandbox custodian's simulation; partners.CustodySimulator is one.
+type CryptoSimulator interface {
+	Simulate(ctx context.Context, t payments.Tenant, in partners.CryptoArrival) (partners.Receipt, partners.Result, error)
+}
+
 // Config tunes the route.
 type Config struct {
+	// Crypto simulates crypto at a sandbox deposit address (POST
+	// /v1/payments/sandbox/crypto-deposits); nil answers 503.
+	Crypto CryptoSimulator
 	// PerMinute is how many notifications one client address may post a minute (IPv6 by
 	// /64); default 600.
 	PerMinute int
@@ -68,9 +79,70 @@ func New(in Intake, cfg Config) *Routes {
 // Path is the route.
 const Path = "/v1/partners/{provider}/events"
 
-// Register adds the route; it is not behind protect (partners sign instead).
-func (rs *Routes) Register(r *router.Router, _ func(fasthttp.RequestHandler) fasthttp.RequestHandler) {
+// SimulatePath is the sandbox custody simulation's route.
+const SimulatePath = "/v1/payments/sandbox/crypto-deposits"
+
+// Register adds the partner route, not behind protect (partners sign instead), and the
+// sandbox custody simulation behind it.
+func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandler) fasthttp.RequestHandler) {
 	r.POST(Path, rs.events)
+	r.POST(SimulatePath, protect(rs.simulate))
+}
+
+type simulateBody struct {
+	Chain   string `json:"chain"`
+	Asset   string `json:"asset"`
+	Address string `json:"address"`
+	Amount  string `json:"amount"`
+}
+
+type simulatedJSON struct {
+	EventID string `json:"event_id"`
+	Status  string `json:"status"`
+	Outcome string `json:"outcome"`
+}
+
+func (rs *Routes) simulate(ctx *fasthttp.RequestCtx) {
+	t, ok := api.Tenant(ctx)
+	if !ok {
+		return
+	}
+	if t.Environment != payments.Sandbox {
+		api.Fail(ctx, partners.ErrSandboxOnly)
+		return
+	}
+	var b simulateBody
+	if err := api.Decode(ctx, &b); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	var v api.Validator
+	v.Required("chain", b.Chain)
+	v.Required("address", b.Address)
+	var in partners.CryptoArrival
+	in.Chain, in.Address = providers.Chain(b.Chain), b.Address
+	if v.OneOf("asset", b.Asset, string(money.USDT), string(money.USDC)) && v.Required("amount", b.Amount) {
+		a, err := money.ParsePositive(money.Asset(b.Asset), b.Amount)
+		if v.Check(err == nil, "amount", "must be a positive decimal string with at most 6 decimal places") {
+			in.Amount = a
+		}
+	}
+	if err := v.Err(); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	if rs.cfg.Crypto == nil {
+		api.Fail(ctx, &providers.UnavailableError{Provider: "custody", Operation: "sandbox deposit"})
+		return
+	}
+	c, cancel := context.WithTimeout(api.Ctx(ctx), 10*time.Second)
+	defer cancel()
+	rc, res, err := rs.cfg.Crypto.Simulate(c, t, in)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	api.Created(ctx, simulatedJSON{EventID: rc.EventID, Status: res.Status, Outcome: res.Outcome})
 }
 
 // RateLimited is how many notifications the per-address limit refused (for metrics).
@@ -128,5 +200,24 @@ func (rs *Routes) Docs() []openapi.Op {
 			"status":    openapi.Enum(partners.Received, partners.Processed, partners.Ignored, partners.Rejected, partners.Malformed),
 			"duplicate": openapi.Bool("true when this event id was already stored: nothing changed"),
 		}, "event_id", "status", "duplicate")}},
-		Errors: []string{api.CodeUnauthorized, api.CodeNotFound, api.CodeRateLimited, api.CodeBodyTooLarge}}}
+		Errors: []string{api.CodeUnauthorized, api.CodeNotFound, api.CodeRateLimited, api.CodeBodyTooLarge}},
+		{Method: "POST", Path: SimulatePath, Tag: "partners", Summary: "Simulate crypto confirmed at one of your deposit addresses (test keys only)",
+			Description: "The sandbox custodian posts its deposit.confirmed notification through the partner path (stored, processed at once). " +
+				"address is your merchant funding address (GET /v1/payments/merchant/balance: credits your payments balance), a " +
+				"customer's crypto funding request address (credits the customer, completes the oldest open request for that address " +
+				"and amount, customer.balance.credited) or an offramp's deposit address (settles the offramp). status PROCESSED, or " +
+				"REJECTED with the reason in outcome (e.g. an offramp no longer ACTIVE).",
+			Body: openapi.Obj(map[string]openapi.Schema{
+				"chain":   openapi.Str("e.g. BASE"),
+				"asset":   openapi.Enum(string(money.USDT), string(money.USDC)),
+				"address": openapi.Str("one of your deposit addresses on that chain"),
+				"amount":  openapi.Decimal("> 0, at most 6 decimal places"),
+			}, "chain", "asset", "address", "amount"),
+			Responses: map[int]openapi.Response{201: {Description: "what the notification did", Data: openapi.Obj(map[string]openapi.Schema{
+				"event_id": openapi.Str("the sandbox custodian's event id"),
+				"status":   openapi.Enum(partners.Processed, partners.Rejected),
+				"outcome":  openapi.Str("what processing did, or why not"),
+			}, "event_id", "status", "outcome")}},
+			Errors: []string{api.CodeValidation, api.CodeInvalidJSON, api.CodeSandboxOnly, api.CodeNotFound, api.CodeProviderUnavailable}},
+	}
 }

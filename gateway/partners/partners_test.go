@@ -8,10 +8,13 @@ import (
 
 	"github.com/google/uuid"
 
+	"svc/gateway/auth/authtest"
 	"svc/gateway/gatewaytest"
 	gwpartners "svc/gateway/partners"
 	"svc/payments/events"
 	"svc/payments/jobs"
+	"svc/payments/ledger"
+	"svc/payments/money"
 	"svc/payments/partners"
 	"svc/payments/providers"
 	"svc/persistence/postgres/pgtest"
@@ -82,5 +85,49 @@ func TestPartnerEventsRoute(t *testing.T) {
 	}
 	if last != 429 {
 		t.Fatalf("after the limit: %d, want 429", last)
+	}
+}
+
+func TestSandboxCryptoDeposits(t *testing.T) {
+	pool, _ := pgtest.New(t)
+	inserter, err := jobs.New(pool, jobs.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	envs := providers.Default(providers.SandboxConfig{})
+	svc, err := partners.New(pool, partners.Config{
+		Partners: []partners.Partner{partners.SandboxCustodyPartner(secret)}, Jobs: inserter, Events: events.NewRecorder(inserter), Providers: envs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := gatewaytest.New(t, pool, gwpartners.New(svc, gwpartners.Config{Crypto: partners.CustodySimulator{Partners: svc, Secret: secret}}))
+	m := authtest.New(t, pool)
+	addr, err := envs.Sandbox.Custody.DepositAddress(context.Background(), providers.AddressRequest{Reference: "merchant:" + m.ID.String(), Chain: providers.Base, Asset: money.USDT})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := map[string]any{"chain": "BASE", "asset": "USDT", "address": addr.Address, "amount": "25.5"}
+	var got struct {
+		Status, Outcome string
+	}
+	srv.Must(t, 201, "POST", gwpartners.SimulatePath, m.SandboxKey, body).Decode(t, &got)
+	if got.Status != partners.Processed {
+		t.Fatalf("%+v", got)
+	}
+	bs, err := ledger.OwnerBalances(context.Background(), pool, m.ID, "sandbox", ledger.OwnerMerchant, m.ID)
+	if err != nil || len(bs) != 1 || bs[0].Amount != money.New(money.USDT, 25_500_000) {
+		t.Fatalf("merchant balances %+v %v", bs, err)
+	}
+	if r := srv.Do(t, "POST", gwpartners.SimulatePath, m.LiveKey, body); r.Status != 403 || r.Message != "SANDBOX_ONLY" {
+		t.Fatalf("live key: %s", r)
+	}
+	other := authtest.New(t, pool)
+	if r := srv.Do(t, "POST", gwpartners.SimulatePath, other.SandboxKey, body); r.Status != 404 {
+		t.Fatalf("another merchant's address: %s", r)
+	}
+	bad := map[string]any{"chain": "BASE", "asset": "NGN", "address": "nope", "amount": "-1"}
+	if r := srv.Do(t, "POST", gwpartners.SimulatePath, m.SandboxKey, bad); r.Status != 400 {
+		t.Fatalf("bad body: %s", r)
 	}
 }

@@ -2,15 +2,21 @@ package partners
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"svc/payments"
 	"svc/payments/deposits"
 	"svc/payments/money"
 	"svc/payments/onramps"
+	"svc/payments/providers"
 )
 
 // SandboxDeposits is the deposits service whose sandbox simulation (POST
@@ -79,4 +85,108 @@ func (s SandboxDeposits) Simulate(ctx context.Context, t payments.Tenant, in dep
 		return deposits.Deposit{}, errors.New("partners: the sandbox deposit was not credited: " + res.Outcome)
 	}
 	return s.Service.Get(ctx, t, *res.DepositID)
+}
+
+// ErrSandboxOnly: a sandbox simulation called with a live key (403).
+var ErrSandboxOnly error = &payments.Error{Code: "SANDBOX_ONLY", Message: "this operation works only with a test (sandbox) key"}
+
+// ErrAddressNotFound: the address is none of the tenant's deposit addresses (404).
+var ErrAddressNotFound error = &payments.Error{Code: "NOT_FOUND", Message: "no deposit address of yours on that chain and asset"}
+
+// CryptoArrival is crypto to simulate at one of the tenant's deposit addresses.
+type CryptoArrival struct {
+	Chain   providers.Chain
+	Address string
+	Amount  money.Amount // USDT or USDC, positive
+}
+
+// CustodySimulator simulates the sandbox custodian confirming crypto at one of the tenant's
+// deposit addresses (POST /payments/sandbox/crypto-deposits): its deposit.confirmed
+// notification is taken in by Receive as the partner route takes it and processed at once.
+// The address is the merchant's funding address, a customer's funding request address or an
+// offramp's deposit address, of this tenant only.
+type CustodySimulator struct {
+	Partners *Service
+	Custody  providers.Custody // the sandbox custodian; nil: the Partners' sandbox custody
+	Secret   string
+}
+
+// Simulate emits and processes the notification and answers what processing did.
+//
+// Errors: ErrSandboxOnly, *payments.FieldError (chain, address, amount), ErrAddressNotFound,
+// the database's.
+func (s CustodySimulator) Simulate(ctx context.Context, t payments.Tenant, in CryptoArrival) (Receipt, Result, error) {
+	if t.Environment != payments.Sandbox {
+		return Receipt{}, Result{}, ErrSandboxOnly
+	}
+	if in.Amount.Asset != money.USDT && in.Amount.Asset != money.USDC {
+		return Receipt{}, Result{}, &payments.FieldError{Field: "asset", Message: "must be USDT or USDC"}
+	}
+	if !in.Amount.IsPositive() {
+		return Receipt{}, Result{}, &payments.FieldError{Field: "amount", Message: "must be greater than 0"}
+	}
+	if err := providers.ValidateAddress(in.Chain, in.Address); err != nil {
+		return Receipt{}, Result{}, &payments.FieldError{Field: "address", Message: err.Error()}
+	}
+	ref, err := s.reference(ctx, t, in)
+	if err != nil {
+		return Receipt{}, Result{}, err
+	}
+	now := s.Partners.cfg.Now()
+	eid := uuid.Must(uuid.NewV7())
+	sum := sha256.Sum256([]byte("sandbox-custody:" + eid.String()))
+	body, sig, err := SandboxNotification(s.Secret, "sbx_dep_"+eid.String(), TypeDepositConfirmed, now, SandboxCrypto{
+		Reference: ref, Chain: string(in.Chain), Asset: string(in.Amount.Asset), Address: in.Address, Amount: in.Amount.Minor,
+		TxHash: "0x" + hex.EncodeToString(sum[:]), ConfirmedAt: stamp(now)})
+	if err != nil {
+		return Receipt{}, Result{}, err
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set(SandboxSignatureHeader, sig)
+	rc, err := s.Partners.Receive(ctx, SandboxCustody, Incoming{Header: h, Body: body, RemoteAddr: "sandbox"})
+	if err != nil {
+		return Receipt{}, Result{}, err
+	}
+	res, err := s.Partners.Process(ctx, rc.ID)
+	if err != nil {
+		return Receipt{}, Result{}, err
+	}
+	return rc, res, nil
+}
+
+// reference finds which of the tenant's addresses in.Address is.
+func (s CustodySimulator) reference(ctx context.Context, t payments.Tenant, in CryptoArrival) (string, error) {
+	custody := s.Custody
+	if custody == nil {
+		custody = s.Partners.cfg.Providers.For(payments.Sandbox).Custody
+	}
+	merchant := "merchant:" + t.MerchantID.String()
+	a, err := custody.DepositAddress(ctx, providers.AddressRequest{Reference: merchant, Chain: in.Chain, Asset: in.Amount.Asset})
+	if err != nil {
+		return "", err
+	}
+	if strings.EqualFold(a.Address, in.Address) {
+		return merchant, nil
+	}
+	var id uuid.UUID
+	err = s.Partners.pool.QueryRow(ctx, `select customer_id from crypto_funding_requests
+		where merchant_id = $1 and environment = $2 and chain = $3 and asset = $4 and lower(deposit_address) = lower($5)
+		order by created_at desc limit 1`, t.MerchantID, t.Environment, string(in.Chain), string(in.Amount.Asset), in.Address).Scan(&id)
+	if err == nil {
+		return "customer:" + id.String() + ":" + string(in.Amount.Asset), nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("partners: funding address: %w", err)
+	}
+	err = s.Partners.pool.QueryRow(ctx, `select id from offramps
+		where merchant_id = $1 and environment = $2 and chain = $3 and asset = $4 and deposit_address = $5
+		order by created_at desc limit 1`, t.MerchantID, t.Environment, string(in.Chain), string(in.Amount.Asset), in.Address).Scan(&id)
+	if err == nil {
+		return "offramp:" + id.String(), nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("partners: offramp address: %w", err)
+	}
+	return "", ErrAddressNotFound
 }

@@ -4626,6 +4626,60 @@ func (e GetPaymentsRatesParamsXSvcEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for PostPaymentsSandboxCryptoDepositsParamsXSvcEnvironment.
+const (
+	PostPaymentsSandboxCryptoDepositsParamsXSvcEnvironmentLive    PostPaymentsSandboxCryptoDepositsParamsXSvcEnvironment = "live"
+	PostPaymentsSandboxCryptoDepositsParamsXSvcEnvironmentSandbox PostPaymentsSandboxCryptoDepositsParamsXSvcEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the PostPaymentsSandboxCryptoDepositsParamsXSvcEnvironment enum.
+func (e PostPaymentsSandboxCryptoDepositsParamsXSvcEnvironment) Valid() bool {
+	switch e {
+	case PostPaymentsSandboxCryptoDepositsParamsXSvcEnvironmentLive:
+		return true
+	case PostPaymentsSandboxCryptoDepositsParamsXSvcEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostPaymentsSandboxCryptoDepositsJSONBodyAsset.
+const (
+	PostPaymentsSandboxCryptoDepositsJSONBodyAssetUSDC PostPaymentsSandboxCryptoDepositsJSONBodyAsset = "USDC"
+	PostPaymentsSandboxCryptoDepositsJSONBodyAssetUSDT PostPaymentsSandboxCryptoDepositsJSONBodyAsset = "USDT"
+)
+
+// Valid indicates whether the value is a known member of the PostPaymentsSandboxCryptoDepositsJSONBodyAsset enum.
+func (e PostPaymentsSandboxCryptoDepositsJSONBodyAsset) Valid() bool {
+	switch e {
+	case PostPaymentsSandboxCryptoDepositsJSONBodyAssetUSDC:
+		return true
+	case PostPaymentsSandboxCryptoDepositsJSONBodyAssetUSDT:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostPaymentsSandboxCryptoDeposits201JSONResponseBodyDataStatus.
+const (
+	PostPaymentsSandboxCryptoDeposits201JSONResponseBodyDataStatusPROCESSED PostPaymentsSandboxCryptoDeposits201JSONResponseBodyDataStatus = "PROCESSED"
+	PostPaymentsSandboxCryptoDeposits201JSONResponseBodyDataStatusREJECTED  PostPaymentsSandboxCryptoDeposits201JSONResponseBodyDataStatus = "REJECTED"
+)
+
+// Valid indicates whether the value is a known member of the PostPaymentsSandboxCryptoDeposits201JSONResponseBodyDataStatus enum.
+func (e PostPaymentsSandboxCryptoDeposits201JSONResponseBodyDataStatus) Valid() bool {
+	switch e {
+	case PostPaymentsSandboxCryptoDeposits201JSONResponseBodyDataStatusPROCESSED:
+		return true
+	case PostPaymentsSandboxCryptoDeposits201JSONResponseBodyDataStatusREJECTED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostPaymentsSandboxDepositsParamsXSvcEnvironment.
 const (
 	PostPaymentsSandboxDepositsParamsXSvcEnvironmentLive    PostPaymentsSandboxDepositsParamsXSvcEnvironment = "live"
@@ -9871,6 +9925,38 @@ type GetPaymentsRatesParamsSide string
 // GetPaymentsRatesParamsXSvcEnvironment defines parameters for GetPaymentsRates.
 type GetPaymentsRatesParamsXSvcEnvironment string
 
+// PostPaymentsSandboxCryptoDepositsJSONBody defines parameters for PostPaymentsSandboxCryptoDeposits.
+type PostPaymentsSandboxCryptoDepositsJSONBody struct {
+	// Address one of your deposit addresses on that chain
+	Address string `json:"address"`
+
+	// Amount > 0, at most 6 decimal places
+	//
+	// Example: 1500.00
+	Amount string `json:"amount"`
+
+	// Asset Example: USDT
+	Asset PostPaymentsSandboxCryptoDepositsJSONBodyAsset `json:"asset"`
+
+	// Chain e.g. BASE
+	Chain string `json:"chain"`
+}
+
+// PostPaymentsSandboxCryptoDepositsParams defines parameters for PostPaymentsSandboxCryptoDeposits.
+type PostPaymentsSandboxCryptoDepositsParams struct {
+	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
+	XSvcEnvironment *PostPaymentsSandboxCryptoDepositsParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
+}
+
+// PostPaymentsSandboxCryptoDepositsParamsXSvcEnvironment defines parameters for PostPaymentsSandboxCryptoDeposits.
+type PostPaymentsSandboxCryptoDepositsParamsXSvcEnvironment string
+
+// PostPaymentsSandboxCryptoDepositsJSONBodyAsset defines parameters for PostPaymentsSandboxCryptoDeposits.
+type PostPaymentsSandboxCryptoDepositsJSONBodyAsset string
+
+// PostPaymentsSandboxCryptoDeposits201JSONResponseBodyDataStatus defines parameters for PostPaymentsSandboxCryptoDeposits.
+type PostPaymentsSandboxCryptoDeposits201JSONResponseBodyDataStatus string
+
 // PostPaymentsSandboxDepositsJSONBody defines parameters for PostPaymentsSandboxDeposits.
 type PostPaymentsSandboxDepositsJSONBody struct {
 	// Amount NGN received (optional)
@@ -11002,6 +11088,9 @@ type PostPaymentsOfframpsJSONRequestBody PostPaymentsOfframpsJSONBody
 // PostPaymentsOnrampsJSONRequestBody defines body for PostPaymentsOnramps for application/json ContentType.
 type PostPaymentsOnrampsJSONRequestBody PostPaymentsOnrampsJSONBody
 
+// PostPaymentsSandboxCryptoDepositsJSONRequestBody defines body for PostPaymentsSandboxCryptoDeposits for application/json ContentType.
+type PostPaymentsSandboxCryptoDepositsJSONRequestBody PostPaymentsSandboxCryptoDepositsJSONBody
+
 // PostPaymentsSandboxDepositsJSONRequestBody defines body for PostPaymentsSandboxDeposits for application/json ContentType.
 type PostPaymentsSandboxDepositsJSONRequestBody PostPaymentsSandboxDepositsJSONBody
 
@@ -11884,6 +11973,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/payments/rates (the `GetPaymentsRates` operationId).
 	GetPaymentsRates(ctx context.Context, params *GetPaymentsRatesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostPaymentsSandboxCryptoDepositsWithBody Simulate crypto confirmed at one of your deposit addresses (test keys only)
+	//
+	// The sandbox custodian posts its deposit.confirmed notification through the partner path (stored, processed at once). address is your merchant funding address (GET /v1/payments/merchant/balance: credits your payments balance), a customer's crypto funding request address (credits the customer, completes the oldest open request for that address and amount, customer.balance.credited) or an offramp's deposit address (settles the offramp). status PROCESSED, or REJECTED with the reason in outcome (e.g. an offramp no longer ACTIVE).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/payments/sandbox/crypto-deposits (the `PostPaymentsSandboxCryptoDeposits` operationId).
+	PostPaymentsSandboxCryptoDepositsWithBody(ctx context.Context, params *PostPaymentsSandboxCryptoDepositsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostPaymentsSandboxCryptoDeposits Simulate crypto confirmed at one of your deposit addresses (test keys only)
+	//
+	// The sandbox custodian posts its deposit.confirmed notification through the partner path (stored, processed at once). address is your merchant funding address (GET /v1/payments/merchant/balance: credits your payments balance), a customer's crypto funding request address (credits the customer, completes the oldest open request for that address and amount, customer.balance.credited) or an offramp's deposit address (settles the offramp). status PROCESSED, or REJECTED with the reason in outcome (e.g. an offramp no longer ACTIVE).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/payments/sandbox/crypto-deposits (the `PostPaymentsSandboxCryptoDeposits` operationId).
+	PostPaymentsSandboxCryptoDeposits(ctx context.Context, params *PostPaymentsSandboxCryptoDepositsParams, body PostPaymentsSandboxCryptoDepositsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostPaymentsSandboxDepositsWithBody Simulate an NGN deposit into an onramp (test keys only)
 	//
@@ -14112,6 +14219,44 @@ func (c *Client) GetPaymentsOnrampsId(ctx context.Context, id string, params *Ge
 // Corresponds with GET /v1/payments/rates (the `GetPaymentsRates` operationId).
 func (c *Client) GetPaymentsRates(ctx context.Context, params *GetPaymentsRatesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetPaymentsRatesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostPaymentsSandboxCryptoDepositsWithBody Simulate crypto confirmed at one of your deposit addresses (test keys only)
+//
+// The sandbox custodian posts its deposit.confirmed notification through the partner path (stored, processed at once). address is your merchant funding address (GET /v1/payments/merchant/balance: credits your payments balance), a customer's crypto funding request address (credits the customer, completes the oldest open request for that address and amount, customer.balance.credited) or an offramp's deposit address (settles the offramp). status PROCESSED, or REJECTED with the reason in outcome (e.g. an offramp no longer ACTIVE).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/payments/sandbox/crypto-deposits (the `PostPaymentsSandboxCryptoDeposits` operationId).
+func (c *Client) PostPaymentsSandboxCryptoDepositsWithBody(ctx context.Context, params *PostPaymentsSandboxCryptoDepositsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostPaymentsSandboxCryptoDepositsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostPaymentsSandboxCryptoDeposits Simulate crypto confirmed at one of your deposit addresses (test keys only)
+//
+// The sandbox custodian posts its deposit.confirmed notification through the partner path (stored, processed at once). address is your merchant funding address (GET /v1/payments/merchant/balance: credits your payments balance), a customer's crypto funding request address (credits the customer, completes the oldest open request for that address and amount, customer.balance.credited) or an offramp's deposit address (settles the offramp). status PROCESSED, or REJECTED with the reason in outcome (e.g. an offramp no longer ACTIVE).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/payments/sandbox/crypto-deposits (the `PostPaymentsSandboxCryptoDeposits` operationId).
+func (c *Client) PostPaymentsSandboxCryptoDeposits(ctx context.Context, params *PostPaymentsSandboxCryptoDepositsParams, body PostPaymentsSandboxCryptoDepositsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostPaymentsSandboxCryptoDepositsRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -19551,6 +19696,61 @@ func NewGetPaymentsRatesRequest(server string, params *GetPaymentsRatesParams) (
 	return req, nil
 }
 
+// NewPostPaymentsSandboxCryptoDepositsRequest calls the generic PostPaymentsSandboxCryptoDeposits builder with application/json body
+func NewPostPaymentsSandboxCryptoDepositsRequest(server string, params *PostPaymentsSandboxCryptoDepositsParams, body PostPaymentsSandboxCryptoDepositsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostPaymentsSandboxCryptoDepositsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostPaymentsSandboxCryptoDepositsRequestWithBody constructs an http.Request for the PostPaymentsSandboxCryptoDeposits method, with any body, and a specified content type
+func NewPostPaymentsSandboxCryptoDepositsRequestWithBody(server string, params *PostPaymentsSandboxCryptoDepositsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/payments/sandbox/crypto-deposits")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XSvcEnvironment != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Svc-Environment", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewPostPaymentsSandboxDepositsRequest calls the generic PostPaymentsSandboxDeposits builder with application/json body
 func NewPostPaymentsSandboxDepositsRequest(server string, params *PostPaymentsSandboxDepositsParams, body PostPaymentsSandboxDepositsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -23395,6 +23595,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/payments/rates (the `GetPaymentsRates` operationId).
 	GetPaymentsRatesWithResponse(ctx context.Context, params *GetPaymentsRatesParams, reqEditors ...RequestEditorFn) (*GetPaymentsRatesResponse, error)
+
+	// PostPaymentsSandboxCryptoDepositsWithBodyWithResponse Simulate crypto confirmed at one of your deposit addresses (test keys only)
+	//
+	// The sandbox custodian posts its deposit.confirmed notification through the partner path (stored, processed at once). address is your merchant funding address (GET /v1/payments/merchant/balance: credits your payments balance), a customer's crypto funding request address (credits the customer, completes the oldest open request for that address and amount, customer.balance.credited) or an offramp's deposit address (settles the offramp). status PROCESSED, or REJECTED with the reason in outcome (e.g. an offramp no longer ACTIVE).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/payments/sandbox/crypto-deposits (the `PostPaymentsSandboxCryptoDeposits` operationId).
+	PostPaymentsSandboxCryptoDepositsWithBodyWithResponse(ctx context.Context, params *PostPaymentsSandboxCryptoDepositsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostPaymentsSandboxCryptoDepositsResponse, error)
+
+	// PostPaymentsSandboxCryptoDepositsWithResponse Simulate crypto confirmed at one of your deposit addresses (test keys only)
+	//
+	// The sandbox custodian posts its deposit.confirmed notification through the partner path (stored, processed at once). address is your merchant funding address (GET /v1/payments/merchant/balance: credits your payments balance), a customer's crypto funding request address (credits the customer, completes the oldest open request for that address and amount, customer.balance.credited) or an offramp's deposit address (settles the offramp). status PROCESSED, or REJECTED with the reason in outcome (e.g. an offramp no longer ACTIVE).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/payments/sandbox/crypto-deposits (the `PostPaymentsSandboxCryptoDeposits` operationId).
+	PostPaymentsSandboxCryptoDepositsWithResponse(ctx context.Context, params *PostPaymentsSandboxCryptoDepositsParams, body PostPaymentsSandboxCryptoDepositsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostPaymentsSandboxCryptoDepositsResponse, error)
 
 	// PostPaymentsSandboxDepositsWithBodyWithResponse Simulate an NGN deposit into an onramp (test keys only)
 	//
@@ -32306,6 +32524,146 @@ func (r GetPaymentsRatesResponse) ContentType() string {
 	return ""
 }
 
+// PostPaymentsSandboxCryptoDepositsResponse201Headers the declared response headers of an HTTP 201 response for PostPaymentsSandboxCryptoDeposits
+type PostPaymentsSandboxCryptoDepositsResponse201Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PostPaymentsSandboxCryptoDepositsResponse429Headers the declared response headers of an HTTP 429 response for PostPaymentsSandboxCryptoDeposits
+type PostPaymentsSandboxCryptoDepositsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// PostPaymentsSandboxCryptoDepositsResponse503Headers the declared response headers of an HTTP 503 response for PostPaymentsSandboxCryptoDeposits
+type PostPaymentsSandboxCryptoDepositsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type PostPaymentsSandboxCryptoDepositsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		Data *struct {
+			// EventId the sandbox custodian's event id
+			EventId string `json:"event_id"`
+
+			// Outcome what processing did, or why not
+			Outcome string `json:"outcome"`
+
+			// Status Example: PROCESSED
+			Status PostPaymentsSandboxCryptoDeposits201JSONResponseBodyDataStatus `json:"status"`
+		} `json:"data,omitempty"`
+
+		// Message optional note for people
+		Message *string `json:"message,omitempty"`
+		Success bool    `json:"success"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostPaymentsSandboxCryptoDepositsResponse201Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostPaymentsSandboxCryptoDepositsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostPaymentsSandboxCryptoDepositsResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostPaymentsSandboxCryptoDepositsResponse) GetJSON201() *struct {
+	Data *struct {
+		// EventId the sandbox custodian's event id
+		EventId string `json:"event_id"`
+
+		// Outcome what processing did, or why not
+		Outcome string `json:"outcome"`
+
+		// Status Example: PROCESSED
+		Status PostPaymentsSandboxCryptoDeposits201JSONResponseBodyDataStatus `json:"status"`
+	} `json:"data,omitempty"`
+
+	// Message optional note for people
+	Message *string `json:"message,omitempty"`
+	Success bool    `json:"success"`
+} {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostPaymentsSandboxCryptoDepositsResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostPaymentsSandboxCryptoDepositsResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostPaymentsSandboxCryptoDepositsResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostPaymentsSandboxCryptoDepositsResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostPaymentsSandboxCryptoDepositsResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostPaymentsSandboxCryptoDepositsResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostPaymentsSandboxCryptoDepositsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostPaymentsSandboxCryptoDepositsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostPaymentsSandboxCryptoDepositsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostPaymentsSandboxCryptoDepositsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostPaymentsSandboxDepositsResponse201Headers the declared response headers of an HTTP 201 response for PostPaymentsSandboxDeposits
 type PostPaymentsSandboxDepositsResponse201Headers struct {
 	XRateLimitLimit     *int
@@ -39030,6 +39388,36 @@ func (c *ClientWithResponses) GetPaymentsRatesWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseGetPaymentsRatesResponse(rsp)
+}
+
+// PostPaymentsSandboxCryptoDepositsWithBodyWithResponse Simulate crypto confirmed at one of your deposit addresses (test keys only)
+//
+// The sandbox custodian posts its deposit.confirmed notification through the partner path (stored, processed at once). address is your merchant funding address (GET /v1/payments/merchant/balance: credits your payments balance), a customer's crypto funding request address (credits the customer, completes the oldest open request for that address and amount, customer.balance.credited) or an offramp's deposit address (settles the offramp). status PROCESSED, or REJECTED with the reason in outcome (e.g. an offramp no longer ACTIVE).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/payments/sandbox/crypto-deposits (the `PostPaymentsSandboxCryptoDeposits` operationId).
+func (c *ClientWithResponses) PostPaymentsSandboxCryptoDepositsWithBodyWithResponse(ctx context.Context, params *PostPaymentsSandboxCryptoDepositsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostPaymentsSandboxCryptoDepositsResponse, error) {
+	rsp, err := c.PostPaymentsSandboxCryptoDepositsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostPaymentsSandboxCryptoDepositsResponse(rsp)
+}
+
+// PostPaymentsSandboxCryptoDepositsWithResponse Simulate crypto confirmed at one of your deposit addresses (test keys only)
+//
+// The sandbox custodian posts its deposit.confirmed notification through the partner path (stored, processed at once). address is your merchant funding address (GET /v1/payments/merchant/balance: credits your payments balance), a customer's crypto funding request address (credits the customer, completes the oldest open request for that address and amount, customer.balance.credited) or an offramp's deposit address (settles the offramp). status PROCESSED, or REJECTED with the reason in outcome (e.g. an offramp no longer ACTIVE).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/payments/sandbox/crypto-deposits (the `PostPaymentsSandboxCryptoDeposits` operationId).
+func (c *ClientWithResponses) PostPaymentsSandboxCryptoDepositsWithResponse(ctx context.Context, params *PostPaymentsSandboxCryptoDepositsParams, body PostPaymentsSandboxCryptoDepositsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostPaymentsSandboxCryptoDepositsResponse, error) {
+	rsp, err := c.PostPaymentsSandboxCryptoDeposits(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostPaymentsSandboxCryptoDepositsResponse(rsp)
 }
 
 // PostPaymentsSandboxDepositsWithBodyWithResponse Simulate an NGN deposit into an onramp (test keys only)
@@ -49448,6 +49836,164 @@ func ParseGetPaymentsRatesResponse(rsp *http.Response) (*GetPaymentsRatesRespons
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetPaymentsRatesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostPaymentsSandboxCryptoDepositsResponse parses an HTTP response from a PostPaymentsSandboxCryptoDepositsWithResponse call
+func ParsePostPaymentsSandboxCryptoDepositsResponse(rsp *http.Response) (*PostPaymentsSandboxCryptoDepositsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostPaymentsSandboxCryptoDepositsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			Data *struct {
+				// EventId the sandbox custodian's event id
+				EventId string `json:"event_id"`
+
+				// Outcome what processing did, or why not
+				Outcome string `json:"outcome"`
+
+				// Status Example: PROCESSED
+				Status PostPaymentsSandboxCryptoDeposits201JSONResponseBodyDataStatus `json:"status"`
+			} `json:"data,omitempty"`
+
+			// Message optional note for people
+			Message *string `json:"message,omitempty"`
+			Success bool    `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostPaymentsSandboxCryptoDepositsResponse201Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostPaymentsSandboxCryptoDepositsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostPaymentsSandboxCryptoDepositsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
