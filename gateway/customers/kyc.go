@@ -274,7 +274,7 @@ func (k *KYCRoutes) decide(ctx *fasthttp.RequestCtx) {
 	}
 	reason := strings.TrimSpace(string(ctx.PostArgs().Peek("reason")))
 	if len(reason) > 500 {
-		reason = reason[:500]
+		reason = strings.ToValidUTF8(reason[:500], "")
 	}
 	if decision == "reject" && reason == "" {
 		reason = "rejected in the sandbox"

@@ -103,8 +103,11 @@ func engineAmount(a money.Amount) (engine.Asset, int64, error) {
 	if !ok {
 		return engine.AssetNone, 0, fmt.Errorf("balance: no engine asset %s", a.Asset)
 	}
-	units := a.Minor
-	for range ea.Decimals() - a.Asset.Places() {
+	units, shift := a.Minor, ea.Decimals()-a.Asset.Places()
+	if shift < 0 {
+		return engine.AssetNone, 0, fmt.Errorf("balance: the engine keeps %s at fewer places than the ledger", a.Asset)
+	}
+	for range shift {
 		if units > math.MaxInt64/10 {
 			return engine.AssetNone, 0, fmt.Errorf("balance: %s too large for the engine", a)
 		}
