@@ -78,3 +78,17 @@ func (s *Store) ReviewKYC(ctx context.Context, id uuid.UUID, approve bool, actor
 	})
 	return before, err
 }
+
+// KYCStatuses returns the merchant's KYC status in sandbox and live (NOT_SUBMITTED when
+// there is no record), for the operator's view.
+func (s *Store) KYCStatuses(ctx context.Context, id uuid.UUID) (map[Environment]string, error) {
+	out := map[Environment]string{}
+	for _, env := range []Environment{Sandbox, Live} {
+		k, err := kycOf(ctx, s.pool, id, env)
+		if err != nil {
+			return nil, err
+		}
+		out[env] = k.Status
+	}
+	return out, nil
+}

@@ -102,6 +102,11 @@ func runMerchant(ctx context.Context, args []string, env func(string) string, st
 		fmt.Fprintf(stdout, "id:              %s\nemail:           %s\nbusiness:        %s\nname:            %s %s\n", m.ID, m.Email, m.BusinessName, m.FirstName, m.LastName)
 		fmt.Fprintf(stdout, "email verified:  %t\nsuspended:       %t\nrate limit:      %s per minute\n", m.EmailVerifiedAt != nil, m.Suspended, rate(m.RateLimitPerMinute))
 		fmt.Fprintf(stdout, "ip whitelist:    enabled=%t required=%t ips=%v\n", m.Whitelist.Enabled, m.Whitelist.Required, m.Whitelist.IPs)
+		kyc, err := st.KYCStatuses(ctx, m.ID)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "kyc:             sandbox=%s live=%s\n", kyc[identity.Sandbox], kyc[identity.Live])
 		fmt.Fprintf(stdout, "active keys:     sandbox=%d live=%d\ncreated:         %s\n", keys["sandbox"], keys["live"], m.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"))
 		return nil
 	case "set-rate-limit":

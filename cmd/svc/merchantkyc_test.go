@@ -106,6 +106,9 @@ func TestMerchantKYCApproveAndReject(t *testing.T) {
 		t.Fatalf("approve: %v %s", err, out)
 	}
 	waitFor(200)
+	if out, err := sh("merchant", "show", m.Email); err != nil || !strings.Contains(out, "kyc:             sandbox=APPROVED live=APPROVED") {
+		t.Fatalf("show: %v %s", err, out)
+	}
 	want(201, "", "POST", "/v1/api-keys", lk, map[string]string{"name": "more", "environment": "live"})
 	if r := gw.Must(t, 200, "GET", "/v1/auth/me", lk, nil); !strings.Contains(string(r.Data), `"kyc_status":"APPROVED"`) {
 		t.Fatalf("profile after approval: %s", r.Data)
