@@ -290,3 +290,46 @@ func TestCustodySettlesAnOfframpDeposit(t *testing.T) {
 		t.Fatalf("customer balances %+v %v", bs, err)
 	}
 }
+
+// TestProcessRacesApplyOnce: the job and the sandbox simulation (or two job attempts) may
+// process one notification at the same moment; the money moves once.
+func TestProcessRacesApplyOnce(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	now := time.Now()
+	merchant := uuid.New()
+	addr, err := h.envs.Sandbox.Custody.DepositAddress(ctx, providers.AddressRequest{Reference: "merchant:" + merchant.String(), Chain: providers.Base, Asset: money.USDT})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, sig, _ := partners.SandboxNotification(secret, "race", partners.TypeDepositConfirmed, now, partners.SandboxCrypto{
+		Reference: "merchant:" + merchant.String(), Chain: "BASE", Asset: "USDT", Address: addr.Address, Amount: 1_000_000, TxHash: "0xrace", ConfirmedAt: stamp(now)})
+	r, err := h.svc.Receive(ctx, partners.SandboxCustody, incoming(body, sig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := h.svc.Process(ctx, r.ID)
+			if err == nil && res.Status != partners.Processed {
+				err = errors.New("status " + res.Status)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	bs, err := ledger.OwnerBalances(ctx, h.pool, merchant, "sandbox", ledger.OwnerMerchant, merchant)
+	if err != nil || len(bs) != 1 || bs[0].Amount != money.New(money.USDT, 1_000_000) {
+		t.Fatalf("credited %+v %v, want once", bs, err)
+	}
+}
