@@ -36,7 +36,7 @@ func newGateway(cfg config, pool *pgxpool.Pool, log *slog.Logger, id *auth.Servi
 		domain.webhooks = pay.webhookStats
 		if rs.has(roleGateway) {
 			routes = append(routes, pay.routes...)
-			domain.limits = append(domain.limits, rateLimit{"pay", pay.payLimited})
+			domain.limits = append(domain.limits, rateLimit{"pay", pay.payLimited}, rateLimit{"partner_address", pay.partnerLimited})
 		}
 	}
 	if market {

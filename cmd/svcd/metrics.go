@@ -112,7 +112,7 @@ func newDomainCollector(pool *pgxpool.Pool, sources []domainSource) *domainColle
 			"Webhook delivery attempts by outcome: success, failure (retried), retry_exhausted (last attempt failed), gone (410: endpoint disabled).", []string{"outcome"}, nil),
 		webhookSeconds: d("svc_webhook_delivery_seconds", "Duration of one webhook HTTP attempt.", nil, nil),
 		rateLimited: d("svc_rate_limited_total",
-			"Requests refused with 429 by a rate limiter: merchant (per-merchant bucket), auth_address (per-address /v1/auth and failed authentications), pay (hosted checkout pages per address), public_market_data (REST and WebSocket without credentials, per address).", []string{"kind"}, nil),
+			"Requests refused with 429 by a rate limiter: merchant (per-merchant bucket), auth_address (per-address /v1/auth and failed authentications), pay (hosted checkout pages per address), partner_address (partner notifications per address), public_market_data (REST and WebSocket without credentials, per address).", []string{"kind"}, nil),
 		jobs: d("svc_jobs", "Jobs in the durable queue by queue and state.", []string{"queue", "state"}, nil),
 		jobsOldestAvailableAge: d("svc_jobs_oldest_available_seconds",
 			"Age of the oldest job waiting to run, by queue (0 when none waits).", []string{"queue"}, nil),

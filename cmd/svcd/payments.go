@@ -69,8 +69,9 @@ type paymentsSubsystem struct {
 	routes []gateway.RouteSet
 	jobs   *jobs.Client // works every domain's jobs, from start until stop
 	// For /metrics: webhook deliveries and the hosted checkout page's rate limiter.
-	webhookStats func() webhooks.DeliveryStats
-	payLimited   func() uint64
+	webhookStats   func() webhooks.DeliveryStats
+	payLimited     func() uint64
+	partnerLimited func() uint64 // the partner-events route's per-address limiter
 }
 
 // domainJobs collects what each domain registers on the working client.
@@ -181,13 +182,15 @@ func newPayments(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 		ClientIP: clientIP(cfg)})
 	p.payLimited = pay.RateLimited
 	offrampRoutes := gwofframps.New(ofs, keys)
+	partnerEvents := partnerRoutes(cfg, inbound) // issue 19: POST /v1/partners/{provider}/events
+	p.partnerLimited = partnerEvents.RateLimited
 	p.routes = []gateway.RouteSet{hooks,
 		gp.New(products.NewService(pool, nil)), gi.New(inv), pay,
 		gwcustomers.New(cs, idem), gwcustomers.NewKYC(cs, clientIP(cfg)), gwva.New(virtualaccounts.NewService(pool, rec, envs, nil), idem),
 		gwwithdrawals.New(wds, keys), offrampRoutes, gwrecipients.New(recipients.New(pool, nil), keys), gwtransfers.New(tfs, keys),
 		gwrates.New(rs), gwonramps.New(ons, idem), gwdeposits.New(sandboxDeposits(cfg, deps, ons, inbound), offrampRoutes.Dispatch), gwbalance.New(bal, idem),
 		gwsandbox.New(operator.NewDeposits(deps)), // issue 11: sandbox reverse/clear/reject
-		partnerRoutes(cfg, inbound),               // issue 19: POST /v1/partners/{provider}/events
+		partnerEvents,
 	}
 	return p, nil
 }
