@@ -49,6 +49,9 @@ type Event struct {
 	Inbound *providers.InboundTransfer
 	// Payout is set for transfer.success, transfer.failed and transfer.reversed.
 	Payout *providers.PayoutOutcome
+	// Identity is set for customeridentification.success and customeridentification.failed:
+	// the answer to Identify.
+	Identity *providers.IdentityOutcome
 }
 
 // VerifySignature checks that signature (the x-paystack-signature header: hex HMAC-SHA512
@@ -187,6 +190,12 @@ func parseEvent(secret, signature string, body []byte, bankCodes map[string]stri
 			return Event{}, err
 		}
 		ev.Payout = out
+	case EventIdentificationSuccess, EventIdentificationFailed:
+		id, out, err := identity(w.Event, w.Data)
+		if err != nil {
+			return Event{}, err
+		}
+		ev.ID, ev.Identity = id, out
 	default:
 		var d struct {
 			ID json.Number `json:"id"`

@@ -4,7 +4,8 @@
 // checks what the adapter sends (required fields, integer kobo amounts, transfer references,
 // one transfer per reference), can be told to fail (5xx or 4xx a number of times, lost
 // answers, stalls) and emits signed notification bodies (charge.success on a dedicated
-// account, transfer.success / transfer.failed / transfer.reversed) in the documented shape.
+// account, transfer.success / transfer.failed / transfer.reversed, customeridentification.success /
+// customeridentification.failed) in the documented shape.
 //
 // It is written from Paystack's public documentation independently of the adapter (it signs
 // with its own HMAC), so the adapter's tests check the contract and not themselves. Usable
@@ -47,6 +48,7 @@ const (
 	RouteCreateTransfer  = "POST /transfer"
 	RouteVerifyTransfer  = "GET /transfer/verify/{reference}"
 	RouteVerifyCharge    = "GET /transaction/verify/{reference}"
+	RouteIdentify        = "POST /customer/{code}/identification"
 )
 
 // Fault makes requests to one route misbehave.
@@ -136,6 +138,16 @@ type Server struct {
 	charges     map[string]map[string]any // charge data by reference
 	faults      []*Fault
 	requests    map[string]int
+	idents      map[string]*Identification // by customer code
+}
+
+// Identification is a customer identification the server holds (POST
+// /customer/{code}/identification), answered by FinishIdentification.
+type Identification struct {
+	CustomerCode, Email                string
+	FirstName, MiddleName, LastName    string
+	BVN, BankCode, AccountNumber, Type string
+	Status                             string // "pending", "success" or "failed"
 }
 
 // Banks the server knows (code -> name), for resolution and recipients.
@@ -159,6 +171,7 @@ func New(secret string) *Server {
 		customers: map[string]*customer{}, byEmail: map[string]*customer{}, dvas: map[string]*dva{},
 		accounts: map[[2]string]string{}, recipients: map[string]*recipient{}, recipientBy: map[[2]string]*recipient{},
 		transfers: map[string]*Transfer{}, charges: map[string]map[string]any{}, requests: map[string]int{},
+		idents: map[string]*Identification{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(RouteFetchCustomer, s.fetchCustomer)
@@ -169,6 +182,7 @@ func New(secret string) *Server {
 	mux.HandleFunc(RouteCreateTransfer, s.createTransfer)
 	mux.HandleFunc(RouteVerifyTransfer, s.verifyTransfer)
 	mux.HandleFunc(RouteVerifyCharge, s.verifyCharge)
+	mux.HandleFunc(RouteIdentify, s.identify)
 	s.hs = httptest.NewServer(s.middleware(mux)) // listens on 127.0.0.1
 	s.URL = s.hs.URL
 	return s
@@ -337,6 +351,8 @@ func routeOf(r *http.Request) string {
 		return RouteVerifyTransfer
 	case r.Method == "GET" && strings.HasPrefix(p, "/transaction/verify/"):
 		return RouteVerifyCharge
+	case r.Method == "POST" && strings.HasPrefix(p, "/customer/") && strings.HasSuffix(p, "/identification"):
+		return RouteIdentify
 	}
 	return r.Method + " " + p
 }
@@ -795,4 +811,102 @@ func Deliver(ctx context.Context, client *http.Client, url string, n Notificatio
 	}
 	resp.Body.Close()
 	return resp.StatusCode, nil
+}
+
+// ---- customer identification ----
+
+var digitsRE = regexp.MustCompile(`^[0-9]+$`)
+
+// identify validates a customer's identity (documented fields: country, type bank_account,
+// account_number, bvn, bank_code, first_name, last_name, optional middle_name) and answers
+// 202 "Customer Identification in progress"; FinishIdentification gives the outcome.
+func (s *Server) identify(w http.ResponseWriter, r *http.Request) {
+	m, err := body(r)
+	if err != nil {
+		fail(w, http.StatusBadRequest, err.Error(), "")
+		return
+	}
+	switch {
+	case str(m, "country") != "NG":
+		fail(w, http.StatusBadRequest, "Invalid country: only NG is supported", "invalid_params")
+		return
+	case str(m, "type") != "bank_account":
+		fail(w, http.StatusBadRequest, "Invalid identification type: only bank_account is supported", "invalid_params")
+		return
+	case len(str(m, "bvn")) != 11 || !digitsRE.MatchString(str(m, "bvn")):
+		fail(w, http.StatusBadRequest, "BVN must be 11 digits", "invalid_params")
+		return
+	case len(str(m, "account_number")) != 10 || !digitsRE.MatchString(str(m, "account_number")):
+		fail(w, http.StatusBadRequest, "Account number must be 10 digits", "invalid_params")
+		return
+	case banks[str(m, "bank_code")] == "":
+		fail(w, http.StatusBadRequest, "Unknown bank code", "invalid_params")
+		return
+	case str(m, "first_name") == "" || str(m, "last_name") == "":
+		fail(w, http.StatusBadRequest, "first_name and last_name are required", "invalid_params")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.customers[r.PathValue("code")]
+	if c == nil {
+		fail(w, http.StatusNotFound, "Customer not found", "")
+		return
+	}
+	if id := s.idents[c.Code]; id != nil && id.Status == "success" {
+		fail(w, http.StatusBadRequest, "Customer already identified", "")
+		return
+	}
+	s.idents[c.Code] = &Identification{CustomerCode: c.Code, Email: c.Email, FirstName: str(m, "first_name"),
+		MiddleName: str(m, "middle_name"), LastName: str(m, "last_name"), BVN: str(m, "bvn"), BankCode: str(m, "bank_code"),
+		AccountNumber: str(m, "account_number"), Type: "bank_account", Status: "pending"}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusAccepted)
+	_ = json.NewEncoder(w).Encode(map[string]any{"status": true, "message": "Customer Identification in progress"})
+}
+
+// Identifications lists the identifications the server holds (copies).
+func (s *Server) Identifications() []Identification {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Identification, 0, len(s.idents))
+	for _, id := range s.idents {
+		out = append(out, *id)
+	}
+	return out
+}
+
+func mask(s string, keepStart, keepEnd int) string {
+	if len(s) <= keepStart+keepEnd {
+		return s
+	}
+	return s[:keepStart] + strings.Repeat("*", len(s)-keepStart-keepEnd) + s[len(s)-keepEnd:]
+}
+
+// FinishIdentification answers the pending identification of customerCode and returns its
+// signed customeridentification.success (success) or customeridentification.failed (with
+// reason) notification in the documented shape (BVN and account number masked).
+func (s *Server) FinishIdentification(customerCode string, success bool, reason string) (Notification, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := s.idents[customerCode]
+	if id == nil || id.Status != "pending" {
+		return Notification{}, fmt.Errorf("paystacktest: no pending identification of customer %q", customerCode)
+	}
+	c := s.customers[customerCode]
+	typ, status := "customeridentification.success", "success"
+	if !success {
+		typ, status = "customeridentification.failed", "failed"
+	}
+	id.Status = status
+	data := map[string]any{"customer_id": strconv.FormatInt(c.ID, 10), "customer_code": c.Code, "email": c.Email,
+		"identification": map[string]any{"country": "NG", "type": id.Type, "bvn": mask(id.BVN, 3, 3),
+			"account_number": mask(id.AccountNumber, 3, 3), "bank_code": id.BankCode}}
+	if !success {
+		if reason == "" {
+			reason = "Account number or BVN is incorrect"
+		}
+		data["reason"] = reason
+	}
+	return s.sign(typ, data), nil
 }
