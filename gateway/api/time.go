@@ -1,10 +1,15 @@
 package api
 
-import "time"
+import (
+	"time"
+
+	"svc/payments"
+)
 
 // TimeLayout is the API's timestamp: ISO 8601 with milliseconds; Time writes it in UTC, so
-// with a Z (DESIGN.md section 6: 2026-01-02T15:04:05.000Z).
-const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
+// with a Z (2026-01-02T15:04:05.000Z). It is payments.TimeLayout, which event payloads and
+// webhook bodies use: one format in responses and webhooks.
+const TimeLayout = payments.TimeLayout
 
 // Time formats t as an API timestamp.
 func Time(t time.Time) string { return t.UTC().Format(TimeLayout) }

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"svc/payments"
 )
 
 // SenderConfig says how deliveries are sent.
@@ -109,8 +111,6 @@ type delivery struct {
 	test      bool
 }
 
-const timeLayout = "2006-01-02T15:04:05.000Z07:00"
-
 // body encodes the envelope {id, event, data, timestamp, created_at}: timestamp is the time
 // of this attempt (signed, so Verify can bound replays), created_at when the event happened.
 func (d delivery) body(sentAt time.Time) []byte {
@@ -123,9 +123,9 @@ func (d delivery) body(sentAt time.Time) []byte {
 	b = append(b, `,"data":`...)
 	b = append(b, d.data...)
 	b = append(b, `,"timestamp":"`...)
-	b = sentAt.UTC().AppendFormat(b, timeLayout)
+	b = sentAt.UTC().AppendFormat(b, payments.TimeLayout)
 	b = append(b, `","created_at":"`...)
-	b = d.createdAt.UTC().AppendFormat(b, timeLayout)
+	b = d.createdAt.UTC().AppendFormat(b, payments.TimeLayout)
 	b = append(b, `"}`...)
 	return b
 }

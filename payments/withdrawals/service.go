@@ -226,7 +226,7 @@ func EventData(w Withdrawal) events.Withdrawal {
 	d := events.Withdrawal{ID: w.ID.String(), AmountUSD: w.Amount.String(), Token: w.Token, Chain: string(w.Chain),
 		DestinationAddress: w.DestinationAddress, Status: w.Status, TxHash: w.TxHash}
 	if w.SettledAt != nil {
-		d.SettledAt = w.SettledAt.UTC().Format("2006-01-02T15:04:05.000Z")
+		d.SettledAt = w.SettledAt.UTC().Format(payments.TimeLayout)
 	}
 	return d
 }

@@ -1,0 +1,5 @@
+package payments
+
+// TimeLayout is the API's time format: UTC milliseconds, e.g. 2026-01-02T15:04:05.000Z. Event
+// payloads and webhook bodies use it, and gateway/api formats every response time with it.
+const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
