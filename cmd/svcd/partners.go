@@ -13,6 +13,7 @@ import (
 
 	"svc/cmd/internal/cli"
 	gwpartners "svc/gateway/partners"
+	"svc/payments/customers"
 	"svc/payments/deposits"
 	"svc/payments/events"
 	"svc/payments/jobs"
@@ -141,10 +142,10 @@ func partnerRoutes(cfg config, svc *partners.Service) *gwpartners.Routes {
 // newInbound builds the one inbound path for money (payments/partners) over the domains that
 // give value, and registers its job on dj.
 func newInbound(cfg config, pool *pgxpool.Pool, ps *paystack.Client, envs providers.Environments, rec *events.Recorder,
-	inserter *jobs.Client, deps *deposits.Service, ons *onramps.Service, ofs *offramps.Service, tfs *transfers.Service,
+	inserter *jobs.Client, deps *deposits.Service, ons *onramps.Service, ofs *offramps.Service, tfs *transfers.Service, cs *customers.Service,
 	dj domainJobs, log *slog.Logger) (*partners.Service, error) {
 	svc, err := partners.New(pool, partners.Config{Partners: partnerSet(cfg, ps), Jobs: inserter, Events: rec,
-		Deposits: deps, Onramps: ons, Offramps: ofs, Providers: envs, Logger: log,
+		Deposits: deps, Onramps: ons, Offramps: ofs, Providers: envs, Logger: log, Verifications: cs,
 		Payouts: map[string]partners.PayoutAdvancer{"payout": ofs.AdvancePayout, "transfer": tfs.Advance}})
 	if err != nil {
 		return nil, err

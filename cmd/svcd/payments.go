@@ -153,7 +153,7 @@ func newPayments(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 
 	// Money arriving: partners' notifications (issue 19), processed through deposits,
 	// offramp payouts and transfers; the sandbox's simulations post through it too.
-	inbound, err := newInbound(cfg, pool, ps, envs, rec, inserter, deps, ons, ofs, tfs, dj, log)
+	inbound, err := newInbound(cfg, pool, ps, envs, rec, inserter, deps, ons, ofs, tfs, cs, dj, log)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ func PaystackPartner(c *paystack.Client) Partner {
 			case err != nil:
 				return Notification{}, err
 			}
-			return Notification{EventID: ev.ID, Type: ev.Type, Inbound: ev.Inbound, Payout: ev.Payout}, nil
+			return Notification{EventID: ev.ID, Type: ev.Type, Inbound: ev.Inbound, Payout: ev.Payout, Identity: ev.Identity}, nil
 		})}
 }
 

@@ -74,8 +74,11 @@ type Config struct {
 	// for transfers: "<kind>:<uuid>") to what advances it.
 	Payouts   map[string]PayoutAdvancer
 	Providers providers.Environments // the custodian confirms a deposit address's owner
-	Logger    *slog.Logger
-	Now       func() time.Time
+	// Verifications completes hosted KYC verifications from identification outcomes
+	// (*customers.Service); nil: they are rejected for the operator.
+	Verifications HostedCompleter
+	Logger        *slog.Logger
+	Now           func() time.Time
 }
 
 // Service receives partners' notifications and processes them. Safe for concurrent use.
@@ -158,7 +161,7 @@ func (s *Service) Receive(ctx context.Context, provider string, in Incoming) (Re
 		s.log.Error("partner notification signed but unreadable: stored for the operator", "provider", provider, "error", err)
 	case err != nil:
 		return Receipt{}, err
-	case n.Inbound == nil && n.Payout == nil && n.Crypto == nil:
+	case n.Inbound == nil && n.Payout == nil && n.Crypto == nil && n.Identity == nil:
 		status = Ignored
 	}
 	if n.EventID == "" {
@@ -297,6 +300,8 @@ func (s *Service) Process(ctx context.Context, id uuid.UUID) (Result, error) {
 		return s.payout(ctx, id, p, *n.Payout)
 	case n.Crypto != nil:
 		return s.crypto(ctx, id, p, *n.Crypto)
+	case n.Identity != nil:
+		return s.identity(ctx, id, p, *n.Identity)
 	}
 	return s.settle(ctx, id, Result{Status: Ignored, Outcome: "nothing to do for " + r.eventType})
 }

@@ -51,6 +51,8 @@ type Notification struct {
 	Payout *providers.PayoutOutcome
 	// Crypto is an asset confirmed at one of our deposit addresses.
 	Crypto *CryptoDeposit
+	// Identity is a KYC partner's answer to a customer identification.
+	Identity *providers.IdentityOutcome
 	// Flag holds the deposit for compliance review (sandbox notifications only:
 	// should_flag of the simulation).
 	Flag bool
