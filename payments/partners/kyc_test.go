@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"svc/gateway/gatewaytest"
+	gwpartners "svc/gateway/partners"
 	"svc/payments"
 	"svc/payments/customers"
 	"svc/payments/events"
@@ -62,20 +64,29 @@ func TestLiveKYCThroughPaystackIdentification(t *testing.T) {
 	merchant := uuid.New()
 	live := payments.Tenant{MerchantID: merchant, Environment: payments.Live}
 
+	// Notifications arrive over real HTTP at POST /v1/partners/paystack/events; the job's work
+	// (Process) is then run for the stored row.
+	gw := gatewaytest.New(t, pool, gwpartners.New(svc, gwpartners.Config{}))
 	deliver := func(n paystacktest.Notification) partners.Result {
 		t.Helper()
-		h := http.Header{}
-		h.Set("Content-Type", "application/json")
-		h.Set(paystack.SignatureHeader, n.Signature)
-		r, err := svc.Receive(ctx, partners.Paystack, partners.Incoming{Header: h, Body: n.Body, RemoteAddr: "127.0.0.1"})
-		if err != nil {
+		r := gw.Do(t, "POST", "/v1/partners/paystack/events", "", string(n.Body), paystack.SignatureHeader, n.Signature)
+		if r.Status != http.StatusOK {
+			t.Fatalf("intake: %s", r)
+		}
+		var id uuid.UUID
+		if err := pool.QueryRow(ctx, `select id from partner_events where provider = 'paystack' and body = $1`, n.Body).Scan(&id); err != nil {
 			t.Fatal(err)
 		}
-		res, err := svc.Process(ctx, r.ID)
+		res, err := svc.Process(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res
+	}
+	// A forged notification is refused and changes nothing.
+	if r := gw.Do(t, "POST", "/v1/partners/paystack/events", "", `{"event":"customeridentification.success","data":{}}`,
+		paystack.SignatureHeader, "00"); r.Status != http.StatusUnauthorized {
+		t.Fatalf("forged: %s", r)
 	}
 	count := func(cust uuid.UUID, typ events.Type) int {
 		var n int
