@@ -304,20 +304,48 @@ func (x *exchange) close() {
 type exchanges map[api.Environment]*exchange
 
 func openExchanges(ctx context.Context, cfg config, pool *pgxpool.Pool, log *slog.Logger) (exchanges, error) {
-	xs := exchanges{}
-	for _, env := range []api.Environment{api.Sandbox, api.Live} {
-		x, err := openExchange(ctx, cfg, string(env), pool, log)
-		if err == nil {
-			err = x.start(ctx, pool)
-			if err != nil {
-				x.close()
+	// The environments open at the same time: each takes its own lease, waits out a dead
+	// holder's TTL and replays its own journal, so a standby taking over waits one TTL, not
+	// one per environment (issue 18: failover within 5 s).
+	envs := []api.Environment{api.Sandbox, api.Live}
+	type opened struct {
+		x   *exchange
+		err error
+	}
+	results := make([]opened, len(envs))
+	// One environment failing stops the other's wait for its lease (a standby would wait).
+	octx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i, env := range envs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x, err := openExchange(octx, cfg, string(env), pool, log)
+			if err == nil {
+				if err = x.start(ctx, pool); err != nil {
+					x.close()
+				}
 			}
+			if err != nil {
+				cancel()
+			}
+			results[i] = opened{x, err}
+		}()
+	}
+	wg.Wait()
+	xs := exchanges{}
+	var errs []error
+	for i, r := range results {
+		if r.err != nil {
+			errs = append(errs, r.err)
+			continue
 		}
-		if err != nil {
-			xs.close()
-			return nil, err
-		}
-		xs[env] = x
+		xs[envs[i]] = r.x
+	}
+	if err := errors.Join(errs...); err != nil {
+		xs.close()
+		return nil, err
 	}
 	return xs, nil
 }
