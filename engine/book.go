@@ -13,13 +13,6 @@ type Level struct {
 	Count int // number of orders
 }
 
-// LevelChange is the new total of one price level; Qty 0 means the level is gone.
-type LevelChange struct {
-	Side  Side
-	Price Price
-	Qty   Qty
-}
-
 // book is one symbol's order book. It holds levels and FIFO queues and knows nothing
 // of balances. The index from order id to order (O(1) cancel) is the owning account's
 // order index: a cancel always names its account, and keeping one index instead of two
@@ -38,9 +31,6 @@ type book struct {
 	orders int // resting orders
 	free   []*level
 	tmp    []*level // rebase scratch
-
-	track   bool // record LevelChanges
-	changes []LevelChange
 }
 
 type bookSide struct {
@@ -169,7 +159,6 @@ func (b *book) add(o *order) {
 	}
 	l.push(o)
 	b.orders++
-	b.changed(o.side, l)
 }
 
 func (b *book) newBest(sd *bookSide, l *level) {
@@ -215,7 +204,6 @@ func (b *book) remove(o *order) {
 	l := o.lvl
 	l.remove(o)
 	b.orders--
-	b.changed(o.side, l)
 	if l.count == 0 {
 		b.dropLevel(o.side, l)
 	}
@@ -225,7 +213,6 @@ func (b *book) remove(o *order) {
 func (b *book) fill(o *order, q Qty) {
 	o.remaining -= q
 	o.lvl.total -= q
-	b.changed(o.side, o.lvl)
 }
 
 func (b *book) dropLevel(s Side, l *level) {
@@ -273,19 +260,6 @@ func (b *book) newLevel(p Price, k int64) *level {
 		return l
 	}
 	return &level{price: p, key: k}
-}
-
-func (b *book) changed(s Side, l *level) {
-	if b.track {
-		b.changes = append(b.changes, LevelChange{Side: s, Price: l.price, Qty: l.total})
-	}
-}
-
-// takeChanges appends the level changes recorded since the last call to dst.
-func (b *book) takeChanges(dst []LevelChange) []LevelChange {
-	dst = append(dst, b.changes...)
-	b.changes = b.changes[:0]
-	return dst
 }
 
 // depth appends up to n best levels of side s to dst.
