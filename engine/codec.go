@@ -333,9 +333,6 @@ func (r *BatchReader) Read(off uint64, payload []byte, fn func(*Event) error) er
 // and resumes later must resume after it.
 func (r *BatchReader) Complete() uint64 { return r.through }
 
-// Pending reports whether the records read end inside a batch (its first offset).
-func (r *BatchReader) Pending() (first uint64, ok bool) { return r.first, r.parts != 0 }
-
 func (r *BatchReader) drop() {
 	r.dropped(r.first, r.last, r.part, r.parts)
 	r.through = r.last

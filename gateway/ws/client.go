@@ -179,17 +179,6 @@ func price(s string) int64 {
 	return v
 }
 
-// Top returns the best bid and ask ("" for an empty side).
-func (b *Book) Top() (bid, bidQty, ask, askQty string) {
-	if l := b.Levels(true, 1); len(l) > 0 {
-		bid, bidQty = l[0][0], l[0][1]
-	}
-	if l := b.Levels(false, 1); len(l) > 0 {
-		ask, askQty = l[0][0], l[0][1]
-	}
-	return
-}
-
 // Watch keeps book from the orderbook channel of symbol until stop returns true or the
 // connection fails: it subscribes, applies every snapshot and diff, and on a gap
 // subscribes again for a fresh snapshot. onUpdate (optional) runs after each applied
