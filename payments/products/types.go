@@ -118,6 +118,3 @@ func (p *Patch[T]) UnmarshalJSON(b []byte) error {
 	}
 	return json.Unmarshal(b, &p.Value)
 }
-
-// Some returns a set, non-null Patch.
-func Some[T any](v T) Patch[T] { return Patch[T]{Set: true, Value: v} }
