@@ -251,15 +251,22 @@ func (c *Client) Pairs() []engine.PairConfig {
 
 func (c *Client) loadPairs(ctx context.Context) ([]engine.PairConfig, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.pairs != nil {
-		return c.pairs, nil
+	ps := c.pairs
+	c.mu.Unlock()
+	if ps != nil {
+		return ps, nil
 	}
+	// The call runs without the lock: while the engine is away, each caller waits at most
+	// its own ReadTimeout instead of queueing behind every other caller's.
 	var rep pairsReply
 	if err := c.call(ctx, c.opts.ReadTimeout, mPairs, &empty{}, &rep); err != nil {
 		return nil, err
 	}
-	c.pairs = rep.pairs
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pairs == nil {
+		c.pairs = rep.pairs
+	}
 	return c.pairs, nil
 }
 
