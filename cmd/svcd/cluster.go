@@ -219,10 +219,8 @@ func (n *node) start(ctx context.Context, pool *pgxpool.Pool) error {
 	if n.projector != nil {
 		// A position past the journal's end was projected from another journal (another
 		// --journal or topic on this database): its rows are not this journal's history.
-		if pos, err := projection.NewPosition(pool, string(n.env)).Applied(ctx); err != nil {
+		if err := projectionFits(ctx, pool, string(n.env), n.journal.LastOffset()); err != nil {
 			return err
-		} else if last := n.journal.LastOffset(); pos > last {
-			return fmt.Errorf("%s projection: this database's order history is at journal offset %d, past the end of the journal (%d): it was written from another journal (a different --journal, topic or cluster); use a database of this journal's own", n.env, pos, last)
 		}
 		if err := n.projector.CatchUp(ctx); err != nil {
 			return err

@@ -3,7 +3,8 @@ package main
 // Failover test (issue 18, item 7): a leader svcd and an --engine-standby svcd on one
 // database and one Kafka journal (kfake on 127.0.0.1); clients place and cancel orders on
 // the leader, the leader is SIGKILLed mid-load, the clients move to the standby. Checked:
-// the standby takes over (kill -> /ready 200 and kill -> first 201 are logged), every order
+// the standby, which followed the journal while it waited (a hot standby), takes over from its
+// copy of the engine (kill -> /ready 200 and kill -> first 201 are logged), every order
 // the leader acknowledged is on the new leader in a state consistent with what its client
 // saw, and once in the journal and the projection; balances are conserved and equal those
 // of a from-scratch replay of the journal (the crash test's checks, crash_test.go).
@@ -229,6 +230,21 @@ func runFailover(t *testing.T, svcd string, seed uint64) (toReady, toFirst201 ti
 	}
 	t.Logf("leader killed; standby ready in %v, first 201 in %v",
 		toReady.Round(time.Millisecond), toFirst201.Round(time.Millisecond))
+	// The standby followed the journal while it waited: the new engine starts from its copy
+	// and replays only what the leader wrote after the copy's last poll.
+	standby.logMu.Lock()
+	i := slices.IndexFunc(standby.log, func(l string) bool {
+		return strings.Contains(l, "exchange recovered") && strings.Contains(l, "env=sandbox")
+	})
+	var recovered string
+	if i >= 0 {
+		recovered = standby.log[i]
+	}
+	standby.logMu.Unlock()
+	if !strings.Contains(recovered, "from=standby") {
+		t.Errorf("the standby did not take over from its hot copy: %q", recovered)
+	}
+	t.Logf("takeover: %s", recovered)
 	if toReady > 5*time.Second {
 		t.Logf("NOTE: takeover took more than the issue's 5 s on this machine (load %s)", loadAvg())
 	}

@@ -32,8 +32,9 @@ type kafkaConfig struct {
 	SASLUsername         string // SVC_KAFKA_SASL_USERNAME only
 	SASLPassword         string // SVC_KAFKA_SASL_PASSWORD only
 
-	// EngineStandby: when another svcd holds an environment's engine lease, wait for it
-	// (a cold standby) instead of refusing. Kafka journal only (lease.go).
+	// EngineStandby: when another svcd holds an environment's engine lease, follow the
+	// journal and wait for the lease (a hot standby) instead of refusing. Kafka journal
+	// only (standby.go).
 	EngineStandby bool
 }
 
@@ -48,7 +49,7 @@ func (c *kafkaConfig) flags(fs *flag.FlagSet, env *envDefaults) {
 	fs.StringVar(&c.TLSCertFile, "kafka-tls-cert-file", env.str("kafka-tls-cert-file", ""), "PEM client certificate for brokers that require one (with --kafka-tls-key-file)")
 	fs.StringVar(&c.TLSKeyFile, "kafka-tls-key-file", env.str("kafka-tls-key-file", ""), "PEM key of --kafka-tls-cert-file")
 	fs.StringVar(&c.SASLMechanism, "kafka-sasl-mechanism", env.str("kafka-sasl-mechanism", ""), "SASL authentication: scram-sha-256 or scram-sha-512 (empty: none); the user and password come only from SVC_KAFKA_SASL_USERNAME and SVC_KAFKA_SASL_PASSWORD")
-	fs.BoolVar(&c.EngineStandby, "engine-standby", env.bool("engine-standby", false), "with --journal=kafka: when another svcd runs an environment's engine, wait (a cold standby: nothing served meanwhile) and take over when its lease is free, recovering from the topic, instead of refusing to start")
+	fs.BoolVar(&c.EngineStandby, "engine-standby", env.bool("engine-standby", false), "with --journal=kafka: when another svcd runs an environment's engine, keep a copy of its engine current from the topic (a hot standby: nothing served meanwhile) and take over from that copy when its lease is free, instead of refusing to start")
 	c.SASLUsername = env.getenv("SVC_KAFKA_SASL_USERNAME")
 	c.SASLPassword = env.getenv("SVC_KAFKA_SASL_PASSWORD")
 }

@@ -29,26 +29,29 @@ type engineLease struct {
 // failer is what the journals offer to stop writing at once.
 type failer interface{ Fail(cause error) }
 
-// startEngineLease takes env's lease or refuses with a message naming the holder.
-func startEngineLease(ctx context.Context, cfg config, env string, log *slog.Logger) (*engineLease, error) {
+// startEngineLease takes env's lease. With wait false it refuses with a message naming the
+// holder (errors.Is lease.ErrHeld); with wait true (a standby) it waits until the lease is
+// free or ctx ends.
+func startEngineLease(ctx context.Context, cfg config, env string, wait bool, log *slog.Logger) (*engineLease, error) {
 	host, _ := os.Hostname()
 	lc := lease.Config{URL: cfg.DatabaseURL, Environment: env,
 		Holder: fmt.Sprintf("svcd pid %d on %s (%s)", os.Getpid(), host, cfg.Addr), TTL: cfg.EngineLeaseTTL, Log: log}
-	// A holder killed a moment ago keeps the lock until PostgreSQL has seen its connection
-	// close: give that one TTL before refusing.
-	l, err := lease.Acquire(ctx, lc, cfg.EngineLeaseTTL/10, cfg.EngineLeaseTTL)
-	if errors.Is(err, lease.ErrHeld) && cfg.Kafka.EngineStandby {
-		if cfg.Journal != "kafka" {
-			return nil, fmt.Errorf("%w: --engine-standby needs --journal=kafka (a standby cannot read another machine's file journal)", err)
-		}
-		log.Warn("engine standby: waiting for the engine lease; nothing is served until this process takes over", "held", err.Error())
+	var (
+		l   *lease.Lease
+		err error
+	)
+	if wait {
 		start := time.Now()
 		l, err = lease.Acquire(ctx, lc, 200*time.Millisecond, -1)
 		if err == nil {
 			log.Warn("engine standby: taking over", "waited", time.Since(start).Round(time.Millisecond))
 		}
+	} else {
+		// A holder killed a moment ago keeps the lock until PostgreSQL has seen its
+		// connection close: give that one TTL before refusing.
+		l, err = lease.Acquire(ctx, lc, cfg.EngineLeaseTTL/10, cfg.EngineLeaseTTL)
 	}
-	if errors.Is(err, lease.ErrHeld) {
+	if errors.Is(err, lease.ErrHeld) && !wait {
 		return nil, fmt.Errorf("%w: another svcd runs the %s engine on this database; stop it first, or start this one with --engine-standby to take over when it stops (two engines would both write the journal and the order history)", err, env)
 	}
 	if err != nil {

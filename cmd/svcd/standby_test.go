@@ -14,10 +14,10 @@ import (
 	"svc/persistence/postgres/pgtest"
 )
 
-// TestColdStandbyTakesOver: a second svcd with --engine-standby waits for the engine lease
-// instead of refusing, serves nothing meanwhile, and when the first one stops takes over from
-// the Kafka topic with every acknowledged order.
-func TestColdStandbyTakesOver(t *testing.T) {
+// TestStandbyTakesOver: a second svcd with --engine-standby waits for the engine lease
+// instead of refusing, follows the Kafka topic meanwhile but serves nothing, and when the first
+// one stops takes over with every acknowledged order.
+func TestStandbyTakesOver(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two servers and a kfake broker")
 	}

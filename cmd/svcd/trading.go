@@ -101,22 +101,27 @@ type exchange struct {
 // everything in reverse order.
 func openExchange(ctx context.Context, cfg config, env string, pool *pgxpool.Pool, log *slog.Logger) (*exchange, error) {
 	log = log.With("env", env)
-	el, err := startEngineLease(ctx, cfg, env, log)
+	snaps := &snapshot.Store{Dir: filepath.Join(cfg.SnapshotDir, env), Keep: 3}
+	el, hot, err := leaseOrStandby(ctx, cfg, env, snaps, log)
 	if err != nil {
 		return nil, err
 	}
 	j, err := openJournal(ctx, cfg, env, el, log)
 	if err != nil {
+		hot.close()
 		el.release()
 		return nil, err
 	}
 	x := &exchange{env: env, log: log, journal: j, lease: el, every: cfg.SnapshotEvery, retain: cfg.JournalRetain,
-		snaps:     &snapshot.Store{Dir: filepath.Join(cfg.SnapshotDir, env), Keep: 3},
-		projector: projection.New(pool, env, j, log)}
+		snaps: snaps, projector: projection.New(pool, env, j, log)}
 	if !cfg.Cluster.Roles.has(roleProjector) {
 		x.projector = nil // a projector node writes the history (docs/cluster.md)
 	}
-	if err := x.recover(ctx); err != nil {
+	err = x.checkProjection(ctx, pool)
+	if err == nil {
+		err = x.recover(ctx, hot)
+	}
+	if err != nil {
 		_ = j.Close()
 		el.release()
 		return nil, err
@@ -124,28 +129,63 @@ func openExchange(ctx context.Context, cfg config, env string, pool *pgxpool.Poo
 	return x, nil
 }
 
+// checkProjection refuses a database whose order history was projected past the end of
+// this journal: it came from another journal (another --journal, folder or topic), and
+// projecting this one on top would skip its rows silently.
+func (x *exchange) checkProjection(ctx context.Context, pool *pgxpool.Pool) error {
+	if x.projector == nil {
+		return nil
+	}
+	return projectionFits(ctx, pool, x.env, x.journal.LastOffset())
+}
+
+// projectionFits is the check of checkProjection, shared with the projector node.
+func projectionFits(ctx context.Context, pool *pgxpool.Pool, env string, last uint64) error {
+	pos, err := projection.NewPosition(pool, env).Applied(ctx)
+	if err != nil {
+		return err
+	}
+	if pos > last {
+		return fmt.Errorf("%s projection: this database's order history is at journal offset %d, past the end of the journal (%d): it was written from another journal (a different --journal, --journal-dir, topic or cluster); use a database of this journal's own", env, pos, last)
+	}
+	return nil
+}
+
 // recover builds the engine over the event log, restores and replays it, builds the hub
-// over it and starts it. The event log tells x.durable of every durable batch, which only
-// happens once the engine has started, when the projector and the hub exist.
-func (x *exchange) recover(ctx context.Context) error {
+// over it and starts it. It starts from the hot standby's state when there is one (hot is
+// nil otherwise), else from the newest snapshot, and replays the journal after it. The event
+// log tells x.durable of every durable batch, which only happens once the engine has
+// started, when the projector and the hub exist.
+func (x *exchange) recover(ctx context.Context, hot *hotStandby) error {
 	start := time.Now()
 	if err := x.journal.Start(); err != nil {
+		hot.close()
 		return fmt.Errorf("%s journal start: %w", x.env, err)
 	}
 	el := eventlog.New(x.journal, x.durable)
 	eng, err := engine.New(engine.Config{Journal: el})
 	if err != nil {
+		hot.close()
 		return err
 	}
+	off, data, ok, err := hot.handover()
+	source := "standby"
+	if err != nil {
+		x.log.Warn("engine standby: its copy is unusable; recovering from the newest snapshot and the journal instead", "error", err)
+	}
+	if !ok {
+		source = "snapshot"
+		if off, data, ok, err = x.snaps.Latest(); err != nil {
+			return fmt.Errorf("%s snapshots: %w", x.env, err)
+		}
+	}
 	var from uint64
-	if off, data, ok, err := x.snaps.Latest(); err != nil {
-		return fmt.Errorf("%s snapshots: %w", x.env, err)
-	} else if ok {
+	if ok {
 		if off > x.journal.LastOffset() {
-			return fmt.Errorf("%s snapshot at offset %d is ahead of the journal (last %d): wrong journal folder or topic?", x.env, off, x.journal.LastOffset())
+			return fmt.Errorf("%s %s at offset %d is ahead of the journal (last %d): wrong journal folder or topic?", x.env, source, off, x.journal.LastOffset())
 		}
 		if from, err = eng.Restore(data); err != nil {
-			return fmt.Errorf("%s restore snapshot %d: %w", x.env, off, err)
+			return fmt.Errorf("%s restore %s %d: %w", x.env, source, off, err)
 		}
 	}
 	last, n, err := eventlog.Replay(ctx, x.journal, from, eng, nil)
@@ -160,7 +200,7 @@ func (x *exchange) recover(ctx context.Context) error {
 	if err := eng.Start(); err != nil {
 		return err
 	}
-	x.log.Info("exchange recovered", "snapshot_offset", from, "replayed_events", n, "journal_offset", last,
+	x.log.Info("exchange recovered", "from", source, "from_offset", from, "replayed_events", n, "journal_offset", last,
 		"ms", time.Since(start).Milliseconds())
 	return nil
 }

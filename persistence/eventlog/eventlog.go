@@ -146,12 +146,18 @@ func (p *pending) Wait() (uint64, error) {
 // Journal is the underlying byte journal.
 func (l *Log) Journal() journal.Journal { return l.j }
 
+// Reader is the part of a journal Replay reads: a journal.Journal, or a read-only one
+// another process writes (a hot standby's).
+type Reader interface {
+	ReadFrom(ctx context.Context, from uint64, fn func(offset uint64, payload []byte) error) error
+}
+
 // Replay applies every record after `after` to eng, in chunks, and reports the last offset
 // applied and how many events were applied. progress, if set, is called after each chunk.
 // A batch split into part records is applied whole or not at all: an incomplete one (a
 // crash between its records) is dropped, and the offset reported stops before a trailing
 // one.
-func Replay(ctx context.Context, j journal.Journal, after uint64, eng interface{ Apply([]engine.Event) error }, progress func(offset uint64, n int)) (uint64, int, error) {
+func Replay(ctx context.Context, j Reader, after uint64, eng interface{ Apply([]engine.Event) error }, progress func(offset uint64, n int)) (uint64, int, error) {
 	const chunk = 4096
 	events := make([]engine.Event, 0, chunk)
 	last, n := after, 0
