@@ -165,6 +165,11 @@ type Kafka struct {
 	fenceOffset int64  // Kafka offset of our fence marker, -1 without one
 	retention   Retention
 
+	// tail is how far the partition has been scanned for the last offset: at open, then by
+	// each Refresh of a read-only journal (one goroutine at a time), which reads only what
+	// was appended since.
+	tail tailScan
+
 	// Committer goroutine only.
 	msgs    []kafka.Message
 	keys    []byte
@@ -453,40 +458,73 @@ func (f *epochFilter) keep(seq, epoch uint64) bool {
 	return seq != 0
 }
 
+// tailScan is the state of a scan of the partition for its largest journal offset: the
+// Kafka offset to continue at, the fencing rule's state there and the largest journal
+// offset kept so far. Continuing a scan gives what one scan of the whole range would.
+type tailScan struct {
+	next int64
+	f    epochFilter
+	last uint64
+	conn *kafka.Conn // Refresh's connection to the leader, kept between polls; nil when closed
+}
+
 // readLastOffset returns the largest journal offset in the tail of the
 // partition and notes the highest epoch there. A retried produce request
 // can repeat at most one group, and a deposed writer has at most one in
 // flight, so the last 4*MaxBatchRecords messages (and our fence marker)
-// hold the largest offset.
+// hold the largest offset. It leaves j.tail at the end of the partition.
 func (j *Kafka) readLastOffset(ctx context.Context) (uint64, error) {
 	conn, err := j.dialLeader(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer conn.Close()
-	first, end, err := conn.ReadOffsets()
+	first, end, err := j.readOffsets(ctx, conn)
 	if err != nil {
-		return 0, fmt.Errorf("journal: reading %s offsets: %w", j.where(), err)
+		return 0, err
 	}
-	if end <= first {
-		return 0, nil
+	j.tail = tailScan{next: max(first, end-4*int64(j.opts.MaxBatchRecords))}
+	err = j.scanTail(ctx, conn, end)
+	j.maxEpoch = j.tail.f.max
+	return j.tail.last, err
+}
+
+// readOffsets is the partition's first offset and its end (the next offset to be
+// written), within Timeout.
+func (j *Kafka) readOffsets(ctx context.Context, conn *kafka.Conn) (first, end int64, err error) {
+	deadline := time.Now().Add(j.opts.Timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
 	}
-	start := max(first, end-4*int64(j.opts.MaxBatchRecords))
-	var (
-		last uint64
-		f    epochFilter
-	)
-	err = j.scan(ctx, conn, start, end, func(kafkaOff int64, seq, epoch uint64, _ []byte) (bool, error) {
+	conn.SetDeadline(deadline)
+	if first, end, err = conn.ReadOffsets(); err != nil {
+		return 0, 0, fmt.Errorf("journal: reading %s offsets: %w", j.where(), err)
+	}
+	return first, end, nil
+}
+
+// scanTail continues j.tail up to Kafka offset end: the fencing rule over every message,
+// the largest journal offset of those kept. j.tail.next follows each message read, so an
+// interrupted scan continues where it stopped.
+func (j *Kafka) scanTail(ctx context.Context, conn *kafka.Conn, end int64) error {
+	t := &j.tail
+	if t.next >= end {
+		return nil
+	}
+	err := j.scan(ctx, conn, t.next, end, func(kafkaOff int64, seq, epoch uint64, _ []byte) (bool, error) {
 		if seq == 0 && epoch == j.opts.Epoch && j.opts.Epoch != 0 {
 			j.fenceOffset = kafkaOff
 		}
-		if f.keep(seq, epoch) {
-			last = max(last, seq)
+		if t.f.keep(seq, epoch) {
+			t.last = max(t.last, seq)
 		}
+		t.next = kafkaOff + 1
 		return true, nil
 	})
-	j.maxEpoch = f.max
-	return last, err
+	if err == nil {
+		t.next = end // the scan read everything before end (offsets without a message too)
+	}
+	return err
 }
 
 // scan reads messages [start, end) of partition 0 and calls fn with each
@@ -582,13 +620,18 @@ func (j *Kafka) Fail(cause error) { j.c.failNow(cause) }
 // Epoch is the epoch this journal stamps on its records.
 func (j *Kafka) Epoch() uint64 { return j.opts.Epoch }
 
-// Close flushes queued groups, stops the committer and closes the writer.
+// Close flushes queued groups, stops the committer and closes the writer and Refresh's
+// connection. Call it after the last Refresh has returned.
 func (j *Kafka) Close() error {
 	if j.c.done != nil {
 		j.c.close()
 	}
 	err := j.w.Close()
 	j.tr.CloseIdleConnections()
+	if j.tail.conn != nil {
+		j.tail.conn.Close()
+		j.tail.conn = nil
+	}
 	return err
 }
 
@@ -633,9 +676,9 @@ func (j *Kafka) ReadFrom(ctx context.Context, from uint64, fn func(offset uint64
 		return err
 	}
 	defer conn.Close()
-	first, end, err := conn.ReadOffsets()
+	first, end, err := j.readOffsets(ctx, conn)
 	if err != nil {
-		return fmt.Errorf("journal: reading %s offsets: %w", j.where(), err)
+		return err
 	}
 	if end <= first {
 		return &CorruptError{Where: j.where(), Pos: first, Offset: from, Reason: "partition is empty"}
