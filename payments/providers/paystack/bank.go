@@ -270,6 +270,47 @@ func (c *Client) Payout(ctx context.Context, req providers.PayoutRequest) (provi
 	return c.result(req, t)
 }
 
+// ErrTransferNotFound: Paystack holds no transfer under the reference.
+var ErrTransferNotFound = errors.New("paystack: no transfer under this reference")
+
+// VerifyPayout asks Paystack for the transfer made under our reference (GET
+// /transfer/verify/{EncodeReference(reference)}) and answers it as a PayoutOutcome: status
+// PayoutSettled (success), PayoutReversed (reversed: paid, then returned by the bank),
+// PayoutFailed (failed, abandoned, blocked, rejected) or PayoutSubmitted (anything else),
+// with its transfer_code and amount. The partner-events job confirms a transfer.reversed
+// notification with it before crediting a settled payout back (the API is the record).
+//
+// Errors: ErrTransferNotFound, ErrReference, ErrMalformedEvent (an amount that is not whole
+// kobo), *providers.UnavailableError.
+func (c *Client) VerifyPayout(ctx context.Context, reference string) (providers.PayoutOutcome, error) {
+	ref, err := EncodeReference(reference)
+	if err != nil {
+		return providers.PayoutOutcome{}, err
+	}
+	t, found, err := c.verifyTransfer(ctx, ref)
+	if err != nil {
+		return providers.PayoutOutcome{}, err
+	}
+	if !found {
+		return providers.PayoutOutcome{}, fmt.Errorf("%w: %s", ErrTransferNotFound, reference)
+	}
+	if t.Amount <= 0 || (t.Currency != "" && t.Currency != "NGN") {
+		return providers.PayoutOutcome{}, malformed("transfer %s: %d %s", t.TransferCode, t.Amount, t.Currency)
+	}
+	out := providers.PayoutOutcome{Reference: reference, ProviderReference: t.TransferCode, Amount: money.New(money.NGN, t.Amount)}
+	switch status := strings.ToLower(t.Status); status {
+	case "success":
+		out.Status = providers.PayoutSettled
+	case "reversed":
+		out.Status, out.FailureReason = providers.PayoutReversed, failureReason(status, t.GatewayResponse)
+	case "failed", "abandoned", "blocked", "rejected":
+		out.Status, out.FailureReason = providers.PayoutFailed, failureReason(status, t.GatewayResponse)
+	default:
+		out.Status = providers.PayoutSubmitted
+	}
+	return out, nil
+}
+
 // verifyTransfer fetches the transfer made under ref (found false on Paystack's 404).
 func (c *Client) verifyTransfer(ctx context.Context, ref string) (transfer, bool, error) {
 	var t transfer

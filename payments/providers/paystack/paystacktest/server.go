@@ -49,6 +49,8 @@ const (
 	RouteVerifyTransfer  = "GET /transfer/verify/{reference}"
 	RouteVerifyCharge    = "GET /transaction/verify/{reference}"
 	RouteIdentify        = "POST /customer/{code}/identification"
+	RouteCreateRefund    = "POST /refund"
+	RouteListRefunds     = "GET /refund"
 )
 
 // Fault makes requests to one route misbehave.
@@ -139,6 +141,7 @@ type Server struct {
 	faults      []*Fault
 	requests    map[string]int
 	idents      map[string]*Identification // by customer code
+	refunds     []*Refund
 }
 
 // Identification is a customer identification the server holds (POST
@@ -183,6 +186,8 @@ func New(secret string) *Server {
 	mux.HandleFunc(RouteVerifyTransfer, s.verifyTransfer)
 	mux.HandleFunc(RouteVerifyCharge, s.verifyCharge)
 	mux.HandleFunc(RouteIdentify, s.identify)
+	mux.HandleFunc(RouteCreateRefund, s.createRefund)
+	mux.HandleFunc(RouteListRefunds, s.listRefunds)
 	s.hs = httptest.NewServer(s.middleware(mux)) // listens on 127.0.0.1
 	s.URL = s.hs.URL
 	return s
