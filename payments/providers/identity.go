@@ -30,3 +30,32 @@ type IdentityOutcome struct {
 	Reason            string    // when not approved, as the partner says it
 	At                time.Time // UTC; zero when the partner did not say
 }
+
+// Evidence is the identity evidence a KYC provider needs to start a hosted flow of a tier,
+// beyond what the customer record holds (names, email). The API makes these fields optional
+// (the spec's initiate body carries none); a provider that needs them says so, and the
+// request is refused as bad input before the provider is called.
+type Evidence struct {
+	BVN         bool // InitiateRequest.BVN
+	BankAccount bool // InitiateRequest.BankCode and AccountNumber
+}
+
+// EvidenceRequirer is implemented by a KYC provider whose Initiate needs Evidence (Paystack
+// customer identification: the BVN and a bank account in the customer's name, tier 1).
+// A provider without it needs none.
+type EvidenceRequirer interface {
+	InitiateEvidence(tier int) Evidence
+}
+
+// EvidenceError: the provider refused the identity evidence itself (a bank it does not know,
+// an account number it rejects), not the customer's identity. The request was bad input and
+// is answered 400 on Field; nothing was written, and asking again with the same evidence
+// gets the same answer.
+type EvidenceError struct {
+	Field  string // the evidence refused: "bvn" or "bank_account"
+	Reason string // the provider's words
+}
+
+func (e *EvidenceError) Error() string {
+	return "the KYC provider refused the identity evidence (" + e.Field + "): " + e.Reason
+}

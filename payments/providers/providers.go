@@ -172,6 +172,14 @@ type InitiateRequest struct {
 	Email       string
 	BVN         string // tier 1, optional
 	RedirectURL string // optional
+	// Identity evidence for a provider that checks the customer against bank records
+	// (identity.go, Evidence): the customer's names and a bank account in that name.
+	// Optional in the API; a provider with EvidenceRequirer says which it needs.
+	FirstName     string
+	MiddleName    string // optional
+	LastName      string
+	BankCode      string
+	AccountNumber string // 10-digit NUBAN
 }
 
 // Session is a started hosted flow.

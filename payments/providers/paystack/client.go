@@ -57,6 +57,8 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logger receives retries and refusals; default slog.Default(). The key is never logged.
 	Logger *slog.Logger
+	// Now is the clock (an identification's expiry); default time.Now.
+	Now func() time.Time
 }
 
 // Client is the Paystack adapter. It is safe for concurrent use.
@@ -118,6 +120,9 @@ func New(cfg Config) (*Client, error) {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	return &Client{cfg: cfg, base: base, http: hc, log: log.With("provider", "paystack")}, nil
 }

@@ -29,11 +29,14 @@ const kycPrefix = "kyc:"
 // req.Reference: the same reference always uses the same customer. Paystack answers 202 and
 // later sends customeridentification.success or customeridentification.failed; ParseEvent
 // turns them into providers.IdentityOutcome whose Reference is the Session.Reference
-// returned here ("kyc:" + req.Reference).
+// returned here ("kyc:" + req.Reference). The session expires identificationTTL after the
+// client's clock (Config.Now).
 //
-// Errors: a plain error for a request missing a field (the caller validates first); a request
-// Paystack refuses, or Paystack unreachable, is *providers.UnavailableError (nothing written
-// on our side; asking again with the same Reference uses the same Paystack customer).
+// Errors: a plain error for a request missing a field (the caller validates first);
+// *providers.EvidenceError when Paystack refuses the evidence itself (its invalid_params: a
+// bank it does not know, say); *providers.UnavailableError when Paystack is unreachable or
+// refuses the request for another reason (nothing written on our side; asking again with the
+// same Reference uses the same Paystack customer).
 func (c *Client) Identify(ctx context.Context, req providers.IdentifyRequest) (providers.Session, error) {
 	if req.Reference == "" || req.FirstName == "" || req.LastName == "" || len(req.BVN) != 11 || !digitsOnly(req.BVN) ||
 		len(req.AccountNumber) != 10 || !digitsOnly(req.AccountNumber) || req.BankCode == "" {
@@ -60,9 +63,14 @@ func (c *Client) Identify(ctx context.Context, req providers.IdentifyRequest) (p
 		body["middle_name"] = req.MiddleName
 	}
 	if err := c.call(ctx, "validate customer", "POST", "/customer/"+cust.CustomerCode+"/identification", nil, body, nil); err != nil {
+		var ae *APIError
+		if errors.As(err, &ae) && ae.HTTPStatus == 400 && ae.Code == "invalid_params" {
+			c.log.Info("paystack refused identification evidence", "message", ae.Message)
+			return providers.Session{}, &providers.EvidenceError{Field: "bank_account", Reason: ae.Message}
+		}
 		return providers.Session{}, c.kycRefused(err)
 	}
-	return providers.Session{Reference: ref, Status: "PENDING", ExpiresAt: time.Now().UTC().Add(identificationTTL)}, nil
+	return providers.Session{Reference: ref, Status: "PENDING", ExpiresAt: c.cfg.Now().UTC().Add(identificationTTL)}, nil
 }
 
 func (c *Client) kycRefused(err error) error {
@@ -73,6 +81,50 @@ func (c *Client) kycRefused(err error) error {
 			Reason: "the partner refused the request: " + ae.Error()}
 	}
 	return err
+}
+
+// KYC is the live KYC provider over Paystack (svcd sets it when Paystack is configured):
+// a tier 1 hosted verification is Paystack customer identification (Initiate calls
+// Identify with the customer's names, BVN and bank account; there is no page, so the
+// session has no VerificationURL, and the outcome arrives as customeridentification.*).
+// Paystack offers no synchronous BVN-and-selfie check and no tier 2 profile review, so
+// VerifyTier1, VerifyTier2 and a tier 2 Initiate answer *providers.UnavailableError (503
+// PROVIDER_UNAVAILABLE) as an unconfigured provider does.
+func (c *Client) KYC() providers.KYC { return identityKYC{c} }
+
+type identityKYC struct{ c *Client }
+
+var (
+	_ providers.KYC              = identityKYC{}
+	_ providers.EvidenceRequirer = identityKYC{}
+)
+
+// InitiateEvidence implements providers.EvidenceRequirer: tier 1 needs the BVN and a bank
+// account in the customer's name.
+func (k identityKYC) InitiateEvidence(tier int) providers.Evidence {
+	if tier == 1 {
+		return providers.Evidence{BVN: true, BankAccount: true}
+	}
+	return providers.Evidence{}
+}
+
+func (k identityKYC) Initiate(ctx context.Context, req providers.InitiateRequest) (providers.Session, error) {
+	if req.Tier != 1 {
+		return providers.Session{}, &providers.UnavailableError{Provider: "kyc", Operation: "tier 2 verification flow",
+			Reason: "the live KYC partner (Paystack) verifies tier 1 only; no tier 2 provider is configured"}
+	}
+	return k.c.Identify(ctx, providers.IdentifyRequest{Reference: req.Reference, FirstName: req.FirstName, MiddleName: req.MiddleName,
+		LastName: req.LastName, BVN: req.BVN, BankCode: req.BankCode, AccountNumber: req.AccountNumber})
+}
+
+func (k identityKYC) VerifyTier1(context.Context, providers.Tier1Request) (providers.Decision, error) {
+	return providers.Decision{}, &providers.UnavailableError{Provider: "kyc", Operation: "tier 1 verification",
+		Reason: "the live KYC partner (Paystack) has no synchronous BVN and selfie check: start tier 1 with POST /v1/customers/{id}/kyc/initiate"}
+}
+
+func (k identityKYC) VerifyTier2(context.Context, providers.Tier2Request) (providers.Decision, error) {
+	return providers.Decision{}, &providers.UnavailableError{Provider: "kyc", Operation: "tier 2 verification",
+		Reason: "the live KYC partner (Paystack) verifies tier 1 only; no tier 2 provider is configured"}
 }
 
 // wireIdentification is customeridentification.*'s data (the fields we use).
