@@ -32,7 +32,11 @@ func leaseOrStandby(ctx context.Context, cfg config, env string, snaps *snapshot
 	if cfg.Journal != "kafka" {
 		return nil, nil, fmt.Errorf("%w: --engine-standby needs --journal=kafka (a standby cannot read another machine's file journal)", err)
 	}
-	log.Warn("engine standby: waiting for the engine lease; nothing is served until this process takes over", "held", err.Error())
+	held := err.Error()
+	if h := (*lease.HeldError)(nil); errors.As(err, &h) {
+		held = h.Error() // who holds it, without the advice to someone who did not ask for a standby
+	}
+	log.Warn("engine standby: waiting for the engine lease; nothing is served until this process takes over", "held", held)
 	hot, herr := startHotStandby(ctx, cfg, env, snaps, log)
 	if herr != nil {
 		log.Warn("engine standby: cannot follow the journal; taking over will replay it from the newest snapshot", "error", herr)
