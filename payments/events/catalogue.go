@@ -32,6 +32,10 @@ const (
 	// failure_reason in the resource).
 	WithdrawalFailed Type = "withdrawal.failed" // withdrawal refused by the chain; funds returned to available
 	TransferFailed   Type = "transfer.failed"   // bank transfer refused by the bank; funds returned to available
+
+	// Extension (issue 19): the spec names no event for crypto arriving at a merchant's own
+	// funding address (GET /payments/merchant/funding); named after customer.balance.credited.
+	MerchantBalanceCredited Type = "merchant.balance.credited" // merchant's payments balance credited by a deposit to its funding address
 )
 
 var catalogue = []Type{
@@ -39,7 +43,7 @@ var catalogue = []Type{
 	WithdrawalCompleted, OnrampCompleted, OfframpCompleted, TransferCompleted, PayoutCompleted,
 	CustomerCreated, CustomerTier1Verified, CustomerTier2Verified, CustomerTier2Rejected,
 	CustomerBalanceCredited, CustomerBalanceRefunded, CheckoutPaymentCompleted,
-	VirtualAccountCreated, TestWebhook, WithdrawalFailed, TransferFailed,
+	VirtualAccountCreated, TestWebhook, WithdrawalFailed, TransferFailed, MerchantBalanceCredited,
 }
 
 // All returns every event name of the catalogue, in the spec's order.

@@ -98,6 +98,17 @@ type CustomerBalance struct {
 	Reason     *string `json:"reason"`
 }
 
+// MerchantBalance is the data of merchant.balance.credited (extension, issue 19): crypto
+// confirmed at one of the merchant's funding addresses, credited to its payments balance.
+type MerchantBalance struct {
+	Asset   string `json:"asset"`   // USDT or USDC
+	Amount  string `json:"amount"`  // credited
+	Balance string `json:"balance"` // available after the credit
+	Chain   string `json:"chain"`
+	Address string `json:"address"` // the funding address
+	TxHash  string `json:"tx_hash"`
+}
+
 // CheckoutPayment is the data of checkout.payment.completed.
 type CheckoutPayment struct {
 	ID             string  `json:"id"` // the payment (deposit) id

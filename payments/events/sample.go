@@ -38,6 +38,9 @@ func Sample(typ Type) any {
 	case CustomerBalanceCredited, CustomerBalanceRefunded:
 		return CustomerBalance{CustomerID: "test_customer", Asset: "USDT", Amount: "100.000000", Balance: "100.000000",
 			DepositID: s("test_deposit")}
+	case MerchantBalanceCredited:
+		return MerchantBalance{Asset: "USDT", Amount: "100.000000", Balance: "100.000000", Chain: "TRON",
+			Address: "test_address", TxHash: "test_tx_hash"}
 	case CheckoutPaymentCompleted:
 		return CheckoutPayment{ID: "test_deposit", CheckoutLinkID: "test_checkout", InvoiceID: s("test_invoice"),
 			Amount: "150000.00", Currency: "NGN", CustomerEmail: s("customer@example.com")}

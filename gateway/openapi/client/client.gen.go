@@ -1823,6 +1823,7 @@ const (
 	WebhookEndpointEventsDepositPendingWithdrawal WebhookEndpointEvents = "deposit.pending_withdrawal"
 	WebhookEndpointEventsDepositReceived          WebhookEndpointEvents = "deposit.received"
 	WebhookEndpointEventsDepositSettled           WebhookEndpointEvents = "deposit.settled"
+	WebhookEndpointEventsMerchantBalanceCredited  WebhookEndpointEvents = "merchant.balance.credited"
 	WebhookEndpointEventsOfframpCompleted         WebhookEndpointEvents = "offramp.completed"
 	WebhookEndpointEventsOnrampCompleted          WebhookEndpointEvents = "onramp.completed"
 	WebhookEndpointEventsPayoutCompleted          WebhookEndpointEvents = "payout.completed"
@@ -1861,6 +1862,8 @@ func (e WebhookEndpointEvents) Valid() bool {
 		return true
 	case WebhookEndpointEventsDepositSettled:
 		return true
+	case WebhookEndpointEventsMerchantBalanceCredited:
+		return true
 	case WebhookEndpointEventsOfframpCompleted:
 		return true
 	case WebhookEndpointEventsOnrampCompleted:
@@ -1898,6 +1901,7 @@ const (
 	WebhookEndpointWithSecretEventsDepositPendingWithdrawal WebhookEndpointWithSecretEvents = "deposit.pending_withdrawal"
 	WebhookEndpointWithSecretEventsDepositReceived          WebhookEndpointWithSecretEvents = "deposit.received"
 	WebhookEndpointWithSecretEventsDepositSettled           WebhookEndpointWithSecretEvents = "deposit.settled"
+	WebhookEndpointWithSecretEventsMerchantBalanceCredited  WebhookEndpointWithSecretEvents = "merchant.balance.credited"
 	WebhookEndpointWithSecretEventsOfframpCompleted         WebhookEndpointWithSecretEvents = "offramp.completed"
 	WebhookEndpointWithSecretEventsOnrampCompleted          WebhookEndpointWithSecretEvents = "onramp.completed"
 	WebhookEndpointWithSecretEventsPayoutCompleted          WebhookEndpointWithSecretEvents = "payout.completed"
@@ -1935,6 +1939,8 @@ func (e WebhookEndpointWithSecretEvents) Valid() bool {
 	case WebhookEndpointWithSecretEventsDepositReceived:
 		return true
 	case WebhookEndpointWithSecretEventsDepositSettled:
+		return true
+	case WebhookEndpointWithSecretEventsMerchantBalanceCredited:
 		return true
 	case WebhookEndpointWithSecretEventsOfframpCompleted:
 		return true
@@ -6323,6 +6329,7 @@ const (
 	PostWebhooksEndpointsJSONBodyEventsDepositPendingWithdrawal PostWebhooksEndpointsJSONBodyEvents = "deposit.pending_withdrawal"
 	PostWebhooksEndpointsJSONBodyEventsDepositReceived          PostWebhooksEndpointsJSONBodyEvents = "deposit.received"
 	PostWebhooksEndpointsJSONBodyEventsDepositSettled           PostWebhooksEndpointsJSONBodyEvents = "deposit.settled"
+	PostWebhooksEndpointsJSONBodyEventsMerchantBalanceCredited  PostWebhooksEndpointsJSONBodyEvents = "merchant.balance.credited"
 	PostWebhooksEndpointsJSONBodyEventsOfframpCompleted         PostWebhooksEndpointsJSONBodyEvents = "offramp.completed"
 	PostWebhooksEndpointsJSONBodyEventsOnrampCompleted          PostWebhooksEndpointsJSONBodyEvents = "onramp.completed"
 	PostWebhooksEndpointsJSONBodyEventsPayoutCompleted          PostWebhooksEndpointsJSONBodyEvents = "payout.completed"
@@ -6360,6 +6367,8 @@ func (e PostWebhooksEndpointsJSONBodyEvents) Valid() bool {
 	case PostWebhooksEndpointsJSONBodyEventsDepositReceived:
 		return true
 	case PostWebhooksEndpointsJSONBodyEventsDepositSettled:
+		return true
+	case PostWebhooksEndpointsJSONBodyEventsMerchantBalanceCredited:
 		return true
 	case PostWebhooksEndpointsJSONBodyEventsOfframpCompleted:
 		return true
@@ -6452,6 +6461,7 @@ const (
 	PatchWebhooksEndpointsIdJSONBodyEventsDepositPendingWithdrawal PatchWebhooksEndpointsIdJSONBodyEvents = "deposit.pending_withdrawal"
 	PatchWebhooksEndpointsIdJSONBodyEventsDepositReceived          PatchWebhooksEndpointsIdJSONBodyEvents = "deposit.received"
 	PatchWebhooksEndpointsIdJSONBodyEventsDepositSettled           PatchWebhooksEndpointsIdJSONBodyEvents = "deposit.settled"
+	PatchWebhooksEndpointsIdJSONBodyEventsMerchantBalanceCredited  PatchWebhooksEndpointsIdJSONBodyEvents = "merchant.balance.credited"
 	PatchWebhooksEndpointsIdJSONBodyEventsOfframpCompleted         PatchWebhooksEndpointsIdJSONBodyEvents = "offramp.completed"
 	PatchWebhooksEndpointsIdJSONBodyEventsOnrampCompleted          PatchWebhooksEndpointsIdJSONBodyEvents = "onramp.completed"
 	PatchWebhooksEndpointsIdJSONBodyEventsPayoutCompleted          PatchWebhooksEndpointsIdJSONBodyEvents = "payout.completed"
@@ -6489,6 +6499,8 @@ func (e PatchWebhooksEndpointsIdJSONBodyEvents) Valid() bool {
 	case PatchWebhooksEndpointsIdJSONBodyEventsDepositReceived:
 		return true
 	case PatchWebhooksEndpointsIdJSONBodyEventsDepositSettled:
+		return true
+	case PatchWebhooksEndpointsIdJSONBodyEventsMerchantBalanceCredited:
 		return true
 	case PatchWebhooksEndpointsIdJSONBodyEventsOfframpCompleted:
 		return true
@@ -6563,6 +6575,7 @@ const (
 	PostWebhooksEndpointsIdTestJSONBodyEventDepositPendingWithdrawal PostWebhooksEndpointsIdTestJSONBodyEvent = "deposit.pending_withdrawal"
 	PostWebhooksEndpointsIdTestJSONBodyEventDepositReceived          PostWebhooksEndpointsIdTestJSONBodyEvent = "deposit.received"
 	PostWebhooksEndpointsIdTestJSONBodyEventDepositSettled           PostWebhooksEndpointsIdTestJSONBodyEvent = "deposit.settled"
+	PostWebhooksEndpointsIdTestJSONBodyEventMerchantBalanceCredited  PostWebhooksEndpointsIdTestJSONBodyEvent = "merchant.balance.credited"
 	PostWebhooksEndpointsIdTestJSONBodyEventOfframpCompleted         PostWebhooksEndpointsIdTestJSONBodyEvent = "offramp.completed"
 	PostWebhooksEndpointsIdTestJSONBodyEventOnrampCompleted          PostWebhooksEndpointsIdTestJSONBodyEvent = "onramp.completed"
 	PostWebhooksEndpointsIdTestJSONBodyEventPayoutCompleted          PostWebhooksEndpointsIdTestJSONBodyEvent = "payout.completed"
@@ -6601,6 +6614,8 @@ func (e PostWebhooksEndpointsIdTestJSONBodyEvent) Valid() bool {
 		return true
 	case PostWebhooksEndpointsIdTestJSONBodyEventDepositSettled:
 		return true
+	case PostWebhooksEndpointsIdTestJSONBodyEventMerchantBalanceCredited:
+		return true
 	case PostWebhooksEndpointsIdTestJSONBodyEventOfframpCompleted:
 		return true
 	case PostWebhooksEndpointsIdTestJSONBodyEventOnrampCompleted:
@@ -6638,6 +6653,7 @@ const (
 	GetWebhooksLogsParamsEventDepositPendingWithdrawal GetWebhooksLogsParamsEvent = "deposit.pending_withdrawal"
 	GetWebhooksLogsParamsEventDepositReceived          GetWebhooksLogsParamsEvent = "deposit.received"
 	GetWebhooksLogsParamsEventDepositSettled           GetWebhooksLogsParamsEvent = "deposit.settled"
+	GetWebhooksLogsParamsEventMerchantBalanceCredited  GetWebhooksLogsParamsEvent = "merchant.balance.credited"
 	GetWebhooksLogsParamsEventOfframpCompleted         GetWebhooksLogsParamsEvent = "offramp.completed"
 	GetWebhooksLogsParamsEventOnrampCompleted          GetWebhooksLogsParamsEvent = "onramp.completed"
 	GetWebhooksLogsParamsEventPayoutCompleted          GetWebhooksLogsParamsEvent = "payout.completed"
@@ -6675,6 +6691,8 @@ func (e GetWebhooksLogsParamsEvent) Valid() bool {
 	case GetWebhooksLogsParamsEventDepositReceived:
 		return true
 	case GetWebhooksLogsParamsEventDepositSettled:
+		return true
+	case GetWebhooksLogsParamsEventMerchantBalanceCredited:
 		return true
 	case GetWebhooksLogsParamsEventOfframpCompleted:
 		return true
