@@ -106,7 +106,9 @@ func (c partnersConfig) sandboxSecret(databaseURL string) string {
 }
 
 // liveProviders are the live adapters, built in order: the bank (Paystack) when a key is
-// set; custody, KYC and FX have no live adapter yet (503 PROVIDER_UNAVAILABLE).
+// set, and tier 1 KYC through the same Paystack client (customer identification,
+// docs/kyc.md); custody, tier 2 KYC and FX have no live adapter yet (503
+// PROVIDER_UNAVAILABLE).
 func liveProviders(cfg config, log *slog.Logger) (providers.Set, *paystack.Client, error) {
 	ps, err := cfg.Partners.paystack(log.With("component", "paystack"))
 	if err != nil {
@@ -115,9 +117,10 @@ func liveProviders(cfg config, log *slog.Logger) (providers.Set, *paystack.Clien
 	set := providers.Unconfigured()
 	if ps != nil {
 		set.Bank = ps
-		log.Info("live bank partner: Paystack", "base_url", cfg.Partners.PaystackBaseURL, "preferred_bank", cfg.Partners.PaystackPreferredBank)
+		set.KYC = ps.KYC()
+		log.Info("live bank and tier 1 KYC partner: Paystack", "base_url", cfg.Partners.PaystackBaseURL, "preferred_bank", cfg.Partners.PaystackPreferredBank)
 	} else {
-		log.Info("live bank partner: none (SVC_PAYSTACK_SECRET_KEY unset): live bank rails answer 503 PROVIDER_UNAVAILABLE")
+		log.Info("live bank and KYC partner: none (SVC_PAYSTACK_SECRET_KEY unset): live bank rails and KYC answer 503 PROVIDER_UNAVAILABLE")
 	}
 	return set, ps, nil
 }

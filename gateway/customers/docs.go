@@ -26,7 +26,13 @@ var verificationSchema = o.Named("KYCVerification", o.Obj(map[string]o.Schema{
 	"verification_url": o.Str("hosted flows only: where to send the customer"),
 	"expires_at":       o.Time("hosted flows only"),
 	"created_at":       o.Time(""),
+	"bank_account":     maskedAccountSchema,
 }))
+
+var maskedAccountSchema = o.Obj(map[string]o.Schema{
+	"bank_code":            o.Str("the bank the hosted flow was started with"),
+	"account_number_last4": o.Str("the account number's last 4 digits (the number is not stored)"),
+}, "bank_code", "account_number_last4")
 
 var walletSchema = o.Named("CryptoWallet", o.Obj(map[string]o.Schema{
 	"id": o.UUID(""), "customer_id": o.UUID(""), "chain": o.Enum(providers.ChainNames(providers.WalletChains)...),
@@ -83,10 +89,18 @@ func (h *Routes) Docs() []o.Op {
 			Responses: map[int]o.Response{200: {Description: "the verification", Data: verificationSchema}},
 			Errors:    []string{"VALIDATION_ERROR", "INVALID_JSON", "NOT_FOUND", "KYC_TIER_REQUIRED", "PROVIDER_UNAVAILABLE"}},
 		{Method: "POST", Path: "/v1/customers/{id}/kyc/initiate", Tag: "customers", Summary: "Start a hosted tier 1 verification",
-			Description: "Answers PENDING with the URL to send the customer to." + idem,
-			Body:        o.Obj(map[string]o.Schema{"bvn": str("optional, 11 digits"), "redirect_url": str("optional http(s) URL")}),
-			Responses:   map[int]o.Response{201: {Description: "the pending verification", Data: verificationSchema}},
-			Errors:      []string{"VALIDATION_ERROR", "NOT_FOUND", "PROVIDER_UNAVAILABLE"}},
+			Description: "Answers PENDING with the URL to send the customer to. In live with Paystack as the KYC provider, tier 1 is " +
+				"Paystack customer identification (the BVN checked against a bank account in the customer's name): bvn and " +
+				"bank_account are then required (400 naming each missing field), there is no verification_url, and the outcome " +
+				"arrives as Paystack's notification (see GET .../verifications/{verification_id} and the customer.tier1_verified " +
+				"webhook). The sandbox needs neither. The BVN and account number go to the provider only; the verification keeps " +
+				"their last 4 digits." + idem,
+			Body: o.Obj(map[string]o.Schema{"bvn": str("11 digits; optional, required in live with Paystack"), "redirect_url": str("optional http(s) URL"),
+				"middle_name": str("optional, 1 to 100 characters: passed to the provider (helps match the BVN's name)"),
+				"bank_account": o.Obj(map[string]o.Schema{"bank_code": str("3 to 6 digits, e.g. 058"), "account_number": str("10 digits (NUBAN), in the customer's name")},
+					"bank_code", "account_number")}),
+			Responses: map[int]o.Response{201: {Description: "the pending verification", Data: verificationSchema}},
+			Errors:    []string{"VALIDATION_ERROR", "INVALID_JSON", "NOT_FOUND", "PROVIDER_UNAVAILABLE"}},
 		{Method: "POST", Path: "/v1/customers/{id}/tier2-kyc/initiate", Tag: "customers", Summary: "Start a hosted tier 2 verification",
 			Description: "Requires TIER_1. Answers PENDING with the URL to send the customer to." + idem,
 			Body:        o.Obj(map[string]o.Schema{"redirect_url": str("optional http(s) URL")}),

@@ -242,6 +242,15 @@ type verificationJSON struct {
 	VerificationURL *string       `json:"verification_url,omitempty"`
 	ExpiresAt       *string       `json:"expires_at,omitempty"`
 	CreatedAt       string        `json:"created_at"`
+	// BankAccount is the bank account a hosted flow was started with, masked.
+	BankAccount *maskedAccountJSON `json:"bank_account,omitempty"`
+}
+
+// maskedAccountJSON is identity evidence as it is kept: the bank and the account number's
+// last 4 digits.
+type maskedAccountJSON struct {
+	BankCode           string `json:"bank_code"`
+	AccountNumberLast4 string `json:"account_number_last4"`
 }
 
 func verificationOut(v customers.Verification, c *customers.Customer) verificationJSON {
@@ -253,6 +262,9 @@ func verificationOut(v customers.Verification, c *customers.Customer) verificati
 	if v.ID != uuid.Nil {
 		s := v.ID.String()
 		out.ID = &s
+	}
+	if v.BankCode != "" || v.AccountLast4 != "" {
+		out.BankAccount = &maskedAccountJSON{BankCode: v.BankCode, AccountNumberLast4: v.AccountLast4}
 	}
 	if c != nil {
 		co := customerOut(*c)
@@ -451,21 +463,21 @@ func (h *Routes) tier2(ctx *fasthttp.RequestCtx) {
 	api.OK(ctx, verificationOut(ver, &c))
 }
 
-func (h *Routes) initiate(ctx *fasthttp.RequestCtx, tier int) {
-	t, id, ok := api.Target(ctx, customers.ErrNotFound)
-	if !ok {
-		return
-	}
-	var b struct {
-		BVN         string `json:"bvn"`
-		RedirectURL string `json:"redirect_url"`
-	}
-	if len(ctx.PostBody()) > 0 {
-		if err := api.Decode(ctx, &b); err != nil {
-			api.Fail(ctx, err)
-			return
-		}
-	}
+// initiateBody is the body of POST .../kyc/initiate and .../tier2-kyc/initiate: the spec's
+// (bvn, redirect_url) and the identity evidence a live KYC provider may need (docs/kyc.md):
+// middle_name and bank_account, tier 1 only. Every field is optional here; the service
+// refuses a missing one the environment's provider needs.
+type initiateBody struct {
+	BVN         string `json:"bvn"`
+	RedirectURL string `json:"redirect_url"`
+	MiddleName  string `json:"middle_name"`
+	BankAccount *struct {
+		BankCode      string `json:"bank_code"`
+		AccountNumber string `json:"account_number"`
+	} `json:"bank_account"`
+}
+
+func validateInitiate(tier int, b *initiateBody) error {
 	var v api.Validator
 	if b.BVN != "" {
 		v.Check(tier == 1 && len(b.BVN) == 11 && digitsOnly(b.BVN), "bvn", "must be exactly 11 digits (tier 1 only)")
@@ -473,11 +485,46 @@ func (h *Routes) initiate(ctx *fasthttp.RequestCtx, tier int) {
 	if b.RedirectURL != "" {
 		v.Check(httpURL(b.RedirectURL), "redirect_url", "must be an http(s) URL")
 	}
-	if err := v.Err(); err != nil {
+	if b.MiddleName != "" {
+		if v.Check(tier == 1, "middle_name", "is for tier 1 only") {
+			v.Length("middle_name", b.MiddleName, 1, 100)
+		}
+	}
+	if ba := b.BankAccount; ba != nil {
+		if !v.Check(tier == 1, "bank_account", "is for tier 1 only") {
+			return v.Err()
+		}
+		if v.Required("bank_account.bank_code", ba.BankCode) {
+			v.Check(len(ba.BankCode) >= 3 && len(ba.BankCode) <= 6 && digitsOnly(ba.BankCode), "bank_account.bank_code", "must be 3 to 6 digits (a Nigerian bank code, e.g. 058)")
+		}
+		if v.Required("bank_account.account_number", ba.AccountNumber) {
+			v.Check(len(ba.AccountNumber) == 10 && digitsOnly(ba.AccountNumber), "bank_account.account_number", "must be exactly 10 digits (a NUBAN)")
+		}
+	}
+	return v.Err()
+}
+
+func (h *Routes) initiate(ctx *fasthttp.RequestCtx, tier int) {
+	t, id, ok := api.Target(ctx, customers.ErrNotFound)
+	if !ok {
+		return
+	}
+	var b initiateBody
+	if len(ctx.PostBody()) > 0 {
+		if err := api.Decode(ctx, &b); err != nil {
+			api.Fail(ctx, err)
+			return
+		}
+	}
+	if err := validateInitiate(tier, &b); err != nil {
 		api.Fail(ctx, err)
 		return
 	}
-	ver, err := h.svc.Initiate(api.Ctx(ctx), t, id, tier, customers.InitiateInput{BVN: b.BVN, RedirectURL: b.RedirectURL})
+	in := customers.InitiateInput{BVN: b.BVN, RedirectURL: b.RedirectURL, MiddleName: strings.TrimSpace(b.MiddleName)}
+	if b.BankAccount != nil {
+		in.BankCode, in.AccountNumber = b.BankAccount.BankCode, b.BankAccount.AccountNumber
+	}
+	ver, err := h.svc.Initiate(api.Ctx(ctx), t, id, tier, in)
 	if err != nil {
 		api.Fail(ctx, err)
 		return

@@ -79,9 +79,9 @@ type kycVerificationJSON struct {
 }
 
 func kycOut(v customers.Verification, c *customers.Customer) kycVerificationJSON {
-	out := kycVerificationJSON{verificationJSON: verificationOut(v, c), Kind: "submission"}
-	if v.VerificationURL != "" {
-		out.Kind = "hosted"
+	out := kycVerificationJSON{verificationJSON: verificationOut(v, c), Kind: v.Kind}
+	if out.Kind == "" {
+		out.Kind = customers.KindSubmission
 	}
 	return out
 }
@@ -303,6 +303,7 @@ func (k *KYCRoutes) Docs() []o.Op {
 		"verification_url": o.Str("hosted flows only"),
 		"expires_at":       o.Time("hosted flows only: when the session expires"),
 		"created_at":       o.Time(""),
+		"bank_account":     maskedAccountSchema,
 	}, "customer_id", "kind", "tier", "status", "created_at"))
 	page := func(d string) o.Response {
 		return o.Response{Description: d, ContentType: "text/html", Data: o.Str("")}

@@ -81,9 +81,8 @@ func (s *Service) loadSession(ctx context.Context, q postgres.Querier, environme
 	}
 	var ss Session
 	v := &ss.Verification
-	err := q.QueryRow(ctx, sql, environment, reference).Scan(&ss.Tenant.MerchantID, &ss.Tenant.Environment,
-		&v.ID, &v.CustomerID, &v.Tier, &v.Status, &v.Reason, &v.ProviderReference, &v.VerificationURL, &v.RedirectURL,
-		&v.ExpiresAt, &v.CreatedAt)
+	err := q.QueryRow(ctx, sql, environment, reference).Scan(append([]any{&ss.Tenant.MerchantID, &ss.Tenant.Environment},
+		verificationDest(v)...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ss, ErrSessionNotFound
 	}

@@ -128,7 +128,7 @@ func (s *Service) VerifyTier1(ctx context.Context, t payments.Tenant, id uuid.UU
 	}
 	last4 := in.BVN[len(in.BVN)-4:]
 	v := verificationRow{Verification: Verification{ID: vid, CustomerID: id, Tier: 1, Status: Verified, Reason: d.Reason,
-		ProviderReference: d.ProviderReference, CreatedAt: s.clock()}, kind: "submission", bvnLast4: &last4, bvnHash: s.bvnDigest(in.BVN)}
+		ProviderReference: d.ProviderReference, CreatedAt: s.clock(), Kind: KindSubmission}, bvnLast4: &last4, bvnHash: s.bvnDigest(in.BVN)}
 	if !d.Approved {
 		v.Status = Rejected
 	}
@@ -175,7 +175,7 @@ func (s *Service) VerifyTier2(ctx context.Context, t payments.Tenant, id uuid.UU
 		return Verification{}, c, err
 	}
 	v := verificationRow{Verification: Verification{ID: vid, CustomerID: id, Tier: 2, Status: Verified, Reason: d.Reason,
-		ProviderReference: d.ProviderReference, CreatedAt: s.clock()}, kind: "submission", profile: in.Profile}
+		ProviderReference: d.ProviderReference, CreatedAt: s.clock(), Kind: KindSubmission}, profile: in.Profile}
 	if !d.Approved {
 		v.Status = Rejected
 	}
@@ -211,8 +211,15 @@ func (s *Service) setTier(ctx context.Context, tx pgx.Tx, t payments.Tenant, id 
 }
 
 // Initiate starts a hosted verification flow of tier (1 or 2) at the KYC provider and
-// returns it PENDING with its verification URL. Tier 2 needs TIER_1 (ErrTier1Required).
-// Errors: ErrNotFound, ErrTier1Required, *providers.UnavailableError, the database's.
+// returns it PENDING with its verification URL (none when the provider has no page: Paystack
+// customer identification). Tier 2 needs TIER_1 (ErrTier1Required). A provider that needs
+// identity evidence (providers.EvidenceRequirer) gets the customer's names and the evidence
+// in clear; its absence is refused first (*payments.ValidationError naming bvn,
+// bank_account.bank_code, bank_account.account_number) and a provider refusing the evidence
+// itself is a *payments.FieldError; the verification keeps the BVN's and the account
+// number's last 4 digits (and the BVN's keyed digest) only.
+// Errors: ErrNotFound, ErrTier1Required, *payments.ValidationError, *payments.FieldError,
+// *providers.UnavailableError, the database's.
 func (s *Service) Initiate(ctx context.Context, t payments.Tenant, id uuid.UUID, tier int, in InitiateInput) (Verification, error) {
 	c, err := s.Get(ctx, t, id)
 	if err != nil {
@@ -221,19 +228,31 @@ func (s *Service) Initiate(ctx context.Context, t payments.Tenant, id uuid.UUID,
 	if tier == 2 && TierRank(c.KYCTier) < 1 {
 		return Verification{}, ErrTier1Required
 	}
+	kyc := s.providers.For(t.Environment).KYC
+	if err := missingEvidence(kyc, tier, in); err != nil {
+		return Verification{}, err
+	}
 	vid := uuid.Must(uuid.NewV7())
-	sess, err := s.providers.For(t.Environment).KYC.Initiate(ctx, providers.InitiateRequest{
-		Reference: vid.String(), Tier: tier, Email: c.Email, BVN: in.BVN, RedirectURL: in.RedirectURL})
+	sess, err := kyc.Initiate(ctx, providers.InitiateRequest{
+		Reference: vid.String(), Tier: tier, Email: c.Email, BVN: in.BVN, RedirectURL: in.RedirectURL,
+		FirstName: c.FirstName, MiddleName: in.MiddleName, LastName: c.LastName, BankCode: in.BankCode, AccountNumber: in.AccountNumber})
+	var ee *providers.EvidenceError
+	if errors.As(err, &ee) {
+		return Verification{}, &payments.FieldError{Field: ee.Field, Message: "was refused by the KYC provider: " + ee.Reason}
+	}
 	if err != nil {
 		return Verification{}, err
 	}
 	exp := sess.ExpiresAt.UTC().Truncate(time.Millisecond)
 	v := verificationRow{Verification: Verification{ID: vid, CustomerID: id, Tier: tier, Status: Pending,
 		ProviderReference: sess.Reference, VerificationURL: sess.VerificationURL, RedirectURL: in.RedirectURL, ExpiresAt: &exp,
-		CreatedAt: s.clock()}, kind: "hosted"}
+		CreatedAt: s.clock(), Kind: KindHosted, BankCode: in.BankCode}}
 	if in.BVN != "" {
 		last4 := in.BVN[len(in.BVN)-4:]
 		v.bvnLast4, v.bvnHash = &last4, s.bvnDigest(in.BVN)
+	}
+	if len(in.AccountNumber) >= 4 {
+		v.AccountLast4 = in.AccountNumber[len(in.AccountNumber)-4:]
 	}
 	err = idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := Load(ctx, tx, t, id, true); err != nil {
@@ -242,6 +261,26 @@ func (s *Service) Initiate(ctx context.Context, t payments.Tenant, id uuid.UUID,
 		return insertVerification(ctx, tx, t, v)
 	})
 	return v.Verification, err
+}
+
+// missingEvidence is the evidence kyc needs for tier that in lacks, as a
+// *payments.ValidationError (nil when nothing is missing).
+func missingEvidence(kyc providers.KYC, tier int, in InitiateInput) error {
+	er, ok := kyc.(providers.EvidenceRequirer)
+	if !ok {
+		return nil
+	}
+	need := er.InitiateEvidence(tier)
+	const why = "is required in this environment: the KYC provider checks the BVN against a bank account in the customer's name"
+	var p payments.Problems
+	if need.BVN {
+		p.Check(in.BVN != "", "bvn", why)
+	}
+	if need.BankAccount {
+		p.Check(in.BankCode != "", "bank_account.bank_code", why)
+		p.Check(in.AccountNumber != "", "bank_account.account_number", why)
+	}
+	return p.Err()
 }
 
 // Verifications lists a customer's verifications, newest first (a hosted one past its

@@ -60,18 +60,23 @@ func listCustomers(ctx context.Context, q postgres.Querier, t payments.Tenant, f
 }
 
 const verificationCols = `id, customer_id, tier, status, coalesce(reason, ''), coalesce(provider_reference, ''),
-	coalesce(verification_url, ''), coalesce(redirect_url, ''), expires_at, created_at`
+	coalesce(verification_url, ''), coalesce(redirect_url, ''), expires_at, created_at, kind, coalesce(bank_code, ''),
+	coalesce(account_last4, '')`
+
+// verificationDest is where verificationCols scan into.
+func verificationDest(v *Verification) []any {
+	return []any{&v.ID, &v.CustomerID, &v.Tier, &v.Status, &v.Reason, &v.ProviderReference, &v.VerificationURL, &v.RedirectURL,
+		&v.ExpiresAt, &v.CreatedAt, &v.Kind, &v.BankCode, &v.AccountLast4}
+}
 
 func scanVerification(row pgx.Row) (Verification, error) {
 	var v Verification
-	err := row.Scan(&v.ID, &v.CustomerID, &v.Tier, &v.Status, &v.Reason, &v.ProviderReference, &v.VerificationURL, &v.RedirectURL,
-		&v.ExpiresAt, &v.CreatedAt)
+	err := row.Scan(verificationDest(&v)...)
 	return v, err
 }
 
 type verificationRow struct {
 	Verification
-	kind     string
 	bvnLast4 *string
 	bvnHash  []byte
 	profile  []byte
@@ -79,11 +84,12 @@ type verificationRow struct {
 
 func insertVerification(ctx context.Context, tx pgx.Tx, t payments.Tenant, v verificationRow) error {
 	_, err := tx.Exec(ctx, `insert into kyc_verifications (id, merchant_id, environment, customer_id, tier, kind, status, reason,
-			bvn_last4, bvn_hash, profile, provider_reference, verification_url, redirect_url, expires_at, created_at)
-		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
-		v.ID, t.MerchantID, t.Environment, v.CustomerID, v.Tier, v.kind, v.Status, nullable(v.Reason),
+			bvn_last4, bvn_hash, profile, provider_reference, verification_url, redirect_url, expires_at, created_at,
+			bank_code, account_last4)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+		v.ID, t.MerchantID, t.Environment, v.CustomerID, v.Tier, v.Kind, v.Status, nullable(v.Reason),
 		v.bvnLast4, v.bvnHash, v.profile, nullable(v.ProviderReference), nullable(v.VerificationURL), nullable(v.RedirectURL),
-		v.ExpiresAt, v.CreatedAt)
+		v.ExpiresAt, v.CreatedAt, nullable(v.BankCode), nullable(v.AccountLast4))
 	if err != nil {
 		return fmt.Errorf("customers: insert verification: %w", err)
 	}

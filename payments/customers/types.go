@@ -93,7 +93,18 @@ type Verification struct {
 	RedirectURL       string // hosted flows: where the customer goes back to (optional)
 	ExpiresAt         *time.Time
 	CreatedAt         time.Time
+	Kind              string // KindSubmission or KindHosted
+	// The bank account a hosted flow was started with (identity evidence), masked: the bank
+	// code and the account number's last 4 digits; "" when none was given.
+	BankCode     string
+	AccountLast4 string
 }
+
+// Verification kinds.
+const (
+	KindSubmission = "submission" // tier1-verification, tier2-verification: the outcome at once
+	KindHosted     = "hosted"     // kyc/initiate, tier2-kyc/initiate: PENDING until the provider's outcome
+)
 
 // Tier1Input is a BVN submission (validated by the caller: 11 digits, http(s) URL).
 type Tier1Input struct {
@@ -109,10 +120,17 @@ type Tier2Input struct {
 	Profile              json.RawMessage // the whole validated body, kept as the KYC record
 }
 
-// InitiateInput starts a hosted flow.
+// InitiateInput starts a hosted flow (validated by the caller: formats). The identity
+// evidence (BVN, bank account, middle name) is optional unless the environment's KYC
+// provider needs it (providers.EvidenceRequirer); Initiate refuses its absence as a
+// *payments.ValidationError. The BVN and account number go to the provider in clear and are
+// stored masked only.
 type InitiateInput struct {
-	BVN         string
-	RedirectURL string
+	BVN           string
+	RedirectURL   string
+	MiddleName    string
+	BankCode      string
+	AccountNumber string // 10 digits
 }
 
 // Wallet is a registered crypto destination of a customer.
