@@ -22,20 +22,9 @@ import (
 	"svc/persistence/postgres/pgtest"
 )
 
-// identifyingKYC starts a live hosted verification as Paystack customer identification
-// (the customer's bank account is fixed here: the initiate API does not carry one yet).
-type identifyingKYC struct {
-	providers.KYC
-	c *paystack.Client
-}
-
-func (k identifyingKYC) Initiate(ctx context.Context, req providers.InitiateRequest) (providers.Session, error) {
-	return k.c.Identify(ctx, providers.IdentifyRequest{Reference: req.Reference, FirstName: "Ada", LastName: "Lovelace",
-		BVN: req.BVN, BankCode: "058", AccountNumber: "0123456789"})
-}
-
 // TestLiveKYCThroughPaystackIdentification: a live verification started through the Paystack
-// adapter completes from the contract server's signed customeridentification.* notification,
+// adapter (the live KYC provider svcd wires, paystack.Client.KYC, with the customer's bank
+// account given at initiate) completes from the contract server's signed customeridentification.* notification,
 // through the partner intake and its processing: status, tier and event once; a failure rejects.
 func TestLiveKYCThroughPaystackIdentification(t *testing.T) {
 	ctx := context.Background()
@@ -53,7 +42,7 @@ func TestLiveKYCThroughPaystackIdentification(t *testing.T) {
 		t.Fatal(err)
 	}
 	envs := providers.Environments{Sandbox: providers.NewSandbox(providers.SandboxConfig{}),
-		Live: providers.Set{KYC: identifyingKYC{KYC: providers.Unconfigured().KYC, c: c}}}
+		Live: providers.Set{KYC: c.KYC()}.Complete()}
 	rec := events.NewRecorder(inserter)
 	cs := customers.NewService(pool, rec, envs, nil)
 	svc, err := partners.New(pool, partners.Config{Partners: []partners.Partner{partners.PaystackPartner(c)},
@@ -112,7 +101,7 @@ func TestLiveKYCThroughPaystackIdentification(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v, err := cs.Initiate(ctx, live, cust.ID, 1, customers.InitiateInput{BVN: "22222222222"})
+			v, err := cs.Initiate(ctx, live, cust.ID, 1, customers.InitiateInput{BVN: "22222222222", BankCode: "058", AccountNumber: "0123456789"})
 			if err != nil {
 				t.Fatal(err)
 			}
