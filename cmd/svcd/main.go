@@ -107,7 +107,10 @@ func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.P
 	}
 	octx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	return postgres.Open(octx, cfg.DatabaseURL, int32(cfg.DBMaxConns))
+	// The whole pool is opened at start and kept open: a connection opened in the request
+	// path is a latency spike (issue 22, third round).
+	n := int32(cfg.DBMaxConns)
+	return postgres.OpenPool(octx, cfg.DatabaseURL, postgres.PoolOptions{MaxConns: n, MinConns: n})
 }
 
 // serve listens until ctx is done, then drains in-flight requests within the shutdown

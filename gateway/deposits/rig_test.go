@@ -68,6 +68,9 @@ type rigOptions struct {
 	// maxConns, when set, gives the rig its own pool of that many connections (as svcd's
 	// --db-max-conns) instead of pgtest's 20.
 	maxConns int32
+	// minConns, with maxConns, is the pool's MinConns (opened at start and kept open, as
+	// svcd opens its pool).
+	minConns int32
 	// fetchCooldown is the river clients' FetchCooldown, which also spaces their insert
 	// notifications (NOTIFY) per queue; default 5 ms.
 	fetchCooldown time.Duration
@@ -95,7 +98,7 @@ func newRig(t testing.TB, o rigOptions) *rig {
 	t.Helper()
 	pool, url := pgtest.New(t)
 	if o.tracer != nil || o.maxConns > 0 {
-		pool = tracedPool(t, url, o.tracer, o.maxConns)
+		pool = tracedPool(t, url, o.tracer, o.maxConns, o.minConns)
 	}
 	r := &rig{pool: pool, clock: &clock{}, engines: map[string]*engine.Engine{}}
 	rx, bx := map[string]rates.Exchange{}, map[string]balance.Exchange{}

@@ -126,9 +126,9 @@ func (c *pgCounter) report(b *testing.B, n int) {
 	b.ReportMetric(float64(c.acquireNs.Load())/1e6/float64(n), "acquire-wait-ms/req")
 }
 
-// tracedPool opens a pool of maxConns connections (0: 20, as pgtest's) on url with tracer
-// (if any) installed.
-func tracedPool(t testing.TB, url string, tracer pgx.QueryTracer, maxConns int32) *pgxpool.Pool {
+// tracedPool opens a pool of maxConns connections (0: 20, as pgtest's; minConns of them
+// opened at start) on url with tracer (if any) installed.
+func tracedPool(t testing.TB, url string, tracer pgx.QueryTracer, maxConns, minConns int32) *pgxpool.Pool {
 	t.Helper()
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -138,6 +138,7 @@ func tracedPool(t testing.TB, url string, tracer pgx.QueryTracer, maxConns int32
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
 	}
+	cfg.MinConns = min(minConns, cfg.MaxConns)
 	if tracer != nil {
 		cfg.ConnConfig.Tracer = tracer
 	}
@@ -162,9 +163,7 @@ func BenchmarkOnrampCreateTraced(b *testing.B) {
 	r.endpoint(b, r.a.ID)
 	key := r.a.SandboxKey
 	body := map[string]any{"type": "TEMPORARY", "amount": 25000}
-	for i := range 50 {
-		r.srv.Must(b, 201, "POST", "/v1/payments/onramps", key, body, "X-Idempotency-Key", fmt.Sprintf("warm-%d", i))
-	}
+	warmPosts(b, r, "/v1/payments/onramps", key, func(int64) map[string]any { return body }, 32)
 	c.reset()
 	b.ResetTimer()
 	runCreates(b, r, key, body, 32)
@@ -184,9 +183,7 @@ func BenchmarkOnrampCreatePool(b *testing.B) {
 			r.endpoint(b, r.a.ID)
 			key := r.a.SandboxKey
 			body := map[string]any{"type": "TEMPORARY", "amount": 25000}
-			for i := range 50 {
-				r.srv.Must(b, 201, "POST", "/v1/payments/onramps", key, body, "X-Idempotency-Key", fmt.Sprintf("warm-%d", i))
-			}
+			warmPosts(b, r, "/v1/payments/onramps", key, func(int64) map[string]any { return body }, 32)
 			b.ResetTimer()
 			runCreates(b, r, key, body, 32)
 			b.StopTimer()
@@ -207,9 +204,7 @@ func BenchmarkOnrampCreateNotifyCooldown(b *testing.B) {
 			r.endpoint(b, r.a.ID)
 			key := r.a.SandboxKey
 			body := map[string]any{"type": "TEMPORARY", "amount": 25000}
-			for i := range 50 {
-				r.srv.Must(b, 201, "POST", "/v1/payments/onramps", key, body, "X-Idempotency-Key", fmt.Sprintf("warm-%d", i))
-			}
+			warmPosts(b, r, "/v1/payments/onramps", key, func(int64) map[string]any { return body }, 32)
 			b.ResetTimer()
 			runCreates(b, r, key, body, 32)
 			b.StopTimer()

@@ -39,10 +39,22 @@ func benchCreate(b *testing.B, merchants int) {
 		keys = append(keys, m.SandboxKey)
 	}
 	body := body("0.01", providers.Base, evm)
-	for i := range 50 { // warm up connections and caches
-		r.Srv.Must(b, 201, "POST", "/v1/payments/withdrawals", keys[i%len(keys)], body, "X-Idempotency-Key", fmt.Sprintf("warm-%d", i))
-	}
 	const clients = 32
+	// Warm up as the timed run will go: every client at once, so every pool connection the
+	// run uses is open and has prepared its statements (a server taking traffic); the
+	// sequential warm-up of earlier rounds left one connection open and the run's first
+	// requests waited for the rest to open (issue 22, third round: that was the p99).
+	var warm sync.WaitGroup
+	for c := range clients {
+		warm.Add(1)
+		go func() {
+			defer warm.Done()
+			for j := range 4 {
+				r.Srv.Must(b, 201, "POST", "/v1/payments/withdrawals", keys[c%len(keys)], body, "X-Idempotency-Key", fmt.Sprintf("warm-%d-%d", c, j))
+			}
+		}()
+	}
+	warm.Wait()
 	h := hdrhistogram.New(1, 10_000_000, 3) // microseconds
 	var (
 		mu   sync.Mutex

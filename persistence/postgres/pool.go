@@ -38,12 +38,41 @@ const ConnectTimeout = 5 * time.Second
 // ConnectTimeout; broken ones are dropped by pgx and replaced on demand, so service resumes
 // by itself when the server answers again.
 func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
+	return OpenPool(ctx, url, PoolOptions{MaxConns: maxConns})
+}
+
+// PoolOptions sizes a pool (OpenPool).
+type PoolOptions struct {
+	// MaxConns is the most connections the pool opens (0: pgxpool's default, or the URL's
+	// pool_max_conns).
+	MaxConns int32
+	// MinConns is how many connections the pool opens at once, in the background, and keeps
+	// open through idle spells (0: none, or the URL's pool_min_conns). A server sets it to
+	// MaxConns: a connection opened in the request path costs the request the connection's
+	// setup and its first statements' preparation, hundreds of milliseconds on a loaded box
+	// when a burst opens many at once (bench/RESULTS.md, issue 22 third round).
+	MinConns int32
+}
+
+// LifetimeJitter spreads the pool's connection recycling: each connection lives
+// pgxpool's MaxConnLifetime (an hour) plus up to this much, so connections opened together
+// are not all replaced, and paid for again in the request path, in the same minute.
+const LifetimeJitter = 10 * time.Minute
+
+// OpenPool is Open with the pool's sizes.
+func OpenPool(ctx context.Context, url string, o PoolOptions) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
 	}
-	if maxConns > 0 {
-		cfg.MaxConns = maxConns
+	if o.MaxConns > 0 {
+		cfg.MaxConns = o.MaxConns
+	}
+	if o.MinConns > 0 {
+		cfg.MinConns = min(o.MinConns, cfg.MaxConns)
+	}
+	if cfg.MaxConnLifetimeJitter == 0 {
+		cfg.MaxConnLifetimeJitter = LifetimeJitter
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = ConnectTimeout
