@@ -18,6 +18,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
+
+	"svc/engine"
 )
 
 // buildBinaries builds svcd and svc once into dir.
@@ -218,4 +222,29 @@ func runCmd(t *testing.T, timeout time.Duration, bin string, args ...string) (st
 	cmd.Env = baseEnv()
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// checkBalances reads every client's balances through the API, fails the test on a negative
+// one or on an asset whose total differs from what was funded, and returns them by merchant
+// for the comparison with a replay of the journal. after names the event, for the message.
+func checkBalances(t *testing.T, clients []*crashClient, funded [engine.NumAssets]int64, after string) map[uuid.UUID]engine.Balances {
+	t.Helper()
+	apiBalances := map[uuid.UUID]engine.Balances{}
+	var held [engine.NumAssets]int64
+	for _, c := range clients {
+		b := c.balances(t)
+		for a := range b {
+			held[a] += b[a].Available + b[a].Locked
+			if b[a].Available < 0 || b[a].Locked < 0 {
+				t.Errorf("%s %s: negative balance %+v", c.name, engine.Asset(a), b[a])
+			}
+		}
+		apiBalances[c.id] = b
+	}
+	for a := engine.NGN; int(a) < engine.NumAssets; a++ {
+		if held[a] != funded[a] {
+			t.Errorf("%s not conserved: funded %s, held %s %s", a, engine.FormatAmount(a, funded[a]), engine.FormatAmount(a, held[a]), after)
+		}
+	}
+	return apiBalances
 }

@@ -224,23 +224,7 @@ func runCrash(t *testing.T, bin string, seed uint64, kills int, jc crashJournal)
 	owg.Wait()
 
 	// 2. Balances: conserved, and kept for the comparison with a replay.
-	apiBalances := map[uuid.UUID]engine.Balances{}
-	var held [engine.NumAssets]int64
-	for _, c := range clients {
-		b := c.balances(t)
-		for a := range b {
-			held[a] += b[a].Available + b[a].Locked
-			if b[a].Available < 0 || b[a].Locked < 0 {
-				t.Errorf("%s %s: negative balance %+v", c.name, engine.Asset(a), b[a])
-			}
-		}
-		apiBalances[c.id] = b
-	}
-	for a := engine.NGN; int(a) < engine.NumAssets; a++ {
-		if held[a] != funded[a] {
-			t.Errorf("%s not conserved: funded %s, held %s after the crashes", a, engine.FormatAmount(a, funded[a]), engine.FormatAmount(a, held[a]))
-		}
-	}
+	apiBalances := checkBalances(t, clients, funded, "after the crashes")
 
 	// 3. Let the projector finish, then stop svcd gracefully (no more events).
 	position := waitProjectionStable(t, pool)

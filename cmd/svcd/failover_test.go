@@ -295,23 +295,7 @@ func runFailover(t *testing.T, svcd string, seed uint64) (toReady, toFirst201 ti
 	}
 
 	// 2. Balances conserved, none negative.
-	apiBalances := map[uuid.UUID]engine.Balances{}
-	var held [engine.NumAssets]int64
-	for _, c := range all {
-		b := c.balances(t)
-		for a := range b {
-			held[a] += b[a].Available + b[a].Locked
-			if b[a].Available < 0 || b[a].Locked < 0 {
-				t.Errorf("%s %s: negative balance %+v", c.name, engine.Asset(a), b[a])
-			}
-		}
-		apiBalances[c.id] = b
-	}
-	for a := engine.NGN; int(a) < engine.NumAssets; a++ {
-		if held[a] != funded[a] {
-			t.Errorf("%s not conserved: funded %s, held %s after the failover", a, engine.FormatAmount(a, funded[a]), engine.FormatAmount(a, held[a]))
-		}
-	}
+	apiBalances := checkBalances(t, all, funded, "after the failover")
 
 	// 3. Projection, then the journal: each acknowledged order accepted once (none twice),
 	// trades once, and a from-scratch replay gives the API's balances.
