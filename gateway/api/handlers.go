@@ -1,0 +1,168 @@
+package api
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/valyala/fasthttp"
+
+	"svc/payments"
+)
+
+// Resource is what the generic handlers below (Get, Create, Update, Delete, ListPage) need to
+// know of one payments resource: the error that answers an id naming none of the caller's
+// records (its 404), and how long a request's service call may take.
+type Resource struct {
+	NotFound error
+	// Timeout bounds the service call further than the request's deadline (ContextTimeout);
+	// 0 leaves the request's deadline alone (Context).
+	Timeout time.Duration
+}
+
+// Context returns the context of a service call for the resource (see Timeout) with the
+// cancel the handler defers.
+func (r Resource) Context(rc *fasthttp.RequestCtx) (context.Context, context.CancelFunc) {
+	if r.Timeout > 0 {
+		return ContextTimeout(rc, r.Timeout)
+	}
+	return Context(rc)
+}
+
+// Get answers a read of one record: the caller's tenant and the record the {id} path
+// parameter names (Target: 401, or r.NotFound), get under r's context, then 200 with the
+// record rendered by out, or get's error (Fail).
+func Get[T, J any](ctx *fasthttp.RequestCtx, r Resource, get func(context.Context, payments.Tenant, uuid.UUID) (T, error), out func(T) J) {
+	t, id, ok := Target(ctx, r.NotFound)
+	if !ok {
+		return
+	}
+	c, cancel := r.Context(ctx)
+	defer cancel()
+	v, err := get(c, t, id)
+	if err != nil {
+		Fail(ctx, err)
+		return
+	}
+	OK(ctx, out(v))
+}
+
+// Create answers the creation of a record: the caller's tenant (401), the JSON body decoded
+// into a B (Decode: 400 and 415 as it words them), create under r's context, then 201 with
+// the new record rendered by out, or create's error (a validation error it returns included).
+func Create[B, T, J any](ctx *fasthttp.RequestCtx, r Resource, create func(context.Context, payments.Tenant, B) (T, error), out func(T) J) {
+	t, ok := Tenant(ctx)
+	if !ok {
+		return
+	}
+	var b B
+	if err := Decode(ctx, &b); err != nil {
+		Fail(ctx, err)
+		return
+	}
+	c, cancel := r.Context(ctx)
+	defer cancel()
+	v, err := create(c, t, b)
+	if err != nil {
+		Fail(ctx, err)
+		return
+	}
+	Created(ctx, out(v))
+}
+
+// Update answers a change of one record: Target (401, or r.NotFound), the JSON body decoded
+// into a B, update under r's context, then 200 with the record rendered by out, or update's
+// error.
+func Update[B, T, J any](ctx *fasthttp.RequestCtx, r Resource, update func(context.Context, payments.Tenant, uuid.UUID, B) (T, error), out func(T) J) {
+	t, id, ok := Target(ctx, r.NotFound)
+	if !ok {
+		return
+	}
+	var b B
+	if err := Decode(ctx, &b); err != nil {
+		Fail(ctx, err)
+		return
+	}
+	c, cancel := r.Context(ctx)
+	defer cancel()
+	v, err := update(c, t, id, b)
+	if err != nil {
+		Fail(ctx, err)
+		return
+	}
+	OK(ctx, out(v))
+}
+
+// Delete answers the deletion of one record: Target (401, or r.NotFound), del under r's
+// context, then 200 {data: {id}, message}, or del's error.
+func Delete(ctx *fasthttp.RequestCtx, r Resource, del func(context.Context, payments.Tenant, uuid.UUID) error, message string) {
+	t, id, ok := Target(ctx, r.NotFound)
+	if !ok {
+		return
+	}
+	c, cancel := r.Context(ctx)
+	defer cancel()
+	if err := del(c, t, id); err != nil {
+		Fail(ctx, err)
+		return
+	}
+	Message(ctx, map[string]string{"id": id.String()}, message)
+}
+
+// Listing is the checked request of a page-based list filtered by status.
+type Listing struct {
+	Tenant payments.Tenant
+	PageParams
+	Status string // "" for every status
+}
+
+// List reads the request of a page-based list filtered by status: the caller's tenant (401),
+// page and limit (Paging: default 20, at most 100), then the status query parameter, which
+// when given must be one of statuses (QueryOneOf). It answers the first failure and false.
+func List(ctx *fasthttp.RequestCtx, statuses ...string) (Listing, bool) {
+	t, ok := Tenant(ctx)
+	if !ok {
+		return Listing{}, false
+	}
+	pg, err := Paging(ctx, "limit", 20, 100)
+	if err != nil {
+		Fail(ctx, err)
+		return Listing{}, false
+	}
+	status, err := QueryOneOf(ctx, "status", statuses...)
+	if err != nil {
+		Fail(ctx, err)
+		return Listing{}, false
+	}
+	return Listing{Tenant: t, PageParams: pg, Status: status}, true
+}
+
+// ListPage answers a page-based list filtered by status: List, list under r's context, then
+// 200 with the page of items rendered by out (PageOf), or list's error.
+func ListPage[T, J any](ctx *fasthttp.RequestCtx, r Resource, list func(context.Context, Listing) ([]T, int64, error), out func(T) J, statuses ...string) {
+	q, ok := List(ctx, statuses...)
+	if !ok {
+		return
+	}
+	c, cancel := r.Context(ctx)
+	defer cancel()
+	items, total, err := list(c, q)
+	if err != nil {
+		Fail(ctx, err)
+		return
+	}
+	PageOf(ctx, items, out, q.Meta(total))
+}
+
+// QueryOneOf reads the optional query parameter name: "" when absent, else one of allowed,
+// or a 400 VALIDATION_ERROR on name worded from allowed as Validator.OneOf words it
+// ("must be one of [a b c]").
+func QueryOneOf(ctx *fasthttp.RequestCtx, name string, allowed ...string) (string, error) {
+	s := string(ctx.QueryArgs().Peek(name))
+	if s == "" {
+		return "", nil
+	}
+	var v Validator
+	v.OneOf(name, s, allowed...)
+	return s, v.Err()
+}
