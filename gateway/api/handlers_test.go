@@ -59,7 +59,10 @@ func TestGetUpdateDelete(t *testing.T) {
 		_, err := get(c, tn, got)
 		return thing{b.Name}, err
 	}
-	del := func(c context.Context, tn payments.Tenant, got uuid.UUID) error { _, err := get(c, tn, got); return err }
+	del := func(c context.Context, tn payments.Tenant, got uuid.UUID) error {
+		_, err := get(c, tn, got)
+		return err
+	}
 	failing := func(context.Context, payments.Tenant, uuid.UUID) (thing, error) { return thing{}, errDown }
 	for _, c := range []struct {
 		name    string
