@@ -158,7 +158,7 @@ func TestLiveThroughPaystack(t *testing.T) {
 	c.must(201, "POST", "/v1/webhooks/endpoints", m.LiveKey, map[string]any{"url": hookSrv.URL + "/hooks"}, nil)
 
 	// A customer with a permanent NGN virtual account, issued by Paystack. Tier 1 is set in
-	// the database: live KYC has no adapter yet.
+	// the database here (tier 1 through Paystack end to end: TestLiveKYCThroughPaystack).
 	var cust struct {
 		ID string `json:"id"`
 	}
