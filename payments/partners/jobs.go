@@ -41,7 +41,45 @@ func (w *ProcessWorker) Work(ctx context.Context, job *river.Job[ProcessArgs]) e
 // Timeout bounds one processing run (a partner's API call and one transaction).
 func (w *ProcessWorker) Timeout(*river.Job[ProcessArgs]) time.Duration { return time.Minute }
 
-// Register adds the processing worker.
+// RefundArgs is the job that returns money for no active account to its sender; enqueued in
+// the transaction that records the refund.
+type RefundArgs struct {
+	ID uuid.UUID `json:"id"`
+}
+
+// Kind is the river job kind.
+func (RefundArgs) Kind() string { return "partner_refund" }
+
+// InsertOpts: a partner that is down is retried for about three days.
+func (RefundArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: Queue, MaxAttempts: 25}
+}
+
+// RefundWorker works RefundArgs.
+type RefundWorker struct {
+	river.WorkerDefaults[RefundArgs]
+	svc *Service
+}
+
+// Work takes a step; a refund the partner has not paid back yet is snoozed.
+func (w *RefundWorker) Work(ctx context.Context, job *river.Job[RefundArgs]) error {
+	wait, err := w.svc.AdvanceRefund(ctx, job.Args.ID)
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		return river.JobSnooze(wait)
+	}
+	return nil
+}
+
+// Timeout bounds one refund step (the partner's calls and one transaction).
+func (w *RefundWorker) Timeout(*river.Job[RefundArgs]) time.Duration { return time.Minute }
+
+// Register adds the processing and refund workers.
 func Register(workers *river.Workers, svc *Service) error {
-	return river.AddWorkerSafely(workers, &ProcessWorker{svc: svc})
+	if err := river.AddWorkerSafely(workers, &ProcessWorker{svc: svc}); err != nil {
+		return err
+	}
+	return river.AddWorkerSafely(workers, &RefundWorker{svc: svc})
 }

@@ -11,7 +11,7 @@ import (
 // x-paystack-signature (HMAC-SHA512 under the secret key), and every inbound transfer is
 // confirmed with VerifyInbound before it is credited.
 func PaystackPartner(c *paystack.Client) Partner {
-	return Partner{Name: Paystack, Environment: payments.Live, Confirmer: c, Headers: []string{paystack.SignatureHeader},
+	return Partner{Name: Paystack, Environment: payments.Live, Confirmer: c, PayoutConfirmer: c, Refunder: c, Headers: []string{paystack.SignatureHeader},
 		Verifier: VerifierFunc(func(header func(string) string, body []byte) (Notification, error) {
 			ev, err := c.ParseEvent(header(paystack.SignatureHeader), body)
 			switch {
@@ -29,7 +29,7 @@ func PaystackPartner(c *paystack.Client) Partner {
 // SandboxBankPartner is the sandbox bank: its simulations post through the same route.
 func SandboxBankPartner(secret string) Partner {
 	return Partner{Name: SandboxBank, Environment: payments.Sandbox, Verifier: SandboxBankVerifier(secret),
-		Headers: []string{SandboxSignatureHeader}}
+		Refunder: SandboxRefunder{}, Headers: []string{SandboxSignatureHeader}}
 }
 
 // SandboxCustodyPartner is the sandbox custodian.

@@ -62,6 +62,16 @@ type CryptoReceiver interface {
 // reference (offramps.Service.AdvancePayout, transfers.Service.Advance).
 type PayoutAdvancer func(ctx context.Context, id uuid.UUID) (time.Duration, error)
 
+// PayoutReverser applies, in the caller's transaction, the bank's reversal of a SETTLED
+// payout: the payout ends FAILED and its funds are credited back, with its event
+// (transfers.Service.ReverseTx). applied false: the payout had already FAILED (nothing to
+// do). An error rolls the transaction back (the job retries), except ErrNotReversible.
+type PayoutReverser func(ctx context.Context, tx pgx.Tx, id uuid.UUID, reason string) (applied bool, err error)
+
+// ErrNotReversible: the payout is in no state a reversal applies to (still processing after
+// the bank was asked): the notification is rejected for the operator.
+var ErrNotReversible = errors.New("partners: the payout cannot be reversed in its state")
+
 // Config is what the service is built with.
 type Config struct {
 	Partners []Partner
@@ -72,13 +82,19 @@ type Config struct {
 	Offramps CryptoReceiver // nil: crypto at offramp addresses is rejected
 	// Payouts maps the kind of a payout reference ("payout" for offramp payouts, "transfer"
 	// for transfers: "<kind>:<uuid>") to what advances it.
-	Payouts   map[string]PayoutAdvancer
+	Payouts map[string]PayoutAdvancer
+	// Reversals maps the same kinds to what credits back a settled payout the bank reversed;
+	// a kind without one leaves such a reversal REJECTED for the operator.
+	Reversals map[string]PayoutReverser
 	Providers providers.Environments // the custodian confirms a deposit address's owner
 	// Verifications completes hosted KYC verifications from identification outcomes
 	// (*customers.Service); nil: they are rejected for the operator.
 	Verifications HostedCompleter
-	Logger        *slog.Logger
-	Now           func() time.Time
+	// RefundPollEvery is how long a refund the partner accepted but has not paid back waits
+	// before the partner is asked again (default 5 min).
+	RefundPollEvery time.Duration
+	Logger          *slog.Logger
+	Now             func() time.Time
 }
 
 // Service receives partners' notifications and processes them. Safe for concurrent use.
@@ -96,6 +112,9 @@ func New(pool *pgxpool.Pool, cfg Config) (*Service, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.RefundPollEvery <= 0 {
+		cfg.RefundPollEvery = 5 * time.Minute
 	}
 	s := &Service{pool: pool, cfg: cfg, partners: map[string]Partner{}, log: cfg.Logger.With("component", "partners")}
 	for _, p := range cfg.Partners {
@@ -360,8 +379,12 @@ func (s *Service) inbound(ctx context.Context, id uuid.UUID, p Partner, n Notifi
 		err = tx.QueryRow(ctx, `select id, merchant_id from onramps where bank_code = $1 and account_number = $2 and environment = $3`,
 			in.BankCode, in.AccountNumber, p.Environment).Scan(&oid, &merchant)
 		if errors.Is(err, pgx.ErrNoRows) {
-			out = Result{Status: Rejected, Outcome: fmt.Sprintf("no virtual account %s at bank %s in %s: return the money to the sender",
-				in.AccountNumber, in.BankCode, p.Environment), Refusal: onramps.ErrNotFound}
+			why := fmt.Sprintf("no virtual account %s at bank %s in %s", in.AccountNumber, in.BankCode, p.Environment)
+			back, err := s.giveBack(ctx, tx, id, p, in, nil, nil, why)
+			if err != nil {
+				return err
+			}
+			out = Result{Status: Rejected, Outcome: why + ": " + back, Refusal: onramps.ErrNotFound}
 			return s.finish(ctx, tx, id, out)
 		}
 		if err != nil {
@@ -373,8 +396,12 @@ func (s *Service) inbound(ctx context.Context, id uuid.UUID, p Partner, n Notifi
 		}
 		d, err := s.cfg.Deposits.Receive(ctx, tx, o, in.Amount, n.Flag)
 		if errors.Is(err, onramps.ErrNotActive) {
-			out = Result{Status: Rejected, Outcome: fmt.Sprintf("%s NGN arrived in onramp %s, which is %s: return the money to the sender",
-				in.Amount, o.ID, o.StatusAt(s.cfg.Now().UTC())), Refusal: onramps.ErrNotActive}
+			why := fmt.Sprintf("%s NGN arrived in onramp %s, which is %s", in.Amount, o.ID, o.StatusAt(s.cfg.Now().UTC()))
+			back, err := s.giveBack(ctx, tx, id, p, in, &merchant, &o.ID, why)
+			if err != nil {
+				return err
+			}
+			out = Result{Status: Rejected, Outcome: why + ": " + back, Refusal: onramps.ErrNotActive}
 			return s.finish(ctx, tx, id, out)
 		}
 		if err != nil {
@@ -402,10 +429,68 @@ func (s *Service) payout(ctx context.Context, id uuid.UUID, p Partner, o provide
 		return Result{}, err
 	}
 	if o.Status == providers.PayoutReversed {
-		return s.reject(ctx, id, fmt.Sprintf("%s was reversed by the bank after it settled (%s): the funds are back in the partner balance; "+
-			"reversals after settlement are not applied automatically", o.Reference, o.FailureReason), nil)
+		return s.reversal(ctx, id, p, kind, pid, o)
 	}
 	return s.settle(ctx, id, Result{Status: Processed, Outcome: fmt.Sprintf("%s %s: asked the bank and advanced it", o.Reference, strings.ToLower(o.Status))})
+}
+
+// reversal credits back a settled payout the bank reversed (Paystack documents
+// transfer.reversed arriving after transfer.success): confirmed with the partner's API when it
+// offers one, then the payout's reverser in the transaction that records the outcome. The
+// partner's event id makes it once; the payout's state (only SETTLED is reversed) and the
+// ledger reference make it once again.
+func (s *Service) reversal(ctx context.Context, id uuid.UUID, p Partner, kind string, pid uuid.UUID, o providers.PayoutOutcome) (Result, error) {
+	reverse := s.cfg.Reversals[kind]
+	if reverse == nil {
+		return s.reject(ctx, id, fmt.Sprintf("%s was reversed by the bank (%s): the funds are back in the partner balance; "+
+			"reversals of %s payouts are not applied automatically", o.Reference, o.FailureReason, kind), nil)
+	}
+	if p.PayoutConfirmer != nil {
+		got, err := p.PayoutConfirmer.VerifyPayout(ctx, o.Reference)
+		switch {
+		case errors.Is(err, paystack.ErrTransferNotFound), errors.Is(err, paystack.ErrMalformedEvent):
+			return s.reject(ctx, id, "the partner's API does not confirm the reversal: "+err.Error(), nil)
+		case err != nil:
+			return Result{}, err // unavailable: retry
+		case got.Amount != o.Amount:
+			return s.reject(ctx, id, fmt.Sprintf("the partner's API holds %s for %s %s, the reversal says %s: nothing credited back",
+				o.Reference, got.Amount, got.Amount.Asset, o.Amount), nil)
+		case got.Status != providers.PayoutReversed:
+			// The API may lag its notification: retried (about three days), then left
+			// RECEIVED for the operator; nothing is credited until the API says reversed.
+			return Result{}, fmt.Errorf("partners: the partner's API holds %s as %s, not reversed yet: will retry", o.Reference, got.Status)
+		}
+		if got.FailureReason != "" {
+			o.FailureReason = got.FailureReason
+		}
+	}
+	var out Result
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		r, err := loadRow(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		if r.status != Received {
+			out = r.result()
+			return nil
+		}
+		applied, err := reverse(ctx, tx, pid, o.FailureReason)
+		switch {
+		case errors.Is(err, ErrNotReversible):
+			out = Result{Status: Rejected, Outcome: fmt.Sprintf("%s was reversed by the bank but is not settled here: %v", o.Reference, err)}
+		case err != nil:
+			return err
+		case applied:
+			out = Result{Status: Processed, Outcome: fmt.Sprintf("%s reversed by the bank after settlement (%s): FAILED, funds credited back", o.Reference, o.FailureReason)}
+		default:
+			out = Result{Status: Processed, Outcome: fmt.Sprintf("%s reversed by the bank: already FAILED with its funds returned", o.Reference)}
+		}
+		return s.finish(ctx, tx, id, out)
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	return out, nil
 }
 
 // crypto credits an asset confirmed at one of our deposit addresses, once the custodian
@@ -438,10 +523,19 @@ func (s *Service) crypto(ctx context.Context, id uuid.UUID, p Partner, c CryptoD
 		desc := fmt.Sprintf("%s %s confirmed on %s (%s)", c.Amount, c.Amount.Asset, c.Chain, c.TxHash)
 		switch kind {
 		case "merchant":
-			if _, err := ledger.Post(ctx, tx, ledger.Transaction{MerchantID: oid, Environment: p.Environment,
+			acct := ledger.Merchant(oid, ledger.Available)
+			posted, err := ledger.Post(ctx, tx, ledger.Transaction{MerchantID: oid, Environment: p.Environment,
 				Reference: "custody:" + id.String(), Kind: "funding.credit", Description: "Merchant funding: " + desc,
-				Postings: ledger.Move(ledger.System(ledger.External), ledger.Merchant(oid, ledger.Available), c.Amount),
-				Metadata: map[string]string{"tx_hash": c.TxHash, "partner_event": id.String()}}); err != nil {
+				Postings: ledger.Move(ledger.System(ledger.External), acct, c.Amount),
+				Metadata: map[string]string{"tx_hash": c.TxHash, "partner_event": id.String()}})
+			if err != nil {
+				return err
+			}
+			bal, _ := posted.Find(acct, c.Amount.Asset)
+			if _, err := s.cfg.Events.Record(ctx, tx, oid, p.Environment, events.MerchantBalanceCredited, events.MerchantBalance{
+				Asset: string(c.Amount.Asset), Amount: c.Amount.String(), Balance: bal.Amount.String(), Chain: string(c.Chain),
+				Address: c.Address, TxHash: c.TxHash,
+			}); err != nil {
 				return err
 			}
 			out = Result{Status: Processed, Outcome: "credited the merchant balance: " + desc}

@@ -240,6 +240,23 @@ func TestCustodyCreditsMerchantAndCustomerFunding(t *testing.T) {
 	if err := h.pool.QueryRow(ctx, `select count(*) from events where type = 'customer.balance.credited' and merchant_id = $1`, merchant).Scan(&credited); err != nil || credited != 1 {
 		t.Fatalf("customer.balance.credited events %d %v", credited, err)
 	}
+	// The merchant is told of its funding credit (extension event), once, in the credit's transaction.
+	var mb []events.MerchantBalance
+	rows, err := h.pool.Query(ctx, `select data from events where type = 'merchant.balance.credited' and merchant_id = $1 and environment = 'sandbox'`, merchant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var d events.MerchantBalance
+		if err := rows.Scan(&d); err != nil {
+			t.Fatal(err)
+		}
+		mb = append(mb, d)
+	}
+	if rows.Err() != nil || len(mb) != 1 || mb[0] != (events.MerchantBalance{Asset: "USDT", Amount: "25.000000", Balance: "25.000000",
+		Chain: "BASE", Address: maddr.Address, TxHash: "0xd1"}) {
+		t.Fatalf("merchant.balance.credited events %+v %v", mb, rows.Err())
+	}
 }
 
 func TestCustodySettlesAnOfframpDeposit(t *testing.T) {

@@ -91,6 +91,13 @@ type InboundConfirmer interface {
 	VerifyInbound(ctx context.Context, reference string) (providers.InboundTransfer, error)
 }
 
+// PayoutConfirmer is a bank partner whose API answers a payout's state by our reference; a
+// reversal of a settled payout is credited back only once it confirms it (*paystack.Client
+// is one). A partner without one (the sandbox bank) is trusted on its signed notification.
+type PayoutConfirmer interface {
+	VerifyPayout(ctx context.Context, reference string) (providers.PayoutOutcome, error)
+}
+
 // Partner is one configured partner: where its notifications come from.
 type Partner struct {
 	Name        string // the route's {provider}
@@ -98,6 +105,12 @@ type Partner struct {
 	Verifier    Verifier
 	// Confirmer, when set, confirms every inbound transfer before it is credited.
 	Confirmer InboundConfirmer
+	// PayoutConfirmer, when set, confirms a reversal of a settled payout before the funds
+	// are credited back.
+	PayoutConfirmer PayoutConfirmer
+	// Refunder returns money that arrived for no active account to its sender (nil: such
+	// money is only recorded for the operator).
+	Refunder Refunder
 	// Headers lists the request headers kept for audit besides Content-Type and User-Agent
 	// (the signature's, e.g. X-Paystack-Signature).
 	Headers []string

@@ -294,6 +294,55 @@ func (s *Service) finish(ctx context.Context, tr Transfer, to, providerRef, reas
 	return err
 }
 
+// ErrNotSettled: the transfer is still PROCESSING, so there is no settlement to reverse (the
+// caller advances it first: the bank's answer then fails it with the funds returned).
+var ErrNotSettled = errors.New("transfers: the transfer is not settled: nothing to reverse")
+
+// ReverseTx applies the bank's reversal of a SETTLED transfer (the payout reached the bank and
+// came back, e.g. Paystack's transfer.reversed after transfer.success), in the caller's
+// transaction: the transfer ends FAILED with failure_reason "reversed by the bank after
+// settlement: <reason>" (settled_at kept), the USDT it debited is credited back to the
+// merchant's available balance in full ("transfer:<id>:reversal", system external ->
+// merchant available, the transfer's source_amount: no fee is kept, the rate of the original
+// debit is used, not today's), and transfer.failed is recorded. applied is false for a
+// transfer already FAILED (nothing to do: a repeat, or a reversal the payout job saw first).
+//
+// Errors: ErrNotFound, ErrNotSettled (still PROCESSING), the database's.
+func (s *Service) ReverseTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, reason string) (tr Transfer, applied bool, err error) {
+	why := "reversed by the bank after settlement"
+	if reason != "" {
+		why += ": " + reason
+	}
+	tr, err = scan(tx.QueryRow(ctx, `update transfers set status = 'FAILED', updated_at = $2, failure_reason = $3
+		where id = $1 and status = 'SETTLED' returning `+cols, id, s.stamp(), why))
+	if errors.Is(err, ErrNotFound) {
+		tr, err = load(ctx, tx, nil, id)
+		switch {
+		case err != nil:
+			return Transfer{}, false, err
+		case tr.Status == Failed:
+			return tr, false, nil
+		}
+		return tr, false, ErrNotSettled
+	}
+	if err != nil {
+		return Transfer{}, false, fmt.Errorf("transfers: reverse: %w", err)
+	}
+	t := tr.Tenant
+	if _, err := ledger.Post(ctx, tx, ledger.Transaction{MerchantID: t.MerchantID, Environment: t.Environment,
+		Reference: "transfer:" + tr.ID.String() + ":reversal", Kind: "transfer.reversal",
+		Description: "Transfer " + tr.Reference + " " + why,
+		Postings:    ledger.Move(ledger.System(ledger.External), ledger.Merchant(t.MerchantID, ledger.Available), tr.SourceAmount),
+		Metadata:    map[string]string{"transfer_id": tr.ID.String(), "provider_reference": tr.ProviderReference},
+	}); err != nil {
+		return Transfer{}, false, err
+	}
+	if _, err := s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.TransferFailed, EventData(tr)); err != nil {
+		return Transfer{}, false, err
+	}
+	return tr, true, nil
+}
+
 // EventData is the transfer.completed payload.
 func EventData(tr Transfer) events.Transfer {
 	d := events.Transfer{ID: tr.ID.String(), Type: tr.Rail, Amount: tr.Amount.String(), Currency: string(tr.Amount.Asset),

@@ -27,7 +27,7 @@ func TestSourceRoundsUpToTheMicroUSDT(t *testing.T) {
 	if _, err := Source(money.MustParse(money.USD, "1"), 0); err == nil {
 		t.Fatal("zero price accepted")
 	}
-	if !CanMove(Processing, Settled) || !CanMove(Processing, Failed) || CanMove(Settled, Failed) || CanMove(Failed, Settled) {
+	if !CanMove(Processing, Settled) || !CanMove(Processing, Failed) || !CanMove(Settled, Failed) || CanMove(Failed, Settled) || CanMove(Failed, Processing) {
 		t.Fatal("state machine")
 	}
 }

@@ -5,6 +5,7 @@
 //
 //	PROCESSING --bank settles--> SETTLED (transfer.completed; NGN also payout.completed)
 //	PROCESSING --bank refuses--> FAILED (funds returned)
+//	SETTLED --bank reverses--> FAILED (funds credited back; transfer.failed)
 //
 // Source of funds: USD is debited at 1:1 in USDT; NGN at the current sell price of USDT
 // (payments/rates MarketFor: the bids' VWAP for the amount, within the band, minus the spread), rounded up to the micro-USDT
@@ -38,7 +39,9 @@ const (
 // Statuses lists every status.
 var Statuses = []string{Processing, Settled, Failed}
 
-var transitions = map[string][]string{Processing: {Settled, Failed}}
+// SETTLED -> FAILED is only the bank's reversal of a settled payout (ReverseTx): the spec
+// has no REVERSED transfer status, and FAILED (funds returned) is the closest.
+var transitions = map[string][]string{Processing: {Settled, Failed}, Settled: {Failed}}
 
 // CanMove reports whether the state machine allows from -> to.
 func CanMove(from, to string) bool {

@@ -1,0 +1,155 @@
+package partners
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"svc/payments/money"
+	"svc/payments/providers"
+	"svc/persistence/postgres"
+)
+
+// Refunder returns money that arrived for no active account to its sender, through the
+// partner that received it (*paystack.Client with its Refund API; the sandbox bank's
+// SandboxRefunder). Asking again with the same request answers the same refund's state.
+type Refunder interface {
+	Refund(ctx context.Context, req providers.RefundRequest) (providers.RefundResult, error)
+}
+
+// States of a refund (table partner_refunds).
+const (
+	RefundPending   = "PENDING"   // recorded; the partner not yet asked (or asking failed: retried)
+	RefundSubmitted = "SUBMITTED" // the partner accepted it and has not paid it back yet
+	RefundRefunded  = "REFUNDED"  // paid back to the sender
+	RefundFailed    = "FAILED"    // the partner refused or failed it: for the operator
+)
+
+// SandboxRefunder is the sandbox bank's refund: no external call, processed at once (the
+// same record and job as live, so tests cover the path).
+type SandboxRefunder struct{}
+
+// Refund answers RefundProcessed with a reference derived from req.Reference.
+func (SandboxRefunder) Refund(_ context.Context, req providers.RefundRequest) (providers.RefundResult, error) {
+	d := sha256.Sum256([]byte("sandbox-refund:" + req.Reference))
+	return providers.RefundResult{Status: providers.RefundProcessed, ProviderReference: "sbx_rfd_" + hex.EncodeToString(d[:8])}, nil
+}
+
+// giveBack records money that cannot be credited for return to its sender (in tx, with the
+// notification's row locked) and enqueues the refund job; it answers the outcome's words.
+// merchant and onramp are the inactive onramp's (nil for an unknown account).
+func (s *Service) giveBack(ctx context.Context, tx pgx.Tx, eventRow uuid.UUID, p Partner, in providers.InboundTransfer,
+	merchant, onramp *uuid.UUID, why string) (string, error) {
+	if p.Refunder == nil {
+		return "return the money to the sender (this partner has no refund capability)", nil
+	}
+	id := uuid.Must(uuid.NewV7())
+	now := s.stamp()
+	_, err := tx.Exec(ctx, `insert into partner_refunds (id, partner_event_id, provider, environment, merchant_id, onramp_id,
+			bank_code, account_number, provider_reference, currency, amount, sender_name, reason, status, created_at, updated_at)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, nullif($12, ''), $13, 'PENDING', $14, $14)`,
+		id, eventRow, p.Name, p.Environment, merchant, onramp, in.BankCode, in.AccountNumber, in.ProviderReference,
+		string(in.Amount.Asset), in.Amount.Minor, in.SenderName, why, now)
+	if err != nil {
+		return "", fmt.Errorf("partners: record the refund: %w", err)
+	}
+	if _, err := s.cfg.Jobs.InsertTx(ctx, tx, RefundArgs{ID: id}, nil); err != nil {
+		return "", fmt.Errorf("partners: enqueue the refund: %w", err)
+	}
+	s.log.Warn("money for no active account: returning it to the sender", "provider", p.Name, "refund", id,
+		"account", in.AccountNumber, "amount", in.Amount.String(), "why", why)
+	return "refund " + id.String() + " returns it to the sender", nil
+}
+
+// RefundRecord is one refund as recorded (for the operator and tests).
+type RefundRecord struct {
+	ID                uuid.UUID
+	PartnerEventID    uuid.UUID
+	Provider          string
+	Environment       string
+	MerchantID        *uuid.UUID
+	OnrampID          *uuid.UUID
+	ProviderReference string
+	Amount            money.Amount
+	Reason            string
+	Status            string
+	ProviderRefundID  string
+	FailureReason     string
+	LastError         string
+	Attempts          int
+	RefundedAt        *time.Time
+}
+
+const refundCols = `id, partner_event_id, provider, environment, merchant_id, onramp_id, provider_reference, currency, amount,
+	reason, status, coalesce(provider_refund_id, ''), coalesce(failure_reason, ''), coalesce(last_error, ''), attempts, refunded_at`
+
+func scanRefund(row pgx.Row) (RefundRecord, error) {
+	var (
+		r        RefundRecord
+		currency string
+		amount   int64
+	)
+	err := row.Scan(&r.ID, &r.PartnerEventID, &r.Provider, &r.Environment, &r.MerchantID, &r.OnrampID, &r.ProviderReference,
+		&currency, &amount, &r.Reason, &r.Status, &r.ProviderRefundID, &r.FailureReason, &r.LastError, &r.Attempts, &r.RefundedAt)
+	r.Amount = money.New(money.Asset(currency), amount)
+	return r, err
+}
+
+// RefundOf returns the refund recorded for a stored notification (pgx.ErrNoRows: none).
+func (s *Service) RefundOf(ctx context.Context, eventRow uuid.UUID) (RefundRecord, error) {
+	return scanRefund(s.pool.QueryRow(ctx, `select `+refundCols+` from partner_refunds where partner_event_id = $1`, eventRow))
+}
+
+// AdvanceRefund takes one step of a refund (the job's work) and returns how long to wait
+// before asking the partner again (0: nothing left to do). PENDING or SUBMITTED: the
+// partner is asked (reference "refund:<id>"; asking again answers the same refund):
+// processed -> REFUNDED; refused or failed -> FAILED, logged as an error for the operator;
+// accepted -> SUBMITTED, asked again after Config.RefundPollEvery. A Go error (the partner
+// unavailable) is recorded on the row (last_error, attempts) and returned: the job retries.
+func (s *Service) AdvanceRefund(ctx context.Context, id uuid.UUID) (time.Duration, error) {
+	r, err := scanRefund(s.pool.QueryRow(ctx, `select `+refundCols+` from partner_refunds where id = $1`, id))
+	if err != nil {
+		return 0, fmt.Errorf("partners: load refund %s: %w", id, err)
+	}
+	if r.Status != RefundPending && r.Status != RefundSubmitted {
+		return 0, nil
+	}
+	p, ok := s.partners[r.Provider]
+	if !ok || p.Refunder == nil {
+		return 0, fmt.Errorf("partners: %q cannot refund in this process: will retry", r.Provider)
+	}
+	res, err := p.Refunder.Refund(ctx, providers.RefundRequest{Reference: "refund:" + r.ID.String(),
+		ProviderReference: r.ProviderReference, Amount: r.Amount, Reason: "returned: " + r.Reason})
+	if err != nil {
+		_, uerr := s.pool.Exec(ctx, `update partner_refunds set attempts = attempts + 1, last_error = $2, updated_at = $3
+			where id = $1`, id, err.Error(), s.stamp())
+		return 0, errors.Join(err, uerr)
+	}
+	to, wait := RefundSubmitted, s.cfg.RefundPollEvery
+	switch res.Status {
+	case providers.RefundProcessed:
+		to, wait = RefundRefunded, 0
+	case providers.RefundFailed:
+		to, wait = RefundFailed, 0
+		s.log.Error("a refund to a sender failed: return the money by hand", "refund", id, "provider", r.Provider,
+			"charge", r.ProviderReference, "amount", r.Amount.String(), "reason", res.FailureReason)
+	}
+	now := s.stamp()
+	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `update partner_refunds set status = $2, provider_refund_id = coalesce(nullif($3, ''), provider_refund_id),
+				failure_reason = nullif($4, ''), attempts = attempts + 1, last_error = null, updated_at = $5,
+				refunded_at = case when $2 = 'REFUNDED' then $5::timestamptz else refunded_at end
+			where id = $1 and status in ('PENDING', 'SUBMITTED')`, id, to, res.ProviderReference, res.FailureReason, now)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("partners: record the refund: %w", err)
+	}
+	return wait, nil
+}
