@@ -47,12 +47,18 @@ func journalUsage(w io.Writer) {
       snapshot's offset, check that balances are conserved; exit status 1 on any difference
 
 The file journal is locked while svcd runs: stop svcd first (or work on a copy of the folder).
-Flags default like svcd's (SVC_JOURNAL_DIR, SVC_KAFKA_BROKERS, SVC_KAFKA_TOPIC, SVC_SNAPSHOT_DIR).`)
+A managed Kafka takes svcd's flags: --kafka-tls, --kafka-tls-ca-file, --kafka-tls-cert-file,
+--kafka-tls-key-file, --kafka-sasl-mechanism scram-sha-256|scram-sha-512 (the user and password
+only from SVC_KAFKA_SASL_USERNAME and SVC_KAFKA_SASL_PASSWORD).
+Flags default like svcd's (SVC_JOURNAL_DIR, SVC_KAFKA_BROKERS, SVC_KAFKA_TOPIC, SVC_KAFKA_TLS...,
+SVC_SNAPSHOT_DIR).`)
 }
 
 // journalSource is where a journal is, as svcd is told.
 type journalSource struct {
 	kind, dir, brokers, topic, env string
+	kafka                          journal.KafkaSecurity // TLS and SASL, svcd's flags
+	envErr                         error                 // an SVC_KAFKA_* value Flags could not read
 }
 
 func (s *journalSource) flags(fs *flag.FlagSet, env func(string) string) {
@@ -67,6 +73,7 @@ func (s *journalSource) flags(fs *flag.FlagSet, env func(string) string) {
 	fs.StringVar(&s.brokers, "kafka-brokers", def("kafka-brokers", ""), "comma-separated Kafka bootstrap addresses")
 	fs.StringVar(&s.topic, "kafka-topic", def("kafka-topic", "svc-journal"), "Kafka topic prefix, as given to svcd (the environment is appended)")
 	fs.StringVar(&s.env, "env", "sandbox", "environment: sandbox or live")
+	s.envErr = s.kafka.Flags(fs, env)
 }
 
 // where names the journal for messages.
@@ -87,13 +94,13 @@ func (s *journalSource) open(ctx context.Context) (journal.Journal, error) {
 		return nil, fmt.Errorf("--env %q: want sandbox or live", s.env)
 	}
 	if s.isKafka() {
-		brokers := splitComma(s.brokers)
-		if len(brokers) == 0 {
-			return nil, errors.New("--kafka-brokers is required with --journal=kafka")
+		opts, err := s.kafkaOptions()
+		if err != nil {
+			return nil, err
 		}
 		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		return journal.OpenKafka(octx, journal.KafkaOptions{Brokers: brokers, Topic: s.topic + "-" + s.env, ReadOnly: true})
+		return journal.OpenKafka(octx, opts)
 	}
 	if s.kind != "" && s.kind != "file" {
 		return nil, fmt.Errorf("--journal %q: want file or kafka", s.kind)
@@ -107,6 +114,23 @@ func (s *journalSource) open(ctx context.Context) (journal.Journal, error) {
 		return nil, fmt.Errorf("%w (svcd is running on it: stop it first, or inspect a copy of the folder)", err)
 	}
 	return j, err
+}
+
+// kafkaOptions are the options of the environment's topic, opened read-only, with svcd's
+// TLS and SASL settings.
+func (s *journalSource) kafkaOptions() (journal.KafkaOptions, error) {
+	brokers := splitComma(s.brokers)
+	if len(brokers) == 0 {
+		return journal.KafkaOptions{}, errors.New("--kafka-brokers is required with --journal=kafka")
+	}
+	if s.envErr != nil {
+		return journal.KafkaOptions{}, s.envErr
+	}
+	o := journal.KafkaOptions{Brokers: brokers, Topic: s.topic + "-" + s.env, ReadOnly: true}
+	if err := s.kafka.Apply(&o); err != nil {
+		return journal.KafkaOptions{}, err
+	}
+	return o, nil
 }
 
 func splitComma(s string) []string {

@@ -1,16 +1,10 @@
 package main
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"time"
-
-	"github.com/segmentio/kafka-go/sasl"
-	"github.com/segmentio/kafka-go/sasl/scram"
 
 	"svc/persistence/journal"
 )
@@ -24,13 +18,8 @@ type kafkaConfig struct {
 	MinInsyncReplicas    int  // 0: 2 (1 with Dev)
 	Partitions           int
 	AllowFiniteRetention bool
-	TLS                  bool
-	TLSCAFile            string
-	TLSCertFile          string
-	TLSKeyFile           string
-	SASLMechanism        string // "", scram-sha-256, scram-sha-512
-	SASLUsername         string // SVC_KAFKA_SASL_USERNAME only
-	SASLPassword         string // SVC_KAFKA_SASL_PASSWORD only
+	// TLS and SASL/SCRAM: the flags and their meaning are shared with `svc journal`.
+	journal.KafkaSecurity
 
 	// EngineStandby: when another svcd holds an environment's engine lease, follow the
 	// journal and wait for the lease (a hot standby) instead of refusing. Kafka journal
@@ -44,14 +33,10 @@ func (c *kafkaConfig) flags(fs *flag.FlagSet, env *envDefaults) {
 	fs.IntVar(&c.MinInsyncReplicas, "kafka-min-insync-replicas", env.int("kafka-min-insync-replicas", 0), "min.insync.replicas of a created journal topic, and the least an existing one must have (0: 2, or 1 with --kafka-dev)")
 	fs.IntVar(&c.Partitions, "kafka-partitions", env.int("kafka-partitions", 1), "partitions of a journal topic svcd creates (the journal is partition 0: one total order)")
 	fs.BoolVar(&c.AllowFiniteRetention, "kafka-allow-finite-retention", env.bool("kafka-allow-finite-retention", false), "accept an existing journal topic with a finite retention.ms (at least 7 days and 100 x --snapshot-every); without it only retention.ms=-1 and retention.bytes=-1 are accepted")
-	fs.BoolVar(&c.TLS, "kafka-tls", env.bool("kafka-tls", false), "connect to the brokers over TLS (implied by --kafka-tls-ca-file or --kafka-tls-cert-file)")
-	fs.StringVar(&c.TLSCAFile, "kafka-tls-ca-file", env.str("kafka-tls-ca-file", ""), "PEM file of the certificate authorities that sign the brokers' certificates (default: the system's)")
-	fs.StringVar(&c.TLSCertFile, "kafka-tls-cert-file", env.str("kafka-tls-cert-file", ""), "PEM client certificate for brokers that require one (with --kafka-tls-key-file)")
-	fs.StringVar(&c.TLSKeyFile, "kafka-tls-key-file", env.str("kafka-tls-key-file", ""), "PEM key of --kafka-tls-cert-file")
-	fs.StringVar(&c.SASLMechanism, "kafka-sasl-mechanism", env.str("kafka-sasl-mechanism", ""), "SASL authentication: scram-sha-256 or scram-sha-512 (empty: none); the user and password come only from SVC_KAFKA_SASL_USERNAME and SVC_KAFKA_SASL_PASSWORD")
+	if err := c.KafkaSecurity.Flags(fs, env.getenv); err != nil && env.err == nil {
+		env.err = err
+	}
 	fs.BoolVar(&c.EngineStandby, "engine-standby", env.bool("engine-standby", false), "with --journal=kafka: when another svcd runs an environment's engine, keep a copy of its engine current from the topic (a hot standby: nothing served meanwhile) and take over from that copy when its lease is free, instead of refusing to start")
-	c.SASLUsername = env.getenv("SVC_KAFKA_SASL_USERNAME")
-	c.SASLPassword = env.getenv("SVC_KAFKA_SASL_PASSWORD")
 }
 
 func (c kafkaConfig) validate() error {
@@ -65,74 +50,20 @@ func (c kafkaConfig) validate() error {
 	if c.ReplicationFactor > 0 && c.MinInsyncReplicas > c.ReplicationFactor {
 		errs = append(errs, fmt.Errorf("-kafka-min-insync-replicas %d is above -kafka-replication-factor %d", c.MinInsyncReplicas, c.ReplicationFactor))
 	}
-	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
-		errs = append(errs, errors.New("-kafka-tls-cert-file and -kafka-tls-key-file go together"))
-	}
-	switch c.SASLMechanism {
-	case "":
-	case "scram-sha-256", "scram-sha-512":
-		if c.SASLUsername == "" || c.SASLPassword == "" {
-			errs = append(errs, fmt.Errorf("-kafka-sasl-mechanism %s needs SVC_KAFKA_SASL_USERNAME and SVC_KAFKA_SASL_PASSWORD in the environment", c.SASLMechanism))
-		}
-	default:
-		errs = append(errs, fmt.Errorf("-kafka-sasl-mechanism %q: want scram-sha-256 or scram-sha-512", c.SASLMechanism))
-	}
-	if _, err := c.tlsConfig(); err != nil {
+	if err := c.KafkaSecurity.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
 
-// tlsConfig is nil without TLS.
-func (c kafkaConfig) tlsConfig() (*tls.Config, error) {
-	if !c.TLS && c.TLSCAFile == "" && c.TLSCertFile == "" {
-		return nil, nil
-	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if c.TLSCAFile != "" {
-		pem, err := os.ReadFile(c.TLSCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("-kafka-tls-ca-file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("-kafka-tls-ca-file %s: no PEM certificate in it", c.TLSCAFile)
-		}
-		cfg.RootCAs = pool
-	}
-	if c.TLSCertFile != "" && c.TLSKeyFile != "" {
-		cert, err := tls.LoadX509KeyPair(c.TLSCertFile, c.TLSKeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("-kafka-tls-cert-file/-kafka-tls-key-file: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{cert}
-	}
-	return cfg, nil
-}
-
-func (c kafkaConfig) saslMechanism() (sasl.Mechanism, error) {
-	switch c.SASLMechanism {
-	case "scram-sha-256":
-		return scram.Mechanism(scram.SHA256, c.SASLUsername, c.SASLPassword)
-	case "scram-sha-512":
-		return scram.Mechanism(scram.SHA512, c.SASLUsername, c.SASLPassword)
-	}
-	return nil, nil
-}
-
 // options are the journal's options for topic, without epoch and guard.
 func (c kafkaConfig) options(brokers []string, topic string) (journal.KafkaOptions, error) {
-	t, err := c.tlsConfig()
-	if err != nil {
+	o := journal.KafkaOptions{Brokers: brokers, Topic: topic, Dev: c.Dev, ReplicationFactor: c.ReplicationFactor,
+		MinInsyncReplicas: c.MinInsyncReplicas, Partitions: c.Partitions, AllowFiniteRetention: c.AllowFiniteRetention}
+	if err := c.KafkaSecurity.Apply(&o); err != nil {
 		return journal.KafkaOptions{}, err
 	}
-	m, err := c.saslMechanism()
-	if err != nil {
-		return journal.KafkaOptions{}, fmt.Errorf("-kafka-sasl-mechanism: %w", err)
-	}
-	return journal.KafkaOptions{Brokers: brokers, Topic: topic, Dev: c.Dev, ReplicationFactor: c.ReplicationFactor,
-		MinInsyncReplicas: c.MinInsyncReplicas, Partitions: c.Partitions, AllowFiniteRetention: c.AllowFiniteRetention,
-		TLS: t, SASL: m}, nil
+	return o, nil
 }
 
 // minFiniteRetention is the shortest retention.ms accepted with
