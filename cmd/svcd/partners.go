@@ -149,7 +149,8 @@ func newInbound(cfg config, pool *pgxpool.Pool, ps *paystack.Client, envs provid
 	dj domainJobs, log *slog.Logger) (*partners.Service, error) {
 	svc, err := partners.New(pool, partners.Config{Partners: partnerSet(cfg, ps), Jobs: inserter, Events: rec,
 		Deposits: deps, Onramps: ons, Offramps: ofs, Providers: envs, Logger: log, Verifications: cs,
-		Payouts: map[string]partners.PayoutAdvancer{"payout": ofs.AdvancePayout, "transfer": tfs.Advance}})
+		Payouts:   map[string]partners.PayoutAdvancer{"payout": ofs.AdvancePayout, "transfer": tfs.Advance},
+		Reversals: payoutReversals(tfs)})
 	if err != nil {
 		return nil, err
 	}
