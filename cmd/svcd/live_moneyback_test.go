@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"svc/gateway/auth/authtest"
+	"svc/payments/ledger"
+	"svc/payments/money"
+	"svc/payments/providers"
+	"svc/payments/providers/paystack"
+	"svc/payments/providers/paystack/paystacktest"
+	"svc/persistence/postgres"
+	"svc/persistence/postgres/pgtest"
+)
+
+// TestLiveMoneyComesBackThroughPaystack runs svcd in live mode against the Paystack contract
+// server (real PostgreSQL, real HTTP both ways) through the money that comes back (issue 19):
+// an NGN transfer settled by transfer.success and then reversed by the bank
+// (transfer.reversed) ends FAILED with the merchant's USDT credited back and transfer.failed
+// delivered; money into a dedicated account no onramp holds is refunded through Paystack's
+// Refund API by the durable job; and a merchant's sandbox funding credit is told to the merchant
+// (merchant.balance.credited). The ledger verifies clean after all of it.
+func TestLiveMoneyComesBackThroughPaystack(t *testing.T) {
+	pool, dbURL := pgtest.New(t)
+	ps := paystacktest.New("sk_test_contract_moneyback_0123")
+	defer ps.Close()
+	ps.AddAccount("058", "0123456789", "ADA LOVELACE")
+	hooks := &hookSink{}
+	hookSrv := httptest.NewServer(hooks)
+	defer hookSrv.Close()
+
+	addr := freeAddr(t)
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out safeBuffer
+	done := make(chan error, 1)
+	env := map[string]string{"SVC_PAYSTACK_SECRET_KEY": ps.Secret}
+	go func() {
+		done <- run(ctx, []string{"--addr", addr, "--database-url", dbURL, "--journal-dir", dir + "/journal",
+			"--snapshot-dir", dir + "/snapshots", "--access-log=false", "--webhook-allow-insecure", "--webhook-retry-base", "100ms",
+			"--webhook-secret-key", strings.Repeat("ab", 32),
+			"--paystack-base-url", ps.URL, "--paystack-phone", "+2348000000000", "--paystack-email-domain", "dva.example.com",
+		}, func(k string) string { return env[k] }, &out, &out)
+	}()
+	base := "http://" + addr
+	eventually(t, "svcd answers /health", func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("svcd stopped: %v\n%s", err, out.String())
+		default:
+		}
+		resp, err := http.Get(base + "/health")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	c := client{t: t, base: base}
+	m := authtest.New(t, pool)
+	c.must(201, "POST", "/v1/webhooks/endpoints", m.LiveKey, map[string]any{"url": hookSrv.URL + "/live"}, nil)
+	c.must(201, "POST", "/v1/webhooks/endpoints", m.SandboxKey, map[string]any{"url": hookSrv.URL + "/sandbox"}, nil)
+	events := base + "/v1/partners/paystack/events"
+	deliver := func(what string, n paystacktest.Notification) {
+		t.Helper()
+		if status, err := paystacktest.Deliver(ctx, http.DefaultClient, events, n); err != nil || status != 200 {
+			t.Fatalf("%s: %d %v", what, status, err)
+		}
+	}
+
+	// 1. A transfer settled, then reversed by the bank.
+	if err := postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
+		_, err := ledger.Post(ctx, tx, ledger.Transaction{MerchantID: m.ID, Environment: "live", Reference: "test:fund", Kind: "test.fund",
+			Description: "test funds", Postings: ledger.Move(ledger.System(ledger.External), ledger.Merchant(m.ID, ledger.Available), money.New(money.USDT, 1_000_000_000))})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	type balanceJSON struct {
+		Available string `json:"available"`
+	}
+	var bal balanceJSON
+	c.must(200, "GET", "/v1/payments/merchant/balance", m.LiveKey, nil, &bal)
+	before := bal.Available
+	var tr struct {
+		ID            string `json:"id"`
+		Status        string `json:"status"`
+		FailureReason string `json:"failure_reason"`
+	}
+	c.must(201, "POST", "/v1/payments/transfers", m.LiveKey, map[string]any{"currency": "NGN", "amount": "15000.00", "reference": "pay-ada-rev",
+		"destination": map[string]any{"type": "BANK_ACCOUNT", "bank_account": map[string]any{"bank_code": "058", "account_number": "0123456789"}}}, &tr)
+	ref, _ := paystack.EncodeReference("transfer:" + tr.ID)
+	eventually(t, "Paystack holds the transfer", func() bool { _, ok := ps.Transfer(ref); return ok })
+	success, err := ps.Finish(ref, "success", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliver("transfer.success", success)
+	eventually(t, "the transfer settles", func() bool {
+		c.must(200, "GET", "/v1/payments/transfers/"+tr.ID, m.LiveKey, nil, &tr)
+		return tr.Status == "SETTLED"
+	})
+	c.must(200, "GET", "/v1/payments/merchant/balance", m.LiveKey, nil, &bal)
+	if bal.Available == before {
+		t.Fatalf("the settled transfer debited nothing: %s", bal.Available)
+	}
+	reversed, err := ps.Finish(ref, "reversed", "Beneficiary account closed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // at least once
+		deliver("transfer.reversed", reversed)
+	}
+	eventually(t, "the reversed transfer is FAILED", func() bool {
+		c.must(200, "GET", "/v1/payments/transfers/"+tr.ID, m.LiveKey, nil, &tr)
+		return tr.Status == "FAILED"
+	})
+	if !strings.Contains(tr.FailureReason, "reversed by the bank after settlement") {
+		t.Fatalf("failure_reason %q", tr.FailureReason)
+	}
+	c.must(200, "GET", "/v1/payments/merchant/balance", m.LiveKey, nil, &bal)
+	if bal.Available != before {
+		t.Fatalf("available %s after the reversal, %s before the transfer: not credited back in full", bal.Available, before)
+	}
+	eventually(t, "transfer.failed reaches the merchant", func() bool { return hooks.has("transfer.failed") })
+
+	// 2. Money into a Paystack dedicated account no onramp of ours holds: refunded.
+	pc, err := paystack.New(paystack.Config{SecretKey: ps.Secret, BaseURL: ps.URL, CustomerEmailDomain: "dva.example.com",
+		Phone: "+2348000000000", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	va, err := pc.CreateVirtualAccount(ctx, providers.VirtualAccountRequest{Reference: "onramp:" + uuid.NewString(), AccountName: "Gone", Type: "PERMANENT"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stray, err := ps.Charge(va.AccountNumber, 420_000, paystacktest.Sender{Name: "GRACE HOPPER", Bank: "Zenith Bank", AccountNumber: "2233445566"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliver("charge.success for no account", stray)
+	eventually(t, "Paystack holds the refund", func() bool { rs := ps.Refunds(); return len(rs) == 1 && rs[0].Amount == 420_000 })
+	var status, outcome, refund string
+	eventually(t, "the refund is SUBMITTED", func() bool {
+		_ = pool.QueryRow(ctx, `select e.status, e.outcome, r.status from partner_events e join partner_refunds r on r.partner_event_id = e.id
+			where e.body = $1`, stray.Body).Scan(&status, &outcome, &refund)
+		return refund == "SUBMITTED"
+	})
+	if status != "REJECTED" || !strings.Contains(outcome, "returns it to the sender") {
+		t.Fatalf("stored notification %s: %s", status, outcome)
+	}
+
+	// 3. The merchant's sandbox funding address credited: merchant.balance.credited.
+	var funding struct {
+		Addresses []struct {
+			Chain   string `json:"chain"`
+			Asset   string `json:"asset"`
+			Address string `json:"address"`
+		} `json:"addresses"`
+	}
+	c.must(200, "GET", "/v1/payments/merchant/funding", m.SandboxKey, nil, &funding)
+	if len(funding.Addresses) == 0 {
+		t.Fatal("no funding address")
+	}
+	f := funding.Addresses[0]
+	var sim struct {
+		Status string `json:"status"`
+	}
+	c.must(201, "POST", "/v1/payments/sandbox/crypto-deposits", m.SandboxKey, map[string]any{"chain": f.Chain, "asset": f.Asset,
+		"address": f.Address, "amount": "12.5"}, &sim)
+	if sim.Status != "PROCESSED" {
+		t.Fatalf("funding simulation %+v", sim)
+	}
+	eventually(t, "merchant.balance.credited reaches the merchant", func() bool { return hooks.has("merchant.balance.credited") })
+
+	if v, err := ledger.Verify(ctx, pool); err != nil || len(v) != 0 {
+		t.Fatalf("ledger verify: %v %v", v, err)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("svcd did not stop")
+	}
+}
