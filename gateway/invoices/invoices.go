@@ -3,7 +3,7 @@
 package invoices
 
 import (
-	"slices"
+	"context"
 
 	"github.com/fasthttp/router"
 	"github.com/google/uuid"
@@ -11,6 +11,7 @@ import (
 
 	"svc/gateway/api"
 	"svc/gateway/api/shapes"
+	"svc/payments"
 	pi "svc/payments/invoices"
 	pp "svc/payments/products"
 )
@@ -84,67 +85,24 @@ type createBody struct {
 	LineItems     []shapes.LineBody `json:"line_items"`
 }
 
+// invoice is the invoices resource for the generic handlers of api.
+var invoice = api.Resource{NotFound: pi.ErrNotFound}
+
 func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
-	t, ok := api.Tenant(ctx)
-	if !ok {
-		return
-	}
-	var b createBody
-	if err := api.Decode(ctx, &b); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	c, cancel := api.Context(ctx)
-	defer cancel()
-	inv, err := rs.svc.Create(c, t, pi.CreateInput{Title: b.Title, CustomerName: b.CustomerName, CustomerEmail: b.CustomerEmail,
-		CustomerID: b.CustomerID, Currency: b.Currency, IssueDate: b.IssueDate, DueDate: b.DueDate, Notes: b.Notes,
-		Lines: shapes.LineInputs(b.LineItems)})
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.Created(ctx, invoiceOut(inv))
+	api.Create(ctx, invoice, func(c context.Context, t payments.Tenant, b createBody) (pi.Invoice, error) {
+		return rs.svc.Create(c, t, pi.CreateInput{Title: b.Title, CustomerName: b.CustomerName, CustomerEmail: b.CustomerEmail,
+			CustomerID: b.CustomerID, Currency: b.Currency, IssueDate: b.IssueDate, DueDate: b.DueDate, Notes: b.Notes,
+			Lines: shapes.LineInputs(b.LineItems)})
+	}, invoiceOut)
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
-	t, ok := api.Tenant(ctx)
-	if !ok {
-		return
-	}
-	pg, err := api.Paging(ctx, "limit", 20, 100)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	status := string(ctx.QueryArgs().Peek("status"))
-	if status != "" && !slices.Contains(pi.Statuses, status) {
-		api.Fail(ctx, api.Invalid("status", "must be one of [draft pending paid overdue canceled]"))
-		return
-	}
-	c, cancel := api.Context(ctx)
-	defer cancel()
-	items, total, err := rs.svc.List(c, t, pi.Filter{Status: status, Search: string(ctx.QueryArgs().Peek("search")), Page: pg.Page, Limit: pg.Limit})
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.PageOf(ctx, items, invoiceOut, pg.Meta(total))
+	api.ListPage(ctx, invoice, func(c context.Context, q api.Listing) ([]pi.Invoice, int64, error) {
+		return rs.svc.List(c, q.Tenant, pi.Filter{Status: q.Status, Search: string(ctx.QueryArgs().Peek("search")), Page: q.Page, Limit: q.Limit})
+	}, invoiceOut, pi.Statuses...)
 }
 
-func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, pi.ErrNotFound)
-	if !ok {
-		return
-	}
-	c, cancel := api.Context(ctx)
-	defer cancel()
-	inv, err := rs.svc.Get(c, t, id)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.OK(ctx, invoiceOut(inv))
-}
+func (rs *Routes) get(ctx *fasthttp.RequestCtx) { api.Get(ctx, invoice, rs.svc.Get, invoiceOut) }
 
 type updateBody struct {
 	Title         pp.Patch[string] `json:"title"`
@@ -158,37 +116,13 @@ type updateBody struct {
 }
 
 func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, pi.ErrNotFound)
-	if !ok {
-		return
-	}
-	var b updateBody
-	if err := api.Decode(ctx, &b); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	c, cancel := api.Context(ctx)
-	defer cancel()
-	inv, err := rs.svc.Update(c, t, id, pi.UpdateInput(b))
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.OK(ctx, invoiceOut(inv))
+	api.Update(ctx, invoice, func(c context.Context, t payments.Tenant, id uuid.UUID, b updateBody) (pi.Invoice, error) {
+		return rs.svc.Update(c, t, id, pi.UpdateInput(b))
+	}, invoiceOut)
 }
 
 func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, pi.ErrNotFound)
-	if !ok {
-		return
-	}
-	c, cancel := api.Context(ctx)
-	defer cancel()
-	if err := rs.svc.Delete(c, t, id); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.Message(ctx, map[string]string{"id": id.String()}, "invoice deleted")
+	api.Delete(ctx, invoice, rs.svc.Delete, "invoice deleted")
 }
 
 func (rs *Routes) send(ctx *fasthttp.RequestCtx) {
