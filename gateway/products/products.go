@@ -3,14 +3,16 @@
 package products
 
 import (
+	"context"
 	"encoding/json"
-	"slices"
 
 	"github.com/fasthttp/router"
+	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
 	"svc/gateway/api/shapes"
+	"svc/payments"
 	pp "svc/payments/products"
 )
 
@@ -74,71 +76,28 @@ type createBody struct {
 	Discount      *json.Number `json:"discount"`
 }
 
+// product is the products resource for the generic handlers of api.
+var product = api.Resource{NotFound: pp.ErrNotFound}
+
 func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
-	t, ok := api.Tenant(ctx)
-	if !ok {
-		return
-	}
-	var b createBody
-	if err := api.Decode(ctx, &b); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	in := pp.CreateInput{Name: b.Name, Description: b.Description, Type: b.Type, Currency: b.Currency, Status: b.Status,
-		StockQuantity: b.StockQuantity, ImageURLs: b.ImageURLs, TaxType: b.TaxType, TaxRate: api.NumText(b.TaxRate),
-		DiscountType: b.DiscountType, Discount: api.NumText(b.Discount)}
-	if b.Price != nil {
-		in.Price = b.Price.String()
-	}
-	c, cancel := api.Context(ctx)
-	defer cancel()
-	p, err := rs.svc.Create(c, t, in)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.Created(ctx, productOut(p))
+	api.Create(ctx, product, func(c context.Context, t payments.Tenant, b createBody) (pp.Product, error) {
+		in := pp.CreateInput{Name: b.Name, Description: b.Description, Type: b.Type, Currency: b.Currency, Status: b.Status,
+			StockQuantity: b.StockQuantity, ImageURLs: b.ImageURLs, TaxType: b.TaxType, TaxRate: api.NumText(b.TaxRate),
+			DiscountType: b.DiscountType, Discount: api.NumText(b.Discount)}
+		if b.Price != nil {
+			in.Price = b.Price.String()
+		}
+		return rs.svc.Create(c, t, in)
+	}, productOut)
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
-	t, ok := api.Tenant(ctx)
-	if !ok {
-		return
-	}
-	pg, err := api.Paging(ctx, "limit", 20, 100)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	status := string(ctx.QueryArgs().Peek("status"))
-	if status != "" && !slices.Contains(pp.Statuses, status) {
-		api.Fail(ctx, api.Invalid("status", "must be one of [active inactive archived]"))
-		return
-	}
-	c, cancel := api.Context(ctx)
-	defer cancel()
-	items, total, err := rs.svc.List(c, t, pp.Filter{Status: status, Search: string(ctx.QueryArgs().Peek("search")), Page: pg.Page, Limit: pg.Limit})
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.PageOf(ctx, items, productOut, pg.Meta(total))
+	api.ListPage(ctx, product, func(c context.Context, q api.Listing) ([]pp.Product, int64, error) {
+		return rs.svc.List(c, q.Tenant, pp.Filter{Status: q.Status, Search: string(ctx.QueryArgs().Peek("search")), Page: q.Page, Limit: q.Limit})
+	}, productOut, pp.Statuses...)
 }
 
-func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, pp.ErrNotFound)
-	if !ok {
-		return
-	}
-	c, cancel := api.Context(ctx)
-	defer cancel()
-	p, err := rs.svc.Get(c, t, id)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.OK(ctx, productOut(p))
-}
+func (rs *Routes) get(ctx *fasthttp.RequestCtx) { api.Get(ctx, product, rs.svc.Get, productOut) }
 
 type updateBody struct {
 	Name          pp.Patch[string]      `json:"name"`
@@ -156,35 +115,11 @@ type updateBody struct {
 }
 
 func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, pp.ErrNotFound)
-	if !ok {
-		return
-	}
-	var b updateBody
-	if err := api.Decode(ctx, &b); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	c, cancel := api.Context(ctx)
-	defer cancel()
-	p, err := rs.svc.Update(c, t, id, pp.UpdateInput(b))
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.OK(ctx, productOut(p))
+	api.Update(ctx, product, func(c context.Context, t payments.Tenant, id uuid.UUID, b updateBody) (pp.Product, error) {
+		return rs.svc.Update(c, t, id, pp.UpdateInput(b))
+	}, productOut)
 }
 
 func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, pp.ErrNotFound)
-	if !ok {
-		return
-	}
-	c, cancel := api.Context(ctx)
-	defer cancel()
-	if err := rs.svc.Delete(c, t, id); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.Message(ctx, map[string]string{"id": id.String()}, "product deleted")
+	api.Delete(ctx, product, rs.svc.Delete, "product deleted")
 }
