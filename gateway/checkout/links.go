@@ -5,6 +5,8 @@
 package checkout
 
 import (
+	"context"
+
 	"github.com/fasthttp/router"
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
@@ -12,6 +14,7 @@ import (
 	"svc/gateway/api"
 	"svc/gateway/api/shapes"
 	"svc/gateway/ratelimit"
+	"svc/payments"
 	pc "svc/payments/checkout"
 	pp "svc/payments/products"
 )
@@ -91,67 +94,24 @@ type createBody struct {
 	LineItems      []shapes.LineBody `json:"line_items"`
 }
 
+// link is the checkout links resource for the generic handlers of api.
+var link = api.Resource{NotFound: pc.ErrNotFound}
+
 func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
-	t, ok := api.Tenant(ctx)
-	if !ok {
-		return
-	}
-	var b createBody
-	if err := api.Decode(ctx, &b); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	c, cancel := api.Context(ctx)
-	defer cancel()
-	l, err := rs.svc.Create(c, t, pc.CreateInput{Title: b.Title, Description: b.Description, Type: b.Type, Slug: b.Slug,
-		Currency: b.Currency, RedirectURL: b.RedirectURL, SuccessMessage: b.SuccessMessage, Amount: api.NumText(b.Amount),
-		InvoiceID: b.InvoiceID, CustomerName: b.CustomerName, CustomerEmail: b.CustomerEmail, Lines: shapes.LineInputs(b.LineItems)})
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.Created(ctx, rs.linkOut(l))
+	api.Create(ctx, link, func(c context.Context, t payments.Tenant, b createBody) (pc.Link, error) {
+		return rs.svc.Create(c, t, pc.CreateInput{Title: b.Title, Description: b.Description, Type: b.Type, Slug: b.Slug,
+			Currency: b.Currency, RedirectURL: b.RedirectURL, SuccessMessage: b.SuccessMessage, Amount: api.NumText(b.Amount),
+			InvoiceID: b.InvoiceID, CustomerName: b.CustomerName, CustomerEmail: b.CustomerEmail, Lines: shapes.LineInputs(b.LineItems)})
+	}, rs.linkOut)
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
-	t, ok := api.Tenant(ctx)
-	if !ok {
-		return
-	}
-	pg, err := api.Paging(ctx, "limit", 20, 100)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	status := string(ctx.QueryArgs().Peek("status"))
-	if status != "" && status != pc.StatusActive && status != pc.StatusInactive {
-		api.Fail(ctx, api.Invalid("status", "must be one of [active inactive]"))
-		return
-	}
-	c, cancel := api.Context(ctx)
-	defer cancel()
-	items, total, err := rs.svc.List(c, t, pc.Filter{Status: status, Page: pg.Page, Limit: pg.Limit})
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.PageOf(ctx, items, rs.linkOut, pg.Meta(total))
+	api.ListPage(ctx, link, func(c context.Context, q api.Listing) ([]pc.Link, int64, error) {
+		return rs.svc.List(c, q.Tenant, pc.Filter{Status: q.Status, Page: q.Page, Limit: q.Limit})
+	}, rs.linkOut, pc.StatusActive, pc.StatusInactive)
 }
 
-func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, pc.ErrNotFound)
-	if !ok {
-		return
-	}
-	c, cancel := api.Context(ctx)
-	defer cancel()
-	l, err := rs.svc.Get(c, t, id)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.OK(ctx, rs.linkOut(l))
-}
+func (rs *Routes) get(ctx *fasthttp.RequestCtx) { api.Get(ctx, link, rs.svc.Get, rs.linkOut) }
 
 type updateBody struct {
 	Title          pp.Patch[string] `json:"title"`
@@ -166,44 +126,19 @@ type updateBody struct {
 }
 
 func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, pc.ErrNotFound)
-	if !ok {
-		return
-	}
-	var b updateBody
-	if err := api.Decode(ctx, &b); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	var v api.Validator
-	v.Check(!b.Amount.Set, "amount", "cannot be changed after creation")
-	v.Check(!b.Currency.Set, "currency", "cannot be changed after creation")
-	v.Check(!b.InvoiceID.Set, "invoice_id", "cannot be changed after creation")
-	if err := v.Err(); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	c, cancel := api.Context(ctx)
-	defer cancel()
-	l, err := rs.svc.Update(c, t, id, pc.UpdateInput{Title: b.Title, Description: b.Description, RedirectURL: b.RedirectURL,
-		SuccessMessage: b.SuccessMessage, Status: b.Status})
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.OK(ctx, rs.linkOut(l))
+	api.Update(ctx, link, func(c context.Context, t payments.Tenant, id uuid.UUID, b updateBody) (pc.Link, error) {
+		var v api.Validator
+		v.Check(!b.Amount.Set, "amount", "cannot be changed after creation")
+		v.Check(!b.Currency.Set, "currency", "cannot be changed after creation")
+		v.Check(!b.InvoiceID.Set, "invoice_id", "cannot be changed after creation")
+		if err := v.Err(); err != nil {
+			return pc.Link{}, err
+		}
+		return rs.svc.Update(c, t, id, pc.UpdateInput{Title: b.Title, Description: b.Description, RedirectURL: b.RedirectURL,
+			SuccessMessage: b.SuccessMessage, Status: b.Status})
+	}, rs.linkOut)
 }
 
 func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, pc.ErrNotFound)
-	if !ok {
-		return
-	}
-	c, cancel := api.Context(ctx)
-	defer cancel()
-	if err := rs.svc.Delete(c, t, id); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.Message(ctx, map[string]string{"id": id.String()}, "checkout link deleted")
+	api.Delete(ctx, link, rs.svc.Delete, "checkout link deleted")
 }
