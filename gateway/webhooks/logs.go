@@ -1,7 +1,6 @@
 package webhooks
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/google/uuid"
@@ -62,7 +61,7 @@ func (rs *Routes) logs(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := context.WithTimeout(api.Ctx(ctx), requestTimeout)
+	c, cancel := endpoint.Context(ctx)
 	defer cancel()
 	entries, total, err := rs.svc.Logs(c, t, f)
 	if err != nil {

@@ -81,30 +81,21 @@ type createBody struct {
 	Events []string `json:"events"`
 }
 
+// endpoint is the webhook endpoints resource for the generic handlers of api.
+var endpoint = api.Resource{NotFound: wh.ErrNotFound, Timeout: requestTimeout}
+
+// endpointView renders an endpoint without its secret.
+func endpointView(e wh.Endpoint) endpointJSON { return endpointOut(e, "") }
+
 func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
-	t, ok := api.Tenant(ctx)
-	if !ok {
-		return
-	}
-	var b createBody
-	if err := api.Decode(ctx, &b); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	var v api.Validator
-	v.Required("url", b.URL)
-	if err := v.Err(); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	c, cancel := context.WithTimeout(api.Ctx(ctx), requestTimeout)
-	defer cancel()
-	e, err := rs.svc.Create(c, t, wh.CreateInput{URL: b.URL, Events: b.Events})
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.Created(ctx, endpointOut(e.Endpoint, e.Secret))
+	api.Create(ctx, endpoint, func(c context.Context, t payments.Tenant, b createBody) (wh.Created, error) {
+		var v api.Validator
+		v.Required("url", b.URL)
+		if err := v.Err(); err != nil {
+			return wh.Created{}, err
+		}
+		return rs.svc.Create(c, t, wh.CreateInput{URL: b.URL, Events: b.Events})
+	}, func(e wh.Created) endpointJSON { return endpointOut(e.Endpoint, e.Secret) })
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
@@ -112,7 +103,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	c, cancel := context.WithTimeout(api.Ctx(ctx), requestTimeout)
+	c, cancel := endpoint.Context(ctx)
 	defer cancel()
 	eps, err := rs.svc.List(c, t)
 	if err != nil {
@@ -127,20 +118,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	api.Array(ctx, out, &api.PageMeta{Total: n, Page: 1, Limit: len(out), TotalPages: min(n, 1)})
 }
 
-func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, wh.ErrNotFound)
-	if !ok {
-		return
-	}
-	c, cancel := context.WithTimeout(api.Ctx(ctx), requestTimeout)
-	defer cancel()
-	e, err := rs.svc.Get(c, t, id)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.OK(ctx, endpointOut(e, ""))
-}
+func (rs *Routes) get(ctx *fasthttp.RequestCtx) { api.Get(ctx, endpoint, rs.svc.Get, endpointView) }
 
 type updateBody struct {
 	URL      *string   `json:"url"`
@@ -149,45 +127,21 @@ type updateBody struct {
 }
 
 func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, wh.ErrNotFound)
-	if !ok {
-		return
-	}
-	var b updateBody
-	if err := api.Decode(ctx, &b); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	c, cancel := context.WithTimeout(api.Ctx(ctx), requestTimeout)
-	defer cancel()
-	e, err := rs.svc.Update(c, t, id, wh.UpdateInput{URL: b.URL, Events: b.Events, IsActive: b.IsActive})
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.OK(ctx, endpointOut(e, ""))
+	api.Update(ctx, endpoint, func(c context.Context, t payments.Tenant, id uuid.UUID, b updateBody) (wh.Endpoint, error) {
+		return rs.svc.Update(c, t, id, wh.UpdateInput{URL: b.URL, Events: b.Events, IsActive: b.IsActive})
+	}, endpointView)
 }
 
 func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, wh.ErrNotFound)
-	if !ok {
-		return
-	}
-	c, cancel := context.WithTimeout(api.Ctx(ctx), requestTimeout)
-	defer cancel()
-	if err := rs.svc.Delete(c, t, id); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.Message(ctx, map[string]string{"id": id.String()}, "webhook endpoint deleted")
+	api.Delete(ctx, endpoint, rs.svc.Delete, "webhook endpoint deleted")
 }
 
 func (rs *Routes) rotate(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, wh.ErrNotFound)
+	t, id, ok := api.Target(ctx, endpoint.NotFound)
 	if !ok {
 		return
 	}
-	c, cancel := context.WithTimeout(api.Ctx(ctx), requestTimeout)
+	c, cancel := endpoint.Context(ctx)
 	defer cancel()
 	e, err := rs.svc.RotateSecret(c, t, id)
 	if err != nil {
@@ -211,7 +165,7 @@ type testJSON struct {
 }
 
 func (rs *Routes) test(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, wh.ErrNotFound)
+	t, id, ok := api.Target(ctx, endpoint.NotFound)
 	if !ok {
 		return
 	}
@@ -222,7 +176,7 @@ func (rs *Routes) test(ctx *fasthttp.RequestCtx) {
 			return
 		}
 	}
-	c, cancel := context.WithTimeout(api.Ctx(ctx), requestTimeout)
+	c, cancel := endpoint.Context(ctx)
 	defer cancel()
 	r, err := rs.svc.Test(c, t, id, b.Event)
 	if err != nil {
