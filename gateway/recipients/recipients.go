@@ -4,11 +4,14 @@
 package recipients
 
 import (
+	"context"
+
 	"github.com/fasthttp/router"
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
+	"svc/payments"
 	"svc/payments/idempotency"
 	pr "svc/payments/recipients"
 
@@ -59,32 +62,22 @@ type createBody struct {
 	SWIFTBankAccount *pr.SWIFT  `json:"swift_bank_account"`
 }
 
+// recipient is the recipients resource for the generic handlers of api.
+var recipient = api.Resource{NotFound: pr.ErrNotFound}
+
 func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
-	p, ok := api.RequirePrincipal(ctx, "not authenticated")
-	if !ok {
-		return
-	}
-	var b createBody
-	if err := api.Decode(ctx, &b); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	var v api.Validator
-	in := pr.CreateInput{Type: b.Type, CustomerID: api.UUIDField(&v, "customer_id", b.CustomerID), Details: pr.Details{
-		BankAccount: b.BankAccount, CryptoAddress: b.CryptoAddress, USBankAccount: b.USBankAccount, SWIFTBankAccount: b.SWIFTBankAccount}}
-	if v.Ok() {
-		in.Validate(&v)
-	}
-	if err := v.Err(); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	r, err := rs.svc.Create(api.Ctx(ctx), p.Tenant(), in)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.Created(ctx, out(r))
+	api.Create(ctx, recipient, func(c context.Context, t payments.Tenant, b createBody) (pr.Recipient, error) {
+		var v api.Validator
+		in := pr.CreateInput{Type: b.Type, CustomerID: api.UUIDField(&v, "customer_id", b.CustomerID), Details: pr.Details{
+			BankAccount: b.BankAccount, CryptoAddress: b.CryptoAddress, USBankAccount: b.USBankAccount, SWIFTBankAccount: b.SWIFTBankAccount}}
+		if v.Ok() {
+			in.Validate(&v)
+		}
+		if err := v.Err(); err != nil {
+			return pr.Recipient{}, err
+		}
+		return rs.svc.Create(c, t, in)
+	}, out)
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
@@ -118,21 +111,10 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	api.PageOf(ctx, items, out, pg.Meta(total))
 }
 
-func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	tn, id, ok := api.Target(ctx, pr.ErrNotFound)
-	if !ok {
-		return
-	}
-	r, err := rs.svc.Get(api.Ctx(ctx), tn, id)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.OK(ctx, out(r))
-}
+func (rs *Routes) get(ctx *fasthttp.RequestCtx) { api.Get(ctx, recipient, rs.svc.Get, out) }
 
 func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
-	tn, id, ok := api.Target(ctx, pr.ErrNotFound)
+	tn, id, ok := api.Target(ctx, recipient.NotFound)
 	if !ok {
 		return
 	}
