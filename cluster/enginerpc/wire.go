@@ -13,10 +13,10 @@ import (
 // rather than misread.
 const wireVersion = 1
 
-// message is what the codec carries: a value that appends its encoding and decodes itself.
+// message is what the codec carries. Its fields method lists its fields once, in wire
+// order, for both directions (see coder), so encoding and decoding cannot drift apart.
 type message interface {
-	encode(w *writer)
-	decode(r *reader)
+	fields(c *coder)
 }
 
 // codec is the gRPC codec of this service (forced on both ends, never registered globally).
@@ -29,10 +29,10 @@ func (codec) Marshal(v any) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("enginerpc: cannot marshal %T", v)
 	}
-	w := writer{b: make([]byte, 0, 128)}
-	w.u8(wireVersion)
-	m.encode(&w)
-	return w.b, nil
+	c := coder{w: writer{b: make([]byte, 0, 128)}}
+	c.w.u8(wireVersion)
+	m.fields(&c)
+	return c.w.b, nil
 }
 
 func (codec) Unmarshal(data []byte, v any) error {
@@ -40,15 +40,97 @@ func (codec) Unmarshal(data []byte, v any) error {
 	if !ok {
 		return fmt.Errorf("enginerpc: cannot unmarshal into %T", v)
 	}
-	r := reader{b: data}
-	if ver := r.u8(); r.err == nil && ver != wireVersion {
+	c := coder{decoding: true, r: reader{b: data}}
+	if ver := c.r.u8(); c.r.err == nil && ver != wireVersion {
 		return fmt.Errorf("enginerpc: wire version %d, want %d", ver, wireVersion)
 	}
-	m.decode(&r)
-	if r.err == nil && len(r.b) != 0 {
-		r.err = errors.New("enginerpc: trailing bytes")
+	m.fields(&c)
+	if c.r.err == nil && len(c.r.b) != 0 {
+		c.r.err = errors.New("enginerpc: trailing bytes")
 	}
-	return r.err
+	return c.r.err
+}
+
+// coder is one pass over a message's fields: encoding, it appends each field to w;
+// decoding, it reads each field from r into the message. The field functions below take a
+// pointer to the field and do whichever the pass is for.
+type coder struct {
+	decoding bool
+	w        writer
+	r        reader
+}
+
+// u8 codes a one-byte value (the engine's enums).
+func u8[T ~uint8](c *coder, p *T) {
+	if c.decoding {
+		*p = T(c.r.u8())
+	} else {
+		c.w.u8(uint8(*p))
+	}
+}
+
+// i64 codes a signed integer (prices, quantities, amounts, times, counts) as 8 bytes.
+func i64[T ~int64 | ~int](c *coder, p *T) {
+	if c.decoding {
+		*p = T(c.r.i64())
+	} else {
+		c.w.i64(int64(*p))
+	}
+}
+
+func u64(c *coder, p *uint64) {
+	if c.decoding {
+		*p = c.r.u64()
+	} else {
+		c.w.u64(*p)
+	}
+}
+
+// id codes a 16-byte id (accounts, orders, transfers).
+func id[T ~[16]byte](c *coder, p *T) {
+	if c.decoding {
+		*p = c.r.id()
+	} else {
+		c.w.id(*p)
+	}
+}
+
+func boolean(c *coder, p *bool) {
+	if c.decoding {
+		*p = c.r.bool()
+	} else {
+		c.w.bool(*p)
+	}
+}
+
+func str(c *coder, p *string) {
+	if c.decoding {
+		*p = c.r.str()
+	} else {
+		c.w.str(*p)
+	}
+}
+
+// length codes the length n of what follows; decoding, it returns the length read, checked
+// against the bytes left at min bytes per element.
+func length(c *coder, n, min int) int {
+	if c.decoding {
+		return c.r.count(min)
+	}
+	c.w.uvarint(uint64(n))
+	return n
+}
+
+// list codes a slice as its length and its elements, each at least min bytes on the wire;
+// decoding, it allocates the slice.
+func list[T any](c *coder, s *[]T, min int, elem func(*coder, *T)) {
+	n := length(c, len(*s), min)
+	if c.decoding {
+		*s = make([]T, n)
+	}
+	for i := range *s {
+		elem(c, &(*s)[i])
+	}
 }
 
 // writer appends fixed-width integers and length-prefixed strings.
@@ -185,18 +267,18 @@ type status struct {
 	offset uint64
 }
 
-func (s *status) encode(w *writer) {
-	w.u8(uint8(s.kind))
-	w.str(s.msg)
-	w.bool(s.failed)
-	w.u64(s.offset)
+func (s *status) fields(c *coder) {
+	u8(c, &s.kind)
+	str(c, &s.msg)
+	boolean(c, &s.failed)
+	u64(c, &s.offset)
 }
 
-func (s *status) decode(r *reader) {
-	s.kind = errKind(r.u8())
-	s.msg = r.str()
-	s.failed = r.bool()
-	s.offset = r.u64()
+// encode appends the status alone (tests build raw replies with it).
+func (s *status) encode(w *writer) {
+	c := coder{w: *w}
+	s.fields(&c)
+	*w = c.w
 }
 
 // err turns a reply's status back into the engine's error.
@@ -217,51 +299,29 @@ func (s *status) err() error {
 // empty is the request of calls without arguments.
 type empty struct{}
 
-func (*empty) encode(*writer) {}
-func (*empty) decode(*reader) {}
+func (*empty) fields(*coder) {}
 
 type commandMsg struct{ c engine.Command }
 
-func (m *commandMsg) encode(w *writer) {
-	c := &m.c
-	w.u8(uint8(c.Kind))
-	w.i64(c.Time)
-	w.id(c.Account)
-	w.str(c.Symbol)
-	w.id(c.OrderID)
-	w.str(c.ClientOrderID)
-	w.u8(uint8(c.Side))
-	w.u8(uint8(c.Type))
-	w.u8(uint8(c.TIF))
-	w.u8(uint8(c.STP))
-	w.bool(c.PostOnly)
-	w.i64(int64(c.Price))
-	w.i64(int64(c.Qty))
-	w.i64(c.QuoteQty)
-	w.u8(uint8(c.Asset))
-	w.i64(c.Amount)
-	w.id(c.TransferID)
-}
-
-func (m *commandMsg) decode(r *reader) {
-	c := &m.c
-	c.Kind = engine.CommandKind(r.u8())
-	c.Time = r.i64()
-	c.Account = r.id()
-	c.Symbol = r.str()
-	c.OrderID = r.id()
-	c.ClientOrderID = r.str()
-	c.Side = engine.Side(r.u8())
-	c.Type = engine.OrderType(r.u8())
-	c.TIF = engine.TimeInForce(r.u8())
-	c.STP = engine.STPMode(r.u8())
-	c.PostOnly = r.bool()
-	c.Price = engine.Price(r.i64())
-	c.Qty = engine.Qty(r.i64())
-	c.QuoteQty = r.i64()
-	c.Asset = engine.Asset(r.u8())
-	c.Amount = r.i64()
-	c.TransferID = r.id()
+func (m *commandMsg) fields(c *coder) {
+	x := &m.c
+	u8(c, &x.Kind)
+	i64(c, &x.Time)
+	id(c, &x.Account)
+	str(c, &x.Symbol)
+	id(c, &x.OrderID)
+	str(c, &x.ClientOrderID)
+	u8(c, &x.Side)
+	u8(c, &x.Type)
+	u8(c, &x.TIF)
+	u8(c, &x.STP)
+	boolean(c, &x.PostOnly)
+	i64(c, &x.Price)
+	i64(c, &x.Qty)
+	i64(c, &x.QuoteQty)
+	u8(c, &x.Asset)
+	i64(c, &x.Amount)
+	id(c, &x.TransferID)
 }
 
 type submitReply struct {
@@ -269,30 +329,17 @@ type submitReply struct {
 	res engine.Result
 }
 
-func (m *submitReply) encode(w *writer) {
-	m.st.encode(w)
+func (m *submitReply) fields(c *coder) {
+	m.st.fields(c)
 	res := &m.res
-	w.u8(uint8(res.Code))
-	w.id(res.OrderID)
-	w.u8(uint8(res.State))
-	w.u8(uint8(res.Reason))
-	w.i64(int64(res.Filled))
-	w.u64(res.Seq)
-	w.u64(res.Offset)
-	w.i64(int64(res.Cancelled))
-}
-
-func (m *submitReply) decode(r *reader) {
-	m.st.decode(r)
-	res := &m.res
-	res.Code = engine.ResultCode(r.u8())
-	res.OrderID = r.id()
-	res.State = engine.OrderState(r.u8())
-	res.Reason = engine.CancelReason(r.u8())
-	res.Filled = engine.Qty(r.i64())
-	res.Seq = r.u64()
-	res.Offset = r.u64()
-	res.Cancelled = int(r.i64())
+	u8(c, &res.Code)
+	id(c, &res.OrderID)
+	u8(c, &res.State)
+	u8(c, &res.Reason)
+	i64(c, &res.Filled)
+	u64(c, &res.Seq)
+	u64(c, &res.Offset)
+	i64(c, &res.Cancelled)
 }
 
 // orderReq names an order by id, or by client order id when byClient is set.
@@ -303,18 +350,11 @@ type orderReq struct {
 	clientID string
 }
 
-func (m *orderReq) encode(w *writer) {
-	w.id(m.acct)
-	w.bool(m.byClient)
-	w.id(m.id)
-	w.str(m.clientID)
-}
-
-func (m *orderReq) decode(r *reader) {
-	m.acct = r.id()
-	m.byClient = r.bool()
-	m.id = r.id()
-	m.clientID = r.str()
+func (m *orderReq) fields(c *coder) {
+	id(c, &m.acct)
+	boolean(c, &m.byClient)
+	id(c, &m.id)
+	str(c, &m.clientID)
 }
 
 type orderReply struct {
@@ -323,77 +363,46 @@ type orderReply struct {
 	view engine.OrderView
 }
 
-func (m *orderReply) encode(w *writer) {
-	m.st.encode(w)
-	w.bool(m.ok)
+func (m *orderReply) fields(c *coder) {
+	m.st.fields(c)
+	boolean(c, &m.ok)
 	v := &m.view
-	w.id(v.ID)
-	w.str(v.ClientOrderID)
-	w.id(v.Account)
-	w.str(v.Symbol)
-	w.u8(uint8(v.Side))
-	w.u8(uint8(v.Type))
-	w.u8(uint8(v.TIF))
-	w.bool(v.PostOnly)
-	w.i64(int64(v.Price))
-	w.i64(int64(v.Qty))
-	w.i64(v.QuoteQty)
-	w.i64(int64(v.Filled))
-	w.u8(uint8(v.State))
-	w.u8(uint8(v.Reason))
-	w.i64(v.Time)
-}
-
-func (m *orderReply) decode(r *reader) {
-	m.st.decode(r)
-	m.ok = r.bool()
-	v := &m.view
-	v.ID = r.id()
-	v.ClientOrderID = r.str()
-	v.Account = r.id()
-	v.Symbol = r.str()
-	v.Side = engine.Side(r.u8())
-	v.Type = engine.OrderType(r.u8())
-	v.TIF = engine.TimeInForce(r.u8())
-	v.PostOnly = r.bool()
-	v.Price = engine.Price(r.i64())
-	v.Qty = engine.Qty(r.i64())
-	v.QuoteQty = r.i64()
-	v.Filled = engine.Qty(r.i64())
-	v.State = engine.OrderState(r.u8())
-	v.Reason = engine.CancelReason(r.u8())
-	v.Time = r.i64()
+	id(c, &v.ID)
+	str(c, &v.ClientOrderID)
+	id(c, &v.Account)
+	str(c, &v.Symbol)
+	u8(c, &v.Side)
+	u8(c, &v.Type)
+	u8(c, &v.TIF)
+	boolean(c, &v.PostOnly)
+	i64(c, &v.Price)
+	i64(c, &v.Qty)
+	i64(c, &v.QuoteQty)
+	i64(c, &v.Filled)
+	u8(c, &v.State)
+	u8(c, &v.Reason)
+	i64(c, &v.Time)
 }
 
 type accountReq struct{ acct engine.AccountID }
 
-func (m *accountReq) encode(w *writer) { w.id(m.acct) }
-func (m *accountReq) decode(r *reader) { m.acct = r.id() }
+func (m *accountReq) fields(c *coder) { id(c, &m.acct) }
 
 type balancesReply struct {
 	st  status
 	bal engine.Balances
 }
 
-func (m *balancesReply) encode(w *writer) {
-	m.st.encode(w)
-	w.uvarint(uint64(len(m.bal)))
-	for _, b := range m.bal {
-		w.i64(b.Available)
-		w.i64(b.Locked)
-	}
-}
-
-func (m *balancesReply) decode(r *reader) {
-	m.st.decode(r)
-	n := r.count(16)
-	if r.err == nil && n != len(m.bal) {
-		r.err = fmt.Errorf("enginerpc: %d assets on the wire, %d here (mismatched versions)", n, len(m.bal))
+func (m *balancesReply) fields(c *coder) {
+	m.st.fields(c)
+	n := length(c, len(m.bal), 16)
+	if c.decoding && c.r.err == nil && n != len(m.bal) {
+		c.r.err = fmt.Errorf("enginerpc: %d assets on the wire, %d here (mismatched versions)", n, len(m.bal))
 		return
 	}
-	for i := 0; i < n; i++ {
-		m.bal[i].Available = r.i64()
-		m.bal[i].Locked = r.i64()
+	for i := range n {
+		i64(c, &m.bal[i].Available)
+		i64(c, &m.bal[i].Locked)
 	}
 }
 
@@ -402,64 +411,40 @@ type pairsReply struct {
 	pairs []engine.PairConfig
 }
 
-func (m *pairsReply) encode(w *writer) {
-	m.st.encode(w)
-	w.uvarint(uint64(len(m.pairs)))
-	for i := range m.pairs {
-		p := &m.pairs[i]
-		w.str(p.Symbol)
-		w.u8(uint8(p.Base))
-		w.u8(uint8(p.Quote))
-		w.i64(int64(p.PriceDecimals))
-		w.i64(int64(p.QtyDecimals))
-		w.i64(int64(p.TickSize))
-		w.i64(int64(p.StepSize))
-		w.i64(int64(p.MinQty))
-		w.i64(p.MinNotional)
-		w.i64(int64(p.MaxPrice))
-		w.i64(int64(p.MaxQty))
-	}
-}
-
-func (m *pairsReply) decode(r *reader) {
-	m.st.decode(r)
-	n := r.count(66)
-	m.pairs = make([]engine.PairConfig, n)
-	for i := range m.pairs {
-		p := &m.pairs[i]
-		p.Symbol = r.str()
-		p.Base = engine.Asset(r.u8())
-		p.Quote = engine.Asset(r.u8())
-		p.PriceDecimals = int(r.i64())
-		p.QtyDecimals = int(r.i64())
-		p.TickSize = engine.Price(r.i64())
-		p.StepSize = engine.Qty(r.i64())
-		p.MinQty = engine.Qty(r.i64())
-		p.MinNotional = r.i64()
-		p.MaxPrice = engine.Price(r.i64())
-		p.MaxQty = engine.Qty(r.i64())
-	}
+func (m *pairsReply) fields(c *coder) {
+	m.st.fields(c)
+	list(c, &m.pairs, 66, func(c *coder, p *engine.PairConfig) {
+		str(c, &p.Symbol)
+		u8(c, &p.Base)
+		u8(c, &p.Quote)
+		i64(c, &p.PriceDecimals)
+		i64(c, &p.QtyDecimals)
+		i64(c, &p.TickSize)
+		i64(c, &p.StepSize)
+		i64(c, &p.MinQty)
+		i64(c, &p.MinNotional)
+		i64(c, &p.MaxPrice)
+		i64(c, &p.MaxQty)
+	})
 }
 
 // statusReply answers Status: the status alone (failed flag and offset).
 type statusReply struct{ st status }
 
-func (m *statusReply) encode(w *writer) { m.st.encode(w) }
-func (m *statusReply) decode(r *reader) { m.st.decode(r) }
+func (m *statusReply) fields(c *coder) { m.st.fields(c) }
 
 type depthReq struct {
 	symbol string
 	n      int
 }
 
-func (m *depthReq) encode(w *writer) {
-	w.str(m.symbol)
-	w.uvarint(uint64(m.n))
-}
-
-func (m *depthReq) decode(r *reader) {
-	m.symbol = r.str()
-	m.n = int(min(r.uvarint(), maxDepth))
+func (m *depthReq) fields(c *coder) {
+	str(c, &m.symbol)
+	if c.decoding {
+		m.n = int(min(c.r.uvarint(), maxDepth))
+	} else {
+		c.w.uvarint(uint64(m.n))
+	}
 }
 
 // maxDepth bounds the levels a Depth call asks for.
@@ -470,30 +455,15 @@ type depthReply struct {
 	d  engine.Depth
 }
 
-func (m *depthReply) encode(w *writer) {
-	m.st.encode(w)
-	w.str(m.d.Symbol)
-	w.u64(m.d.Seq)
-	for _, side := range [][]engine.Level{m.d.Bids, m.d.Asks} {
-		w.uvarint(uint64(len(side)))
-		for _, l := range side {
-			w.i64(int64(l.Price))
-			w.i64(int64(l.Qty))
-			w.i64(int64(l.Count))
-		}
-	}
-}
-
-func (m *depthReply) decode(r *reader) {
-	m.st.decode(r)
-	m.d.Symbol = r.str()
-	m.d.Seq = r.u64()
+func (m *depthReply) fields(c *coder) {
+	m.st.fields(c)
+	str(c, &m.d.Symbol)
+	u64(c, &m.d.Seq)
 	for _, side := range []*[]engine.Level{&m.d.Bids, &m.d.Asks} {
-		n := r.count(24)
-		levels := make([]engine.Level, n)
-		for i := range levels {
-			levels[i] = engine.Level{Price: engine.Price(r.i64()), Qty: engine.Qty(r.i64()), Count: int(r.i64())}
-		}
-		*side = levels
+		list(c, side, 24, func(c *coder, l *engine.Level) {
+			i64(c, &l.Price)
+			i64(c, &l.Qty)
+			i64(c, &l.Count)
+		})
 	}
 }

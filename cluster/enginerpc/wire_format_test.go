@@ -89,3 +89,25 @@ func TestWireFormat(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkCodec encodes and decodes each sample message once per op.
+func BenchmarkCodec(b *testing.B) {
+	for _, tc := range wireSamples() {
+		if tc.name != "command" && tc.name != "submit reply" && tc.name != "depth reply" {
+			continue
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			back := reflect.New(reflect.TypeOf(tc.msg).Elem()).Interface().(message)
+			b.ReportAllocs()
+			for b.Loop() {
+				data, err := codec{}.Marshal(tc.msg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := (codec{}).Unmarshal(data, back); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
