@@ -88,8 +88,15 @@ func concept(a va.Account) map[string]any {
 	}
 }
 
+// customer is a customer's accounts, and account a virtual account, for the generic
+// handlers of api.
+var (
+	customer = api.Resource{NotFound: customers.ErrNotFound}
+	account  = api.Resource{NotFound: va.ErrNotFound}
+)
+
 func (h *Routes) issue(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, customers.ErrNotFound)
+	t, id, ok := api.Target(ctx, customer.NotFound)
 	if !ok {
 		return
 	}
@@ -106,20 +113,11 @@ func (h *Routes) issue(ctx *fasthttp.RequestCtx) {
 }
 
 func (h *Routes) customerAccount(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, customers.ErrNotFound)
-	if !ok {
-		return
-	}
-	a, err := h.svc.CustomerAccount(api.Ctx(ctx), t, id)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.OK(ctx, issuing(a))
+	api.Get(ctx, customer, h.svc.CustomerAccount, issuing)
 }
 
 func (h *Routes) customerList(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, customers.ErrNotFound)
+	t, id, ok := api.Target(ctx, customer.NotFound)
 	if !ok {
 		return
 	}
@@ -181,18 +179,7 @@ func (h *Routes) listWith(ctx *fasthttp.RequestCtx, t payments.Tenant, cid *uuid
 	api.Array(ctx, out, &meta)
 }
 
-func (h *Routes) get(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, va.ErrNotFound)
-	if !ok {
-		return
-	}
-	a, err := h.svc.Get(api.Ctx(ctx), t, id)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.OK(ctx, concept(a))
-}
+func (h *Routes) get(ctx *fasthttp.RequestCtx) { api.Get(ctx, account, h.svc.Get, concept) }
 
 var issuingSchema = o.Named("CustomerVirtualAccount", o.Obj(map[string]o.Schema{
 	"id": o.UUID(""), "accountNumber": o.Str("10-digit NUBAN"), "bankName": o.Str(""), "accountName": o.Str("the customer's name"),
