@@ -157,15 +157,36 @@ func TestLiveThroughPaystack(t *testing.T) {
 	// The merchant's live webhook endpoint.
 	c.must(201, "POST", "/v1/webhooks/endpoints", m.LiveKey, map[string]any{"url": hookSrv.URL + "/hooks"}, nil)
 
-	// A customer with a permanent NGN virtual account, issued by Paystack. Tier 1 is set in
-	// the database here (tier 1 through Paystack end to end: TestLiveKYCThroughPaystack).
+	// A customer verified at TIER_1 through Paystack customer identification (the API's
+	// initiate with BVN and bank account, Paystack's customeridentification.success through
+	// the partner route; the failure case and its details: TestLiveKYCThroughPaystack), then
+	// a permanent NGN virtual account issued by Paystack.
 	var cust struct {
 		ID string `json:"id"`
 	}
 	c.must(201, "POST", "/v1/customers", m.LiveKey, map[string]any{"email": "ada@example.test", "first_name": "Ada", "last_name": "Lovelace"}, &cust)
-	if _, err := pool.Exec(context.Background(), `update customers set kyc_tier = 'TIER_1' where id = $1`, cust.ID); err != nil {
+	var kyc struct {
+		ID      string `json:"id"`
+		Status  string `json:"status"`
+		KYCTier string `json:"kyc_tier"`
+	}
+	c.must(201, "POST", "/v1/customers/"+cust.ID+"/kyc/initiate", m.LiveKey, map[string]any{"bvn": "22222222222",
+		"bank_account": map[string]any{"bank_code": "058", "account_number": "0123456789"}}, &kyc)
+	ids := ps.Identifications()
+	if len(ids) != 1 {
+		t.Fatalf("Paystack holds identifications %+v", ids)
+	}
+	idn, err := ps.FinishIdentification(ids[0].CustomerCode, true, "")
+	if err != nil {
 		t.Fatal(err)
 	}
+	if status, err := paystacktest.Deliver(ctx, http.DefaultClient, base+"/v1/partners/paystack/events", idn); err != nil || status != 200 {
+		t.Fatalf("customeridentification.success: %d %v", status, err)
+	}
+	eventually(t, "the customer is verified at TIER_1", func() bool {
+		c.must(200, "GET", "/v1/customers/"+cust.ID+"/verifications/"+kyc.ID, m.LiveKey, nil, &kyc)
+		return kyc.Status == "VERIFIED" && kyc.KYCTier == "TIER_1"
+	})
 	var va struct {
 		AccountNumber string `json:"accountNumber"`
 		BankName      string `json:"bankName"`
@@ -192,7 +213,7 @@ func TestLiveThroughPaystack(t *testing.T) {
 		t.Fatalf("unsigned notification: %d", status)
 	}
 	var stored int
-	if err := pool.QueryRow(ctx, `select count(*) from partner_events`).Scan(&stored); err != nil || stored != 0 {
+	if err := pool.QueryRow(ctx, `select count(*) from partner_events where body = $1`, n.Body).Scan(&stored); err != nil || stored != 0 {
 		t.Fatalf("refused notifications stored: %d %v", stored, err)
 	}
 	for range 2 { // Paystack delivers at least once
