@@ -150,7 +150,7 @@ func newInbound(cfg config, pool *pgxpool.Pool, ps *paystack.Client, envs provid
 	svc, err := partners.New(pool, partners.Config{Partners: partnerSet(cfg, ps), Jobs: inserter, Events: rec,
 		Deposits: deps, Onramps: ons, Offramps: ofs, Providers: envs, Logger: log, Verifications: cs,
 		Payouts:   map[string]partners.PayoutAdvancer{"payout": ofs.AdvancePayout, "transfer": tfs.Advance},
-		Reversals: payoutReversals(tfs)})
+		Reversals: payoutReversals(tfs, ofs)})
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"svc/payments/jobs"
 	"svc/payments/ledger"
 	"svc/payments/money"
+	"svc/payments/offramps"
 	"svc/payments/partners"
 	"svc/payments/providers"
 	"svc/payments/providers/paystack"
@@ -365,5 +366,75 @@ func TestMoneyForNoAccountIsRefundedThroughPaystack(t *testing.T) {
 	}
 	if r, _ = m.svc.RefundOf(ctx, rc.ID); r.Status != partners.RefundRefunded || len(m.ps.Refunds()) != 1 {
 		t.Fatalf("refunded: %+v", r)
+	}
+}
+
+func TestReversalOfASettledOfframpPayoutCreditsTheCustomer(t *testing.T) {
+	pool, _ := pgtest.New(t)
+	ctx := context.Background()
+	inserter, err := jobs.New(pool, jobs.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	envs := providers.Default(providers.SandboxConfig{})
+	rec := events.NewRecorder(inserter)
+	ofs := offramps.New(pool, offramps.Config{Providers: envs, Events: rec, Jobs: inserter})
+	svc, err := partners.New(pool, partners.Config{Partners: []partners.Partner{partners.SandboxBankPartner(secret)}, Jobs: inserter, Events: rec,
+		Providers: envs, Payouts: map[string]partners.PayoutAdvancer{"payout": ofs.AdvancePayout},
+		Reversals: map[string]partners.PayoutReverser{"payout": func(ctx context.Context, tx pgx.Tx, id uuid.UUID, reason string) (bool, error) {
+			return ofs.ReversePayoutTx(ctx, tx, id, reason)
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	merchant, customer, offramp, deposit, payout := uuid.New(), uuid.New(), uuid.New(), uuid.New(), uuid.New()
+	// A settled offramp deposit whose NGN payout settled (as the offramp's jobs leave them).
+	if _, err := pool.Exec(ctx, `insert into deposits (id, merchant_id, environment, type, status, offramp_id, customer_id, amount,
+		currency, settlement_mode, asset, chain, destination_address, price, settled_amount, tx_hash, payment_reference, created_at, updated_at, settled_at)
+		values ($1, $2, 'sandbox', 'CRYPTO_DEPOSIT', 'SETTLED', $3, $4, 10000000, 'USDT', 'NGN_PAYOUT', 'USDT', 'BASE', '0xabc', 159200, 10000000,
+			'0xhash', $5, now(), now(), now())`, deposit, merchant, offramp, customer, "offramp:"+offramp.String()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `insert into payouts (id, merchant_id, environment, source_type, source_id, deposit_id, customer_id,
+		amount, currency, status, bank_code, account_number, account_name, provider_reference, created_at, updated_at, settled_at)
+		values ($1, $2, 'sandbox', 'offramp', $3, $4, $5, 1592000, 'NGN', 'SETTLED', '058', '0123456789', 'ADA LOVELACE', 'sbx_po', now(), now(), now())`,
+		payout, merchant, offramp, deposit, customer); err != nil {
+		t.Fatal(err)
+	}
+	reversal := func(id string) partners.Result {
+		now := time.Now()
+		body, sig, _ := partners.SandboxNotification(secret, id, partners.TypePayoutReversed, now, partners.SandboxPayout{
+			Reference: "payout:" + payout.String(), ProviderReference: "sbx_po", Amount: 1_592_000, Currency: "NGN", At: stamp(now)})
+		rc, err := svc.Receive(ctx, partners.SandboxBank, incoming(body, sig))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := svc.Process(ctx, rc.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := reversal("prev_1"); res.Status != partners.Processed || !strings.Contains(res.Outcome, "credited back") {
+		t.Fatalf("%+v", res)
+	}
+	if res := reversal("prev_2"); res.Status != partners.Processed || !strings.Contains(res.Outcome, "already FAILED") {
+		t.Fatalf("second: %+v", res)
+	}
+	var pst, dst string
+	if err := pool.QueryRow(ctx, `select p.status, d.status from payouts p join deposits d on d.id = p.deposit_id where p.id = $1`, payout).Scan(&pst, &dst); err != nil ||
+		pst != "FAILED" || dst != "FAILED" {
+		t.Fatalf("payout %s deposit %s %v", pst, dst, err)
+	}
+	bs, err := ledger.OwnerBalances(ctx, pool, merchant, "sandbox", ledger.OwnerCustomer, customer)
+	if err != nil || len(bs) != 1 || bs[0].Amount != money.New(money.NGN, 1_592_000) || bs[0].Account.Purpose != ledger.Available {
+		t.Fatalf("customer balances %+v %v", bs, err)
+	}
+	var credited int
+	if err := pool.QueryRow(ctx, `select count(*) from events where type = 'customer.balance.credited' and merchant_id = $1`, merchant).Scan(&credited); err != nil || credited != 1 {
+		t.Fatalf("customer.balance.credited %d %v", credited, err)
+	}
+	if v, err := ledger.Verify(ctx, pool); err != nil || len(v) != 0 {
+		t.Fatalf("ledger verify: %v %v", v, err)
 	}
 }

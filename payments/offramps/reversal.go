@@ -1,0 +1,68 @@
+package offramps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"svc/payments/events"
+	"svc/payments/ledger"
+	"svc/payments/money"
+)
+
+// ErrPayoutNotSettled: the payout is still PROCESSING, so there is no settlement to reverse.
+var ErrPayoutNotSettled = errors.New("offramps: the payout is not settled: nothing to reverse")
+
+// ReversePayoutTx applies the bank's reversal of a SETTLED offramp payout (the NGN reached
+// the bank and came back; issue 19), in the caller's transaction, as a failed payout ends:
+// the payout and its deposit end FAILED ("reversed by the bank after settlement: <reason>"),
+// the NGN is credited to the customer's available balance in full ("payout:<id>:reversal",
+// system external -> customer available) and customer.balance.credited is recorded with the
+// reason. applied is false for a payout already FAILED (nothing to do).
+//
+// Errors: ErrNotFound, ErrPayoutNotSettled (still PROCESSING), the database's.
+func (s *Service) ReversePayoutTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, reason string) (applied bool, err error) {
+	why := "reversed by the bank after settlement"
+	if reason != "" {
+		why += ": " + reason
+	}
+	now := s.stamp()
+	p, err := scanPayout(tx.QueryRow(ctx, `update payouts set status = 'FAILED', updated_at = $2, failure_reason = $3
+		where id = $1 and status = 'SETTLED' returning `+payoutCols, id, now, why))
+	if errors.Is(err, ErrNotFound) {
+		p, err = scanPayout(tx.QueryRow(ctx, `select `+payoutCols+` from payouts where id = $1`, id))
+		switch {
+		case err != nil:
+			return false, err
+		case p.Status == PayoutFailed:
+			return false, nil
+		}
+		return false, ErrPayoutNotSettled
+	}
+	if err != nil {
+		return false, fmt.Errorf("offramps: reverse payout: %w", err)
+	}
+	t := p.Tenant
+	acct := ledger.Customer(p.CustomerID, ledger.Available)
+	posted, err := ledger.Post(ctx, tx, ledger.Transaction{MerchantID: t.MerchantID, Environment: t.Environment,
+		Reference: "payout:" + p.ID.String() + ":reversal", Kind: "payout.reversal", Description: "NGN payout to " + p.Bank.AccountNumber + " " + why,
+		Postings: ledger.Move(ledger.System(ledger.External), acct, p.Amount),
+		Metadata: map[string]string{"payout_id": p.ID.String(), "provider_reference": p.ProviderReference}})
+	if err != nil {
+		return false, err
+	}
+	if _, err := tx.Exec(ctx, `update deposits set status = 'FAILED', updated_at = $2, settled_at = null, failure_reason = $3
+		where id = $1`, p.DepositID, now, why); err != nil {
+		return false, fmt.Errorf("offramps: deposit: %w", err)
+	}
+	bal, _ := posted.Find(acct, money.NGN)
+	depID := p.DepositID.String()
+	_, err = s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.CustomerBalanceCredited, events.CustomerBalance{
+		CustomerID: p.CustomerID.String(), Asset: "NGN", Amount: p.Amount.String(), Balance: bal.Amount.String(),
+		DepositID: &depID, Reason: &why,
+	})
+	return err == nil, err
+}
