@@ -37,14 +37,7 @@ func Get[T, J any](ctx *fasthttp.RequestCtx, r Resource, get func(context.Contex
 	if !ok {
 		return
 	}
-	c, cancel := r.Context(ctx)
-	defer cancel()
-	v, err := get(c, t, id)
-	if err != nil {
-		Fail(ctx, err)
-		return
-	}
-	OK(ctx, out(v))
+	answer(ctx, r, OK, func(c context.Context) (T, error) { return get(c, t, id) }, out)
 }
 
 // Create answers the creation of a record: the caller's tenant (401), the JSON body decoded
@@ -60,14 +53,7 @@ func Create[B, T, J any](ctx *fasthttp.RequestCtx, r Resource, create func(conte
 		Fail(ctx, err)
 		return
 	}
-	c, cancel := r.Context(ctx)
-	defer cancel()
-	v, err := create(c, t, b)
-	if err != nil {
-		Fail(ctx, err)
-		return
-	}
-	Created(ctx, out(v))
+	answer(ctx, r, Created, func(c context.Context) (T, error) { return create(c, t, b) }, out)
 }
 
 // Update answers a change of one record: Target (401, or r.NotFound), the JSON body decoded
@@ -83,14 +69,7 @@ func Update[B, T, J any](ctx *fasthttp.RequestCtx, r Resource, update func(conte
 		Fail(ctx, err)
 		return
 	}
-	c, cancel := r.Context(ctx)
-	defer cancel()
-	v, err := update(c, t, id, b)
-	if err != nil {
-		Fail(ctx, err)
-		return
-	}
-	OK(ctx, out(v))
+	answer(ctx, r, OK, func(c context.Context) (T, error) { return update(c, t, id, b) }, out)
 }
 
 // Delete answers the deletion of one record: Target (401, or r.NotFound), del under r's
@@ -100,13 +79,22 @@ func Delete(ctx *fasthttp.RequestCtx, r Resource, del func(context.Context, paym
 	if !ok {
 		return
 	}
+	answer(ctx, r, func(ctx *fasthttp.RequestCtx, data any) { Message(ctx, data, message) },
+		func(c context.Context) (uuid.UUID, error) { return id, del(c, t, id) },
+		func(id uuid.UUID) map[string]string { return map[string]string{"id": id.String()} })
+}
+
+// answer runs call under r's context and writes its result rendered by out with write, or
+// its error.
+func answer[T, J any](ctx *fasthttp.RequestCtx, r Resource, write func(*fasthttp.RequestCtx, any), call func(context.Context) (T, error), out func(T) J) {
 	c, cancel := r.Context(ctx)
 	defer cancel()
-	if err := del(c, t, id); err != nil {
+	v, err := call(c)
+	if err != nil {
 		Fail(ctx, err)
 		return
 	}
-	Message(ctx, map[string]string{"id": id.String()}, message)
+	write(ctx, out(v))
 }
 
 // Listing is the checked request of a page-based list filtered by status.
