@@ -1,6 +1,9 @@
 package ws
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // TestPushBookConflatesOldest checks that a lagging connection's unsent diffs and
 // snapshots of one book give way to the newest snapshot, while other channels' frames and
@@ -66,4 +69,82 @@ func TestPushBookConflatesOldest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPushBookBuildsTheSnapshotUnlocked: the snapshot (which encodes the whole book) is
+// built without the connection's lock, so its writer and readers go on meanwhile; what
+// happened to the queue during the build decides what is queued.
+func TestPushBookBuildsTheSnapshotUnlocked(t *testing.T) {
+	a := &symbolState{}
+	diff := func(name string) *frame { f := textFrame([]byte(name)); f.book = a; return f }
+	setup := func() *conn {
+		c := &conn{srv: NewServer(Config{ConflateAt: 2, QueueLen: 16}), scheduled: true}
+		for _, n := range []string{"a1", "a2", "a3"} {
+			f := diff(n)
+			c.q = append(c.q, f)
+			c.qBytes += len(f.b)
+		}
+		return c
+	}
+	names := func(c *conn) (out []string) {
+		for _, f := range c.q {
+			out = append(out, string(f.b[2:]))
+		}
+		return out
+	}
+
+	t.Run("the lock is free while the snapshot is built", func(t *testing.T) {
+		c := setup()
+		_, lagging, dropped := c.pushBook(diff("a9"), func() *frame {
+			if !c.mu.TryLock() {
+				t.Error("snapshot built under the connection's lock")
+			} else {
+				c.mu.Unlock()
+			}
+			return diff("snap")
+		})
+		if lagging || dropped != 3 || fmt.Sprint(names(c)) != "[snap]" {
+			t.Fatalf("lagging %v dropped %d queue %v", lagging, dropped, names(c))
+		}
+	})
+
+	t.Run("the writer drained the queue meanwhile: the diff is queued", func(t *testing.T) {
+		c := setup()
+		_, lagging, dropped := c.pushBook(diff("a9"), func() *frame {
+			c.mu.Lock() // as flush does once a writev returned
+			clear(c.q)
+			c.q, c.qBytes = c.q[:0], 0
+			c.mu.Unlock()
+			return diff("snap")
+		})
+		if lagging || dropped != 0 || fmt.Sprint(names(c)) != "[a9]" {
+			t.Fatalf("lagging %v dropped %d queue %v", lagging, dropped, names(c))
+		}
+	})
+
+	t.Run("a writev took the frames in flight meanwhile: only the others are dropped", func(t *testing.T) {
+		c := setup()
+		_, lagging, dropped := c.pushBook(diff("a9"), func() *frame {
+			c.mu.Lock()
+			c.writing, c.inflight = true, 2
+			c.mu.Unlock()
+			return diff("snap")
+		})
+		if lagging || dropped != 1 || fmt.Sprint(names(c)) != "[a1 a2 snap]" {
+			t.Fatalf("lagging %v dropped %d queue %v", lagging, dropped, names(c))
+		}
+	})
+
+	t.Run("closed meanwhile: nothing queued", func(t *testing.T) {
+		c := setup()
+		sched, lagging, dropped := c.pushBook(diff("a9"), func() *frame {
+			c.mu.Lock()
+			c.closing = true
+			c.mu.Unlock()
+			return diff("snap")
+		})
+		if sched || lagging || dropped != 0 || len(c.q) != 3 {
+			t.Fatalf("sched %v lagging %v dropped %d queue %v", sched, lagging, dropped, names(c))
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -78,6 +79,9 @@ func (c *conn) push(f *frame) bool {
 // f's place: the reader gets the newest book, not the oldest diffs. It reports how many
 // frames were dropped; lagging when there was none to drop (all in flight): f is not
 // queued then, and the caller sends a snapshot once the queue is below the mark.
+//
+// snap encodes the whole book, so it runs without c.mu (the connection's writer and
+// readers are not held up meanwhile); the queue is then looked at again, as it is now.
 func (c *conn) pushBook(f *frame, snap func() *frame) (sched, lagging bool, dropped int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -85,13 +89,26 @@ func (c *conn) pushBook(f *frame, snap func() *frame) (sched, lagging bool, drop
 		return false, false, 0
 	}
 	cfg := &c.srv.cfg
-	if snap != nil && len(c.q) >= cfg.ConflateAt {
+	var snapshot *frame
+	for snap != nil && len(c.q) >= cfg.ConflateAt {
 		keep := 0
 		if c.off > 0 {
 			keep = 1 // a frame half written must be finished, or the stream is corrupt
 		}
 		if c.writing {
 			keep = max(keep, c.inflight) // frames a writev is carrying right now stay until it returns
+		}
+		if !slices.ContainsFunc(c.q[keep:], func(g *frame) bool { return g.book == f.book }) {
+			return false, true, 0
+		}
+		if snapshot == nil {
+			c.mu.Unlock()
+			snapshot = snap()
+			c.mu.Lock()
+			if c.closing || c.done {
+				return false, false, 0
+			}
+			continue // the writer may have sent frames meanwhile: decide again
 		}
 		n := keep
 		for _, g := range c.q[keep:] {
@@ -102,13 +119,11 @@ func (c *conn) pushBook(f *frame, snap func() *frame) (sched, lagging bool, drop
 			c.q[n] = g
 			n++
 		}
-		if n == len(c.q) {
-			return false, true, 0
-		}
 		dropped = len(c.q) - n
 		clear(c.q[n:])
 		c.q = c.q[:n]
-		f = snap()
+		f = snapshot
+		break
 	}
 	if len(c.q) >= cfg.QueueLen || c.qBytes+len(f.b) > cfg.QueueBytes {
 		c.srv.slow.Add(1)
