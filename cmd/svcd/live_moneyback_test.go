@@ -27,7 +27,7 @@ import (
 // an NGN transfer settled by transfer.success and then reversed by the bank
 // (transfer.reversed) ends FAILED with the merchant's USDT credited back and transfer.failed
 // delivered; money into a dedicated account no onramp holds is refunded through Paystack's
-// Refund API by the durable job; and a merchant's sandbox funding credit is told to the merchant
+// Refund API by the durable job and recorded REFUNDED on refund.processed; and a merchant's sandbox funding credit is told to the merchant
 // (merchant.balance.credited). The ledger verifies clean after all of it.
 func TestLiveMoneyComesBackThroughPaystack(t *testing.T) {
 	pool, dbURL := pgtest.New(t)
@@ -158,6 +158,19 @@ func TestLiveMoneyComesBackThroughPaystack(t *testing.T) {
 	})
 	if status != "REJECTED" || !strings.Contains(outcome, "returns it to the sender") {
 		t.Fatalf("stored notification %s: %s", status, outcome)
+	}
+	processed, err := ps.FinishRefund(ps.Refunds()[0].Reference, "processed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliver("refund.processed", processed)
+	eventually(t, "the refund is REFUNDED", func() bool {
+		_ = pool.QueryRow(ctx, `select r.status from partner_events e join partner_refunds r on r.partner_event_id = e.id
+			where e.body = $1`, stray.Body).Scan(&refund)
+		return refund == "REFUNDED"
+	})
+	if len(ps.Refunds()) != 1 {
+		t.Fatalf("Paystack made %d refunds", len(ps.Refunds()))
 	}
 
 	// 3. The merchant's sandbox funding address credited: merchant.balance.credited.

@@ -22,7 +22,8 @@ func PaystackPartner(c *paystack.Client) Partner {
 			case err != nil:
 				return Notification{}, err
 			}
-			return Notification{EventID: ev.ID, Type: ev.Type, Inbound: ev.Inbound, Payout: ev.Payout, Identity: ev.Identity}, nil
+			return Notification{EventID: ev.ID, Type: ev.Type, Inbound: ev.Inbound, Payout: ev.Payout, Identity: ev.Identity,
+				Refund: ev.Refund}, nil
 		})}
 }
 

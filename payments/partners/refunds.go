@@ -67,6 +67,29 @@ func (s *Service) giveBack(ctx context.Context, tx pgx.Tx, eventRow uuid.UUID, p
 	return "refund " + id.String() + " returns it to the sender", nil
 }
 
+// refundNotice applies a partner's word that a refund changed state: the refund of that
+// inbound payment (if it is one of ours) takes its next step at once, which asks the partner
+// (the API is the record, the notification only a prompt).
+func (s *Service) refundNotice(ctx context.Context, id uuid.UUID, p Partner, n providers.RefundNotice) (Result, error) {
+	var rid uuid.UUID
+	err := s.pool.QueryRow(ctx, `select id from partner_refunds where provider = $1 and provider_reference = $2
+		order by created_at desc limit 1`, p.Name, n.ProviderReference).Scan(&rid)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s.settle(ctx, id, Result{Status: Ignored, Outcome: "not a refund of ours (charge " + n.ProviderReference + ")"})
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("partners: find the refund: %w", err)
+	}
+	if _, err := s.AdvanceRefund(ctx, rid); err != nil {
+		return Result{}, err
+	}
+	r, err := scanRefund(s.pool.QueryRow(ctx, `select `+refundCols+` from partner_refunds where id = $1`, rid))
+	if err != nil {
+		return Result{}, fmt.Errorf("partners: load refund %s: %w", rid, err)
+	}
+	return s.settle(ctx, id, Result{Status: Processed, Outcome: fmt.Sprintf("refund %s (%s notified): %s", rid, n.Status, r.Status)})
+}
+
 // RefundRecord is one refund as recorded (for the operator and tests).
 type RefundRecord struct {
 	ID                uuid.UUID

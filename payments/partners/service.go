@@ -180,7 +180,7 @@ func (s *Service) Receive(ctx context.Context, provider string, in Incoming) (Re
 		s.log.Error("partner notification signed but unreadable: stored for the operator", "provider", provider, "error", err)
 	case err != nil:
 		return Receipt{}, err
-	case n.Inbound == nil && n.Payout == nil && n.Crypto == nil && n.Identity == nil:
+	case n.Inbound == nil && n.Payout == nil && n.Crypto == nil && n.Identity == nil && n.Refund == nil:
 		status = Ignored
 	}
 	if n.EventID == "" {
@@ -321,6 +321,8 @@ func (s *Service) Process(ctx context.Context, id uuid.UUID) (Result, error) {
 		return s.crypto(ctx, id, p, *n.Crypto)
 	case n.Identity != nil:
 		return s.identity(ctx, id, p, *n.Identity)
+	case n.Refund != nil:
+		return s.refundNotice(ctx, id, p, *n.Refund)
 	}
 	return s.settle(ctx, id, Result{Status: Ignored, Outcome: "nothing to do for " + r.eventType})
 }

@@ -53,6 +53,8 @@ type Notification struct {
 	Crypto *CryptoDeposit
 	// Identity is a KYC partner's answer to a customer identification.
 	Identity *providers.IdentityOutcome
+	// Refund says a refund we asked for changed state (a hint: the refund job asks again).
+	Refund *providers.RefundNotice
 	// Flag holds the deposit for compliance review (sandbox notifications only:
 	// should_flag of the simulation).
 	Flag bool

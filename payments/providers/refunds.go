@@ -29,3 +29,11 @@ type RefundResult struct {
 	ProviderReference string // the partner's id of the refund
 	FailureReason     string // RefundFailed only
 }
+
+// RefundNotice is a partner's notification that a refund changed state. It is a hint, not
+// the record: the refund job asks the partner again (RefundResult) before recording anything.
+type RefundNotice struct {
+	EventID           string // the partner's id of this notification: the idempotency key
+	ProviderReference string // the refunded inbound payment's reference (RefundRequest.ProviderReference)
+	Status            string // as the partner names it, e.g. "processed"
+}

@@ -37,6 +37,9 @@ const (
 	EventTransferSuccess  = "transfer.success"
 	EventTransferFailed   = "transfer.failed"
 	EventTransferReversed = "transfer.reversed"
+	// Refund events (refund.pending, refund.processing, refund.processed, refund.failed,
+	// refund.needs-attention) share this prefix.
+	EventRefundPrefix = "refund."
 )
 
 // Event is one verified Paystack notification.
@@ -52,6 +55,8 @@ type Event struct {
 	// Identity is set for customeridentification.success and customeridentification.failed:
 	// the answer to Identify.
 	Identity *providers.IdentityOutcome
+	// Refund is set for refund.*: a refund made by Refund changed state (ask Refund again).
+	Refund *providers.RefundNotice
 }
 
 // VerifySignature checks that signature (the x-paystack-signature header: hex HMAC-SHA512
@@ -196,6 +201,21 @@ func parseEvent(secret, signature string, body []byte, bankCodes map[string]stri
 			return Event{}, err
 		}
 		ev.ID, ev.Identity = id, out
+	case EventRefundPrefix + "pending", EventRefundPrefix + "processing", EventRefundPrefix + "processed",
+		EventRefundPrefix + "failed", EventRefundPrefix + "needs-attention":
+		var d struct {
+			TransactionReference json.RawMessage `json:"transaction_reference"` // a string (or a number)
+		}
+		if err := strictUnmarshal(w.Data, &d); err != nil {
+			return Event{}, malformed("%s data: %v", w.Event, err)
+		}
+		ref := strings.Trim(strings.TrimSpace(string(d.TransactionReference)), `"`)
+		if ref == "" || ref == "null" || strings.ContainsAny(ref, `\/?#% `) {
+			return Event{}, malformed("%s without a usable transaction_reference", w.Event)
+		}
+		ev.ID = w.Event + ":" + ref
+		ev.Refund = &providers.RefundNotice{EventID: ev.ID, ProviderReference: ref,
+			Status: strings.TrimPrefix(w.Event, EventRefundPrefix)}
 	default:
 		var d struct {
 			ID json.Number `json:"id"`

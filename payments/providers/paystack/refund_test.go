@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"svc/payments/providers"
@@ -58,8 +59,17 @@ func TestRefund(t *testing.T) {
 		}
 	})
 	t.Run("processed", func(t *testing.T) {
-		if err := srv.FinishRefund(charge, "processed"); err != nil {
+		n, err := srv.FinishRefund(charge, "processed")
+		if err != nil {
 			t.Fatal(err)
+		}
+		ev, err := c.ParseEvent(n.Signature, n.Body)
+		if err != nil || ev.Refund == nil || ev.Refund.ProviderReference != charge || ev.Refund.Status != "processed" ||
+			ev.ID != "refund.processed:"+charge {
+			t.Fatalf("refund.processed parsed %+v %+v %v", ev, ev.Refund, err)
+		}
+		if _, err := c.ParseEvent(n.Signature, []byte(strings.Replace(string(n.Body), charge, "other", 1))); !errors.Is(err, paystack.ErrBadSignature) {
+			t.Fatalf("altered refund notification: %v", err)
 		}
 		done, err := c.Refund(ctx, req)
 		if err != nil || done.Status != providers.RefundProcessed || done.ProviderReference != res.ProviderReference {

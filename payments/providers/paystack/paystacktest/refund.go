@@ -34,26 +34,32 @@ func (s *Server) Refunds() []Refund {
 }
 
 // FinishRefund moves the refund of the charge under reference to status ("processed" or
-// "failed"; a failed refund gives the amount back to the balance).
-func (s *Server) FinishRefund(reference, status string) error {
+// "failed"; a failed refund gives the amount back to the balance) and returns its signed
+// refund.<status> notification, in the shape of Paystack's documentation.
+func (s *Server) FinishRefund(reference, status string) (Notification, error) {
 	if status != "processed" && status != "failed" {
-		return fmt.Errorf("paystacktest: a refund finishes processed or failed, not %q", status)
+		return Notification{}, fmt.Errorf("paystacktest: a refund finishes processed or failed, not %q", status)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range s.refunds {
-		if r.Reference == reference {
-			if status == "failed" && r.Status != "failed" {
-				s.balance += r.Amount
-			}
-			r.Status, r.UpdatedAt = status, s.now()
-			if status == "processed" {
-				r.DeductedAmount = r.Amount
-			}
-			return nil
+		if r.Reference != reference {
+			continue
 		}
+		if status == "failed" && r.Status != "failed" {
+			s.balance += r.Amount
+		}
+		r.Status, r.UpdatedAt = status, s.now()
+		if status == "processed" {
+			r.DeductedAmount = r.Amount
+		}
+		return s.sign("refund."+status, map[string]any{
+			"status": status, "transaction_reference": r.Reference, "refund_reference": fmt.Sprintf("RF_%010d", r.ID),
+			"amount": r.Amount, "currency": "NGN", "processor": "test", "integration": 100043, "domain": "test",
+			"customer": map[string]any{"first_name": nil, "last_name": nil, "email": "payer@example.com"},
+		}), nil
 	}
-	return fmt.Errorf("paystacktest: no refund of charge %q", reference)
+	return Notification{}, fmt.Errorf("paystacktest: no refund of charge %q", reference)
 }
 
 // chargeByKey finds a charge by reference or id (Paystack takes either). Locked by the caller.
