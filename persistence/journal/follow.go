@@ -12,18 +12,22 @@ import "context"
 // messages appended since the last call (OpenKafka scanned the tail), carrying the fencing
 // rule across calls, so a deposed writer's record that lands after a newer fence is dropped
 // however many polls later it arrives. With nothing new a call costs one offsets request.
-// A failed call drops the connection; the next one dials again and continues where the
-// last one stopped.
+// If the kept connection fails, the call dials again once; a call that still fails drops
+// the connection, and the next one dials again and continues where the last one stopped.
 func (j *Kafka) Refresh(ctx context.Context) (uint64, error) {
 	if !j.opts.ReadOnly {
 		return j.LastOffset(), nil
 	}
+	reused := j.tail.conn != nil
 	last, err := j.refreshTail(ctx)
+	if err != nil && reused && ctx.Err() == nil {
+		// The kept connection may have gone stale (the broker closed it, or the partition's
+		// leader moved): try once more on a new one before reporting a failure.
+		j.dropTailConn()
+		last, err = j.refreshTail(ctx)
+	}
 	if err != nil {
-		if j.tail.conn != nil {
-			j.tail.conn.Close()
-			j.tail.conn = nil
-		}
+		j.dropTailConn()
 		return j.LastOffset(), err
 	}
 	for {
@@ -65,4 +69,11 @@ func (j *Kafka) refreshTail(ctx context.Context) (uint64, error) {
 		return 0, err
 	}
 	return j.tail.last, nil
+}
+
+func (j *Kafka) dropTailConn() {
+	if j.tail.conn != nil {
+		j.tail.conn.Close()
+		j.tail.conn = nil
+	}
 }

@@ -156,9 +156,9 @@ func TestKafkaRefreshKeepsTheFence(t *testing.T) {
 	}
 }
 
-// TestKafkaRefreshRecovers: a Refresh that fails (a cancelled context, a dropped
-// connection) returns the last offset known and an error; the next one dials again and
-// continues.
+// TestKafkaRefreshRecovers: a Refresh that fails (a cancelled context) returns the last
+// offset known and an error, and the next one continues; a kept connection that broke is
+// replaced within the call.
 func TestKafkaRefreshRecovers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kfake cluster")
@@ -186,17 +186,30 @@ func TestKafkaRefreshRecovers(t *testing.T) {
 	if last, err := r.Refresh(ctx); err != nil || last != 4 {
 		t.Fatalf("Refresh after the failure = %d, %v", last, err)
 	}
-	// The kept connection breaks (a broker restart): one failed poll, then it dials again.
-	r.tail.conn.Close()
-	if last, err := r.Refresh(ctx); err == nil || last != 4 {
-		t.Fatalf("Refresh on a closed connection = %d, %v", last, err)
-	}
-	if r.tail.conn != nil {
-		t.Fatal("the broken connection was kept")
-	}
+	// The kept connection breaks (the broker closed it, or the leader moved): the poll dials
+	// again at once and does not fail.
+	broken := r.tail.conn
+	broken.Close()
 	mustAppend(t, w, batchOf(5, 1))
 	if last, err := r.Refresh(ctx); err != nil || last != 5 {
 		t.Fatalf("Refresh after the dropped connection = %d, %v", last, err)
 	}
+	if r.tail.conn == nil || r.tail.conn == broken {
+		t.Fatal("the broken connection was not replaced")
+	}
 	checkPayloads(t, readAll(t, r, 1), 1, 5)
+
+	// The broker gone: the poll fails promptly and keeps the offset.
+	w.Close()
+	c.Close()
+	start := time.Now()
+	if last, err := r.Refresh(ctx); err == nil || last != 5 {
+		t.Fatalf("Refresh without a broker = %d, %v", last, err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("Refresh without a broker took %v (Timeout 1s)", d)
+	}
+	if r.tail.conn != nil {
+		t.Fatal("a failed poll kept its connection")
+	}
 }

@@ -628,10 +628,7 @@ func (j *Kafka) Close() error {
 	}
 	err := j.w.Close()
 	j.tr.CloseIdleConnections()
-	if j.tail.conn != nil {
-		j.tail.conn.Close()
-		j.tail.conn = nil
-	}
+	j.dropTailConn()
 	return err
 }
 
