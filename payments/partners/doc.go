@@ -12,8 +12,14 @@
 //     transfer is advanced, which asks the bank for the payout's state by our reference
 //     (the API is the record) and settles or fails it;
 //   - crypto confirmed at one of our deposit addresses (sandbox-custody format): a merchant
-//     funding address credits the merchant's balance, a customer's funding address credits
-//     the customer and completes the open funding request it matches.
+//     funding address credits the merchant's balance (merchant.balance.credited), a
+//     customer's funding address credits the customer and completes the open funding
+//     request it matches;
+//   - money that comes back: a payout the bank reverses after it settled is confirmed with
+//     the partner's API (PayoutConfirmer) and credited back by its reverser
+//     (Config.Reversals); money for an unknown or inactive account is recorded in
+//     partner_refunds and returned to its sender by the refund job (Refunder,
+//     AdvanceRefund), which a partner's refund notification prompts.
 //
 // The sandbox's simulate operations emit the same notifications (a sandbox bank and a
 // sandbox custody signing with the sandbox secret) and go through the same intake and
