@@ -173,6 +173,39 @@ func TestLiveMoneyComesBackThroughPaystack(t *testing.T) {
 		t.Fatalf("Paystack made %d refunds", len(ps.Refunds()))
 	}
 
+	// 2b. A second payment into a TEMPORARY onramp already paid (INACTIVE): refunded too,
+	// recorded against the merchant and the onramp.
+	var on struct {
+		ID            string `json:"id"`
+		AccountNumber string `json:"accountNumber"`
+	}
+	c.must(201, "POST", "/v1/payments/onramps", m.LiveKey, map[string]any{"type": "TEMPORARY", "amount": "20000"}, &on)
+	paid, err := ps.Charge(on.AccountNumber, 2_000_000, paystacktest.Sender{Name: "ADA LOVELACE"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliver("charge.success into the onramp", paid)
+	var onStatus string
+	eventually(t, "the onramp's deposit is received", func() bool {
+		_ = pool.QueryRow(ctx, `select status from partner_events where body = $1`, paid.Body).Scan(&onStatus)
+		return onStatus == "PROCESSED"
+	})
+	again, err := ps.Charge(on.AccountNumber, 2_000_000, paystacktest.Sender{Name: "ADA LOVELACE"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliver("charge.success into the paid onramp", again)
+	var refundMerchant, refundOnramp string
+	eventually(t, "the second payment is refunded against the merchant's onramp", func() bool {
+		_ = pool.QueryRow(ctx, `select r.merchant_id::text, r.onramp_id::text from partner_events e
+			join partner_refunds r on r.partner_event_id = e.id where e.body = $1`, again.Body).Scan(&refundMerchant, &refundOnramp)
+		return refundOnramp == on.ID
+	})
+	if refundMerchant != m.ID.String() {
+		t.Fatalf("refund of the inactive onramp's money recorded for merchant %s", refundMerchant)
+	}
+	eventually(t, "Paystack holds the second refund", func() bool { return len(ps.Refunds()) == 2 })
+
 	// 3. The merchant's sandbox funding address credited: merchant.balance.credited.
 	var funding struct {
 		Addresses []struct {
