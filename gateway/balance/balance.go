@@ -67,12 +67,15 @@ type BalanceJSON struct {
 	Assets    []AssetBalanceJSON `json:"other_assets"`
 }
 
+// reads bounds the reads of the balance and its transfers, for the generic handlers of api.
+var reads = api.Resource{Timeout: 10 * time.Second}
+
 func (rs *Routes) balance(ctx *fasthttp.RequestCtx) {
 	t, ok := api.Tenant(ctx)
 	if !ok {
 		return
 	}
-	c, cancel := api.ContextTimeout(ctx, 10*time.Second)
+	c, cancel := reads.Context(ctx)
 	defer cancel()
 	b, err := rs.svc.Balance(c, t)
 	if err != nil {
@@ -95,7 +98,7 @@ func (rs *Routes) funding(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	c, cancel := api.ContextTimeout(ctx, 10*time.Second)
+	c, cancel := reads.Context(ctx)
 	defer cancel()
 	addrs, err := rs.svc.Funding(c, t)
 	if err != nil {
@@ -212,31 +215,9 @@ func errText(err error) string {
 }
 
 func (rs *Routes) transfers(ctx *fasthttp.RequestCtx) {
-	t, ok := api.Tenant(ctx)
-	if !ok {
-		return
-	}
-	pg, err := api.Paging(ctx, "limit", 20, 100)
-	var v api.Validator
-	status := string(ctx.QueryArgs().Peek("status"))
-	if status != "" {
-		v.OneOf("status", status, pb.Pending, pb.Completed, pb.Failed)
-	}
-	if err == nil {
-		err = v.Err()
-	}
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	c, cancel := api.ContextTimeout(ctx, 10*time.Second)
-	defer cancel()
-	trs, total, err := rs.svc.ListTransfers(c, t, pb.Filter{Status: status, Page: pg.Page, Limit: pg.Limit})
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.PageOf(ctx, trs, transferOut, pg.Meta(total))
+	api.ListPage(ctx, reads, func(c context.Context, q api.Listing) ([]pb.Transfer, int64, error) {
+		return rs.svc.ListTransfers(c, q.Tenant, pb.Filter{Status: q.Status, Page: q.Page, Limit: q.Limit})
+	}, transferOut, pb.Pending, pb.Completed, pb.Failed)
 }
 
 // Docs documents every route.
