@@ -136,16 +136,18 @@ type createBody struct {
 	Reference  string          `json:"reference"`
 }
 
+// out renders an onramp as of the service's now.
+func (rs *Routes) out(o onramps.Onramp) OnrampJSON { return Out(o, rs.svc.Now()) }
+
+// writes bounds the creation of an onramp (a quote, a bank partner), for api.Create.
+var writes = api.Resource{Timeout: 30 * time.Second}
+
 func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
-	t, ok := api.Tenant(ctx)
-	if !ok {
-		return
-	}
-	var b createBody
-	if err := api.Decode(ctx, &b); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
+	api.Create(ctx, writes, rs.createChecked, rs.out)
+}
+
+// createChecked checks the body field by field (400 naming every bad field), then creates.
+func (rs *Routes) createChecked(c context.Context, t payments.Tenant, b createBody) (onramps.Onramp, error) {
 	var v api.Validator
 	in := onramps.CreateInput{Type: b.Type, Reference: b.Reference}
 	if v.Required("type", b.Type) {
@@ -199,69 +201,25 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 	}
 	v.Length("reference", b.Reference, 0, 200)
 	if err := v.Err(); err != nil {
-		api.Fail(ctx, err)
-		return
+		return onramps.Onramp{}, err
 	}
-	c, cancel := api.ContextTimeout(ctx, 30*time.Second)
-	defer cancel()
-	o, err := rs.svc.Create(c, t, in)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.Created(ctx, Out(o, rs.svc.Now()))
+	return rs.svc.Create(c, t, in)
 }
 
+// onramp is the onramps resource (reads bounded to 10 s) for the generic handlers of api.
+var onramp = api.Resource{NotFound: onramps.ErrNotFound, Timeout: 10 * time.Second}
+
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	t, ok := api.Tenant(ctx)
-	if !ok {
-		return
-	}
-	id, ok := api.PathUUID(ctx, "id", onramps.ErrNotFound)
-	if !ok {
-		return
-	}
-	c, cancel := api.ContextTimeout(ctx, 10*time.Second)
-	defer cancel()
-	o, err := rs.svc.Get(c, t, id)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.OK(ctx, Out(o, rs.svc.Now()))
+	api.Get(ctx, onramp, rs.svc.Get, rs.out)
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
-	t, ok := api.Tenant(ctx)
-	if !ok {
-		return
-	}
-	pg, err := api.Paging(ctx, "limit", 20, 100)
-	var v api.Validator
-	status := string(ctx.QueryArgs().Peek("status"))
-	if status != "" {
-		v.OneOf("status", status, onramps.Active, onramps.Expired, onramps.Inactive)
-	}
-	if err == nil {
-		err = v.Err()
-	}
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	c, cancel := api.ContextTimeout(ctx, 10*time.Second)
-	defer cancel()
-	os, total, err := rs.svc.List(c, t, onramps.Filter{Status: status, Page: pg.Page, Limit: pg.Limit})
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	now := rs.svc.Now()
-	items := make([]OnrampJSON, len(os))
-	for i, o := range os {
-		items[i] = Out(o, now)
-	}
-	api.Page(ctx, items, pg.Meta(total))
+	var now time.Time // one clock reading for the page, taken after the query
+	api.ListPage(ctx, onramp, func(c context.Context, q api.Listing) ([]onramps.Onramp, int64, error) {
+		os, total, err := rs.svc.List(c, q.Tenant, onramps.Filter{Status: q.Status, Page: q.Page, Limit: q.Limit})
+		now = rs.svc.Now()
+		return os, total, err
+	}, func(o onramps.Onramp) OnrampJSON { return Out(o, now) }, onramps.Active, onramps.Expired, onramps.Inactive)
 }
 
 // OnrampSchema documents OnrampJSON.
