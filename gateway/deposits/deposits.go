@@ -107,28 +107,26 @@ func (rs *Routes) simulate(ctx *fasthttp.RequestCtx) {
 	api.Created(ctx, shapes.DepositOut(d, true, nil))
 }
 
+// deposit is the deposits resource (reads bounded to 10 s) for the generic handlers of api.
+var deposit = api.Resource{NotFound: deposits.ErrNotFound, Timeout: 10 * time.Second}
+
 func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	t, ok := api.Tenant(ctx)
-	if !ok {
-		return
-	}
-	id, ok := api.PathUUID(ctx, "id", deposits.ErrNotFound)
-	if !ok {
-		return
-	}
-	c, cancel := api.ContextTimeout(ctx, 10*time.Second)
-	defer cancel()
+	api.Get(ctx, deposit, rs.detail, func(d detail) shapes.DepositJSON { return shapes.DepositOut(d.Deposit, true, d.customer) })
+}
+
+// detail is a deposit with its customer, as GET /payments/deposits/{id} shows it.
+type detail struct {
+	deposits.Deposit
+	customer *pon.Customer
+}
+
+func (rs *Routes) detail(c context.Context, t payments.Tenant, id uuid.UUID) (detail, error) {
 	d, err := rs.svc.Get(c, t, id)
 	if err != nil {
-		api.Fail(ctx, err)
-		return
+		return detail{}, err
 	}
 	cust, err := rs.svc.Customer(c, d)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.OK(ctx, shapes.DepositOut(d, true, cust))
+	return detail{d, cust}, err
 }
 
 // parseTime reads an ISO 8601 time with a timezone offset. A '+' of the offset decoded as a
@@ -192,7 +190,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		api.Fail(ctx, err)
 		return
 	}
-	c, cancel := api.ContextTimeout(ctx, 10*time.Second)
+	c, cancel := deposit.Context(ctx)
 	defer cancel()
 	ds, total, err := rs.svc.List(c, t, f)
 	if err != nil {
