@@ -6,6 +6,7 @@ package offramps
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 
 	"github.com/fasthttp/router"
@@ -14,6 +15,7 @@ import (
 
 	"svc/gateway/api"
 	gwidem "svc/gateway/idempotency"
+	"svc/payments"
 	"svc/payments/idempotency"
 	"svc/payments/money"
 	po "svc/payments/offramps"
@@ -93,16 +95,14 @@ type createBody struct {
 	} `json:"settlement"`
 }
 
-func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
-	p, ok := api.RequirePrincipal(ctx, "not authenticated")
-	if !ok {
-		return
-	}
-	var b createBody
-	if err := api.Decode(ctx, &b); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
+// offramp is the offramps resource for the generic handlers of api.
+var offramp = api.Resource{NotFound: po.ErrNotFound}
+
+func (rs *Routes) create(ctx *fasthttp.RequestCtx) { api.Create(ctx, offramp, rs.createChecked, Out) }
+
+// createChecked checks the body (400 naming every bad field), then creates; AfterCreate runs
+// after the write.
+func (rs *Routes) createChecked(c context.Context, t payments.Tenant, b createBody) (po.Offramp, error) {
 	var v api.Validator
 	in := po.CreateInput{Type: b.Type, Chain: b.Chain, Asset: b.Asset}
 	if c := b.Customer; c != nil {
@@ -121,18 +121,13 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 	}
 	in.Validate(&v)
 	if err := v.Err(); err != nil {
-		api.Fail(ctx, err)
-		return
+		return po.Offramp{}, err
 	}
-	o, err := rs.svc.Create(api.Ctx(ctx), p.Tenant(), in)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	if rs.AfterCreate != nil {
+	o, err := rs.svc.Create(c, t, in)
+	if err == nil && rs.AfterCreate != nil {
 		rs.AfterCreate()
 	}
-	api.Created(ctx, Out(o))
+	return o, err
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
@@ -170,18 +165,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	api.PageOf(ctx, items, Out, pg.Meta(total))
 }
 
-func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	tn, id, ok := api.Target(ctx, po.ErrNotFound)
-	if !ok {
-		return
-	}
-	o, err := rs.svc.Get(api.Ctx(ctx), tn, id)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.OK(ctx, Out(o))
-}
+func (rs *Routes) get(ctx *fasthttp.RequestCtx) { api.Get(ctx, offramp, rs.svc.Get, Out) }
 
 // DepositJSON is a simulated crypto deposit as POST /payments/sandbox/deposits answers it.
 type DepositJSON struct {
