@@ -68,6 +68,7 @@ func (j *Kafka) refreshTail(ctx context.Context) (uint64, error) {
 	if err := j.scanTail(ctx, conn, end); err != nil {
 		return 0, err
 	}
+	j.epochSeen.Store(j.tail.f.max)
 	return j.tail.last, nil
 }
 

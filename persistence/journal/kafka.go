@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -161,8 +162,12 @@ type Kafka struct {
 	tr     *kafka.Transport
 	w      *kafka.Writer
 
-	maxEpoch    uint64 // highest epoch in the tail at open (ours after our fence)
-	fenceOffset int64  // Kafka offset of our fence marker, -1 without one
+	maxEpoch uint64 // highest epoch in the tail at open (ours after our fence)
+	// epochSeen is the highest epoch any scan of the tail has seen (open, then each
+	// Refresh): every epoch in the topic up to LastOffset. ReadFrom reads it from any
+	// goroutine.
+	epochSeen   atomic.Uint64
+	fenceOffset int64 // Kafka offset of our fence marker, -1 without one
 	retention   Retention
 
 	// tail is how far the partition has been scanned for the last offset: at open, then by
@@ -486,6 +491,7 @@ func (j *Kafka) readLastOffset(ctx context.Context) (uint64, error) {
 	j.tail = tailScan{next: max(first, end-4*int64(j.opts.MaxBatchRecords))}
 	err = j.scanTail(ctx, conn, end)
 	j.maxEpoch = j.tail.f.max
+	j.epochSeen.Store(j.tail.f.max)
 	return j.tail.last, err
 }
 
@@ -684,12 +690,14 @@ func (j *Kafka) ReadFrom(ctx context.Context, from uint64, fn func(offset uint64
 	// journal offset s sits at Kafka offset >= s-1 (duplicates and markers
 	// only push it later), so one probe usually does.
 	k := min(max(first, int64(from)-1), end-1)
+	var epochAtK uint64
 	for {
-		seq, err := j.seqAt(ctx, conn, k, end)
+		seq, epoch, err := j.seqAt(ctx, conn, k, end)
 		if err != nil {
 			return err
 		}
 		if seq <= from {
+			epochAtK = epoch
 			break
 		}
 		if k == first {
@@ -701,8 +709,22 @@ func (j *Kafka) ReadFrom(ctx context.Context, from uint64, fn func(offset uint64
 		seen uint64
 		f    epochFilter
 	)
-	if j.fenceOffset >= 0 && k > j.fenceOffset {
+	ownFence := j.fenceOffset >= 0 && k > j.fenceOffset
+	if ownFence {
 		f.max = j.opts.Epoch // after our own fence nothing older counts
+	} else if epochAtK < j.epochSeen.Load() {
+		// The probe may have landed among a deposed writer's records, which lie after the
+		// fence of a newer epoch, and a read that starts there cannot tell them from the
+		// history. They follow their fence by at most a retried group and one more in
+		// flight (readLastOffset's bound): start at the newest fence within that reach.
+		lo := max(first, k-4*int64(j.opts.MaxBatchRecords))
+		fk, ok, err := j.lastFence(ctx, conn, lo, k)
+		if err != nil {
+			return err
+		}
+		if ok {
+			k = fk
+		}
 	}
 	done := false
 	var fence uint64 // epoch of the last fence marker read
@@ -750,17 +772,30 @@ func (j *Kafka) ReadFrom(ctx context.Context, from uint64, fn func(offset uint64
 	return nil
 }
 
-// seqAt is the journal offset of the first record at or after Kafka offset
-// k (a fence marker counts as offset 0).
-func (j *Kafka) seqAt(ctx context.Context, conn *kafka.Conn, k, end int64) (uint64, error) {
-	var seq uint64
+// seqAt is the journal offset and epoch of the first record at or after Kafka
+// offset k (a fence marker counts as offset 0).
+func (j *Kafka) seqAt(ctx context.Context, conn *kafka.Conn, k, end int64) (seq, epoch uint64, err error) {
 	found := false
-	err := j.scan(ctx, conn, k, end, func(_ int64, s, _ uint64, _ []byte) (bool, error) {
-		seq, found = s, true
+	err = j.scan(ctx, conn, k, end, func(_ int64, s, e uint64, _ []byte) (bool, error) {
+		seq, epoch, found = s, e, true
 		return false, nil
 	})
 	if err == nil && !found {
 		err = fmt.Errorf("journal: no message at %s offset %d", j.where(), k)
 	}
-	return seq, err
+	return seq, epoch, err
+}
+
+// lastFence is the Kafka offset of the last fence marker in [lo, hi), ok false without one.
+func (j *Kafka) lastFence(ctx context.Context, conn *kafka.Conn, lo, hi int64) (at int64, ok bool, err error) {
+	if lo >= hi {
+		return 0, false, nil
+	}
+	err = j.scan(ctx, conn, lo, hi, func(kafkaOff int64, seq, _ uint64, _ []byte) (bool, error) {
+		if seq == 0 {
+			at, ok = kafkaOff, true
+		}
+		return true, nil
+	})
+	return at, ok, err
 }
