@@ -16,9 +16,14 @@
 //   - ResolveAccount: GET /bank/resolve.
 //   - VerifyInbound: GET /transaction/verify/{reference}, the charge behind an inbound
 //     transfer as Paystack holds it now (confirm a notification before giving value).
+//   - VerifyPayout: GET /transfer/verify/{reference}, a payout's state by our reference
+//     (confirm a transfer.reversed before crediting a settled payout back).
+//   - Refund: GET /transaction/verify/{reference} (the charge's id), GET /refund?transaction=
+//     (a refund already made is the answer), else POST /refund: money for no active account
+//     returned to its sender, never twice.
 //   - ParseEvent: x-paystack-signature (hex HMAC-SHA512 of the raw body with the secret key,
 //     compared in constant time) and the body of charge.success (an inbound transfer to a
-//     dedicated account), transfer.success, transfer.failed and transfer.reversed.
+//     dedicated account), transfer.success, transfer.failed, transfer.reversed and refund.*.
 //
 // Calls: every request carries the secret key as a Bearer token and runs under the caller's
 // context and a per-attempt timeout (Config.Timeout). 5xx, 429, timeouts and network errors
