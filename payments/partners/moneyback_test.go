@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -440,4 +442,42 @@ func TestReversalOfASettledOfframpPayoutCreditsTheCustomer(t *testing.T) {
 	if v, err := ledger.Verify(ctx, pool); err != nil || len(v) != 0 {
 		t.Fatalf("ledger verify: %v %v", v, err)
 	}
+}
+
+func TestConcurrentRunsOfOneReversalCreditOnce(t *testing.T) {
+	m := newMoneyBack(t, false)
+	ctx := context.Background()
+	tn := payments.Tenant{MerchantID: uuid.New(), Environment: payments.Sandbox}
+	m.fund(t, tn, 100_000_000)
+	tr := m.transfer(t, tn, "0123456789")
+	if _, err := m.tfs.Advance(ctx, tr.ID); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	body, sig, _ := partners.SandboxNotification(secret, "rev_race", partners.TypePayoutReversed, now, partners.SandboxPayout{
+		Reference: "transfer:" + tr.ID.String(), ProviderReference: "sbx_po", Amount: 1_592_000, Currency: "NGN", At: stamp(now)})
+	rc, err := m.svc.Receive(ctx, partners.SandboxBank, incoming(body, sig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if res, err := m.svc.Process(ctx, rc.ID); err != nil || res.Status != partners.Processed {
+				errs <- fmt.Errorf("%+v %v", res, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if m.available(t, tn) != money.New(money.USDT, 100_000_000) || m.eventCount(t, tn, events.TransferFailed) != 1 {
+		t.Fatalf("available %v, transfer.failed %d: credited more than once?", m.available(t, tn), m.eventCount(t, tn, events.TransferFailed))
+	}
+	m.verifyLedger(t)
 }
