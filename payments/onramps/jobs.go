@@ -2,9 +2,12 @@ package onramps
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
+
+	"svc/payments/jobs"
 )
 
 // Queue is the river queue of the money-in jobs (onramp expiry, deposit steps, balance
@@ -21,29 +24,17 @@ type ExpireArgs struct {
 func (ExpireArgs) Kind() string { return "onramp_expire" }
 
 // InsertOpts puts the job on the money-in queue.
-func (ExpireArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: Queue, MaxAttempts: 25}
-}
+func (ExpireArgs) InsertOpts() river.InsertOpts { return jobs.Retried(Queue) }
 
 // ExpireWorker works ExpireArgs.
-type ExpireWorker struct {
-	river.WorkerDefaults[ExpireArgs]
-	svc *Service
-}
+type ExpireWorker = jobs.StepWorker[ExpireArgs]
 
-// NewExpireWorker returns the worker over svc.
-func NewExpireWorker(svc *Service) *ExpireWorker { return &ExpireWorker{svc: svc} }
-
-// Work expires the onramp; one not due yet (the clock is behind the schedule) is snoozed.
-func (w *ExpireWorker) Work(ctx context.Context, job *river.Job[ExpireArgs]) error {
-	wait, err := w.svc.Expire(ctx, job.Args.OnrampID)
-	if err != nil {
-		return err
-	}
-	if wait > 0 {
-		return river.JobSnooze(wait)
-	}
-	return nil
+// NewExpireWorker returns the worker over svc: it expires the onramp; one not due yet (the
+// clock is behind the schedule) is snoozed.
+func NewExpireWorker(svc *Service) *ExpireWorker {
+	return &ExpireWorker{Step: func(ctx context.Context, a ExpireArgs) (time.Duration, error) {
+		return svc.Expire(ctx, a.OnrampID)
+	}}
 }
 
 // Register adds the onramp workers.
