@@ -33,11 +33,18 @@ func (r Resource) Context(rc *fasthttp.RequestCtx) (context.Context, context.Can
 // parameter names (Target: 401, or r.NotFound), get under r's context, then 200 with the
 // record rendered by out, or get's error (Fail).
 func Get[T, J any](ctx *fasthttp.RequestCtx, r Resource, get func(context.Context, payments.Tenant, uuid.UUID) (T, error), out func(T) J) {
+	On(ctx, r, get, out)
+}
+
+// On answers an action without a body on one record (POST .../{id}/rotate-secret) as Get
+// answers a read: Target, act under r's context, then 200 with its result rendered by out,
+// or act's error.
+func On[T, J any](ctx *fasthttp.RequestCtx, r Resource, act func(context.Context, payments.Tenant, uuid.UUID) (T, error), out func(T) J) {
 	t, id, ok := Target(ctx, r.NotFound)
 	if !ok {
 		return
 	}
-	answer(ctx, r, OK, func(c context.Context) (T, error) { return get(c, t, id) }, out)
+	answer(ctx, r, OK, func(c context.Context) (T, error) { return act(c, t, id) }, out)
 }
 
 // Create answers the creation of a record: the caller's tenant (401), the JSON body decoded
@@ -108,13 +115,8 @@ type Listing struct {
 // page and limit (Paging: default 20, at most 100), then the status query parameter, which
 // when given must be one of statuses (QueryOneOf). It answers the first failure and false.
 func List(ctx *fasthttp.RequestCtx, statuses ...string) (Listing, bool) {
-	t, ok := Tenant(ctx)
+	t, pg, ok := TenantPaging(ctx)
 	if !ok {
-		return Listing{}, false
-	}
-	pg, err := Paging(ctx, "limit", 20, 100)
-	if err != nil {
-		Fail(ctx, err)
 		return Listing{}, false
 	}
 	status, err := QueryOneOf(ctx, "status", statuses...)
@@ -123,6 +125,21 @@ func List(ctx *fasthttp.RequestCtx, statuses ...string) (Listing, bool) {
 		return Listing{}, false
 	}
 	return Listing{Tenant: t, PageParams: pg, Status: status}, true
+}
+
+// TenantPaging reads what every page-based list starts with: the caller's tenant (401), then
+// page and limit (Paging: default 20, at most 100). It answers the failure and false.
+func TenantPaging(ctx *fasthttp.RequestCtx) (payments.Tenant, PageParams, bool) {
+	t, ok := Tenant(ctx)
+	if !ok {
+		return t, PageParams{}, false
+	}
+	pg, err := Paging(ctx, "limit", 20, 100)
+	if err != nil {
+		Fail(ctx, err)
+		return t, pg, false
+	}
+	return t, pg, true
 }
 
 // ListPage answers a page-based list filtered by status: List, list under r's context, then
@@ -153,4 +170,16 @@ func QueryOneOf(ctx *fasthttp.RequestCtx, name string, allowed ...string) (strin
 	var v Validator
 	v.OneOf(name, s, allowed...)
 	return s, v.Err()
+}
+
+// Middleware wraps a handler (authentication, idempotency).
+type Middleware = func(fasthttp.RequestHandler) fasthttp.RequestHandler
+
+// OrNone is m, or when m is nil the middleware that changes nothing (route sets take their
+// optional idempotency middleware through it).
+func OrNone(m Middleware) Middleware {
+	if m == nil {
+		return func(h fasthttp.RequestHandler) fasthttp.RequestHandler { return h }
+	}
+	return m
 }

@@ -176,3 +176,24 @@ func TestQueryOneOf(t *testing.T) {
 		}
 	}
 }
+
+func TestOnAndOrNone(t *testing.T) {
+	id := uuid.New()
+	ctx := request(true, id.String(), "", "")
+	api.On(ctx, api.Resource{NotFound: errThingNotFound}, func(_ context.Context, _ payments.Tenant, got uuid.UUID) (thing, error) {
+		return thing{got.String()}, nil
+	}, thingOut)
+	if want := fmt.Sprintf(`{"success":true,"data":{"name":%q}}`, id); string(ctx.Response.Body()) != want {
+		t.Fatalf("On answered %s", ctx.Response.Body())
+	}
+	calls := 0
+	h := func(*fasthttp.RequestCtx) { calls++ }
+	api.OrNone(nil)(h)(nil)
+	wrapped := 0
+	api.OrNone(func(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+		return func(ctx *fasthttp.RequestCtx) { wrapped++; next(ctx) }
+	})(h)(nil)
+	if calls != 2 || wrapped != 1 {
+		t.Fatalf("calls %d, wrapped %d", calls, wrapped)
+	}
+}
