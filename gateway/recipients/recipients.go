@@ -81,13 +81,8 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
-	p, ok := api.RequirePrincipal(ctx, "not authenticated")
+	t, pg, ok := api.TenantPaging(ctx)
 	if !ok {
-		return
-	}
-	pg, err := api.Paging(ctx, "limit", 20, 100)
-	if err != nil {
-		api.Fail(ctx, err)
 		return
 	}
 	typ, ok := api.Query(ctx, "type", pr.Types...)
@@ -103,7 +98,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		}
 		f.CustomerID = &id
 	}
-	items, total, err := rs.svc.List(api.Ctx(ctx), p.Tenant(), f)
+	items, total, err := rs.svc.List(api.Ctx(ctx), t, f)
 	if err != nil {
 		api.Fail(ctx, err)
 		return
