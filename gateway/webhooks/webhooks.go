@@ -137,18 +137,9 @@ func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
 }
 
 func (rs *Routes) rotate(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, endpoint.NotFound)
-	if !ok {
-		return
-	}
-	c, cancel := endpoint.Context(ctx)
-	defer cancel()
-	e, err := rs.svc.RotateSecret(c, t, id)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.OK(ctx, map[string]string{"id": e.ID.String(), "secret": e.Secret})
+	api.On(ctx, endpoint, rs.svc.RotateSecret, func(e wh.Created) map[string]string {
+		return map[string]string{"id": e.ID.String(), "secret": e.Secret}
+	})
 }
 
 type testBody struct {
