@@ -32,15 +32,12 @@ var _ Service = (*pb.Service)(nil)
 // Routes is the RouteSet of /v1/payments/merchant.
 type Routes struct {
 	svc  Service
-	idem func(fasthttp.RequestHandler) fasthttp.RequestHandler
+	idem api.Middleware
 }
 
 // New returns the routes over svc; idem wraps the transfer POST (nil: none).
-func New(svc Service, idem func(fasthttp.RequestHandler) fasthttp.RequestHandler) *Routes {
-	if idem == nil {
-		idem = func(h fasthttp.RequestHandler) fasthttp.RequestHandler { return h }
-	}
-	return &Routes{svc: svc, idem: idem}
+func New(svc Service, idem api.Middleware) *Routes {
+	return &Routes{svc: svc, idem: api.OrNone(idem)}
 }
 
 // Register adds every route behind protect.

@@ -31,7 +31,7 @@ type Service interface {
 var _ Service = (*onramps.Service)(nil)
 
 // Middleware wraps a handler (the idempotency middleware).
-type Middleware = func(fasthttp.RequestHandler) fasthttp.RequestHandler
+type Middleware = api.Middleware
 
 // Routes is the RouteSet of /v1/payments/onramps.
 type Routes struct {
@@ -41,10 +41,7 @@ type Routes struct {
 
 // New returns the routes over svc; idem wraps POST (nil: none).
 func New(svc Service, idem Middleware) *Routes {
-	if idem == nil {
-		idem = func(h fasthttp.RequestHandler) fasthttp.RequestHandler { return h }
-	}
-	return &Routes{svc: svc, idem: idem}
+	return &Routes{svc: svc, idem: api.OrNone(idem)}
 }
 
 // Register adds every route behind protect.

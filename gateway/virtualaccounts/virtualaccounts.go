@@ -31,15 +31,12 @@ type Service interface {
 // Routes is the virtual accounts RouteSet.
 type Routes struct {
 	svc  Service
-	idem func(fasthttp.RequestHandler) fasthttp.RequestHandler
+	idem api.Middleware
 }
 
 // New returns the routes; idem wraps the POST (nil: none).
-func New(svc Service, idem func(fasthttp.RequestHandler) fasthttp.RequestHandler) *Routes {
-	if idem == nil {
-		idem = func(h fasthttp.RequestHandler) fasthttp.RequestHandler { return h }
-	}
-	return &Routes{svc: svc, idem: idem}
+func New(svc Service, idem api.Middleware) *Routes {
+	return &Routes{svc: svc, idem: api.OrNone(idem)}
 }
 
 // Register adds the routes.
