@@ -3,6 +3,7 @@ package deposits_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -146,8 +147,22 @@ func runPosts(b *testing.B, r *rig, path, key string, body func(i int64) map[str
 // timer); the time is from the first POST until the last deposit is SETTLED.
 //
 //	go test ./gateway/deposits -run '^$' -bench SandboxDepositSettle -benchtime 2000x
-func BenchmarkSandboxDepositSettle(b *testing.B) {
-	r := newRig(b, rigOptions{})
+func BenchmarkSandboxDepositSettle(b *testing.B) { benchSettle(b, rigOptions{}) }
+
+// BenchmarkSandboxDepositSettleCooldown is BenchmarkSandboxDepositSettle with the river
+// clients' FetchCooldown at 5 ms (the rig's default), 20 ms (svcd's) and 100 ms. It also
+// spaces river's insert notifications: every NOTIFY takes PostgreSQL's one notify lock
+// from before the commit to its end, so notifying commits run one at a time.
+//
+//	go test ./gateway/deposits -run '^$' -bench SandboxDepositSettleCooldown -benchtime 300x
+func BenchmarkSandboxDepositSettleCooldown(b *testing.B) {
+	for _, cd := range []time.Duration{5 * time.Millisecond, 20 * time.Millisecond, 100 * time.Millisecond} {
+		b.Run("cooldown="+cd.String(), func(b *testing.B) { benchSettle(b, rigOptions{fetchCooldown: cd}) })
+	}
+}
+
+func benchSettle(b *testing.B, o rigOptions) {
+	r := newRig(b, o)
 	r.endpoint(b, r.a.ID)
 	key := r.a.SandboxKey
 	ids := make([]string, b.N)
@@ -159,6 +174,7 @@ func BenchmarkSandboxDepositSettle(b *testing.B) {
 		next atomic.Int64
 		wg   sync.WaitGroup
 	)
+	smp, stopSampling := sampleActivity(context.Background(), b, r.pool.Config().ConnConfig.ConnString(), 50*time.Millisecond, time.Now)
 	b.ResetTimer()
 	start := time.Now()
 	for range clients {
@@ -199,5 +215,40 @@ func BenchmarkSandboxDepositSettle(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "settled/s")
 	b.ReportMetric(float64(b.N)/posted.Seconds(), "posted/s")
+	stopSampling()
+	smp.log(b)
+	logJobTimes(b, r)
 	mustVerify(b, r)
+}
+
+// logJobTimes logs, per river job kind, how many ran and the median and 99th percentile
+// of their wait (inserted -> first attempt) and their run (attempt -> finalized), from
+// river's own table (-v): where a deposit's time between POST and SETTLED goes.
+func logJobTimes(b *testing.B, r *rig) {
+	rows, err := r.pool.Query(context.Background(), `select kind, count(*),
+			percentile_cont(0.5) within group (order by extract(epoch from attempted_at - created_at)) * 1000,
+			percentile_cont(0.99) within group (order by extract(epoch from attempted_at - created_at)) * 1000,
+			percentile_cont(0.5) within group (order by extract(epoch from finalized_at - attempted_at)) * 1000,
+			percentile_cont(0.99) within group (order by extract(epoch from finalized_at - attempted_at)) * 1000
+		from river_job where finalized_at is not null group by kind order by kind`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	var sb strings.Builder
+	for rows.Next() {
+		var (
+			kind                   string
+			n                      int64
+			w50, w99, run50, run99 float64
+		)
+		if err := rows.Scan(&kind, &n, &w50, &w99, &run50, &run99); err != nil {
+			b.Fatal(err)
+		}
+		fmt.Fprintf(&sb, "%-24s %5d jobs  wait p50 %7.1f ms p99 %7.1f ms  run p50 %7.1f ms p99 %7.1f ms\n", kind, n, w50, w99, run50, run99)
+	}
+	if err := rows.Err(); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("river jobs:\n%s", sb.String())
 }

@@ -171,7 +171,7 @@ func sampleActivity(ctx context.Context, t testing.TB, url string, every time.Du
 				if st != nil {
 					state = *st
 				}
-				s.waits[state+" "+wt+"/"+we]++
+				s.waits[fmt.Sprintf("%-20s %-24s %.40s", state, wt+"/"+we, q)]++
 				if ms != nil && *ms > 200 {
 					s.notes = append(s.notes, fmt.Sprintf("%7.3fs pid %d xact %.0f ms %s %s/%s %s", now.Seconds(), pid, *ms, state, wt, we, q))
 				}
@@ -218,22 +218,35 @@ func BenchmarkOnrampCreateTail(b *testing.B) {
 		fmt.Fprintf(&sb, "slow %7.3fs %6.1f ms pid %d %s\n", e.end.Seconds(), float64(e.dur.Microseconds())/1000, e.pid, e.what)
 	}
 	tr.mu.Unlock()
-	smp.mu.Lock()
-	keys := make([]string, 0, len(smp.waits))
-	for k := range smp.waits {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return smp.waits[keys[i]] > smp.waits[keys[j]] })
-	fmt.Fprintf(&sb, "pg_stat_activity: %d samples\n", smp.samples)
-	for _, k := range keys {
-		fmt.Fprintf(&sb, "  %5d %s\n", smp.waits[k], k)
-	}
-	for _, s := range smp.notes {
-		fmt.Fprintf(&sb, "  %s\n", s)
-	}
-	smp.mu.Unlock()
+	sb.WriteString(smp.summary(true))
 	b.Logf("tail:\n%s", sb.String())
 }
+
+// summary is the wait events counted over the samples, most frequent first, and the
+// notes (long transactions, active background processes) when notes is set.
+func (s *activitySampler) summary(notes bool) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var sb strings.Builder
+	keys := make([]string, 0, len(s.waits))
+	for k := range s.waits {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return s.waits[keys[i]] > s.waits[keys[j]] })
+	fmt.Fprintf(&sb, "pg_stat_activity: %d samples\n", s.samples)
+	for _, k := range keys {
+		fmt.Fprintf(&sb, "  %5d %s\n", s.waits[k], k)
+	}
+	if notes {
+		for _, n := range s.notes {
+			fmt.Fprintf(&sb, "  %s\n", n)
+		}
+	}
+	return sb.String()
+}
+
+// log logs the summary without the notes (-v).
+func (s *activitySampler) log(b *testing.B) { b.Logf("%s", s.summary(false)) }
 
 type timedReq struct{ start, dur time.Duration }
 

@@ -19,7 +19,6 @@ import (
 	"svc/payments/onramps"
 	"svc/payments/providers"
 	"svc/payments/rates"
-	"svc/persistence/postgres"
 )
 
 // Errors.
@@ -48,8 +47,9 @@ type Config struct {
 
 // Service receives deposits and runs their lifecycle. Safe for concurrent use.
 type Service struct {
-	pool *pgxpool.Pool
-	cfg  Config
+	pool  *pgxpool.Pool
+	cfg   Config
+	steps [StepLanes]stepBatcher // the job workers' steps, combined into shared transactions
 }
 
 // New returns the service.
@@ -143,7 +143,7 @@ func (s *Service) post(ctx context.Context, tx pgx.Tx, d Deposit, step, desc str
 	_, err := ledger.Post(ctx, tx, ledger.Transaction{
 		MerchantID: d.Tenant.MerchantID, Environment: d.Tenant.Environment,
 		Reference: "deposit:" + d.ID.String() + ":" + step, Kind: "deposit." + step, Description: desc,
-		Postings: all, Metadata: map[string]string{"deposit_id": d.ID.String()},
+		Postings: all, Metadata: map[string]string{"deposit_id": d.ID.String()}, ShardKey: batchShardKey(ctx),
 	})
 	return err
 }
@@ -184,29 +184,39 @@ func owner(d Deposit, p ledger.Purpose) ledger.Account {
 	return ledger.Merchant(d.Tenant.MerchantID, p)
 }
 
-// Advance runs the deposit's next lifecycle step, in one transaction; a deposit not in
-// state `from` (a step already done by an earlier run of the job) is left alone. It is
-// what the StepArgs job calls.
+// Advance runs the deposit's next lifecycle step: the deposit's change, its ledger
+// posting, events and next job commit together; a deposit not in state `from` (a step
+// already done by an earlier run of the job) is left alone. It is what the StepArgs job
+// calls. Steps that run at the same time share a transaction, each in its own savepoint
+// (stepBatcher), so a merchant's balance rows are locked and committed once per batch.
 func (s *Service) Advance(ctx context.Context, id uuid.UUID, from string) error {
-	return postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		d, err := getByID(ctx, tx, id)
-		if errors.Is(err, ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if d.Status != from {
-			return nil
-		}
-		switch d.Status {
-		case PendingFX:
-			return s.convert(ctx, tx, d)
-		case PendingWithdrawal:
-			return s.route(ctx, tx, d)
-		}
+	return s.steps[int(id[15])%StepLanes].do(ctx, id, from, s.runSteps)
+}
+
+// advanceTx is Advance's step in tx. In a batch (b set), the owner's side of the step's
+// posting goes to b, and a step that calls out to a provider is not run: errOwnTx asks for
+// a transaction of its own.
+func (s *Service) advanceTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, from string, b *batchItem) error {
+	d, err := getByID(ctx, tx, id)
+	if errors.Is(err, ErrNotFound) {
 		return nil
-	})
+	}
+	if err != nil {
+		return err
+	}
+	if d.Status != from {
+		return nil
+	}
+	if b != nil && callsOut(d) {
+		return errOwnTx
+	}
+	switch d.Status {
+	case PendingFX:
+		return s.convert(ctx, tx, d, b)
+	case PendingWithdrawal:
+		return s.route(ctx, tx, d, b)
+	}
+	return nil
 }
 
 func (s *Service) move(ctx context.Context, tx pgx.Tx, d *Deposit, to string) error {
@@ -221,8 +231,9 @@ func (s *Service) move(ctx context.Context, tx pgx.Tx, d *Deposit, to string) er
 	return update(ctx, tx, *d)
 }
 
-// convert is the PENDING_FX step.
-func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit) error {
+// convert is the PENDING_FX step. In a batch (b set) the conversion credits
+// system:settling, and the batch's posting moves it on to the owner's pending balance.
+func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem) error {
 	if d.Flag {
 		if err := s.move(ctx, tx, &d, Flagged); err != nil {
 			return err
@@ -258,6 +269,10 @@ func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit) error {
 	dest := ledger.System(Outgoing)
 	if d.Settlement.Mode == onramps.ModeInternal {
 		dest = owner(d, ledger.Pending)
+		if b != nil {
+			b.add(d, ledger.Move(ledger.System(Settling), dest, got))
+			dest = ledger.System(Settling)
+		}
 	}
 	d.Price, d.SettledAmount = price, &got
 	if err := s.move(ctx, tx, &d, PendingWithdrawal); err != nil {
@@ -290,8 +305,10 @@ func (s *Service) fail(ctx context.Context, tx pgx.Tx, d Deposit, reason string)
 	return s.event(ctx, tx, d, events.DepositFailed)
 }
 
-// route is the PENDING_WITHDRAWAL step.
-func (s *Service) route(ctx context.Context, tx pgx.Tx, d Deposit) error {
+// route is the PENDING_WITHDRAWAL step. In a batch (b set) the owner's pending ->
+// available move goes with the batch's posting, and customer.balance.credited is recorded
+// after it (with the balance it left).
+func (s *Service) route(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem) error {
 	got := *d.SettledAmount
 	if d.Settlement.Mode != onramps.ModeInternal {
 		res, err := s.cfg.Providers.For(d.Tenant.Environment).Custody.Send(ctx, providers.SendRequest{
@@ -326,7 +343,12 @@ func (s *Service) route(ctx context.Context, tx pgx.Tx, d Deposit) error {
 		return err
 	}
 	var credited *ledger.Balance
-	if d.Settlement.Mode == onramps.ModeInternal {
+	if d.Settlement.Mode == onramps.ModeInternal && b != nil {
+		b.add(d, ledger.Move(owner(d, ledger.Pending), owner(d, ledger.Available), got))
+		if d.CustomerID != nil {
+			b.credited = append(b.credited, d)
+		}
+	} else if d.Settlement.Mode == onramps.ModeInternal {
 		// After the deposit's own writes: the posting locks the owner's pending and available
 		// rows, shared by all its deposits, until the commit (issue 22).
 		from, to := owner(d, ledger.Pending), owner(d, ledger.Available)

@@ -95,6 +95,10 @@ func CanMove(from, to string) bool {
 const (
 	Incoming ledger.Purpose = "incoming" // NGN received, not yet converted
 	Outgoing ledger.Purpose = "outgoing" // crypto on its way on-chain
+	// Settling holds, inside one batch of deposit steps, what the batch's conversions owe
+	// the owners until the batch's one posting moves it to them (stepBatcher): back to zero
+	// at every commit.
+	Settling ledger.Purpose = "settling"
 )
 
 // Deposit is one arrival of money.

@@ -69,7 +69,11 @@ func Post(ctx context.Context, tx pgx.Tx, t Transaction) (Posted, error) {
 
 	// Net change per account and asset, in a fixed order; system accounts on this
 	// transaction's shard.
-	shard := systemShard(t.Reference)
+	key := t.Reference
+	if t.ShardKey != "" {
+		key = t.ShardKey
+	}
+	shard := systemShard(key)
 	net := map[slot]int64{}
 	for _, p := range t.Postings {
 		k := slot{shard.of(p.Account), p.Amount.Asset}

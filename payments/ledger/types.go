@@ -138,6 +138,13 @@ type Transaction struct {
 	Description string // shown in a customer's ledger (optional)
 	Postings    []Posting
 	Metadata    map[string]string // optional
+	// ShardKey, when set, picks the shard of the transaction's system postings instead of
+	// the reference (SystemShards): transactions that one database transaction posts
+	// together give the same key, so they lock one row per system account between them
+	// rather than up to SystemShards, which other transactions then wait for, in an order
+	// that could deadlock with another batch. Not part of the postings' identity: a replay
+	// under another key is still a replay.
+	ShardKey string
 }
 
 // Validate checks the transaction without touching the database: tenant and reference set,
