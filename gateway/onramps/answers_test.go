@@ -48,6 +48,8 @@ func TestRefusalsWordForWord(t *testing.T) {
 		{"onramp unknown field", "POST", "/v1/payments/onramps", `{"kind":"TEMPORARY"}`, 400, ""},
 		{"deposit id", "GET", "/v1/payments/deposits/nope", "", 404,
 			`{"success":false,"message":"NOT_FOUND","detail":"deposit not found"}`},
+		{"deposit status", "GET", "/v1/payments/deposits?status=LOST", "", 400,
+			validation + `{"field":"status","message":"must be one of PENDING, COMPLETED, PENDING_FX, PENDING_WITHDRAWAL, SETTLED, FAILED, FLAGGED, REVERSED"}]}`},
 		{"balance transfer status", "GET", "/v1/payments/merchant/balance/transfers?status=DONE", "", 400,
 			validation + `{"field":"status","message":"must be one of [PENDING COMPLETED FAILED]"}]}`},
 		{"virtual account id", "GET", "/v1/virtual-accounts/nope", "", 404, `{"success":false,"message":"NOT_FOUND","detail":"virtual account not found"}`},

@@ -7,6 +7,8 @@ package virtualaccounts
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/fasthttp/router"
@@ -152,6 +154,9 @@ func (h *Routes) list(ctx *fasthttp.RequestCtx) {
 	h.listWith(ctx, t, cid)
 }
 
+// statuses is what the status filter takes, in any case (the rows hold them upper-case).
+var statuses = []string{"active", "inactive", "expired"}
+
 func (h *Routes) listWith(ctx *fasthttp.RequestCtx, t payments.Tenant, cid *uuid.UUID) {
 	p, err := api.Paging(ctx, "limit", 20, 100)
 	if err != nil {
@@ -159,8 +164,8 @@ func (h *Routes) listWith(ctx *fasthttp.RequestCtx, t payments.Tenant, cid *uuid
 		return
 	}
 	status := strings.ToUpper(string(ctx.QueryArgs().Peek("status")))
-	if status != "" && status != "ACTIVE" && status != "INACTIVE" && status != "EXPIRED" {
-		api.Fail(ctx, api.Invalid("status", "must be one of [active inactive expired]"))
+	if status != "" && !slices.ContainsFunc(statuses, func(s string) bool { return strings.ToUpper(s) == status }) {
+		api.Fail(ctx, api.Invalid("status", fmt.Sprintf("must be one of %v", statuses)))
 		return
 	}
 	as, total, err := h.svc.List(api.Ctx(ctx), t, va.Filter{Status: status, CustomerID: cid, Limit: p.Limit, Offset: p.Offset()})
@@ -193,7 +198,7 @@ var conceptSchema = o.Named("VirtualAccount", o.Obj(map[string]o.Schema{
 // Docs documents the routes.
 func (h *Routes) Docs() []o.Op {
 	paging := []o.Param{{Name: "page", Schema: o.Int("1-indexed, default 1")}, {Name: "limit", Schema: o.Int("default 20, at most 100")},
-		{Name: "status", Schema: o.Enum("active", "inactive", "expired")}}
+		{Name: "status", Schema: o.Enum(statuses...)}}
 	return []o.Op{
 		{Method: "POST", Path: "/v1/customers/{id}/ngn-virtual-account", Tag: "virtual accounts", Summary: "Issue the customer's permanent NGN virtual account",
 			Description: "Requires TIER_1. One per customer: 201 when issued (virtual_account.created and onramp.completed are recorded), 200 with the same account afterwards. Deposits settle to the customer's USDT balance. Live without a configured bank partner: 503 PROVIDER_UNAVAILABLE, nothing created. Accepts X-Idempotency-Key.",
