@@ -10,7 +10,7 @@ import (
 	"svc/payments"
 )
 
-// Resource is what the generic handlers below (Get, Create, Update, Delete, ListPage) need to
+// Resource is what the generic handlers below (Get, On, Create, Update, Delete, ListPage) need to
 // know of one payments resource: the error that answers an id naming none of the caller's
 // records (its 404), and how long a request's service call may take.
 type Resource struct {
@@ -168,8 +168,10 @@ func QueryOneOf(ctx *fasthttp.RequestCtx, name string, allowed ...string) (strin
 		return "", nil
 	}
 	var v Validator
-	v.OneOf(name, s, allowed...)
-	return s, v.Err()
+	if !v.OneOf(name, s, allowed...) {
+		return "", v.Err()
+	}
+	return s, nil
 }
 
 // Middleware wraps a handler (authentication, idempotency).
