@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"svc/gateway/auth/authtest"
 	"svc/payments/idempotency"
 	"svc/persistence/postgres/pgtest"
 )
@@ -71,5 +72,39 @@ func TestScopeSavepoints(t *testing.T) {
 	req.Body = []byte(`{"other":1}`)
 	if _, _, err := keys.Begin(ctx, req); !errors.Is(err, idempotency.ErrKeyReused) {
 		t.Fatalf("other body: %v, want ErrKeyReused", err)
+	}
+}
+
+// TestScopeMerchantName: Begin reads the merchant's name with the key (no round trip of
+// its own); the scope gives it for its own merchant only, and none for an unknown one.
+func TestScopeMerchantName(t *testing.T) {
+	ctx := context.Background()
+	pool, _ := pgtest.New(t)
+	m := authtest.New(t, pool)
+	var want string
+	if err := pool.QueryRow(ctx, `select business_name from merchants where id = $1`, m.ID).Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	keys := idempotency.New(pool, idempotency.Config{})
+	for _, tc := range []struct {
+		merchant uuid.UUID
+		ok       bool
+	}{{m.ID, true}, {uuid.New(), false}} {
+		scope, _, err := keys.Begin(ctx, idempotency.Request{MerchantID: tc.merchant, Environment: "sandbox", Key: "n1", Method: "POST", Path: "/x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, ok := scope.MerchantName(tc.merchant)
+		if ok != tc.ok || (ok && name != want) {
+			t.Fatalf("merchant %s: %q %v, want %q %v", tc.merchant, name, ok, want, tc.ok)
+		}
+		if _, ok := scope.MerchantName(uuid.New()); ok {
+			t.Fatal("a name for another merchant")
+		}
+		scope.Abort(ctx)
+	}
+	var none *idempotency.Scope
+	if _, ok := none.MerchantName(m.ID); ok {
+		t.Fatal("a name without a scope")
 	}
 }
