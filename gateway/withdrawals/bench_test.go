@@ -95,8 +95,8 @@ func benchCreate(b *testing.B, merchants int) {
 	b.ReportMetric(float64(h.ValueAtQuantile(99))/1000, "p99-ms")
 	var n int
 	_ = r.Pool.QueryRow(context.Background(), `select count(*) from withdrawals`).Scan(&n)
-	if n != b.N+50 {
-		b.Fatalf("%d withdrawals for %d requests", n, b.N+50)
+	if n != b.N+4*clients {
+		b.Fatalf("%d withdrawals for %d requests", n, b.N+4*clients)
 	}
 	r.Verify(b)
 }
