@@ -2,9 +2,12 @@ package transfers
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
+
+	"svc/payments/jobs"
 )
 
 // Queue is the river queue of the money-out jobs (shared with withdrawals and payouts).
@@ -20,29 +23,15 @@ type PayoutArgs struct {
 func (PayoutArgs) Kind() string { return "transfer_payout" }
 
 // InsertOpts puts the job on the money-out queue.
-func (PayoutArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: Queue, MaxAttempts: 25}
-}
+func (PayoutArgs) InsertOpts() river.InsertOpts { return jobs.Retried(Queue) }
 
-// Worker works PayoutArgs.
-type Worker struct {
-	river.WorkerDefaults[PayoutArgs]
-	svc *Service
-}
-
-// Work takes a step; a payout the bank has not settled yet is snoozed.
-func (w *Worker) Work(ctx context.Context, job *river.Job[PayoutArgs]) error {
-	wait, err := w.svc.Advance(ctx, job.Args.TransferID)
-	if err != nil {
-		return err
-	}
-	if wait > 0 {
-		return river.JobSnooze(wait)
-	}
-	return nil
-}
+// Worker works PayoutArgs: it takes a step; a payout the bank has not settled yet is
+// snoozed.
+type Worker = jobs.StepWorker[PayoutArgs]
 
 // Register adds the transfer worker.
 func Register(workers *river.Workers, svc *Service) error {
-	return river.AddWorkerSafely(workers, &Worker{svc: svc})
+	return river.AddWorkerSafely(workers, &Worker{Step: func(ctx context.Context, a PayoutArgs) (time.Duration, error) {
+		return svc.Advance(ctx, a.TransferID)
+	}})
 }

@@ -2,9 +2,12 @@ package withdrawals
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
+
+	"svc/payments/jobs"
 )
 
 // Queue is the river queue of the money-out jobs (withdrawals, transfers, payouts).
@@ -20,29 +23,15 @@ type ProcessArgs struct {
 func (ProcessArgs) Kind() string { return "withdrawal_process" }
 
 // InsertOpts puts the job on the money-out queue.
-func (ProcessArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: Queue, MaxAttempts: 25}
-}
+func (ProcessArgs) InsertOpts() river.InsertOpts { return jobs.Retried(Queue) }
 
-// Worker works ProcessArgs.
-type Worker struct {
-	river.WorkerDefaults[ProcessArgs]
-	svc *Service
-}
-
-// Work takes steps until the withdrawal is terminal or has to wait (snoozed).
-func (w *Worker) Work(ctx context.Context, job *river.Job[ProcessArgs]) error {
-	wait, err := w.svc.Advance(ctx, job.Args.WithdrawalID)
-	if err != nil {
-		return err
-	}
-	if wait > 0 {
-		return river.JobSnooze(wait)
-	}
-	return nil
-}
+// Worker works ProcessArgs: it takes steps until the withdrawal is terminal or has to wait
+// (snoozed).
+type Worker = jobs.StepWorker[ProcessArgs]
 
 // Register adds the withdrawal worker.
 func Register(workers *river.Workers, svc *Service) error {
-	return river.AddWorkerSafely(workers, &Worker{svc: svc})
+	return river.AddWorkerSafely(workers, &Worker{Step: func(ctx context.Context, a ProcessArgs) (time.Duration, error) {
+		return svc.Advance(ctx, a.WithdrawalID)
+	}})
 }
