@@ -3,6 +3,7 @@
 package transfers
 
 import (
+	"context"
 	"unicode/utf8"
 
 	"github.com/fasthttp/router"
@@ -10,6 +11,7 @@ import (
 
 	"svc/gateway/api"
 	gwidem "svc/gateway/idempotency"
+	"svc/payments"
 	"svc/payments/idempotency"
 	"svc/payments/money"
 	pr "svc/payments/recipients"
@@ -161,41 +163,29 @@ func validate(b createBody, v *api.Validator) pt.Request {
 	return r
 }
 
-func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
-	p, ok := api.RequirePrincipal(ctx, "not authenticated")
-	if !ok {
-		return
-	}
-	var b createBody
-	if err := api.Decode(ctx, &b); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
+// transfer is the transfers resource for the generic handlers of api.
+var transfer = api.Resource{NotFound: pt.ErrNotFound}
+
+func (rs *Routes) create(ctx *fasthttp.RequestCtx) { api.Create(ctx, transfer, rs.createChecked, Out) }
+
+// createChecked checks the body (400 naming every bad field), then creates; AfterCreate runs
+// after the write (the debit).
+func (rs *Routes) createChecked(c context.Context, t payments.Tenant, b createBody) (pt.Transfer, error) {
 	var v api.Validator
 	req := validate(b, &v)
 	if err := v.Err(); err != nil {
-		api.Fail(ctx, err)
-		return
+		return pt.Transfer{}, err
 	}
-	t, err := rs.svc.Create(api.Ctx(ctx), p.Tenant(), req)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	if rs.AfterCreate != nil {
+	tr, err := rs.svc.Create(c, t, req)
+	if err == nil && rs.AfterCreate != nil {
 		rs.AfterCreate()
 	}
-	api.Created(ctx, Out(t))
+	return tr, err
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
-	p, ok := api.RequirePrincipal(ctx, "not authenticated")
+	tn, pg, ok := api.TenantPaging(ctx)
 	if !ok {
-		return
-	}
-	pg, err := api.Paging(ctx, "limit", 20, 100)
-	if err != nil {
-		api.Fail(ctx, err)
 		return
 	}
 	status, ok := api.Query(ctx, "status", pt.Statuses...)
@@ -206,7 +196,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	items, total, err := rs.svc.List(api.Ctx(ctx), p.Tenant(), pt.Filter{Status: status, Currency: currency, Page: pg.Page, Limit: pg.Limit})
+	items, total, err := rs.svc.List(api.Ctx(ctx), tn, pt.Filter{Status: status, Currency: currency, Page: pg.Page, Limit: pg.Limit})
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -214,15 +204,4 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	api.PageOf(ctx, items, Out, pg.Meta(total))
 }
 
-func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	tn, id, ok := api.Target(ctx, pt.ErrNotFound)
-	if !ok {
-		return
-	}
-	t, err := rs.svc.Get(api.Ctx(ctx), tn, id)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.OK(ctx, Out(t))
-}
+func (rs *Routes) get(ctx *fasthttp.RequestCtx) { api.Get(ctx, transfer, rs.svc.Get, Out) }

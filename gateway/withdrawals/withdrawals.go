@@ -4,11 +4,14 @@
 package withdrawals
 
 import (
+	"context"
+
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
 	"svc/gateway/api"
 	gwidem "svc/gateway/idempotency"
+	"svc/payments"
 	"svc/payments/idempotency"
 	"svc/payments/providers"
 	pw "svc/payments/withdrawals"
@@ -62,49 +65,38 @@ type createBody struct {
 	DestinationAddress string `json:"destination_address"`
 }
 
+// withdrawal is the withdrawals resource for the generic handlers of api.
+var withdrawal = api.Resource{NotFound: pw.ErrNotFound}
+
 func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
-	p, ok := api.RequirePrincipal(ctx, "not authenticated")
-	if !ok {
-		return
-	}
-	var b createBody
-	if err := api.Decode(ctx, &b); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
+	api.Create(ctx, withdrawal, rs.createChecked, Out)
+}
+
+// createChecked checks the body (400 naming every bad field), then creates; AfterCreate runs
+// after the write (the debit).
+func (rs *Routes) createChecked(c context.Context, t payments.Tenant, b createBody) (pw.Withdrawal, error) {
 	var v api.Validator
-	in := pw.CreateInput(b)
-	amount := in.Validate(&v)
+	amount := pw.CreateInput(b).Validate(&v)
 	if err := v.Err(); err != nil {
-		api.Fail(ctx, err)
-		return
+		return pw.Withdrawal{}, err
 	}
-	w, err := rs.svc.Create(api.Ctx(ctx), p.Tenant(), pw.Request{Amount: amount, Chain: providers.Chain(b.Chain), DestinationAddress: b.DestinationAddress})
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	if rs.AfterCreate != nil {
+	w, err := rs.svc.Create(c, t, pw.Request{Amount: amount, Chain: providers.Chain(b.Chain), DestinationAddress: b.DestinationAddress})
+	if err == nil && rs.AfterCreate != nil {
 		rs.AfterCreate()
 	}
-	api.Created(ctx, Out(w))
+	return w, err
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
-	p, ok := api.RequirePrincipal(ctx, "not authenticated")
+	tn, pg, ok := api.TenantPaging(ctx)
 	if !ok {
-		return
-	}
-	pg, err := api.Paging(ctx, "limit", 20, 100)
-	if err != nil {
-		api.Fail(ctx, err)
 		return
 	}
 	status, ok := api.Query(ctx, "status", pw.FilterStatuses...)
 	if !ok {
 		return
 	}
-	items, total, err := rs.svc.List(api.Ctx(ctx), p.Tenant(), pw.Filter{Statuses: pw.ExpandStatus(status), Page: pg.Page, Limit: pg.Limit})
+	items, total, err := rs.svc.List(api.Ctx(ctx), tn, pw.Filter{Statuses: pw.ExpandStatus(status), Page: pg.Page, Limit: pg.Limit})
 	if err != nil {
 		api.Fail(ctx, err)
 		return
@@ -112,15 +104,4 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	api.PageOf(ctx, items, Out, pg.Meta(total))
 }
 
-func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
-	tn, id, ok := api.Target(ctx, pw.ErrNotFound)
-	if !ok {
-		return
-	}
-	w, err := rs.svc.Get(api.Ctx(ctx), tn, id)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.OK(ctx, Out(w))
-}
+func (rs *Routes) get(ctx *fasthttp.RequestCtx) { api.Get(ctx, withdrawal, rs.svc.Get, Out) }
