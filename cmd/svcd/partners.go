@@ -161,6 +161,12 @@ func newInbound(cfg config, pool *pgxpool.Pool, ps *paystack.Client, envs provid
 	return svc, nil
 }
 
+// sandboxOfframps is the sandbox custodian behind the offramp flavour of the sandbox
+// deposit route: its deposit.confirmed notification through the partner path.
+func sandboxOfframps(cfg config, ofs *offramps.Service, inbound *partners.Service) partners.SandboxOfframps {
+	return partners.SandboxOfframps{Offramps: ofs, Partners: inbound, Secret: cfg.Partners.sandboxSecret(cfg.DatabaseURL)}
+}
+
 // sandboxDeposits is the deposits service whose sandbox simulation is the sandbox bank's
 // notification through the partner path.
 func sandboxDeposits(cfg config, deps *deposits.Service, ons *onramps.Service, inbound *partners.Service) partners.SandboxDeposits {

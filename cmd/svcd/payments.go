@@ -181,7 +181,7 @@ func newPayments(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 	pay := gc.New(links).WithPayLimits(gc.PayLimits{ReadsPerMinute: cfg.PayReadLimit, WritesPerMinute: cfg.PayWriteLimit,
 		ClientIP: clientIP(cfg)})
 	p.payLimited = pay.RateLimited
-	offrampRoutes := gwofframps.New(ofs, keys)
+	offrampRoutes := gwofframps.New(ofs, keys, sandboxOfframps(cfg, ofs, inbound))
 	partnerEvents := partnerRoutes(cfg, inbound) // issue 19: POST /v1/partners/{provider}/events
 	p.partnerLimited = partnerEvents.RateLimited
 	p.routes = []gateway.RouteSet{hooks,

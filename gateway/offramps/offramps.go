@@ -1,13 +1,16 @@
 // Package offramps is the HTTP edge of offramps (spec "Offramps"): a gateway RouteSet over
 // payments/offramps, and Dispatch, which the sandbox deposit route
 // (POST /payments/sandbox/deposits, owned by the deposits edge) wraps its handler with so a
-// body naming offramp_id simulates crypto arriving at that offramp.
+// body naming offramp_id simulates crypto arriving at that offramp: the sandbox
+// custodian's signed deposit.confirmed notification, taken in and processed through
+// payments/partners like any partner's (Simulator).
 package offramps
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/fasthttp/router"
 	"github.com/google/uuid"
@@ -19,20 +22,33 @@ import (
 	"svc/payments/idempotency"
 	"svc/payments/money"
 	po "svc/payments/offramps"
+	"svc/payments/partners"
+	"svc/payments/providers"
 	"svc/payments/rates"
 )
+
+// Simulator is the sandbox custodian behind the offramp flavour of POST
+// /payments/sandbox/deposits: it emits its deposit.confirmed notification for the offramp
+// and takes it in through the partner path (payments/partners SandboxOfframps is one).
+type Simulator interface {
+	Simulate(ctx context.Context, t payments.Tenant, in partners.OfframpArrival) (po.CryptoDeposit, error)
+}
 
 // Routes is the RouteSet of /v1/payments/offramps.
 type Routes struct {
 	svc  *po.Service
 	keys *idempotency.Keys
+	sim  Simulator
 	// AfterCreate, when set, runs between the service's write and the response; tests panic
 	// in it to simulate the process dying in between.
 	AfterCreate func()
 }
 
-// New returns the routes over svc; POST takes X-Idempotency-Key through keys.
-func New(svc *po.Service, keys *idempotency.Keys) *Routes { return &Routes{svc: svc, keys: keys} }
+// New returns the routes over svc; POST takes X-Idempotency-Key through keys. sim answers
+// the sandbox offramp deposits of Dispatch (nil: they answer 503 PROVIDER_UNAVAILABLE).
+func New(svc *po.Service, keys *idempotency.Keys, sim Simulator) *Routes {
+	return &Routes{svc: svc, keys: keys, sim: sim}
+}
 
 // Register adds every route behind protect.
 func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandler) fasthttp.RequestHandler) {
@@ -262,7 +278,10 @@ func amountText(raw json.RawMessage) string {
 	return string(raw)
 }
 
-// SimulateDeposit answers a simulated crypto deposit of amount at offramp offrampID.
+// SimulateDeposit answers a simulated crypto deposit of amount at offramp offrampID: the
+// sandbox custodian's deposit.confirmed notification through the partner path (Simulator).
+// The request's idempotency key (X-Idempotency-Key or Idempotency-Key) names the
+// notification, so a repeat of the key credits once and answers the same deposit.
 func (rs *Routes) SimulateDeposit(ctx *fasthttp.RequestCtx, offrampID, amount string) {
 	p, ok := api.RequirePrincipal(ctx, "not authenticated")
 	if !ok {
@@ -277,7 +296,21 @@ func (rs *Routes) SimulateDeposit(ctx *fasthttp.RequestCtx, offrampID, amount st
 		api.Fail(ctx, api.Invalid("offramp_id", "must be a UUID"))
 		return
 	}
-	d, err := rs.svc.SimulateCryptoDeposit(api.Ctx(ctx), p.Tenant(), id, amount)
+	if rs.sim == nil {
+		api.Fail(ctx, &providers.UnavailableError{Provider: "custody", Operation: "sandbox deposit"})
+		return
+	}
+	key := string(ctx.Request.Header.Peek(gwidem.HeaderKey))
+	if key == "" {
+		key = string(ctx.Request.Header.Peek(gwidem.HeaderAltKey))
+	}
+	if len(key) > idempotency.MaxKeyLength {
+		api.Fail(ctx, api.Invalid(gwidem.HeaderKey, "must be 1 to 255 characters"))
+		return
+	}
+	c, cancel := api.ContextTimeout(ctx, 30*time.Second)
+	defer cancel()
+	d, err := rs.sim.Simulate(c, p.Tenant(), partners.OfframpArrival{OfframpID: id, Amount: amount, Key: key})
 	if err != nil {
 		api.Fail(ctx, err)
 		return

@@ -406,3 +406,94 @@ func TestOfframpIdempotency(t *testing.T) {
 func offrampsTenant(m uuid.UUID) payments.Tenant {
 	return payments.Tenant{MerchantID: m, Environment: "sandbox"}
 }
+
+// The sandbox offramp deposit is the sandbox custodian's signed deposit.confirmed
+// notification, stored in partner_events and processed through the partner path; the
+// request's idempotency key names the notification, so a repeat credits once.
+func TestOfframpSimulationThroughSandboxCustody(t *testing.T) {
+	r := moneyouttest.New(t, moneyouttest.Options{})
+	ctx := context.Background()
+	custID := r.Customer(t, r.M.ID, "sandbox", "ada@example.com")
+	cust := map[string]any{"customer_id": custID.String()}
+	var o offramp
+	r.Srv.Must(t, 201, "POST", "/v1/payments/offramps", r.M.SandboxKey, internal(cust, "BASE", "USDT")).Decode(t, &o)
+
+	body := map[string]any{"offramp_id": o.ID, "amount": "2.5"}
+	var d deposit
+	first := r.Srv.Must(t, 201, "POST", "/v1/payments/sandbox/deposits", r.M.SandboxKey, body, "Idempotency-Key", "sim-1")
+	first.Decode(t, &d)
+	var (
+		status, typ, eventID string
+		depositID            *uuid.UUID
+		data                 map[string]any
+	)
+	if err := r.Pool.QueryRow(ctx, `select status, event_type, event_id, deposit_id, convert_from(body, 'UTF8')::jsonb->'data' from partner_events
+		where provider = 'sandbox-custody' and environment = 'sandbox'`).Scan(&status, &typ, &eventID, &depositID, &data); err != nil {
+		t.Fatal(err)
+	}
+	if status != "PROCESSED" || typ != "deposit.confirmed" || depositID == nil || depositID.String() != d.ID ||
+		data["reference"] != "offramp:"+o.ID || data["chain"] != "BASE" || data["asset"] != "USDT" || data["address"] != o.DepositAddress ||
+		data["amount"] != float64(2_500_000) {
+		t.Fatalf("stored notification %s %s %s %v %v; deposit %+v", status, typ, eventID, depositID, data, d)
+	}
+	// The same key again (either header): the stored notification answers, nothing is credited twice.
+	for _, h := range []string{"Idempotency-Key", "X-Idempotency-Key"} {
+		var again deposit
+		r.Srv.Must(t, 201, "POST", "/v1/payments/sandbox/deposits", r.M.SandboxKey, body, h, "sim-1").Decode(t, &again)
+		if again.ID != d.ID || again.Status != "SETTLED" || again.Amount != "2.500000" {
+			t.Fatalf("repeat %+v, first %+v", again, d)
+		}
+	}
+	// The key with another amount is refused; another key is another deposit.
+	if res := r.Srv.Must(t, 422, "POST", "/v1/payments/sandbox/deposits", r.M.SandboxKey, map[string]any{"offramp_id": o.ID, "amount": "3"},
+		"Idempotency-Key", "sim-1"); res.Message != "IDEMPOTENCY_KEY_REUSED" {
+		t.Fatalf("%s", res)
+	}
+	if a := r.CustomerBalance(t, r.M.ID, "sandbox", custID, money.USDT, ledger.Available); a != "2.500000" {
+		t.Fatalf("customer USDT %s after repeats", a)
+	}
+	r.Srv.Must(t, 201, "POST", "/v1/payments/sandbox/deposits", r.M.SandboxKey, body, "Idempotency-Key", "sim-2")
+	if a := r.CustomerBalance(t, r.M.ID, "sandbox", custID, money.USDT, ledger.Available); a != "5.000000" {
+		t.Fatalf("customer USDT %s after a second key", a)
+	}
+	var n int
+	_ = r.Pool.QueryRow(ctx, `select count(*) from partner_events where provider = 'sandbox-custody'`).Scan(&n)
+	if n != 2 {
+		t.Fatalf("%d notifications", n)
+	}
+
+	// A crash after the conversion's writes (its payout job enqueued), before the answer: the
+	// notification stays stored and unprocessed; the keyed retry converts it once.
+	var po offramp
+	r.Srv.Must(t, 201, "POST", "/v1/payments/offramps", r.M.SandboxKey,
+		payout("TEMPORARY", cust, "USDT", r.SellRate(t, r.M.ID, "sandbox", money.USDT).String(), bank)).Decode(t, &po)
+	r.Jobs.Crashes.Store(1)
+	dep := map[string]any{"offramp_id": po.ID, "amount": "3"}
+	if res := r.Srv.Do(t, "POST", "/v1/payments/sandbox/deposits", r.M.SandboxKey, dep, "X-Idempotency-Key", "crash-1"); res.Status != 500 {
+		t.Fatalf("%s", res)
+	}
+	_ = r.Pool.QueryRow(ctx, `select count(*) from deposits where offramp_id = $1`, po.ID).Scan(&n)
+	if n != 0 {
+		t.Fatalf("%d deposits after the crash", n)
+	}
+	var retry deposit
+	r.Srv.Must(t, 201, "POST", "/v1/payments/sandbox/deposits", r.M.SandboxKey, dep, "X-Idempotency-Key", "crash-1").Decode(t, &retry)
+	if retry.Status != "PENDING_WITHDRAWAL" || retry.AmountNGN == nil || *retry.AmountNGN != "4776.00" || retry.Payout == nil {
+		t.Fatalf("%+v", retry)
+	}
+	var replay deposit
+	r.Srv.Must(t, 201, "POST", "/v1/payments/sandbox/deposits", r.M.SandboxKey, dep, "X-Idempotency-Key", "crash-1").Decode(t, &replay)
+	if replay.ID != retry.ID || replay.Payout == nil || replay.Payout.ID != retry.Payout.ID {
+		t.Fatalf("replay %+v, retry %+v", replay, retry)
+	}
+	// Without the key the TEMPORARY offramp, now INACTIVE, refuses another deposit.
+	r.Srv.Must(t, 422, "POST", "/v1/payments/sandbox/deposits", r.M.SandboxKey, dep)
+	_ = r.Pool.QueryRow(ctx, `select count(*) from payouts where source_id = $1`, po.ID).Scan(&n)
+	if n != 1 {
+		t.Fatalf("%d payouts", n)
+	}
+	if p := r.CustomerBalance(t, r.M.ID, "sandbox", custID, money.NGN, ledger.Pending); p != "4776.00" {
+		t.Fatalf("pending %s", p)
+	}
+	r.Verify(t)
+}

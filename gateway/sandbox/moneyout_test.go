@@ -27,6 +27,7 @@ import (
 	"svc/payments/money"
 	"svc/payments/offramps"
 	"svc/payments/onramps"
+	"svc/payments/partners"
 	"svc/payments/providers"
 	"svc/payments/rates"
 	"svc/payments/transfers"
@@ -85,7 +86,14 @@ func newOutRig(t testing.TB) *outRig {
 		_ = worker.Stop(ctx)
 	})
 	keys := idempotency.New(pool, idempotency.Config{})
-	gof := gwofframps.New(ofs, keys)
+	// The offramp flavour of the sandbox deposit is the sandbox custodian's notification
+	// through the partner path.
+	inbound, err := partners.New(pool, partners.Config{Partners: []partners.Partner{partners.SandboxCustodyPartner("sandbox-secret")},
+		Jobs: inserter, Events: rec, Offramps: ofs, Providers: envs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gof := gwofframps.New(ofs, keys, partners.SandboxOfframps{Offramps: ofs, Partners: inbound, Secret: "sandbox-secret"})
 	gd := gwdeposits.New(deps, gof.Dispatch)
 	r := &outRig{pool: pool}
 	r.srv = gatewaytest.New(t, pool, gwrates.New(rs), gd, gwwithdrawals.New(ws, keys), gwtransfers.New(ts, keys), gof)

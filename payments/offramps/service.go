@@ -164,35 +164,50 @@ func ngnDown(a money.Amount, price int64) (money.Amount, error) {
 	return money.New(money.NGN, n.Int64()), nil
 }
 
-// SimulateCryptoDeposit makes amount (a decimal string in the offramp's asset) arrive at the
-// offramp's address, in the sandbox only, and settles it as the offramp says (see the package
-// doc), in one transaction (the request's idempotency scope, if any). The deposits handler of
-// POST /payments/sandbox/deposits calls it when the body has offramp_id.
+// ErrCryptoDepositNotFound: no crypto deposit of that id at the tenant's offramps (404).
+var ErrCryptoDepositNotFound error = &payments.Error{Code: "NOT_FOUND", Message: "crypto deposit not found"}
+
+// CryptoDeposit reads one crypto deposit at the tenant's offramps, with its payout
+// (NGN_PAYOUT). The sandbox simulation (payments/partners SandboxOfframps) answers with it
+// once the sandbox custodian's notification was processed.
 //
-// Errors: ErrSandboxOnly, ErrNotFound, ErrNotActive, a field error on amount, ErrNoPrice,
-// *providers.UnavailableError, the database's.
-func (s *Service) SimulateCryptoDeposit(ctx context.Context, t payments.Tenant, offrampID uuid.UUID, amount string) (CryptoDeposit, error) {
-	if t.Environment != "sandbox" {
-		return CryptoDeposit{}, ErrSandboxOnly
+// Errors: ErrCryptoDepositNotFound, the database's.
+func (s *Service) CryptoDeposit(ctx context.Context, t payments.Tenant, id uuid.UUID) (CryptoDeposit, error) {
+	d := CryptoDeposit{Type: "CRYPTO_DEPOSIT"}
+	var (
+		amount   int64
+		currency string
+		chain    string
+		price    *int64
+	)
+	err := s.pool.QueryRow(ctx, `select id, offramp_id, customer_id, status, amount, currency, chain, settlement_mode, price, created_at
+		from deposits where id = $1 and merchant_id = $2 and environment = $3 and type = 'CRYPTO_DEPOSIT'`,
+		id, t.MerchantID, t.Environment).Scan(&d.ID, &d.OfframpID, &d.CustomerID, &d.Status, &amount, &currency, &chain, &d.Mode,
+		&price, &d.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return CryptoDeposit{}, ErrCryptoDepositNotFound
 	}
-	var out CryptoDeposit
-	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		now := s.stamp()
-		o, err := load(ctx, tx, t, offrampID, now, true)
-		if err != nil {
-			return err
-		}
-		if amount == "" {
-			return &payments.FieldError{Field: "amount", Message: "is required with offramp_id"}
-		}
-		amt, err := ParseAmount(o.Asset, amount)
-		if err != nil {
-			return money.AsField(err, "amount")
-		}
-		out, err = s.receive(ctx, tx, t, o, amt, "", now)
-		return err
-	})
-	return out, err
+	if err != nil {
+		return CryptoDeposit{}, fmt.Errorf("offramps: crypto deposit: %w", err)
+	}
+	d.Amount, d.Chain = money.New(money.Asset(currency), amount), providers.Chain(chain)
+	if price != nil {
+		d.Price = *price
+	}
+	if d.Mode != ModePayout {
+		return d, nil
+	}
+	p, err := scanPayout(s.pool.QueryRow(ctx, `select `+payoutCols+` from payouts
+		where deposit_id = $1 and merchant_id = $2 and environment = $3 and source_type = 'offramp'`, id, t.MerchantID, t.Environment))
+	if errors.Is(err, ErrNotFound) {
+		return d, nil
+	}
+	if err != nil {
+		return CryptoDeposit{}, fmt.Errorf("offramps: crypto deposit payout: %w", err)
+	}
+	ngn := p.Amount
+	d.Payout, d.AmountNGN = &p, &ngn
+	return d, nil
 }
 
 // ErrDepositMismatch: crypto reported at an offramp on another chain, in another asset or
@@ -218,8 +233,7 @@ func (s *Service) ReceiveCrypto(ctx context.Context, tx pgx.Tx, t payments.Tenan
 	return s.receive(ctx, tx, t, o, amt, txHash, now)
 }
 
-// receive settles amt arriving at offramp o (read FOR UPDATE in tx); txHash "" derives one
-// (the sandbox simulation).
+// receive settles amt arriving at offramp o (read FOR UPDATE in tx); txHash "" derives one.
 func (s *Service) receive(ctx context.Context, tx pgx.Tx, t payments.Tenant, o Offramp, amt money.Amount, txHash string, now time.Time) (CryptoDeposit, error) {
 	var out CryptoDeposit
 	err := func() error {

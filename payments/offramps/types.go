@@ -12,8 +12,9 @@
 // is checked and locked at creation, as the spec requires, like a PERMANENT onramp's market
 // rate).
 //
-// A deposit (in the sandbox, SimulateCryptoDeposit, behind POST /payments/sandbox/deposits
-// with offramp_id) is a CRYPTO_DEPOSIT row of the deposits table, in one transaction with its
+// A deposit (ReceiveCrypto: a custodian's deposit.confirmed notification through
+// payments/partners; in the sandbox, POST /payments/sandbox/deposits with offramp_id emits
+// the sandbox custodian's) is a CRYPTO_DEPOSIT row of the deposits table, in one transaction with its
 // ledger postings:
 //
 //	INTERNAL_BALANCE: system external -> customer available (asset); deposit SETTLED;

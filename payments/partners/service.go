@@ -240,7 +240,7 @@ func kept(h http.Header, extra []string) map[string]string {
 type Result struct {
 	Status    string     // Processed, Ignored, Rejected or Malformed (Received: not done yet)
 	Outcome   string     // for people
-	DepositID *uuid.UUID // the deposit an inbound transfer created
+	DepositID *uuid.UUID // the deposit an inbound transfer, or crypto at an offramp, created
 	// Refusal is the domain's refusal behind a Rejected inbound transfer (e.g.
 	// onramps.ErrNotActive), for the sandbox simulation's answer.
 	Refusal error
@@ -635,7 +635,8 @@ func (s *Service) offramp(ctx context.Context, tx pgx.Tx, env string, id uuid.UU
 		if err := sp.Commit(ctx); err != nil {
 			return Result{}, err
 		}
-		return Result{Status: Processed, Outcome: "offramp " + id.String() + " deposit " + d.ID.String() + " (" + d.Status + "): " + desc}, nil
+		return Result{Status: Processed, Outcome: "offramp " + id.String() + " deposit " + d.ID.String() + " (" + d.Status + "): " + desc,
+			DepositID: &d.ID}, nil
 	case errors.As(err, &field), errors.As(err, &coded) && coded.APICode() != "PROVIDER_UNAVAILABLE" && !errors.Is(err, offramps.ErrNoPrice):
 		_ = sp.Rollback(ctx)
 		return Result{Status: Rejected, Outcome: "offramp " + id.String() + " refused the deposit (" + err.Error() + "): " + desc, Refusal: err}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,7 +15,9 @@ import (
 
 	"svc/payments"
 	"svc/payments/deposits"
+	"svc/payments/idempotency"
 	"svc/payments/money"
+	"svc/payments/offramps"
 	"svc/payments/onramps"
 	"svc/payments/providers"
 )
@@ -189,4 +192,128 @@ func (s CustodySimulator) reference(ctx context.Context, t payments.Tenant, in C
 		return "", fmt.Errorf("partners: offramp address: %w", err)
 	}
 	return "", ErrAddressNotFound
+}
+
+// SandboxOfframps simulates the sandbox custodian confirming crypto at an offramp's deposit
+// address (POST /payments/sandbox/deposits with offramp_id): its deposit.confirmed
+// notification for the offramp (reference "offramp:<id>", the offramp's chain, asset and
+// address) is signed with the sandbox secret, taken in by Receive exactly as the
+// partner-events route takes it and processed at once by Process (its job finds it done),
+// so the simulation exercises the live path and still answers with the crypto deposit.
+type SandboxOfframps struct {
+	Offramps *offramps.Service
+	Partners *Service
+	Secret   string // the sandbox custodian's signing secret
+}
+
+// OfframpArrival is crypto to simulate at an offramp's deposit address.
+type OfframpArrival struct {
+	OfframpID uuid.UUID
+	Amount    string // a decimal string in the offramp's asset; required
+	// Key is the request's idempotency key ("": none). The notification's event id is
+	// derived from it (with the tenant and the offramp), so a repeat of the key finds the
+	// stored notification: it is processed once and the repeat answers the same deposit.
+	Key string
+}
+
+// Simulate emits the sandbox custodian's notification of amount confirmed at the offramp's
+// address, processes it, and answers the crypto deposit it created.
+//
+// Errors: offramps.ErrSandboxOnly, offramps.ErrNotFound, a field error on amount,
+// offramps.ErrNotActive, idempotency.ErrKeyReused (the key was used with another amount),
+// offramps.ErrNoPrice and *providers.UnavailableError (the notification stays stored and
+// its job retries: a repeat of the key takes it up), the database's.
+func (s SandboxOfframps) Simulate(ctx context.Context, t payments.Tenant, in OfframpArrival) (offramps.CryptoDeposit, error) {
+	if t.Environment != payments.Sandbox {
+		return offramps.CryptoDeposit{}, offramps.ErrSandboxOnly
+	}
+	o, err := s.Offramps.Get(ctx, t, in.OfframpID)
+	if err != nil {
+		return offramps.CryptoDeposit{}, err
+	}
+	if in.Amount == "" {
+		return offramps.CryptoDeposit{}, &payments.FieldError{Field: "amount", Message: "is required with offramp_id"}
+	}
+	amt, err := offramps.ParseAmount(o.Asset, in.Amount)
+	if err != nil {
+		return offramps.CryptoDeposit{}, money.AsField(err, "amount")
+	}
+	eid := "sbx_dep_" + uuid.Must(uuid.NewV7()).String()
+	if in.Key != "" {
+		sum := sha256.Sum256([]byte("offramp-simulation\x00" + t.MerchantID.String() + "\x00" + t.Environment + "\x00" + o.ID.String() +
+			"\x00" + in.Key))
+		eid = "sbx_dep_key_" + hex.EncodeToString(sum[:16])
+		stored, found, err := s.storedAmount(ctx, eid)
+		switch {
+		case err != nil:
+			return offramps.CryptoDeposit{}, err
+		case found && stored != amt.Minor:
+			return offramps.CryptoDeposit{}, idempotency.ErrKeyReused
+		case found: // a repeat: the stored notification answers, whatever the offramp's state now
+			return s.take(ctx, t, eid, nil, "")
+		}
+	}
+	if o.Status != offramps.Active { // refused before anything is emitted
+		return offramps.CryptoDeposit{}, offramps.ErrNotActive
+	}
+	now := s.Partners.cfg.Now()
+	sum := sha256.Sum256([]byte("sandbox-custody:" + eid))
+	body, sig, err := SandboxNotification(s.Secret, eid, TypeDepositConfirmed, now, SandboxCrypto{
+		Reference: "offramp:" + o.ID.String(), Chain: string(o.Chain), Asset: string(o.Asset), Address: o.DepositAddress,
+		Amount: amt.Minor, TxHash: "0x" + hex.EncodeToString(sum[:]), ConfirmedAt: stamp(now)})
+	if err != nil {
+		return offramps.CryptoDeposit{}, err
+	}
+	return s.take(ctx, t, eid, body, sig)
+}
+
+// take hands the signed notification (body, sig) to Receive, then Process, and answers
+// the crypto deposit it created; body nil: the notification eid is already stored.
+func (s SandboxOfframps) take(ctx context.Context, t payments.Tenant, eid string, body []byte, sig string) (offramps.CryptoDeposit, error) {
+	var id uuid.UUID
+	if body != nil {
+		h := http.Header{}
+		h.Set("Content-Type", "application/json")
+		h.Set(SandboxSignatureHeader, sig)
+		rc, err := s.Partners.Receive(ctx, SandboxCustody, Incoming{Header: h, Body: body, RemoteAddr: "sandbox"})
+		if err != nil {
+			return offramps.CryptoDeposit{}, err
+		}
+		id = rc.ID
+	} else if err := s.Partners.pool.QueryRow(ctx, `select id from partner_events where provider = $1 and event_id = $2`,
+		SandboxCustody, eid).Scan(&id); err != nil {
+		return offramps.CryptoDeposit{}, fmt.Errorf("partners: stored sandbox notification: %w", err)
+	}
+	res, err := s.Partners.Process(ctx, id)
+	switch {
+	case err != nil:
+		return offramps.CryptoDeposit{}, err
+	case res.DepositID != nil:
+		return s.Offramps.CryptoDeposit(ctx, t, *res.DepositID)
+	case res.Refusal != nil:
+		return offramps.CryptoDeposit{}, res.Refusal
+	case res.Status == Rejected: // a repeat of a refused simulation: the refusal is not kept, its outcome is
+		return offramps.CryptoDeposit{}, &payments.Error{Code: "INVALID_STATE", Message: "the deposit under this idempotency key was refused: " + res.Outcome}
+	}
+	return offramps.CryptoDeposit{}, errors.New("partners: the sandbox offramp deposit was not credited: " + res.Outcome)
+}
+
+// storedAmount reads the amount of the sandbox custodian's stored notification eid.
+func (s SandboxOfframps) storedAmount(ctx context.Context, eid string) (int64, bool, error) {
+	var body []byte
+	err := s.Partners.pool.QueryRow(ctx, `select body from partner_events where provider = $1 and event_id = $2`,
+		SandboxCustody, eid).Scan(&body)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("partners: stored sandbox notification: %w", err)
+	}
+	var ev struct {
+		Data SandboxCrypto `json:"data"`
+	}
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return 0, false, fmt.Errorf("partners: stored sandbox notification %s: %w", eid, err)
+	}
+	return ev.Data.Amount, true, nil
 }

@@ -37,7 +37,7 @@ func allRouteSets(t *testing.T) []gateway.RouteSet {
 		t.Fatal(err)
 	}
 	return []gateway.RouteSet{svc.Routes(), gwbalance.New(nil, nil), gc.New(nil), gwcustomers.New(nil, nil), gwcustomers.NewKYC(nil, nil), gwdeposits.New(nil, nil), gi.New(nil),
-		market.New(nil, nil, nil), gwofframps.New(nil, nil), gwonramps.New(nil, nil), gp.New(nil), gwrates.New(nil),
+		market.New(nil, nil, nil), gwofframps.New(nil, nil, nil), gwonramps.New(nil, nil), gp.New(nil), gwrates.New(nil),
 		gwrecipients.New(nil, nil), gwsandbox.New(nil), trading.New(nil, nil, nil), gwtransfers.New(nil, nil), gwva.New(nil, nil),
 		gwwebhooks.New(nil), gwwithdrawals.New(nil, nil), ws.NewServer(ws.Config{}), gwpartners.New(nil, gwpartners.Config{})}
 }

@@ -34,6 +34,7 @@ import (
 	"svc/payments/ledger"
 	"svc/payments/money"
 	"svc/payments/offramps"
+	"svc/payments/partners"
 	"svc/payments/providers"
 	"svc/payments/rates"
 	"svc/payments/recipients"
@@ -48,6 +49,9 @@ const FailAddress = "0x000000000000000000000000000000000000dead"
 
 // FailAccount is an account number the rig's bank refuses (a bank rejection).
 const FailAccount = "0000000000"
+
+// sandboxSecret signs the rig's sandbox custodian notifications.
+const sandboxSecret = "moneyouttest-sandbox-secret"
 
 // Price is the rig's reference price of USDT, USDC and USD: 1,600.00 NGN.
 const Price = 160_000
@@ -191,7 +195,14 @@ func New(t testing.TB, opt Options) *Rig {
 		})
 	}
 	keys := idempotency.New(pool, idempotency.Config{})
-	off := gwofframps.New(r.Offramps, keys)
+	// The sandbox offramp deposits are the sandbox custodian's notifications through the
+	// partner path (payments/partners), which enqueues its own jobs without crashing.
+	inbound, err := partners.New(pool, partners.Config{Partners: []partners.Partner{partners.SandboxCustodyPartner(sandboxSecret)},
+		Jobs: inserter, Events: rec, Offramps: r.Offramps, Providers: envs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := gwofframps.New(r.Offramps, keys, partners.SandboxOfframps{Offramps: r.Offramps, Partners: inbound, Secret: sandboxSecret})
 	r.WithdrawalRoutes, r.TransferRoutes, r.OfframpRoutes = gwwithdrawals.New(r.Withdrawals, keys), gwtransfers.New(r.Transfers, keys), off
 	r.Srv = gatewaytest.New(t, pool, r.WithdrawalRoutes, off, gwrecipients.New(r.Recipients, keys), r.TransferRoutes, sandboxDeposits{off})
 	r.M = authtest.New(t, pool)
