@@ -67,6 +67,18 @@ func Create[B, T, J any](ctx *fasthttp.RequestCtx, r Resource, create func(conte
 // into a B, update under r's context, then 200 with the record rendered by out, or update's
 // error.
 func Update[B, T, J any](ctx *fasthttp.RequestCtx, r Resource, update func(context.Context, payments.Tenant, uuid.UUID, B) (T, error), out func(T) J) {
+	onBody(ctx, r, OK, update, out)
+}
+
+// AddTo answers the creation of a record under one record (POST /v1/customers/{id}/crypto-wallet)
+// as Update answers a change, but 201 with the new record rendered by out.
+func AddTo[B, T, J any](ctx *fasthttp.RequestCtx, r Resource, add func(context.Context, payments.Tenant, uuid.UUID, B) (T, error), out func(T) J) {
+	onBody(ctx, r, Created, add, out)
+}
+
+// onBody is Update and AddTo: Target, the body decoded into a B, then call's result written
+// with write (answer).
+func onBody[B, T, J any](ctx *fasthttp.RequestCtx, r Resource, write func(*fasthttp.RequestCtx, any), call func(context.Context, payments.Tenant, uuid.UUID, B) (T, error), out func(T) J) {
 	t, id, ok := Target(ctx, r.NotFound)
 	if !ok {
 		return
@@ -76,7 +88,7 @@ func Update[B, T, J any](ctx *fasthttp.RequestCtx, r Resource, update func(conte
 		Fail(ctx, err)
 		return
 	}
-	answer(ctx, r, OK, func(c context.Context) (T, error) { return update(c, t, id, b) }, out)
+	answer(ctx, r, write, func(c context.Context) (T, error) { return call(c, t, id, b) }, out)
 }
 
 // Delete answers the deletion of one record: Target (401, or r.NotFound), del under r's
@@ -157,6 +169,36 @@ func ListPage[T, J any](ctx *fasthttp.RequestCtx, r Resource, list func(context.
 		return
 	}
 	PageOf(ctx, items, out, q.Meta(total))
+}
+
+// ListOn answers a page-based list of what belongs to one record (GET
+// /v1/customers/{id}/ledger) in the array shape (Array: data the items, meta the paging):
+// Target (401, or r.NotFound), page and limit (Paging: default 20, at most 100), list under
+// r's context with the page's limit and offset, then 200 with the items rendered by out
+// ([] when none), or list's error.
+func ListOn[T, J any](ctx *fasthttp.RequestCtx, r Resource, list func(c context.Context, t payments.Tenant, id uuid.UUID, limit, offset int) ([]T, int64, error), out func(T) J) {
+	t, id, ok := Target(ctx, r.NotFound)
+	if !ok {
+		return
+	}
+	pg, err := Paging(ctx, "limit", 20, 100)
+	if err != nil {
+		Fail(ctx, err)
+		return
+	}
+	c, cancel := r.Context(ctx)
+	defer cancel()
+	items, total, err := list(c, t, id, pg.Limit, pg.Offset())
+	if err != nil {
+		Fail(ctx, err)
+		return
+	}
+	res := make([]J, len(items))
+	for i, it := range items {
+		res[i] = out(it)
+	}
+	meta := pg.Meta(total)
+	Array(ctx, res, &meta)
 }
 
 // QueryOneOf reads the optional query parameter name: "" when absent, else one of allowed,
