@@ -14,7 +14,8 @@
 //   - crypto confirmed at one of our deposit addresses (sandbox-custody format): a merchant
 //     funding address credits the merchant's balance (merchant.balance.credited), a
 //     customer's funding address credits the customer and completes the open funding
-//     request it matches;
+//     request it matches, an offramp's deposit address settles the offramp
+//     (offramps.Service.ReceiveCrypto: converted and paid out in NGN, or credited);
 //   - money that comes back: a payout the bank reverses after it settled is confirmed with
 //     the partner's API (PayoutConfirmer) and credited back by its reverser
 //     (Config.Reversals); money for an unknown or inactive account is recorded in
@@ -23,5 +24,6 @@
 //
 // The sandbox's simulate operations emit the same notifications (a sandbox bank and a
 // sandbox custody signing with the sandbox secret) and go through the same intake and
-// processing (SandboxDeposits).
+// processing: SandboxDeposits (NGN into an onramp), SandboxOfframps (crypto at an
+// offramp's address) and CustodySimulator (crypto at any of the merchant's addresses).
 package partners
