@@ -55,7 +55,7 @@ if [ "${BENCH_SKIP_GO:-0}" != 1 ]; then
 	SVC_RECOVERY_EVENTS=${SVC_RECOVERY_EVENTS:-1000000} timeout 300 go test -run '^$' -bench BenchmarkRecovery -benchtime 1x -count 3 -timeout 5m ./cmd/svcd 2>&1 | tee "$OUT/recovery.txt" || echo "!!! recovery benchmark failed or timed out"
 
 	step "payments: idempotent creates (onramps, customers, withdrawals, transfers), sandbox deposits settled (issue 22) -> $OUT/payments.txt"
-	timeout 300 go test -run '^$' -bench 'OnrampCreate$|CustomerCreate|SandboxDepositSettle' -benchtime 500x -count 3 ./gateway/deposits 2>&1 | tee "$OUT/payments.txt" || echo "!!! payments benchmarks failed or timed out"
+	timeout 300 go test -run '^$' -bench 'OnrampCreate$|CustomerCreate$|SandboxDepositSettle$' -benchtime 500x -count 3 ./gateway/deposits 2>&1 | tee "$OUT/payments.txt" || echo "!!! payments benchmarks failed or timed out"
 	timeout 300 go test -run '^$' -bench 'WithdrawalCreate' -benchtime 500x -count 3 ./gateway/withdrawals 2>&1 | tee -a "$OUT/payments.txt" || echo "!!! withdrawal benchmarks failed or timed out"
 	timeout 300 go test -run '^$' -bench 'TransferCreate' -benchtime 500x -count 3 ./gateway/transfers 2>&1 | tee -a "$OUT/payments.txt" || echo "!!! transfer benchmarks failed or timed out"
 fi
