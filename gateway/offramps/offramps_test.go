@@ -495,5 +495,26 @@ func TestOfframpSimulationThroughSandboxCustody(t *testing.T) {
 	if p := r.CustomerBalance(t, r.M.ID, "sandbox", custID, money.NGN, ledger.Pending); p != "4776.00" {
 		t.Fatalf("pending %s", p)
 	}
+
+	// What only the domain step refuses (too little to pay out in NGN) answers as before (400
+	// on amount) and leaves the notification REJECTED; a repeat of its key is refused too.
+	var small offramp
+	r.Srv.Must(t, 201, "POST", "/v1/payments/offramps", r.M.SandboxKey,
+		payout("PERMANENT", cust, "USDT", r.SellRate(t, r.M.ID, "sandbox", money.USDT).String(), bank)).Decode(t, &small)
+	tiny := map[string]any{"offramp_id": small.ID, "amount": "0.000001"}
+	if res := r.Srv.Must(t, 400, "POST", "/v1/payments/sandbox/deposits", r.M.SandboxKey, tiny, "X-Idempotency-Key", "tiny"); !slices.Equal(res.Fields(), []string{"amount"}) {
+		t.Fatalf("%s", res)
+	}
+	if res := r.Srv.Must(t, 422, "POST", "/v1/payments/sandbox/deposits", r.M.SandboxKey, tiny, "X-Idempotency-Key", "tiny"); res.Message != "INVALID_STATE" {
+		t.Fatalf("%s", res)
+	}
+	_ = r.Pool.QueryRow(ctx, `select count(*) from partner_events where provider = 'sandbox-custody' and status = 'REJECTED'`).Scan(&n)
+	if n != 1 {
+		t.Fatalf("%d rejected notifications", n)
+	}
+	_ = r.Pool.QueryRow(ctx, `select count(*) from deposits where offramp_id = $1`, small.ID).Scan(&n)
+	if n != 0 {
+		t.Fatalf("%d deposits of a refused amount", n)
+	}
 	r.Verify(t)
 }
