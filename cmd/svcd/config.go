@@ -24,6 +24,7 @@ type config struct {
 	Addr            string
 	DatabaseURL     string
 	DBMaxConns      int
+	DBMinConns      int
 	Migrate         bool
 	LogLevel        string
 	LogFormat       string
@@ -89,6 +90,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	c.DatabaseURL = env.str("database-url", getenv("DATABASE_URL"))
 	fs.Var(cli.NewDSN(&c.DatabaseURL), "database-url", "PostgreSQL URL (also DATABASE_URL); shown with its password redacted")
 	fs.IntVar(&c.DBMaxConns, "db-max-conns", env.int("db-max-conns", 32), "largest number of PostgreSQL connections")
+	fs.IntVar(&c.DBMinConns, "db-min-conns", env.int("db-min-conns", 8), "PostgreSQL connections opened at start and kept open through idle spells (at most --db-max-conns): a connection opened during a burst delays its request")
 	fs.BoolVar(&c.Migrate, "migrate", env.bool("migrate", true), "apply database migrations at start")
 	fs.StringVar(&c.LogLevel, "log-level", env.str("log-level", "info"), "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", env.str("log-format", "json"), "json or text")
@@ -169,6 +171,9 @@ func (c config) validate() error {
 	}
 	if c.DBMaxConns < 2 {
 		errs = append(errs, errors.New("-db-max-conns must be at least 2"))
+	}
+	if c.DBMinConns < 0 {
+		errs = append(errs, errors.New("-db-min-conns must not be negative"))
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -107,10 +107,9 @@ func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.P
 	}
 	octx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	// The whole pool is opened at start and kept open: a connection opened in the request
-	// path is a latency spike (issue 22, third round).
-	n := int32(cfg.DBMaxConns)
-	return postgres.OpenPool(octx, cfg.DatabaseURL, postgres.PoolOptions{MaxConns: n, MinConns: n})
+	// --db-min-conns connections are opened at start and kept open: a connection opened in
+	// the request path is a latency spike (issue 22, third round).
+	return postgres.OpenPool(octx, cfg.DatabaseURL, postgres.PoolOptions{MaxConns: int32(cfg.DBMaxConns), MinConns: int32(cfg.DBMinConns)})
 }
 
 // serve listens until ctx is done, then drains in-flight requests within the shutdown
