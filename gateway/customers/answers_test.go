@@ -6,17 +6,18 @@ import (
 	"svc/gateway/auth/authtest"
 	gwcustomers "svc/gateway/customers"
 	"svc/gateway/gatewaytest"
+	"svc/payments/customers"
 	"svc/persistence/postgres/pgtest"
 )
 
 // The customer routes refuse bad requests word for word as before they shared the generic
 // handlers of gateway/api. Every request here is refused before the service is asked (it is
-// nil: reaching it would panic), so what is compared is the edge's own glue: the filters,
-// the order of checks, a bad id as the customer's 404, body validation.
+// a nil pointer: reaching it would panic), so what is compared is the edge's own glue: the
+// filters, the order of checks, a bad id as the customer's 404, body validation.
 func TestRefusalsWordForWord(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.New(t)
-	srv := gatewaytest.New(t, pool, gwcustomers.New(nil, nil))
+	srv := gatewaytest.New(t, pool, gwcustomers.New((*customers.Service)(nil), nil))
 	m := authtest.New(t, pool)
 	const validation = `{"success":false,"message":"VALIDATION_ERROR","detail":"request validation failed","errors":[`
 	const id = "/v1/customers/0b6e2a56-8d8f-4a4e-9c49-4d1f2f8a9e01"

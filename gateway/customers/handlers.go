@@ -83,20 +83,22 @@ func customerOut(c customers.Customer) customerJSON {
 	return customerJSON{c.ID.String(), c.Email, c.FirstName, c.LastName, c.KYCTier, api.Time(c.CreatedAt), api.Time(c.UpdatedAt)}
 }
 
+// customer is the customers resource for the generic handlers of api: every route under
+// /v1/customers/{id} answers an id naming none of the caller's customers with its 404.
+var customer = api.Resource{NotFound: customers.ErrNotFound}
+
+type createBody struct {
+	Email     string `json:"email"`
+	FirstName string `json:"first_name"`
+	LastName  string `json:"last_name"`
+}
+
 func (h *Routes) create(ctx *fasthttp.RequestCtx) {
-	t, ok := api.Tenant(ctx)
-	if !ok {
-		return
-	}
-	var b struct {
-		Email     string `json:"email"`
-		FirstName string `json:"first_name"`
-		LastName  string `json:"last_name"`
-	}
-	if err := api.Decode(ctx, &b); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
+	api.Create(ctx, customer, h.createChecked, customerOut)
+}
+
+// createChecked checks the body (400 naming every bad field), then creates.
+func (h *Routes) createChecked(c context.Context, t payments.Tenant, b createBody) (customers.Customer, error) {
 	var v api.Validator
 	if v.Required("email", b.Email) {
 		v.Email("email", b.Email)
@@ -104,43 +106,24 @@ func (h *Routes) create(ctx *fasthttp.RequestCtx) {
 	v.Length("first_name", b.FirstName, 1, 100)
 	v.Length("last_name", b.LastName, 1, 100)
 	if err := v.Err(); err != nil {
-		api.Fail(ctx, err)
-		return
+		return customers.Customer{}, err
 	}
-	c, err := h.svc.Create(api.Ctx(ctx), t, customers.CreateInput{Email: b.Email, FirstName: b.FirstName, LastName: b.LastName})
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.Created(ctx, customerOut(c))
+	return h.svc.Create(c, t, customers.CreateInput{Email: b.Email, FirstName: b.FirstName, LastName: b.LastName})
 }
 
-func (h *Routes) get(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, customers.ErrNotFound)
-	if !ok {
-		return
-	}
-	c, err := h.svc.Get(api.Ctx(ctx), t, id)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.OK(ctx, customerOut(c))
+func (h *Routes) get(ctx *fasthttp.RequestCtx) { api.Get(ctx, customer, h.svc.Get, customerOut) }
+
+type updateBody struct {
+	FirstName *string `json:"first_name"`
+	LastName  *string `json:"last_name"`
 }
 
 func (h *Routes) update(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, customers.ErrNotFound)
-	if !ok {
-		return
-	}
-	var b struct {
-		FirstName *string `json:"first_name"`
-		LastName  *string `json:"last_name"`
-	}
-	if err := api.Decode(ctx, &b); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
+	api.Update(ctx, customer, h.updateChecked, customerOut)
+}
+
+// updateChecked checks the body, then changes the customer.
+func (h *Routes) updateChecked(c context.Context, t payments.Tenant, id uuid.UUID, b updateBody) (customers.Customer, error) {
 	var v api.Validator
 	if b.FirstName == nil && b.LastName == nil {
 		v.Add("first_name", "at least one of first_name and last_name is required")
@@ -152,15 +135,9 @@ func (h *Routes) update(ctx *fasthttp.RequestCtx) {
 		v.Length("last_name", *b.LastName, 1, 100)
 	}
 	if err := v.Err(); err != nil {
-		api.Fail(ctx, err)
-		return
+		return customers.Customer{}, err
 	}
-	c, err := h.svc.Update(api.Ctx(ctx), t, id, customers.UpdateInput{FirstName: b.FirstName, LastName: b.LastName})
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.OK(ctx, customerOut(c))
+	return h.svc.Update(c, t, id, customers.UpdateInput{FirstName: b.FirstName, LastName: b.LastName})
 }
 
 func (h *Routes) list(ctx *fasthttp.RequestCtx) {
@@ -273,19 +250,25 @@ func verificationOut(v customers.Verification, c *customers.Customer) verificati
 	return out
 }
 
+// verified is what a verification answers: the verification and the customer after it.
+type verified struct {
+	v customers.Verification
+	c customers.Customer
+}
+
+func verifiedOut(x verified) verificationJSON { return verificationOut(x.v, &x.c) }
+
+type tier1Body struct {
+	BVN      string `json:"bvn"`
+	ImageURL string `json:"image_url"`
+}
+
 func (h *Routes) tier1(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, customers.ErrNotFound)
-	if !ok {
-		return
-	}
-	var b struct {
-		BVN      string `json:"bvn"`
-		ImageURL string `json:"image_url"`
-	}
-	if err := api.Decode(ctx, &b); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
+	api.Update(ctx, customer, h.tier1Checked, verifiedOut)
+}
+
+// tier1Checked checks the body, then verifies.
+func (h *Routes) tier1Checked(c context.Context, t payments.Tenant, id uuid.UUID, b tier1Body) (verified, error) {
 	var v api.Validator
 	if v.Required("bvn", b.BVN) {
 		v.Check(len(b.BVN) == 11 && digitsOnly(b.BVN), "bvn", "must be exactly 11 digits")
@@ -294,15 +277,10 @@ func (h *Routes) tier1(ctx *fasthttp.RequestCtx) {
 		v.Check(httpURL(b.ImageURL), "image_url", "must be an http(s) URL")
 	}
 	if err := v.Err(); err != nil {
-		api.Fail(ctx, err)
-		return
+		return verified{}, err
 	}
-	ver, c, err := h.svc.VerifyTier1(api.Ctx(ctx), t, id, customers.Tier1Input{BVN: b.BVN, ImageURL: b.ImageURL})
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.OK(ctx, verificationOut(ver, &c))
+	ver, cu, err := h.svc.VerifyTier1(c, t, id, customers.Tier1Input{BVN: b.BVN, ImageURL: b.ImageURL})
+	return verified{ver, cu}, err
 }
 
 type tier2Address struct {
@@ -436,31 +414,21 @@ func itoa(i int) string {
 }
 
 func (h *Routes) tier2(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, customers.ErrNotFound)
-	if !ok {
-		return
-	}
-	var b tier2Body
-	if err := api.Decode(ctx, &b); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
+	api.Update(ctx, customer, h.tier2Checked, verifiedOut)
+}
+
+// tier2Checked checks the body, then verifies with the body as the customer's profile.
+func (h *Routes) tier2Checked(c context.Context, t payments.Tenant, id uuid.UUID, b tier2Body) (verified, error) {
 	if err := validateTier2(&b); err != nil {
-		api.Fail(ctx, err)
-		return
+		return verified{}, err
 	}
 	profile, err := json.Marshal(b)
 	if err != nil {
-		api.Fail(ctx, err)
-		return
+		return verified{}, err
 	}
-	ver, c, err := h.svc.VerifyTier2(api.Ctx(ctx), t, id, customers.Tier2Input{
+	ver, cu, err := h.svc.VerifyTier2(c, t, id, customers.Tier2Input{
 		MostRecentOccupation: b.MostRecentOccupation, ActingAsIntermediary: *b.ActingAsIntermediary, Profile: profile})
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.OK(ctx, verificationOut(ver, &c))
+	return verified{ver, cu}, err
 }
 
 // initiateBody is the body of POST .../kyc/initiate and .../tier2-kyc/initiate: the spec's
@@ -560,21 +528,19 @@ func chainAsset(v *api.Validator, chain, asset string) {
 	}
 }
 
+type walletBody struct {
+	Chain   string  `json:"chain"`
+	Asset   string  `json:"asset"`
+	Address string  `json:"address"`
+	Label   *string `json:"label"`
+}
+
 func (h *Routes) addWallet(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, customers.ErrNotFound)
-	if !ok {
-		return
-	}
-	var b struct {
-		Chain   string  `json:"chain"`
-		Asset   string  `json:"asset"`
-		Address string  `json:"address"`
-		Label   *string `json:"label"`
-	}
-	if err := api.Decode(ctx, &b); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
+	api.AddTo(ctx, customer, h.addWalletChecked, walletOut)
+}
+
+// addWalletChecked checks the body, then adds the wallet.
+func (h *Routes) addWalletChecked(c context.Context, t payments.Tenant, id uuid.UUID, b walletBody) (customers.Wallet, error) {
 	var v api.Validator
 	chainAsset(&v, b.Chain, b.Asset)
 	if v.Required("address", b.Address) && providers.Chain(b.Chain).In(providers.WalletChains) {
@@ -586,54 +552,27 @@ func (h *Routes) addWallet(ctx *fasthttp.RequestCtx) {
 		v.Length("label", *b.Label, 1, 100)
 	}
 	if err := v.Err(); err != nil {
-		api.Fail(ctx, err)
-		return
+		return customers.Wallet{}, err
 	}
-	w, err := h.svc.AddWallet(api.Ctx(ctx), t, id, customers.WalletInput{Chain: b.Chain, Asset: b.Asset, Address: b.Address, Label: b.Label})
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	api.Created(ctx, walletOut(w))
+	return h.svc.AddWallet(c, t, id, customers.WalletInput{Chain: b.Chain, Asset: b.Asset, Address: b.Address, Label: b.Label})
 }
 
 func (h *Routes) wallets(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, customers.ErrNotFound)
-	if !ok {
-		return
-	}
-	p, err := api.Paging(ctx, "limit", 20, 100)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	ws, total, err := h.svc.Wallets(api.Ctx(ctx), t, id, p.Limit, p.Offset())
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	out := make([]walletJSON, len(ws))
-	for i, w := range ws {
-		out[i] = walletOut(w)
-	}
-	meta := p.Meta(total)
-	api.Array(ctx, out, &meta)
+	api.ListOn(ctx, customer, h.svc.Wallets, walletOut)
+}
+
+type fundingBody struct {
+	Chain  string  `json:"chain"`
+	Asset  string  `json:"asset"`
+	Amount *string `json:"amount"`
 }
 
 func (h *Routes) funding(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, customers.ErrNotFound)
-	if !ok {
-		return
-	}
-	var b struct {
-		Chain  string  `json:"chain"`
-		Asset  string  `json:"asset"`
-		Amount *string `json:"amount"`
-	}
-	if err := api.Decode(ctx, &b); err != nil {
-		api.Fail(ctx, err)
-		return
-	}
+	api.AddTo(ctx, customer, h.fundingChecked, fundingOut)
+}
+
+// fundingChecked checks the body, then opens the funding request.
+func (h *Routes) fundingChecked(c context.Context, t payments.Tenant, id uuid.UUID, b fundingBody) (customers.FundingRequest, error) {
 	var v api.Validator
 	chainAsset(&v, b.Chain, b.Asset)
 	var amount *money.Amount
@@ -646,71 +585,45 @@ func (h *Routes) funding(ctx *fasthttp.RequestCtx) {
 		}
 	}
 	if err := v.Err(); err != nil {
-		api.Fail(ctx, err)
-		return
+		return customers.FundingRequest{}, err
 	}
-	f, err := h.svc.CreateFunding(api.Ctx(ctx), t, id, customers.FundingInput{Chain: b.Chain, Asset: b.Asset, Amount: amount})
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
+	return h.svc.CreateFunding(c, t, id, customers.FundingInput{Chain: b.Chain, Asset: b.Asset, Amount: amount})
+}
+
+func fundingOut(f customers.FundingRequest) map[string]any {
 	var amt *string
 	if f.Amount != nil {
 		s := f.Amount.String()
 		amt = &s
 	}
-	api.Created(ctx, map[string]any{
+	return map[string]any{
 		"id": f.ID, "customer_id": f.CustomerID, "chain": f.Chain, "asset": f.Asset, "amount": amt,
 		"deposit_address": f.DepositAddress, "status": f.Status, "expires_at": api.Time(f.ExpiresAt), "created_at": api.Time(f.CreatedAt),
-	})
+	}
 }
 
 // --- balance and ledger ---
 
-func (h *Routes) balance(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, customers.ErrNotFound)
-	if !ok {
-		return
-	}
-	b, err := h.svc.Balance(api.Ctx(ctx), t, id)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
+func (h *Routes) balance(ctx *fasthttp.RequestCtx) { api.Get(ctx, customer, h.svc.Balance, balanceOut) }
+
+func balanceOut(b customers.Balance) map[string]any {
 	accts := make([]map[string]string, 0, len(b.Accounts))
 	for _, a := range b.Accounts {
 		accts = append(accts, map[string]string{"asset": string(a.Amount.Asset), "purpose": string(a.Account.Purpose), "balance": a.Amount.String()})
 	}
-	api.OK(ctx, map[string]any{"ngn": b.NGN.String(), "usd": b.USD.String(), "updated_at": api.Time(b.UpdatedAt), "accounts": accts})
+	return map[string]any{"ngn": b.NGN.String(), "usd": b.USD.String(), "updated_at": api.Time(b.UpdatedAt), "accounts": accts}
 }
 
-func (h *Routes) ledger(ctx *fasthttp.RequestCtx) {
-	t, id, ok := api.Target(ctx, customers.ErrNotFound)
-	if !ok {
-		return
+func (h *Routes) ledger(ctx *fasthttp.RequestCtx) { api.ListOn(ctx, customer, h.svc.Ledger, entryOut) }
+
+func entryOut(e ledger.Entry) map[string]any {
+	desc := e.Description
+	if desc == "" {
+		desc = strings.ReplaceAll(e.Kind, ".", " ")
 	}
-	p, err := api.Paging(ctx, "limit", 20, 100)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
+	return map[string]any{
+		"id": e.ID, "type": e.Type(), "amount": e.Amount.Abs().String(), "currency": string(e.Amount.Asset),
+		"description": desc, "balance_after": e.BalanceAfter.String(), "account": string(e.Account.Purpose),
+		"reference": e.Reference, "transaction_id": e.TransactionID, "created_at": api.Time(e.CreatedAt),
 	}
-	es, total, err := h.svc.Ledger(api.Ctx(ctx), t, id, p.Limit, p.Offset())
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
-	out := make([]map[string]any, len(es))
-	for i, e := range es {
-		desc := e.Description
-		if desc == "" {
-			desc = strings.ReplaceAll(e.Kind, ".", " ")
-		}
-		out[i] = map[string]any{
-			"id": e.ID, "type": e.Type(), "amount": e.Amount.Abs().String(), "currency": string(e.Amount.Asset),
-			"description": desc, "balance_after": e.BalanceAfter.String(), "account": string(e.Account.Purpose),
-			"reference": e.Reference, "transaction_id": e.TransactionID, "created_at": api.Time(e.CreatedAt),
-		}
-	}
-	meta := p.Meta(total)
-	api.Array(ctx, out, &meta)
 }
