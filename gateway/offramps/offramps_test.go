@@ -2,8 +2,10 @@ package offramps_test
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -456,9 +458,37 @@ func TestOfframpSimulationThroughSandboxCustody(t *testing.T) {
 	if a := r.CustomerBalance(t, r.M.ID, "sandbox", custID, money.USDT, ledger.Available); a != "5.000000" {
 		t.Fatalf("customer USDT %s after a second key", a)
 	}
+	// The same key from several clients at once: one deposit, every answer names it.
+	ids := make(chan string, 4)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := r.Srv.Do(t, "POST", "/v1/payments/sandbox/deposits", r.M.SandboxKey, body, "Idempotency-Key", "sim-3")
+			var d deposit
+			if res.Status == 201 && json.Unmarshal(res.Data, &d) == nil {
+				ids <- d.ID
+			} else {
+				ids <- res.String()
+			}
+		}()
+	}
+	wg.Wait()
+	close(ids)
+	var got []string
+	for id := range ids {
+		got = append(got, id)
+	}
+	if len(got) != 4 || len(slices.Compact(slices.Sorted(slices.Values(got)))) != 1 {
+		t.Fatalf("concurrent answers %v", got)
+	}
+	if a := r.CustomerBalance(t, r.M.ID, "sandbox", custID, money.USDT, ledger.Available); a != "7.500000" {
+		t.Fatalf("customer USDT %s after concurrent repeats", a)
+	}
 	var n int
 	_ = r.Pool.QueryRow(ctx, `select count(*) from partner_events where provider = 'sandbox-custody'`).Scan(&n)
-	if n != 2 {
+	if n != 3 {
 		t.Fatalf("%d notifications", n)
 	}
 

@@ -250,7 +250,7 @@ func (s SandboxOfframps) Simulate(ctx context.Context, t payments.Tenant, in Off
 		case found && stored != amt.Minor:
 			return offramps.CryptoDeposit{}, idempotency.ErrKeyReused
 		case found: // a repeat: the stored notification answers, whatever the offramp's state now
-			return s.take(ctx, t, eid, nil, "")
+			return s.take(ctx, t, eid, nil, "", amt.Minor)
 		}
 	}
 	if o.Status != offramps.Active { // refused before anything is emitted
@@ -264,12 +264,14 @@ func (s SandboxOfframps) Simulate(ctx context.Context, t payments.Tenant, in Off
 	if err != nil {
 		return offramps.CryptoDeposit{}, err
 	}
-	return s.take(ctx, t, eid, body, sig)
+	return s.take(ctx, t, eid, body, sig, amt.Minor)
 }
 
 // take hands the signed notification (body, sig) to Receive, then Process, and answers
-// the crypto deposit it created; body nil: the notification eid is already stored.
-func (s SandboxOfframps) take(ctx context.Context, t payments.Tenant, eid string, body []byte, sig string) (offramps.CryptoDeposit, error) {
+// the crypto deposit it created; body nil: the notification eid is already stored. A
+// notification another request stored under the same id meanwhile (the same key at the
+// same time) must carry the same amount (minor).
+func (s SandboxOfframps) take(ctx context.Context, t payments.Tenant, eid string, body []byte, sig string, minor int64) (offramps.CryptoDeposit, error) {
 	var id uuid.UUID
 	if body != nil {
 		h := http.Header{}
@@ -278,6 +280,13 @@ func (s SandboxOfframps) take(ctx context.Context, t payments.Tenant, eid string
 		rc, err := s.Partners.Receive(ctx, SandboxCustody, Incoming{Header: h, Body: body, RemoteAddr: "sandbox"})
 		if err != nil {
 			return offramps.CryptoDeposit{}, err
+		}
+		if rc.Duplicate {
+			if stored, _, err := s.storedAmount(ctx, eid); err != nil {
+				return offramps.CryptoDeposit{}, err
+			} else if stored != minor {
+				return offramps.CryptoDeposit{}, idempotency.ErrKeyReused
+			}
 		}
 		id = rc.ID
 	} else if err := s.Partners.pool.QueryRow(ctx, `select id from partner_events where provider = $1 and event_id = $2`,
