@@ -17,7 +17,7 @@ import (
 func TestRefusalsWordForWord(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.New(t)
-	srv := gatewaytest.New(t, pool, gwcustomers.New((*customers.Service)(nil), nil))
+	srv := gatewaytest.New(t, pool, gwcustomers.New((*customers.Service)(nil), nil), gwcustomers.NewKYC((*customers.Service)(nil), nil))
 	m := authtest.New(t, pool)
 	const validation = `{"success":false,"message":"VALIDATION_ERROR","detail":"request validation failed","errors":[`
 	const id = "/v1/customers/0b6e2a56-8d8f-4a4e-9c49-4d1f2f8a9e01"
@@ -78,6 +78,9 @@ func TestRefusalsWordForWord(t *testing.T) {
 			validation + `{"field":"chain","message":"must be one of [APTOS BASE CELO ETHEREUM POLYGON SOLANA TRON]"},{"field":"amount","message":"must be greater than 0"}]}`},
 		{"balance id", "GET", "/v1/customers/nope/balance", "", 404, `{"success":false,"message":"NOT_FOUND","detail":"customer not found"}`},
 		{"ledger id", "GET", "/v1/customers/nope/ledger", "", 404, `{"success":false,"message":"NOT_FOUND","detail":"customer not found"}`},
+		{"verifications id", "GET", "/v1/customers/nope/verifications", "", 404, `{"success":false,"message":"NOT_FOUND","detail":"customer not found"}`},
+		{"verification customer id", "GET", "/v1/customers/nope/verifications/nope", "", 404, `{"success":false,"message":"NOT_FOUND","detail":"customer not found"}`},
+		{"verification id", "GET", id + "/verifications/nope", "", 404, `{"success":false,"message":"NOT_FOUND","detail":"verification not found"}`},
 		{"ledger page", "GET", id + "/ledger?page=x", "", 400,
 			validation + `{"field":"page","message":"must be an integer of at least 1"}]}`},
 	} {

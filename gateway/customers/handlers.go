@@ -41,16 +41,11 @@ type Service interface {
 // Routes is the customers RouteSet.
 type Routes struct {
 	svc  Service
-	idem func(fasthttp.RequestHandler) fasthttp.RequestHandler
+	idem api.Middleware
 }
 
 // New returns the routes. idem wraps the POST handlers (X-Idempotency-Key); nil: none.
-func New(svc Service, idem func(fasthttp.RequestHandler) fasthttp.RequestHandler) *Routes {
-	if idem == nil {
-		idem = func(h fasthttp.RequestHandler) fasthttp.RequestHandler { return h }
-	}
-	return &Routes{svc: svc, idem: idem}
-}
+func New(svc Service, idem api.Middleware) *Routes { return &Routes{svc: svc, idem: api.OrNone(idem)} }
 
 // Register adds the routes.
 func (h *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandler) fasthttp.RequestHandler) {

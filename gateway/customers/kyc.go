@@ -86,32 +86,33 @@ func kycOut(v customers.Verification, c *customers.Customer) kycVerificationJSON
 	return out
 }
 
+// verifications is the KYC resource for the generic handlers of api: a bad customer id is the
+// customer's 404; the service calls of a request take at most 10 s.
+var verifications = api.Resource{NotFound: customers.ErrNotFound, Timeout: 10 * time.Second}
+
 func (k *KYCRoutes) list(ctx *fasthttp.RequestCtx) {
-	t, id, ok := kycTarget(ctx)
-	if !ok {
-		return
-	}
-	c, cancel := context.WithTimeout(api.Ctx(ctx), 10*time.Second)
-	defer cancel()
-	// The customer first: another tenant's customer is 404, not an empty list.
+	api.Get(ctx, verifications, k.verifications, kycListOut)
+}
+
+// verifications reads the customer first (another tenant's customer is 404, not an empty
+// list), then its verifications.
+func (k *KYCRoutes) verifications(c context.Context, t payments.Tenant, id uuid.UUID) ([]customers.Verification, error) {
 	if _, err := k.svc.Get(c, t, id); err != nil {
-		api.Fail(ctx, err)
-		return
+		return nil, err
 	}
-	vs, err := k.svc.Verifications(c, t, id)
-	if err != nil {
-		api.Fail(ctx, err)
-		return
-	}
+	return k.svc.Verifications(c, t, id)
+}
+
+func kycListOut(vs []customers.Verification) []kycVerificationJSON {
 	out := make([]kycVerificationJSON, 0, len(vs))
 	for _, v := range vs {
 		out = append(out, kycOut(v, nil))
 	}
-	api.OK(ctx, out)
+	return out
 }
 
 func (k *KYCRoutes) get(ctx *fasthttp.RequestCtx) {
-	t, id, ok := kycTarget(ctx)
+	t, id, ok := api.Target(ctx, verifications.NotFound)
 	if !ok {
 		return
 	}
@@ -119,7 +120,7 @@ func (k *KYCRoutes) get(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	c, cancel := context.WithTimeout(api.Ctx(ctx), 10*time.Second)
+	c, cancel := verifications.Context(ctx)
 	defer cancel()
 	v, cu, err := k.svc.GetVerification(c, t, id, vid)
 	if err != nil {
@@ -127,17 +128,6 @@ func (k *KYCRoutes) get(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	api.OK(ctx, kycOut(v, &cu))
-}
-
-// kycTarget is the caller's tenant and the customer of the {id} path parameter (a malformed
-// id is 404, like an unknown one).
-func kycTarget(ctx *fasthttp.RequestCtx) (payments.Tenant, uuid.UUID, bool) {
-	p, ok := api.RequirePrincipal(ctx, "not authenticated")
-	if !ok {
-		return payments.Tenant{}, uuid.Nil, false
-	}
-	id, ok := api.PathUUID(ctx, "id", customers.ErrNotFound)
-	return payments.Tenant{MerchantID: p.MerchantID, Environment: string(p.Environment)}, id, ok
 }
 
 // --- the sandbox KYC provider's hosted page ---
