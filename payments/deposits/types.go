@@ -153,8 +153,10 @@ type Filter struct {
 }
 
 // SettlementHook is called inside the transaction that settles a deposit, after the
-// deposit is SETTLED and its ledger postings and events are written; an error rolls the
-// whole settlement back (the step is retried). The hooks are given to New (Config.Settled):
+// deposit is SETTLED and its events are written (its ledger posting too, unless the step
+// runs in a batch: then the owner's credit is posted at the end of the batch, in the same
+// transaction; stepBatcher); an error rolls the deposit's settlement back (the step is
+// retried). The hooks are given to New (Config.Settled):
 // the commerce side's completes a checkout payment in the same transaction
 // (payments/checkout.Completer).
 type SettlementHook interface {
