@@ -22,9 +22,17 @@
 //     ONCHAIN sends through the chain custodian and records tx_hash. deposit.settled, and
 //     every SettlementHook (a checkout payment completing) in the same transaction.
 //
+// Steps that the job workers run at the same time share one transaction, each in a
+// savepoint of its own (batch.go): the owners' side of their postings (FX desk ->
+// system:settling -> owner pending; owner pending -> available) is then one ledger
+// transaction per merchant at the end of the batch ("deposits:batch:<id>"), so a merchant's
+// balance rows are locked once per batch, not once per deposit (issue 22).
+//
 // Ledger accounts (all in the merchant's books): system:incoming holds NGN received but not
 // converted (a FLAGGED deposit's NGN stays there), system:fx is the conversion desk,
-// system:outgoing holds crypto on its way on-chain, system:external is the outside world.
+// system:outgoing holds crypto on its way on-chain, system:settling holds a batch's
+// conversions until its owners' posting (zero after every commit), system:external is the
+// outside world.
 package deposits
 
 import (
