@@ -19,40 +19,25 @@ func TestRefusalsWordForWord(t *testing.T) {
 	pool, _ := pgtest.New(t)
 	srv := gatewaytest.New(t, pool, withdrawals.New((*pw.Service)(nil), nil))
 	m := authtest.New(t, pool)
-	const validation = `{"success":false,"message":"VALIDATION_ERROR","detail":"request validation failed","errors":[`
-	for _, c := range []struct {
-		name, method, path, body string
-		status                   int
-		want                     string
-	}{
-		{"status", "GET", "/v1/payments/withdrawals?status=DONE", "", 400,
-			validation + `{"field":"status","message":"must be one of PENDING, SUBMITTED, SETTLED, FAILED, PROCESSING"}]}`},
-		{"paging before status", "GET", "/v1/payments/withdrawals?status=DONE&page=0", "", 400,
-			validation + `{"field":"page","message":"must be an integer of at least 1"}]}`},
-		{"limit", "GET", "/v1/payments/withdrawals?limit=0", "", 400,
-			validation + `{"field":"limit","message":"must be an integer from 1 to 100"}]}`},
-		{"id", "GET", "/v1/payments/withdrawals/nope", "", 404, `{"success":false,"message":"NOT_FOUND","detail":"withdrawal not found"}`},
-		{"empty body", "POST", "/v1/payments/withdrawals", `{}`, 400,
-			validation + `{"field":"amount_usd","message":"is required"},{"field":"token","message":"is required"},{"field":"chain","message":"is required"},{"field":"destination_address","message":"is required"}]}`},
-		{"body", "POST", "/v1/payments/withdrawals", `{"amount_usd":"1.0000001","token":"USDC","chain":"BITCOIN","destination_address":"x"}`, 400,
-			validation + `{"field":"amount_usd","message":"must be a decimal string above zero with at most 6 decimal places"},{"field":"token","message":"must be USDT"},{"field":"chain","message":"must be one of APTOS, BASE, CELO, ETHEREUM, POLYGON, SOLANA, TRON"}]}`},
-		{"address", "POST", "/v1/payments/withdrawals", `{"amount_usd":"1","token":"USDT","chain":"BASE","destination_address":"0x12"}`, 400,
-			validation + `{"field":"destination_address","message":"must be a BASE address: 0x followed by 40 hex digits"}]}`},
-		{"unknown field ignored", "POST", "/v1/payments/withdrawals", `{"kind":"x"}`, 400,
-			validation + `{"field":"amount_usd","message":"is required"},{"field":"token","message":"is required"},{"field":"chain","message":"is required"},{"field":"destination_address","message":"is required"}]}`},
-		{"not json", "POST", "/v1/payments/withdrawals", `{not json`, 400, `{"success":false,"message":"INVALID_JSON","detail":"malformed JSON at byte 2: invalid character 'n' looking for beginning of object key string"}`},
-		{"amount as a number", "POST", "/v1/payments/withdrawals", `{"amount_usd":5}`, 400,
-			validation + `{"field":"amount_usd","message":"must be a string"}]}`},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			var body any
-			if c.body != "" {
-				body = c.body
-			}
-			r := srv.Do(t, c.method, c.path, m.SandboxKey, body)
-			if r.Status != c.status || string(r.Body) != c.want || r.Header["Content-Type"] != "application/json" {
-				t.Fatalf("answered %s (%s)\nwant %d %s", r, r.Header["Content-Type"], c.status, c.want)
-			}
-		})
-	}
+	r, invalid := gatewaytest.Refused, gatewaytest.Validation
+	srv.Refusals(t, m.SandboxKey, []gatewaytest.Refusal{
+		r("status", "GET", "/v1/payments/withdrawals?status=DONE", "", 400,
+			invalid+`{"field":"status","message":"must be one of PENDING, SUBMITTED, SETTLED, FAILED, PROCESSING"}]}`),
+		r("paging before status", "GET", "/v1/payments/withdrawals?status=DONE&page=0", "", 400,
+			invalid+`{"field":"page","message":"must be an integer of at least 1"}]}`),
+		r("limit", "GET", "/v1/payments/withdrawals?limit=0", "", 400,
+			invalid+`{"field":"limit","message":"must be an integer from 1 to 100"}]}`),
+		r("id", "GET", "/v1/payments/withdrawals/nope", "", 404, `{"success":false,"message":"NOT_FOUND","detail":"withdrawal not found"}`),
+		r("empty body", "POST", "/v1/payments/withdrawals", `{}`, 400,
+			invalid+`{"field":"amount_usd","message":"is required"},{"field":"token","message":"is required"},{"field":"chain","message":"is required"},{"field":"destination_address","message":"is required"}]}`),
+		r("body", "POST", "/v1/payments/withdrawals", `{"amount_usd":"1.0000001","token":"USDC","chain":"BITCOIN","destination_address":"x"}`, 400,
+			invalid+`{"field":"amount_usd","message":"must be a decimal string above zero with at most 6 decimal places"},{"field":"token","message":"must be USDT"},{"field":"chain","message":"must be one of APTOS, BASE, CELO, ETHEREUM, POLYGON, SOLANA, TRON"}]}`),
+		r("address", "POST", "/v1/payments/withdrawals", `{"amount_usd":"1","token":"USDT","chain":"BASE","destination_address":"0x12"}`, 400,
+			invalid+`{"field":"destination_address","message":"must be a BASE address: 0x followed by 40 hex digits"}]}`),
+		r("unknown field ignored", "POST", "/v1/payments/withdrawals", `{"kind":"x"}`, 400,
+			invalid+`{"field":"amount_usd","message":"is required"},{"field":"token","message":"is required"},{"field":"chain","message":"is required"},{"field":"destination_address","message":"is required"}]}`),
+		r("not json", "POST", "/v1/payments/withdrawals", `{not json`, 400, `{"success":false,"message":"INVALID_JSON","detail":"malformed JSON at byte 2: invalid character 'n' looking for beginning of object key string"}`),
+		r("amount as a number", "POST", "/v1/payments/withdrawals", `{"amount_usd":5}`, 400,
+			invalid+`{"field":"amount_usd","message":"must be a string"}]}`),
+	})
 }
