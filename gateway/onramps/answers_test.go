@@ -28,7 +28,7 @@ func TestRefusalsWordForWord(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.New(t)
 	srv := gatewaytest.New(t, pool, onramps.New((*pon.Service)(nil), nil), deposits.New((*pd.Service)(nil), nil),
-		balance.New((*pb.Service)(nil), nil), virtualaccounts.New((*pva.Service)(nil), nil), offramps.New(nil, nil),
+		balance.New((*pb.Service)(nil), nil), virtualaccounts.New((*pva.Service)(nil), nil), offramps.New(nil, nil, nil),
 		recipients.New(nil, nil), webhooks.New((*pwh.Service)(nil)))
 	m := authtest.New(t, pool)
 	const validation = `{"success":false,"message":"VALIDATION_ERROR","detail":"request validation failed","errors":[`
