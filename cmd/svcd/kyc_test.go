@@ -176,53 +176,12 @@ func TestKYCThroughSvcd(t *testing.T) {
 // reason (tier unchanged, no event); GET shows it; a repeated notification changes nothing.
 // Without the evidence live initiate is 400 naming the fields.
 func TestLiveKYCThroughPaystack(t *testing.T) {
-	pool, dbURL := pgtest.New(t)
-	ps := paystacktest.New("sk_test_kyc_e2e_0123456789")
-	defer ps.Close()
+	sv := startLiveSvcd(t, "sk_test_kyc_e2e_0123456789", strings.Repeat("cd", 32))
+	pool, ps, base := sv.pool, sv.ps, sv.base
+	ctx := context.Background()
 	hooks := &hookSink{}
 	hookSrv := httptest.NewServer(hooks)
 	defer hookSrv.Close()
-
-	addr := freeAddr(t)
-	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out safeBuffer
-	done := make(chan error, 1)
-	env := map[string]string{"SVC_PAYSTACK_SECRET_KEY": ps.Secret}
-	go func() {
-		done <- run(ctx, []string{"--addr", addr, "--database-url", dbURL, "--journal-dir", dir + "/journal",
-			"--snapshot-dir", dir + "/snapshots", "--access-log=false", "--webhook-allow-insecure", "--webhook-retry-base", "100ms",
-			"--webhook-secret-key", strings.Repeat("cd", 32),
-			"--paystack-base-url", ps.URL, "--paystack-phone", "+2348000000000", "--paystack-email-domain", "dva.example.com",
-		}, func(k string) string { return env[k] }, &out, &out)
-	}()
-	defer func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("run: %v", err)
-			}
-		case <-time.After(60 * time.Second):
-			t.Error("svcd did not stop")
-		}
-	}()
-	base := "http://" + addr
-	eventually(t, "svcd answers /health", func() bool {
-		select {
-		case err := <-done:
-			done <- err
-			t.Fatalf("svcd stopped: %v\n%s", err, out.String())
-		default:
-		}
-		resp, err := http.Get(base + "/health")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	})
 	c := client{t: t, base: base}
 	m := authtest.New(t, pool)
 	c.must(201, "POST", "/v1/webhooks/endpoints", m.LiveKey, map[string]any{"url": hookSrv.URL + "/hooks"}, nil)

@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -19,7 +18,6 @@ import (
 	"svc/payments/providers/paystack"
 	"svc/payments/providers/paystack/paystacktest"
 	"svc/persistence/postgres"
-	"svc/persistence/postgres/pgtest"
 )
 
 // TestLiveMoneyComesBackThroughPaystack runs svcd in live mode against the Paystack contract
@@ -30,42 +28,13 @@ import (
 // Refund API by the durable job and recorded REFUNDED on refund.processed; and a merchant's sandbox funding credit is told to the merchant
 // (merchant.balance.credited). The ledger verifies clean after all of it.
 func TestLiveMoneyComesBackThroughPaystack(t *testing.T) {
-	pool, dbURL := pgtest.New(t)
-	ps := paystacktest.New("sk_test_contract_moneyback_0123")
-	defer ps.Close()
+	sv := startLiveSvcd(t, "sk_test_contract_moneyback_0123", strings.Repeat("ab", 32))
+	pool, ps, base := sv.pool, sv.ps, sv.base
+	ctx := context.Background()
 	ps.AddAccount("058", "0123456789", "ADA LOVELACE")
 	hooks := &hookSink{}
 	hookSrv := httptest.NewServer(hooks)
 	defer hookSrv.Close()
-
-	addr := freeAddr(t)
-	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out safeBuffer
-	done := make(chan error, 1)
-	env := map[string]string{"SVC_PAYSTACK_SECRET_KEY": ps.Secret}
-	go func() {
-		done <- run(ctx, []string{"--addr", addr, "--database-url", dbURL, "--journal-dir", dir + "/journal",
-			"--snapshot-dir", dir + "/snapshots", "--access-log=false", "--webhook-allow-insecure", "--webhook-retry-base", "100ms",
-			"--webhook-secret-key", strings.Repeat("ab", 32),
-			"--paystack-base-url", ps.URL, "--paystack-phone", "+2348000000000", "--paystack-email-domain", "dva.example.com",
-		}, func(k string) string { return env[k] }, &out, &out)
-	}()
-	base := "http://" + addr
-	eventually(t, "svcd answers /health", func() bool {
-		select {
-		case err := <-done:
-			t.Fatalf("svcd stopped: %v\n%s", err, out.String())
-		default:
-		}
-		resp, err := http.Get(base + "/health")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	})
 	c := client{t: t, base: base}
 	m := authtest.New(t, pool)
 	c.must(201, "POST", "/v1/webhooks/endpoints", m.LiveKey, map[string]any{"url": hookSrv.URL + "/live"}, nil)
@@ -232,13 +201,7 @@ func TestLiveMoneyComesBackThroughPaystack(t *testing.T) {
 	if v, err := ledger.Verify(ctx, pool); err != nil || len(v) != 0 {
 		t.Fatalf("ledger verify: %v %v", v, err)
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("run: %v", err)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("svcd did not stop")
+	if err := sv.stop(); err != nil {
+		t.Fatalf("run: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"svc/gateway/auth/authtest"
 	"svc/payments/ledger"
@@ -107,40 +109,60 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// TestLiveThroughPaystack runs svcd in live mode against the Paystack contract server (real
-// PostgreSQL, real HTTP both ways): a customer's NGN virtual account issued by Paystack, a
-// bank transfer into it notified by Paystack (signed, confirmed with VerifyInbound) that
-// becomes a settled deposit and the merchant's webhooks; an NGN transfer paid out through
-// Paystack and settled by its transfer.success notification. Also: forged notifications are
-// 401 and change nothing, repeats change nothing, and the sandbox simulation goes through the
-// same partner path.
-func TestLiveThroughPaystack(t *testing.T) {
-	pool, dbURL := pgtest.New(t)
-	ps := paystacktest.New("sk_test_contract_0123456789")
-	defer ps.Close()
-	ps.AddAccount("058", "0123456789", "ADA LOVELACE")
-	hooks := &hookSink{}
-	hookSrv := httptest.NewServer(hooks)
-	defer hookSrv.Close()
+// liveSvcd is svcd run in this process in live mode against a Paystack contract server
+// (SVC_PAYSTACK_SECRET_KEY and the --paystack-* flags), with webhooks allowed to a local
+// endpoint and retried quickly, on a database of its own.
+type liveSvcd struct {
+	pool *pgxpool.Pool
+	ps   *paystacktest.Server
+	base string
+	out  *safeBuffer
+	stop func() error // stops svcd and returns run's error; also run at the test's end
+}
 
+// startLiveSvcd starts it with Paystack's secret key secret and the webhook secret key
+// webhookKey (hex), and returns once it answers /health.
+func startLiveSvcd(t *testing.T, secret, webhookKey string) *liveSvcd {
+	t.Helper()
+	pool, dbURL := pgtest.New(t)
+	ps := paystacktest.New(secret)
+	t.Cleanup(ps.Close)
 	addr := freeAddr(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out safeBuffer
+	out := &safeBuffer{}
 	done := make(chan error, 1)
 	env := map[string]string{"SVC_PAYSTACK_SECRET_KEY": ps.Secret}
 	go func() {
 		done <- run(ctx, []string{"--addr", addr, "--database-url", dbURL, "--journal-dir", dir + "/journal",
 			"--snapshot-dir", dir + "/snapshots", "--access-log=false", "--webhook-allow-insecure", "--webhook-retry-base", "100ms",
-			"--webhook-secret-key", strings.Repeat("ab", 32),
+			"--webhook-secret-key", webhookKey,
 			"--paystack-base-url", ps.URL, "--paystack-phone", "+2348000000000", "--paystack-email-domain", "dva.example.com",
-		}, func(k string) string { return env[k] }, &out, &out)
+		}, func(k string) string { return env[k] }, out, out)
 	}()
+	var once sync.Once
+	var runErr error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case runErr = <-done:
+			case <-time.After(60 * time.Second):
+				runErr = errors.New("svcd did not stop within 60 s")
+			}
+		})
+		return runErr
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("run: %v", err)
+		}
+	})
 	base := "http://" + addr
 	eventually(t, "svcd answers /health", func() bool {
 		select {
 		case err := <-done:
+			done <- err
 			t.Fatalf("svcd stopped: %v\n%s", err, out.String())
 		default:
 		}
@@ -151,6 +173,24 @@ func TestLiveThroughPaystack(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode == 200
 	})
+	return &liveSvcd{pool: pool, ps: ps, base: base, out: out, stop: stop}
+}
+
+// TestLiveThroughPaystack runs svcd in live mode against the Paystack contract server (real
+// PostgreSQL, real HTTP both ways): a customer's NGN virtual account issued by Paystack, a
+// bank transfer into it notified by Paystack (signed, confirmed with VerifyInbound) that
+// becomes a settled deposit and the merchant's webhooks; an NGN transfer paid out through
+// Paystack and settled by its transfer.success notification. Also: forged notifications are
+// 401 and change nothing, repeats change nothing, and the sandbox simulation goes through the
+// same partner path.
+func TestLiveThroughPaystack(t *testing.T) {
+	sv := startLiveSvcd(t, "sk_test_contract_0123456789", strings.Repeat("ab", 32))
+	pool, ps, base := sv.pool, sv.ps, sv.base
+	ctx := context.Background()
+	ps.AddAccount("058", "0123456789", "ADA LOVELACE")
+	hooks := &hookSink{}
+	hookSrv := httptest.NewServer(hooks)
+	defer hookSrv.Close()
 	c := client{t: t, base: base}
 	m := authtest.New(t, pool)
 
@@ -319,14 +359,8 @@ func TestLiveThroughPaystack(t *testing.T) {
 	}
 	c.must(422, "POST", "/v1/payments/sandbox/deposits", m.SandboxKey, map[string]any{"onramp_id": on.ID}, nil) // paid: INACTIVE
 
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("run: %v", err)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("svcd did not stop")
+	if err := sv.stop(); err != nil {
+		t.Fatalf("run: %v", err)
 	}
 	_ = fmt.Sprint()
 }
