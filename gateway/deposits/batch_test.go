@@ -3,6 +3,7 @@ package deposits_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -136,6 +137,32 @@ func TestConcurrentStepsBatched(t *testing.T) {
 		}
 		if joined(got) != "10.000000 20.000000 30.000000 40.000000 50.000000 60.000000" {
 			t.Fatalf("customer %s credited balances %v", c, got)
+		}
+	}
+	// A customer's ledger still shows each deposit's own steps, not the batch: every entry
+	// carries its deposit's reference and description (ledger.Posting.Memo).
+	for _, c := range custs {
+		var entries []struct {
+			Reference   string `json:"reference"`
+			Description string `json:"description"`
+		}
+		r.srv.Must(t, 200, "GET", "/v1/customers/"+c+"/ledger?limit=100", key, nil).Decode(t, &entries)
+		var converts, settles int
+		for _, e := range entries {
+			switch {
+			case strings.HasPrefix(e.Reference, "deposit:") && strings.HasSuffix(e.Reference, ":convert") &&
+				strings.HasPrefix(e.Description, "Conversion of 16080.00 NGN to 10.000000 USDT"):
+				converts++
+			case strings.HasPrefix(e.Reference, "deposit:") && strings.HasSuffix(e.Reference, ":settle") &&
+				strings.HasPrefix(e.Description, "Deposit ") && strings.HasSuffix(e.Description, " settled"):
+				settles++
+			default:
+				t.Fatalf("customer %s ledger entry %+v: not a deposit step's", c, e)
+			}
+		}
+		// A conversion credits pending; a settlement debits pending and credits available.
+		if converts != 6 || settles != 12 {
+			t.Fatalf("customer %s ledger: %d conversion and %d settlement entries, want 6 and 12: %+v", c, converts, settles, entries)
 		}
 	}
 	// The batches posted the owners' side together, and system:settling is back to zero.

@@ -110,9 +110,9 @@ type batchItem struct {
 	credited []Deposit
 }
 
-func (b *batchItem) add(d Deposit, p []ledger.Posting) {
+func (b *batchItem) add(d Deposit, memo ledger.Memo, p []ledger.Posting) {
 	b.tenant, b.deposit = d.Tenant, d.ID
-	b.postings = append(b.postings, p...)
+	b.postings = append(b.postings, ledger.WithMemo(memo, p)...)
 }
 
 // shardKeyCtx carries a batch's ledger shard key (ledger.Transaction.ShardKey) to s.post.

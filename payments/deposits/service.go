@@ -135,14 +135,24 @@ func (s *Service) next(ctx context.Context, tx pgx.Tx, d Deposit) error {
 	return nil
 }
 
+// stepMemo is the reference, kind and description of deposit d's step: its own ledger
+// transaction's, or its entries' in a batch's (ledger.Posting.Memo).
+func stepMemo(d Deposit, step, desc string) ledger.Memo {
+	return ledger.Memo{Reference: "deposit:" + d.ID.String() + ":" + step, Kind: "deposit." + step, Description: desc}
+}
+
+// settledDesc describes the settlement of deposit d in its owner's ledger.
+func settledDesc(d Deposit) string { return "Deposit " + d.PaymentReference + " settled" }
+
 func (s *Service) post(ctx context.Context, tx pgx.Tx, d Deposit, step, desc string, postings ...[]ledger.Posting) error {
 	var all []ledger.Posting
 	for _, p := range postings {
 		all = append(all, p...)
 	}
+	m := stepMemo(d, step, desc)
 	_, err := ledger.Post(ctx, tx, ledger.Transaction{
 		MerchantID: d.Tenant.MerchantID, Environment: d.Tenant.Environment,
-		Reference: "deposit:" + d.ID.String() + ":" + step, Kind: "deposit." + step, Description: desc,
+		Reference: m.Reference, Kind: m.Kind, Description: m.Description,
 		Postings: all, Metadata: map[string]string{"deposit_id": d.ID.String()}, ShardKey: batchShardKey(ctx),
 	})
 	return err
@@ -266,11 +276,12 @@ func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit, b *batchIte
 	if err != nil || !got.IsPositive() {
 		return s.fail(ctx, tx, d, "CONVERSION_FAILED: the amount does not convert to a positive amount; returned to the sender")
 	}
+	desc := fmt.Sprintf("Conversion of %s NGN to %s %s at %s", d.Amount, got, got.Asset, rates.FormatPrice(price))
 	dest := ledger.System(Outgoing)
 	if d.Settlement.Mode == onramps.ModeInternal {
 		dest = owner(d, ledger.Pending)
 		if b != nil {
-			b.add(d, ledger.Move(ledger.System(Settling), dest, got))
+			b.add(d, stepMemo(d, "convert", desc), ledger.Move(ledger.System(Settling), dest, got))
 			dest = ledger.System(Settling)
 		}
 	}
@@ -287,7 +298,7 @@ func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit, b *batchIte
 	// The posting goes last: it locks the owner's pending row, which every deposit of that
 	// merchant (or customer) also needs, until the commit; the deposit's own writes before it
 	// do not make the others wait (issue 22).
-	return s.post(ctx, tx, d, "convert", fmt.Sprintf("Conversion of %s NGN to %s %s at %s", d.Amount, got, got.Asset, rates.FormatPrice(price)),
+	return s.post(ctx, tx, d, "convert", desc,
 		ledger.Move(ledger.System(Incoming), ledger.System(ledger.FX), d.Amount),
 		ledger.Move(ledger.System(ledger.FX), dest, got))
 }
@@ -344,7 +355,7 @@ func (s *Service) route(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem)
 	}
 	var credited *ledger.Balance
 	if d.Settlement.Mode == onramps.ModeInternal && b != nil {
-		b.add(d, ledger.Move(owner(d, ledger.Pending), owner(d, ledger.Available), got))
+		b.add(d, stepMemo(d, "settle", settledDesc(d)), ledger.Move(owner(d, ledger.Pending), owner(d, ledger.Available), got))
 		if d.CustomerID != nil {
 			b.credited = append(b.credited, d)
 		}
@@ -355,7 +366,7 @@ func (s *Service) route(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem)
 		p, err := ledger.Post(ctx, tx, ledger.Transaction{
 			MerchantID: d.Tenant.MerchantID, Environment: d.Tenant.Environment,
 			Reference: "deposit:" + d.ID.String() + ":settle", Kind: "deposit.settle",
-			Description: "Deposit " + d.PaymentReference + " settled", Postings: ledger.Move(from, to, got),
+			Description: settledDesc(d), Postings: ledger.Move(from, to, got),
 			Metadata: map[string]string{"deposit_id": d.ID.String()},
 		})
 		if err != nil {

@@ -153,6 +153,9 @@ func Post(ctx context.Context, tx pgx.Tx, t Transaction) (Posted, error) {
 		eAmounts = make([]int64, n)
 		eSeqs    = make([]int64, n)
 		eAfter   = make([]int64, n)
+		eRefs    = make([]string, n) // the postings' memos ("": the transaction's)
+		eKinds   = make([]string, n)
+		eDescs   = make([]string, n)
 	)
 	for i, p := range t.Postings {
 		r := rows[slot{shard.of(p.Account), p.Amount.Asset}]
@@ -162,6 +165,7 @@ func Post(ctx context.Context, tx pgx.Tx, t Transaction) (Posted, error) {
 			return Posted{}, err
 		}
 		eAccts[i], eAssets[i], eAmounts[i], eSeqs[i], eAfter[i] = r.id, string(p.Amount.Asset), p.Amount.Minor, r.lastSeq, r.balance
+		eRefs[i], eKinds[i], eDescs[i] = p.Memo.Reference, p.Memo.Kind, p.Memo.Description
 	}
 	aIDs := make([]uuid.UUID, len(slots))
 	aBal := make([]int64, len(slots))
@@ -174,11 +178,13 @@ func Post(ctx context.Context, tx pgx.Tx, t Transaction) (Posted, error) {
 	}
 
 	b := &pgx.Batch{}
-	b.Queue(`insert into ledger_entries (id, transaction_id, account_id, asset, amount, seq, balance_after, created_at)
-		select e.id, $1, e.account_id, e.asset, e.amount, e.seq, e.balance_after, $2
-		from unnest($3::uuid[], $4::uuid[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[])
-			as e(id, account_id, asset, amount, seq, balance_after)`,
-		id, createdAt, eIDs, eAccts, eAssets, eAmounts, eSeqs, eAfter)
+	b.Queue(`insert into ledger_entries (id, transaction_id, account_id, asset, amount, seq, balance_after, created_at,
+			reference, kind, description)
+		select e.id, $1, e.account_id, e.asset, e.amount, e.seq, e.balance_after, $2,
+			nullif(e.reference, ''), nullif(e.kind, ''), nullif(e.description, '')
+		from unnest($3::uuid[], $4::uuid[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[], $9::text[], $10::text[], $11::text[])
+			as e(id, account_id, asset, amount, seq, balance_after, reference, kind, description)`,
+		id, createdAt, eIDs, eAccts, eAssets, eAmounts, eSeqs, eAfter, eRefs, eKinds, eDescs)
 	b.Queue(`update ledger_accounts a set balance = u.balance, last_seq = u.last_seq, updated_at = $1
 		from unnest($2::uuid[], $3::bigint[], $4::bigint[]) as u(id, balance, last_seq)
 		where a.id = u.id`, createdAt, aIDs, aBal, aSeq)
@@ -426,7 +432,8 @@ func ListEntries(ctx context.Context, q postgres.Querier, f EntryFilter, limit, 
 	if err := q.QueryRow(ctx, `select count(*) `+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("ledger: count entries: %w", err)
 	}
-	rows, err := q.Query(ctx, `select e.id, e.transaction_id, t.reference, t.kind, t.description, a.purpose,
+	rows, err := q.Query(ctx, `select e.id, e.transaction_id, coalesce(e.reference, t.reference), coalesce(e.kind, t.kind),
+			coalesce(e.description, t.description), a.purpose,
 			e.asset, e.amount, e.balance_after, e.seq, e.created_at `+where+`
 		order by e.created_at desc, e.id desc limit $7 offset $8`, append(args, limit, offset)...)
 	if err != nil {

@@ -117,6 +117,24 @@ func (a Account) validate() error {
 type Posting struct {
 	Account Account
 	Amount  money.Amount
+	// Memo, when set, is the business step this entry belongs to in a transaction that
+	// carries several (a batch of deposit steps): the entry shows it instead of the
+	// transaction's reference, kind and description (ListEntries). Not part of the
+	// transaction's identity (its hash).
+	Memo Memo
+}
+
+// Memo names one business step of a posting: its reference, kind and description.
+type Memo struct {
+	Reference, Kind, Description string
+}
+
+// WithMemo returns the postings with m as their memo.
+func WithMemo(m Memo, ps []Posting) []Posting {
+	for i := range ps {
+		ps[i].Memo = m
+	}
+	return ps
 }
 
 // Move returns the two postings that move amount (> 0) from one account to another: a
