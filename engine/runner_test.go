@@ -36,6 +36,8 @@ func TestRunnersConcurrentProducers(t *testing.T) {
 	var netMu sync.Mutex
 	var wg sync.WaitGroup
 	var busy atomic.Int64
+	var missMu sync.Mutex
+	var missed []OrderID
 	for p := 0; p < producers; p++ {
 		wg.Add(1)
 		go func(p int) {
@@ -75,9 +77,16 @@ func TestRunnersConcurrentProducers(t *testing.T) {
 				if r.Code == OK && len(e.OpenOrders(c.Account, "", nil)) < 0 {
 					t.Error("unreachable")
 				}
+				// An acknowledged order is visible at once, unless it has closed since and been
+				// forgotten: the engine keeps the newest ClosedOrders (256 here) closed orders
+				// per symbol, and the other producers (sharing accounts, so fills and
+				// self-trade cancels) can close that many while this goroutine waits for a
+				// core. Misses are checked against the journal at the end.
 				if c.Kind == CmdPlace && r.Code == OK {
 					if _, ok := e.Order(c.Account, c.OrderID); !ok {
-						t.Error("acknowledged order not visible")
+						missMu.Lock()
+						missed = append(missed, c.OrderID)
+						missMu.Unlock()
 					}
 				}
 			}
@@ -122,7 +131,40 @@ func TestRunnersConcurrentProducers(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameState(t, "journal replay", e.core, rebuilt.core)
-	t.Logf("%d events, %d busy", j.Len(), busy.Load())
+	// Every order not found right after its answer had closed: traded or cancelled in
+	// full. One the index lost while it rested would not be.
+	left := map[OrderID]Qty{}
+	for _, id := range missed {
+		left[id] = -1
+	}
+	for _, ev := range j.Events() {
+		switch ev.Kind {
+		case EventAccepted:
+			if _, ok := left[ev.OrderID]; ok {
+				left[ev.OrderID] = ev.Qty
+			}
+		case EventTrade:
+			for _, id := range []OrderID{ev.OrderID, ev.MakerOrderID} {
+				if q, ok := left[id]; ok {
+					left[id] = q - ev.Qty
+				}
+			}
+		case EventCancelled:
+			if q, ok := left[ev.OrderID]; ok {
+				left[ev.OrderID] = q - ev.Qty
+			}
+		case EventDone:
+			if _, ok := left[ev.OrderID]; ok {
+				left[ev.OrderID] = 0
+			}
+		}
+	}
+	for id, q := range left {
+		if q != 0 {
+			t.Errorf("acknowledged order %x not visible, and not closed in the journal (%d left)", id, q)
+		}
+	}
+	t.Logf("%d events, %d busy, %d acknowledged orders closed and forgotten before their producer looked", j.Len(), busy.Load(), len(missed))
 }
 
 type failJournal struct {
