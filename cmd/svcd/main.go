@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -115,8 +116,12 @@ func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.P
 // serve listens until ctx is done, then drains in-flight requests within the shutdown
 // timeout.
 func serve(ctx context.Context, cfg config, srv *gateway.Server, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.ListenAndServe() }()
+	go func() { serveErr <- srv.Serve(ln) }()
 	log.Info("svcd listening", "addr", cfg.Addr, "version", version, "commit", cli.Commit())
 
 	select {
@@ -130,6 +135,10 @@ func serve(ctx context.Context, cfg config, srv *gateway.Server, log *slog.Logge
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Error("shutdown", "error", err)
 	}
+	// Shutdown closes the listeners Serve has registered. A stop that comes right at start,
+	// before the serving goroutine got that far, would leave Serve to start afterwards and
+	// serve for ever: closing the listener here makes it return either way.
+	_ = ln.Close()
 	<-serveErr
 	log.Info("stopped")
 	return nil
