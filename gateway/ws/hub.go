@@ -265,6 +265,11 @@ func (h *Hub) Run(ctx context.Context) {
 				h.resyncAll()
 			}
 			h.publishTickers()
+			// A subscriber marked stale by the last batch before trading went quiet is
+			// refreshed here once its queue has drained, not at the next trade of its symbol.
+			for _, s := range h.symbols {
+				h.refreshStale(s)
+			}
 		}
 	}
 }
