@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -69,14 +70,24 @@ func baseEnv() []string {
 	return out
 }
 
+// freePort picks a free port for a server that is killed and started again on it. It is
+// taken below Linux's ephemeral range (32768-60999 by default), where ports handed out for
+// ":0" come from: while svcd is down between a kill and its restart, another test process
+// binding ":0" could otherwise get this very port and answer the clients (seen in CI: 401s
+// and "no route" from a stranger).
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 200 {
+		port := 20000 + rand.IntN(12000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return port
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatal("no free port in 20000-31999")
+	return 0
 }
 
 var demoKeyLine = regexp.MustCompile(`API key:\s+(svc_sk_test_\S+)`)
