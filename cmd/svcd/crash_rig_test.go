@@ -259,3 +259,25 @@ func checkBalances(t *testing.T, clients []*crashClient, funded [engine.NumAsset
 	}
 	return apiBalances
 }
+
+// fundClients points every client at proc through hc and funds its trading account with
+// crashFunding; it returns what the accounts hold in all, including what they held before
+// (--demo may fund its merchant): conservation is checked against it.
+func fundClients(t *testing.T, clients []*crashClient, hc *http.Client, proc *svcdProc) [engine.NumAssets]int64 {
+	t.Helper()
+	var funded [engine.NumAssets]int64
+	for _, c := range clients {
+		c.http, c.proc = hc, proc
+		for a, b := range c.balances(t) {
+			funded[a] += b.Available + b.Locked
+		}
+		for _, f := range crashFunding {
+			status, body, err := c.do(http.MethodPost, "/v1/trading/sandbox/fund", map[string]string{"asset": f.asset.String(), "amount": f.amount})
+			if err != nil || status != http.StatusCreated {
+				t.Fatalf("fund %s %s: %d %v %s", c.name, f.asset, status, err, body)
+			}
+			funded[f.asset] += mustUnits(t, f.asset, f.amount)
+		}
+	}
+	return funded
+}

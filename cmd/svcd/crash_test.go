@@ -139,22 +139,9 @@ func runCrash(t *testing.T, bin string, seed uint64, kills int, jc crashJournal)
 	clients = append(clients, &crashClient{name: "demo", id: demoID, key: func() string { _, k := p.current(); return k }})
 
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
-	// What the accounts hold before the test funds them (--demo may fund its merchant) counts
-	// as funded: conservation is checked against it, and a restart must not add to it.
-	var funded [engine.NumAssets]int64
-	for _, c := range clients {
-		c.http, c.proc = hc, p
-		for a, b := range c.balances(t) {
-			funded[a] += b.Available + b.Locked
-		}
-		for _, f := range crashFunding {
-			status, body, err := c.do(http.MethodPost, "/v1/trading/sandbox/fund", map[string]string{"asset": f.asset.String(), "amount": f.amount})
-			if err != nil || status != http.StatusCreated {
-				t.Fatalf("fund %s %s: %d %v %s", c.name, f.asset, status, err, body)
-			}
-			funded[f.asset] += mustUnits(t, f.asset, f.amount)
-		}
-	}
+	// What the accounts hold before the test funds them counts as funded: a restart must not
+	// add to it.
+	funded := fundClients(t, clients, hc, p)
 
 	// Load, with SIGKILLs at random moments.
 	rng := rand.New(rand.NewPCG(seed, 0))

@@ -32,7 +32,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"svc/engine"
 	"svc/gateway/auth/authtest"
 	"svc/persistence/postgres/pgtest"
 )
@@ -156,20 +155,7 @@ func runFailover(t *testing.T, svcd string, seed uint64) (toReady, toFirst201 ti
 	leaderBase, _ := leader.current()
 	front.base = leaderBase
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
-	var funded [engine.NumAssets]int64
-	for _, c := range append(slices.Clone(clients), probe) {
-		c.http, c.proc = hc, front
-		for a, b := range c.balances(t) {
-			funded[a] += b.Available + b.Locked
-		}
-		for _, f := range crashFunding {
-			status, body, err := c.do(http.MethodPost, "/v1/trading/sandbox/fund", map[string]string{"asset": f.asset.String(), "amount": f.amount})
-			if err != nil || status != http.StatusCreated {
-				t.Fatalf("fund %s %s: %d %v %s", c.name, f.asset, status, err, body)
-			}
-			funded[f.asset] += mustUnits(t, f.asset, f.amount)
-		}
-	}
+	funded := fundClients(t, append(slices.Clone(clients), probe), hc, front)
 
 	rng := rand.New(rand.NewPCG(seed, 0))
 	ctx, stopClients := context.WithCancel(context.Background())

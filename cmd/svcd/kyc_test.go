@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -177,14 +176,11 @@ func TestKYCThroughSvcd(t *testing.T) {
 // Without the evidence live initiate is 400 naming the fields.
 func TestLiveKYCThroughPaystack(t *testing.T) {
 	sv := startLiveSvcd(t, "sk_test_kyc_e2e_0123456789", strings.Repeat("cd", 32))
-	pool, ps, base := sv.pool, sv.ps, sv.base
+	pool, ps, base, hooks := sv.pool, sv.ps, sv.base, sv.hooks
 	ctx := context.Background()
-	hooks := &hookSink{}
-	hookSrv := httptest.NewServer(hooks)
-	defer hookSrv.Close()
 	c := client{t: t, base: base}
 	m := authtest.New(t, pool)
-	c.must(201, "POST", "/v1/webhooks/endpoints", m.LiveKey, map[string]any{"url": hookSrv.URL + "/hooks"}, nil)
+	c.must(201, "POST", "/v1/webhooks/endpoints", m.LiveKey, map[string]any{"url": sv.hookURL + "/hooks"}, nil)
 	events := base + "/v1/partners/paystack/events"
 
 	type verification struct {

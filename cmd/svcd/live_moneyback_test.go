@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -29,16 +28,13 @@ import (
 // (merchant.balance.credited). The ledger verifies clean after all of it.
 func TestLiveMoneyComesBackThroughPaystack(t *testing.T) {
 	sv := startLiveSvcd(t, "sk_test_contract_moneyback_0123", strings.Repeat("ab", 32))
-	pool, ps, base := sv.pool, sv.ps, sv.base
+	pool, ps, base, hooks := sv.pool, sv.ps, sv.base, sv.hooks
 	ctx := context.Background()
 	ps.AddAccount("058", "0123456789", "ADA LOVELACE")
-	hooks := &hookSink{}
-	hookSrv := httptest.NewServer(hooks)
-	defer hookSrv.Close()
 	c := client{t: t, base: base}
 	m := authtest.New(t, pool)
-	c.must(201, "POST", "/v1/webhooks/endpoints", m.LiveKey, map[string]any{"url": hookSrv.URL + "/live"}, nil)
-	c.must(201, "POST", "/v1/webhooks/endpoints", m.SandboxKey, map[string]any{"url": hookSrv.URL + "/sandbox"}, nil)
+	c.must(201, "POST", "/v1/webhooks/endpoints", m.LiveKey, map[string]any{"url": sv.hookURL + "/live"}, nil)
+	c.must(201, "POST", "/v1/webhooks/endpoints", m.SandboxKey, map[string]any{"url": sv.hookURL + "/sandbox"}, nil)
 	events := base + "/v1/partners/paystack/events"
 	deliver := func(what string, n paystacktest.Notification) {
 		t.Helper()

@@ -117,7 +117,10 @@ type liveSvcd struct {
 	ps   *paystacktest.Server
 	base string
 	out  *safeBuffer
-	stop func() error // stops svcd and returns run's error; also run at the test's end
+	// hooks receives the merchant webhooks posted to hookURL (+ any path).
+	hooks   *hookSink
+	hookURL string
+	stop    func() error // stops svcd and returns run's error; also run at the test's end
 }
 
 // startLiveSvcd starts it with Paystack's secret key secret and the webhook secret key
@@ -173,7 +176,10 @@ func startLiveSvcd(t *testing.T, secret, webhookKey string) *liveSvcd {
 		resp.Body.Close()
 		return resp.StatusCode == 200
 	})
-	return &liveSvcd{pool: pool, ps: ps, base: base, out: out, stop: stop}
+	hooks := &hookSink{}
+	hookSrv := httptest.NewServer(hooks)
+	t.Cleanup(hookSrv.Close)
+	return &liveSvcd{pool: pool, ps: ps, base: base, out: out, stop: stop, hooks: hooks, hookURL: hookSrv.URL}
 }
 
 // TestLiveThroughPaystack runs svcd in live mode against the Paystack contract server (real
@@ -185,17 +191,14 @@ func startLiveSvcd(t *testing.T, secret, webhookKey string) *liveSvcd {
 // same partner path.
 func TestLiveThroughPaystack(t *testing.T) {
 	sv := startLiveSvcd(t, "sk_test_contract_0123456789", strings.Repeat("ab", 32))
-	pool, ps, base := sv.pool, sv.ps, sv.base
+	pool, ps, base, hooks := sv.pool, sv.ps, sv.base, sv.hooks
 	ctx := context.Background()
 	ps.AddAccount("058", "0123456789", "ADA LOVELACE")
-	hooks := &hookSink{}
-	hookSrv := httptest.NewServer(hooks)
-	defer hookSrv.Close()
 	c := client{t: t, base: base}
 	m := authtest.New(t, pool)
 
 	// The merchant's live webhook endpoint.
-	c.must(201, "POST", "/v1/webhooks/endpoints", m.LiveKey, map[string]any{"url": hookSrv.URL + "/hooks"}, nil)
+	c.must(201, "POST", "/v1/webhooks/endpoints", m.LiveKey, map[string]any{"url": sv.hookURL + "/hooks"}, nil)
 
 	// A customer verified at TIER_1 through Paystack customer identification (the API's
 	// initiate with BVN and bank account, Paystack's customeridentification.success through
