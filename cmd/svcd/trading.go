@@ -117,8 +117,10 @@ func openExchange(ctx context.Context, cfg config, env string, pool *pgxpool.Poo
 	if !cfg.Cluster.Roles.has(roleProjector) {
 		x.projector = nil // a projector node writes the history (docs/cluster.md)
 	}
-	err = x.checkProjection(ctx, pool)
-	if err == nil {
+	// recover takes hot over (hands it over first thing); a refusal before that closes it.
+	if err = x.checkProjection(ctx, pool); err != nil {
+		hot.close()
+	} else {
 		err = x.recover(ctx, hot)
 	}
 	if err != nil {
@@ -158,20 +160,18 @@ func projectionFits(ctx context.Context, pool *pgxpool.Pool, env string, last ui
 // started, when the projector and the hub exist.
 func (x *exchange) recover(ctx context.Context, hot *hotStandby) error {
 	start := time.Now()
+	off, data, ok, err := hot.handover() // the standby stops following here, whatever comes next
+	source := "standby"
+	if err != nil {
+		x.log.Warn("engine standby: its copy is unusable; recovering from the newest snapshot and the journal instead", "error", err)
+	}
 	if err := x.journal.Start(); err != nil {
-		hot.close()
 		return fmt.Errorf("%s journal start: %w", x.env, err)
 	}
 	el := eventlog.New(x.journal, x.durable)
 	eng, err := engine.New(engine.Config{Journal: el})
 	if err != nil {
-		hot.close()
 		return err
-	}
-	off, data, ok, err := hot.handover()
-	source := "standby"
-	if err != nil {
-		x.log.Warn("engine standby: its copy is unusable; recovering from the newest snapshot and the journal instead", "error", err)
 	}
 	if !ok {
 		source = "snapshot"
