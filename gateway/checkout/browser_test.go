@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -37,32 +36,6 @@ import (
 	"svc/persistence/postgres/pgtest"
 )
 
-// chromium finds the browser, running the project's install script once when it is missing
-// (it installs Debian's chromium as root); it skips the test only when that cannot help.
-func chromium(t *testing.T) string {
-	t.Helper()
-	find := func() string {
-		for _, name := range []string{os.Getenv("SVC_CHROMIUM"), "chromium", "chromium-browser", "google-chrome-stable", "google-chrome"} {
-			if name == "" {
-				continue
-			}
-			if p, err := exec.LookPath(name); err == nil {
-				return p
-			}
-		}
-		return ""
-	}
-	if p := find(); p != "" {
-		return p
-	}
-	out, _ := exec.Command("../../.ci/chromium").CombinedOutput()
-	if p := find(); p != "" {
-		return p
-	}
-	t.Skipf("no Chromium, and it could not be installed: %s", strings.TrimSpace(string(out)))
-	return ""
-}
-
 // TestBrowserPaysCheckoutLink drives a real Chromium through the hosted page: open the
 // link, pay by (simulated) bank transfer, see the success message; the invoice is paid
 // through the real onramp and deposit lifecycle, and the webhook is delivered.
@@ -70,7 +43,7 @@ func TestBrowserPaysCheckoutLink(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test skipped in -short mode")
 	}
-	browser := chromium(t)
+	browser := gatewaytest.Chromium(t)
 	pool, _ := pgtest.New(t)
 
 	// The money-in stack (rates from the configured reference, sandbox bank, onramps,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -21,32 +20,6 @@ import (
 	"svc/persistence/postgres/pgtest"
 )
 
-// chromium finds the browser, running the project's install script once when it is missing;
-// it skips the test only when that cannot help.
-func chromium(t *testing.T) string {
-	t.Helper()
-	find := func() string {
-		for _, name := range []string{os.Getenv("SVC_CHROMIUM"), "chromium", "chromium-browser", "google-chrome-stable", "google-chrome"} {
-			if name == "" {
-				continue
-			}
-			if p, err := exec.LookPath(name); err == nil {
-				return p
-			}
-		}
-		return ""
-	}
-	if p := find(); p != "" {
-		return p
-	}
-	out, _ := exec.Command("../../.ci/chromium").CombinedOutput()
-	if p := find(); p != "" {
-		return p
-	}
-	t.Skipf("no Chromium, and it could not be installed: %s", strings.TrimSpace(string(out)))
-	return ""
-}
-
 // TestBrowserApprovesSandboxKYC drives a real Chromium through the sandbox KYC page: open
 // the verification_url a hosted tier 1 flow answered, press Approve, see the result; the
 // customer is TIER_1 with customer.tier1_verified recorded.
@@ -54,7 +27,7 @@ func TestBrowserApprovesSandboxKYC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test skipped in -short mode")
 	}
-	browser := chromium(t)
+	browser := gatewaytest.Chromium(t)
 	pool, _ := pgtest.New(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
