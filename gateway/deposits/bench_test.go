@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
+	"svc/gateway/gatewaytest"
 )
 
 // BenchmarkOnrampCreate is idempotent onramp creation end to end: HTTP through the real
@@ -80,18 +80,9 @@ func BenchmarkCustomerCreate(b *testing.B) {
 // and has prepared the statements, as in a server that has been taking traffic. What a
 // cold pool costs is measured apart (BenchmarkOnrampCreateCold).
 func warmPosts(b *testing.B, r *rig, path, key string, body func(i int64) map[string]any, clients int) {
-	var wg sync.WaitGroup
-	for c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range 4 {
-				i := int64(c*4 + j)
-				r.srv.Must(b, 201, "POST", path, key, body(-1-i), "X-Idempotency-Key", fmt.Sprintf("warm-%d", i))
-			}
-		}()
-	}
-	wg.Wait()
+	gatewaytest.WarmUp(b, clients, func(_ int, i int64) gatewaytest.Response {
+		return r.srv.Do(b, "POST", path, key, body(i), "X-Idempotency-Key", fmt.Sprintf("warm-%d", -1-i))
+	})
 }
 
 // runCreates posts b.N onramp creates from clients goroutines, each with its own
@@ -103,41 +94,9 @@ func runCreates(b *testing.B, r *rig, key string, body map[string]any, clients i
 // runPosts posts b.N creates to path from clients goroutines, the i-th with body(i) and
 // X-Idempotency-Key bench-i, and reports creates/s and the latency percentiles.
 func runPosts(b *testing.B, r *rig, path, key string, body func(i int64) map[string]any, clients int) {
-	h := hdrhistogram.New(1, 10_000_000, 3) // microseconds
-	var (
-		mu   sync.Mutex
-		next atomic.Int64
-		wg   sync.WaitGroup
-	)
-	start := time.Now()
-	for range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			local := hdrhistogram.New(1, 10_000_000, 3)
-			for {
-				i := next.Add(1)
-				if i > int64(b.N) {
-					break
-				}
-				t0 := time.Now()
-				rr := r.srv.Do(b, "POST", path, key, body(i), "X-Idempotency-Key", fmt.Sprintf("bench-%d", i))
-				if rr.Status != 201 {
-					b.Errorf("%s", rr)
-					return
-				}
-				_ = local.RecordValue(time.Since(t0).Microseconds())
-			}
-			mu.Lock()
-			h.Merge(local)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "creates/s")
-	b.ReportMetric(float64(h.ValueAtQuantile(50))/1000, "p50-ms")
-	b.ReportMetric(float64(h.ValueAtQuantile(99))/1000, "p99-ms")
+	gatewaytest.Load(b, clients, func(_ int, i int64) gatewaytest.Response {
+		return r.srv.Do(b, "POST", path, key, body(i), "X-Idempotency-Key", fmt.Sprintf("bench-%d", i))
+	})
 }
 
 // BenchmarkSandboxDepositSettle is sandbox deposits end to end: POST

@@ -2,14 +2,10 @@ package transfers_test
 
 import (
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
-
-	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"svc/gateway/auth/authtest"
+	"svc/gateway/gatewaytest"
 	"svc/gateway/withdrawals/moneyouttest"
 )
 
@@ -41,60 +37,14 @@ func benchCreate(b *testing.B, merchants int) {
 		return map[string]any{"currency": "NGN", "amount": "1000", "reference": ref, "destination": dest("BANK_ACCOUNT", domestic("0123456789"))}
 	}
 	const clients = 32
-	// Warm up as the timed run will go: every client at once, so every pool connection the
-	// run uses is open and has prepared its statements (a server taking traffic); the
-	// sequential warm-up of earlier rounds left one connection open and the run's first
-	// requests waited for the rest to open (issue 22, third round: that was the p99).
-	var warm sync.WaitGroup
-	for c := range clients {
-		warm.Add(1)
-		go func() {
-			defer warm.Done()
-			for j := range 4 {
-				ref := fmt.Sprintf("warm-%d-%d", c, j)
-				r.Srv.Must(b, 201, "POST", "/v1/payments/transfers", keys[c%len(keys)], body(ref), "Idempotency-Key", ref)
-			}
-		}()
+	post := func(c int, i int64) gatewaytest.Response {
+		ref := fmt.Sprintf("bench-%d", i)
+		if i < 0 {
+			ref = fmt.Sprintf("warm-%d-%d", c, (-i-1)%4)
+		}
+		return r.Srv.Do(b, "POST", "/v1/payments/transfers", keys[c%len(keys)], body(ref), "Idempotency-Key", ref)
 	}
-	warm.Wait()
-	h := hdrhistogram.New(1, 10_000_000, 3) // microseconds
-	var (
-		mu   sync.Mutex
-		next atomic.Int64
-		wg   sync.WaitGroup
-	)
-	b.ResetTimer()
-	start := time.Now()
-	for c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			local := hdrhistogram.New(1, 10_000_000, 3)
-			key := keys[c%len(keys)]
-			for {
-				i := next.Add(1)
-				if i > int64(b.N) {
-					break
-				}
-				t0 := time.Now()
-				ref := fmt.Sprintf("bench-%d", i)
-				rr := r.Srv.Do(b, "POST", "/v1/payments/transfers", key, body(ref), "Idempotency-Key", ref)
-				if rr.Status != 201 {
-					b.Errorf("%s", rr)
-					return
-				}
-				_ = local.RecordValue(time.Since(t0).Microseconds())
-			}
-			mu.Lock()
-			h.Merge(local)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "creates/s")
-	b.ReportMetric(float64(h.ValueAtQuantile(50))/1000, "p50-ms")
-	b.ReportMetric(float64(h.ValueAtQuantile(99))/1000, "p99-ms")
+	gatewaytest.WarmUp(b, clients, post)
+	gatewaytest.Load(b, clients, post)
 	r.Verify(b)
 }
