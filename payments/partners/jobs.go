@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
+
+	"svc/payments/jobs"
 )
 
 // Queue is the river queue of notification processing.
@@ -51,27 +53,11 @@ type RefundArgs struct {
 func (RefundArgs) Kind() string { return "partner_refund" }
 
 // InsertOpts: a partner that is down is retried for about three days.
-func (RefundArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: Queue, MaxAttempts: 25}
-}
+func (RefundArgs) InsertOpts() river.InsertOpts { return jobs.Retried(Queue) }
 
-// RefundWorker works RefundArgs.
-type RefundWorker struct {
-	river.WorkerDefaults[RefundArgs]
-	svc *Service
-}
-
-// Work takes a step; a refund the partner has not paid back yet is snoozed.
-func (w *RefundWorker) Work(ctx context.Context, job *river.Job[RefundArgs]) error {
-	wait, err := w.svc.AdvanceRefund(ctx, job.Args.ID)
-	if err != nil {
-		return err
-	}
-	if wait > 0 {
-		return river.JobSnooze(wait)
-	}
-	return nil
-}
+// RefundWorker works RefundArgs: a step each run; a refund the partner has not paid back yet
+// is snoozed.
+type RefundWorker struct{ jobs.StepWorker[RefundArgs] }
 
 // Timeout bounds one refund step (the partner's calls and one transaction).
 func (w *RefundWorker) Timeout(*river.Job[RefundArgs]) time.Duration { return time.Minute }
@@ -81,5 +67,6 @@ func Register(workers *river.Workers, svc *Service) error {
 	if err := river.AddWorkerSafely(workers, &ProcessWorker{svc: svc}); err != nil {
 		return err
 	}
-	return river.AddWorkerSafely(workers, &RefundWorker{svc: svc})
+	return river.AddWorkerSafely(workers, &RefundWorker{jobs.StepWorker[RefundArgs]{
+		Step: func(ctx context.Context, a RefundArgs) (time.Duration, error) { return svc.AdvanceRefund(ctx, a.ID) }}})
 }

@@ -13,7 +13,6 @@ import (
 
 	"svc/payments/money"
 	"svc/payments/providers"
-	"svc/persistence/postgres"
 )
 
 // Refunder returns money that arrived for no active account to its sender, through the
@@ -164,13 +163,10 @@ func (s *Service) AdvanceRefund(ctx context.Context, id uuid.UUID) (time.Duratio
 			"charge", r.ProviderReference, "amount", r.Amount.String(), "reason", res.FailureReason)
 	}
 	now := s.stamp()
-	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `update partner_refunds set status = $2, provider_refund_id = coalesce(nullif($3, ''), provider_refund_id),
-				failure_reason = nullif($4, ''), attempts = attempts + 1, last_error = null, updated_at = $5,
-				refunded_at = case when $2 = 'REFUNDED' then $5::timestamptz else refunded_at end
-			where id = $1 and status in ('PENDING', 'SUBMITTED')`, id, to, res.ProviderReference, res.FailureReason, now)
-		return err
-	})
+	_, err = s.pool.Exec(ctx, `update partner_refunds set status = $2, provider_refund_id = coalesce(nullif($3, ''), provider_refund_id),
+			failure_reason = nullif($4, ''), attempts = attempts + 1, last_error = null, updated_at = $5,
+			refunded_at = case when $2 = 'REFUNDED' then $5::timestamptz else refunded_at end
+		where id = $1 and status in ('PENDING', 'SUBMITTED')`, id, to, res.ProviderReference, res.FailureReason, now)
 	if err != nil {
 		return 0, fmt.Errorf("partners: record the refund: %w", err)
 	}

@@ -91,7 +91,7 @@ func (s SandboxDeposits) Simulate(ctx context.Context, t payments.Tenant, in dep
 }
 
 // ErrSandboxOnly: a sandbox simulation called with a live key (403).
-var ErrSandboxOnly error = &payments.Error{Code: "SANDBOX_ONLY", Message: "this operation works only with a test (sandbox) key"}
+var ErrSandboxOnly = deposits.ErrSandboxOnly // one SANDBOX_ONLY refusal for every simulation
 
 // ErrAddressNotFound: the address is none of the tenant's deposit addresses (404).
 var ErrAddressNotFound error = &payments.Error{Code: "NOT_FOUND", Message: "no deposit address of yours on that chain and asset"}
