@@ -1,6 +1,7 @@
 package deposits
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -198,6 +199,14 @@ func (s *Service) postBatch(ctx context.Context, tx pgx.Tx, batchID uuid.UUID, i
 		g.ids = append(g.ids, it.deposit.String())
 		g.credited = append(g.credited, it.credited...)
 	}
+	// Each posting locks its merchant's rows until the commit: concurrent batches (four
+	// lanes, several processes) take them in one order, or two could deadlock.
+	slices.SortFunc(order, func(a, b payments.Tenant) int {
+		if c := bytes.Compare(a.MerchantID[:], b.MerchantID[:]); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Environment, b.Environment)
+	})
 	for _, t := range order {
 		g := groups[t]
 		p, err := ledger.Post(ctx, tx, ledger.Transaction{

@@ -363,10 +363,10 @@ func (s *Service) route(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem)
 		// After the deposit's own writes: the posting locks the owner's pending and available
 		// rows, shared by all its deposits, until the commit (issue 22).
 		from, to := owner(d, ledger.Pending), owner(d, ledger.Available)
+		m := stepMemo(d, "settle", settledDesc(d))
 		p, err := ledger.Post(ctx, tx, ledger.Transaction{
 			MerchantID: d.Tenant.MerchantID, Environment: d.Tenant.Environment,
-			Reference: "deposit:" + d.ID.String() + ":settle", Kind: "deposit.settle",
-			Description: settledDesc(d), Postings: ledger.Move(from, to, got),
+			Reference: m.Reference, Kind: m.Kind, Description: m.Description, Postings: ledger.Move(from, to, got),
 			Metadata: map[string]string{"deposit_id": d.ID.String()},
 		})
 		if err != nil {
