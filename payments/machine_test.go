@@ -1,0 +1,37 @@
+package payments_test
+
+import (
+	"errors"
+	"testing"
+
+	"svc/payments"
+)
+
+func TestMachineCheck(t *testing.T) {
+	m := payments.Machine{Name: "thing", Moves: map[string][]string{"A": {"B", "C"}, "B": {"C"}}}
+	if got, want := m.Statuses(), []string{"A", "B", "C"}; len(got) != len(want) || got[0] != "A" || got[2] != "C" {
+		t.Fatalf("Statuses = %v, want %v", got, want)
+	}
+	for _, c := range []struct {
+		from, to string
+		ok       bool
+	}{
+		{"A", "B", true}, {"A", "C", true}, {"B", "C", true},
+		{"B", "A", false}, {"C", "A", false}, {"A", "A", false}, {"X", "A", false}, {"A", "X", false},
+	} {
+		err := m.Check(c.from, c.to)
+		if (err == nil) != c.ok || m.Can(c.from, c.to) != c.ok {
+			t.Errorf("%s -> %s: Check = %v, Can = %v, want allowed %v", c.from, c.to, err, m.Can(c.from, c.to), c.ok)
+		}
+		if c.ok {
+			continue
+		}
+		var ill *payments.IllegalMoveError
+		if !errors.As(err, &ill) || ill.From != c.from || ill.To != c.to || ill.Machine != "thing" || !errors.Is(err, payments.ErrIllegalMove) {
+			t.Errorf("%s -> %s: error %#v is not the typed illegal move", c.from, c.to, err)
+		}
+		if ill.APICode() != "INVALID_STATE" {
+			t.Errorf("APICode = %q", ill.APICode())
+		}
+	}
+}
