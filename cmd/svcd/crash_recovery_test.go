@@ -36,6 +36,8 @@ import (
 	"svc/engine"
 	"svc/persistence/eventlog"
 	"svc/persistence/journal"
+	"svc/persistence/lease"
+	"svc/persistence/postgres/pgtest"
 	"svc/persistence/snapshot"
 )
 
@@ -88,14 +90,18 @@ func BenchmarkRecovery(b *testing.B) {
 		{"snapshot=end", filepath.Join(root, "snapshots-end"), meta.Events},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			cfg := config{Journal: "file", JournalDir: filepath.Join(root, "journal"), SnapshotDir: c.snaps}
+			// svcd's start takes the environment's engine lease and checks the projection's
+			// position in PostgreSQL: a fresh database each, as production has one.
+			pool, dbURL := pgtest.New(b)
+			cfg := config{Journal: "file", JournalDir: filepath.Join(root, "journal"), SnapshotDir: c.snaps,
+				DatabaseURL: dbURL, EngineLeaseTTL: lease.DefaultTTL}
 			log := slog.New(slog.NewTextHandler(io.Discard, nil))
 			var replayed uint64
 			var total, cpu time.Duration
 			for i := 0; i < b.N; i++ {
 				runtime.GC()
 				start, cpu0 := time.Now(), cpuTime()
-				x, err := openExchange(context.Background(), cfg, "sandbox", nil, log)
+				x, err := openExchange(context.Background(), cfg, "sandbox", pool, log)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -107,6 +113,7 @@ func BenchmarkRecovery(b *testing.B) {
 				replayed = events - c.before
 				x.engine.Stop() // not x.close: that would write a snapshot
 				_ = x.journal.Close()
+				x.lease.release()
 			}
 			secs := total.Seconds() / float64(b.N)
 			b.ReportMetric(secs*1000, "startup-ms")
