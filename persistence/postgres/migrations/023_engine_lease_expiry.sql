@@ -5,9 +5,8 @@
 -- TTL/3 and a contender takes the lease once expires_at has passed on this server's clock;
 -- the holder stops acknowledging a margin before that on its own monotonic clock
 -- (package persistence/lease, docs/cluster.md "The guarantee").
-alter table engine_leases add column expires_at timestamptz;
+alter table engine_leases add column expires_at timestamptz not null default now();
 update engine_leases set expires_at = coalesce(released_at, now());
-alter table engine_leases alter column expires_at set not null;
 
 -- Every term, for operators and for the partition checker (no two terms acknowledge at
 -- once): one row per acquisition, never updated but for the end of a clean release.
