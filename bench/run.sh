@@ -40,24 +40,28 @@ export DATABASE_URL
 } | tee "$OUT/machine.txt"
 
 step() { echo; echo "=== $1 ==="; }
+# A step that fails or times out fails the run (exit 1 after the summary): a benchmark that
+# stopped working must not leave an "n/a" in a table that otherwise looks fine.
+failed=()
+fail() { echo "!!! $1" >&2; failed+=("$1"); }
 
 if [ "${BENCH_SKIP_GO:-0}" != 1 ]; then
 	step "engine (go test -bench . -count 5 ./engine) -> $OUT/engine.txt"
-	timeout 200 go test -run '^$' -bench . -benchmem -count 5 -benchtime 0.5s ./engine 2>&1 | tee "$OUT/engine.txt" || echo "!!! engine benchmarks failed or timed out"
+	timeout 200 go test -run '^$' -bench . -benchmem -count 5 -benchtime 0.5s ./engine 2>&1 | tee "$OUT/engine.txt" || fail "engine benchmarks failed or timed out"
 
 	step "journal (go test -bench . ./persistence/journal) -> $OUT/journal.txt"
-	timeout 120 go test -run '^$' -bench . -benchmem ./persistence/journal 2>&1 | tee "$OUT/journal.txt" || echo "!!! journal benchmarks failed or timed out"
+	timeout 120 go test -run '^$' -bench . -benchmem ./persistence/journal 2>&1 | tee "$OUT/journal.txt" || fail "journal benchmarks failed or timed out"
 
 	step "gateway skeleton (BenchmarkSkeleton) -> $OUT/gateway.txt"
-	timeout 60 go test -run '^$' -bench BenchmarkSkeleton -benchmem ./gateway 2>&1 | tee "$OUT/gateway.txt" || echo "!!! gateway benchmark failed or timed out"
+	timeout 60 go test -run '^$' -bench BenchmarkSkeleton -benchmem ./gateway 2>&1 | tee "$OUT/gateway.txt" || fail "gateway benchmark failed or timed out"
 
 	step "recovery, 1 M journaled events (BenchmarkRecovery; the 10 M command is in bench/RESULTS.md) -> $OUT/recovery.txt"
-	SVC_RECOVERY_EVENTS=${SVC_RECOVERY_EVENTS:-1000000} timeout 300 go test -run '^$' -bench BenchmarkRecovery -benchtime 1x -count 3 -timeout 5m ./cmd/svcd 2>&1 | tee "$OUT/recovery.txt" || echo "!!! recovery benchmark failed or timed out"
+	SVC_RECOVERY_EVENTS=${SVC_RECOVERY_EVENTS:-1000000} timeout 300 go test -run '^$' -bench BenchmarkRecovery -benchtime 1x -count 3 -timeout 5m ./cmd/svcd 2>&1 | tee "$OUT/recovery.txt" || fail "recovery benchmark failed or timed out"
 
 	step "payments: idempotent creates (onramps, customers, withdrawals, transfers), sandbox deposits settled (issue 22) -> $OUT/payments.txt"
-	timeout 300 go test -run '^$' -bench 'OnrampCreate$|CustomerCreate$|SandboxDepositSettle$' -benchtime 500x -count 3 ./gateway/deposits 2>&1 | tee "$OUT/payments.txt" || echo "!!! payments benchmarks failed or timed out"
-	timeout 300 go test -run '^$' -bench 'WithdrawalCreate' -benchtime 500x -count 3 ./gateway/withdrawals 2>&1 | tee -a "$OUT/payments.txt" || echo "!!! withdrawal benchmarks failed or timed out"
-	timeout 300 go test -run '^$' -bench 'TransferCreate' -benchtime 500x -count 3 ./gateway/transfers 2>&1 | tee -a "$OUT/payments.txt" || echo "!!! transfer benchmarks failed or timed out"
+	timeout 300 go test -run '^$' -bench 'OnrampCreate$|CustomerCreate$|SandboxDepositSettle$' -benchtime 500x -count 3 ./gateway/deposits 2>&1 | tee "$OUT/payments.txt" || fail "payments benchmarks failed or timed out"
+	timeout 300 go test -run '^$' -bench 'WithdrawalCreate' -benchtime 500x -count 3 ./gateway/withdrawals 2>&1 | tee -a "$OUT/payments.txt" || fail "withdrawal benchmarks failed or timed out"
+	timeout 300 go test -run '^$' -bench 'TransferCreate' -benchtime 500x -count 3 ./gateway/transfers 2>&1 | tee -a "$OUT/payments.txt" || fail "transfer benchmarks failed or timed out"
 fi
 
 step "svcd + svcbench orders -> $OUT/svcbench-orders.txt"
@@ -158,6 +162,11 @@ orders="$OUT/svcbench-orders.txt"
 } | tee "$OUT/summary.txt"
 
 if [ "$rc" != 0 ]; then
-	echo "!!! svcbench orders exited with $rc" >&2
+	fail "svcbench orders exited with $rc"
 fi
-exit "$rc"
+if [ "${#failed[@]}" != 0 ]; then
+	echo >&2
+	echo "bench/run.sh: ${#failed[@]} step(s) failed:" >&2
+	printf '  %s\n' "${failed[@]}" >&2
+	exit 1
+fi
