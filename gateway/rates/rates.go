@@ -47,7 +47,7 @@ type RateJSON struct {
 	Rate       string `json:"rate"`  // one unit of from in to
 	Price      string `json:"price"` // NGN per one unit of the asset
 	Side       string `json:"side"`
-	Source     string `json:"source"` // orderbook or reference
+	Source     string `json:"source"` // orderbook, treasury or reference
 	ExpiresAt  string `json:"expires_at"`
 	Timestamp  string `json:"timestamp"`
 	TTLSeconds int    `json:"ttl_seconds"`
@@ -132,7 +132,7 @@ func RateSchema() openapi.Schema {
 		"rate":        openapi.Decimal("one unit of from expressed in to (USDT per NGN when from is NGN)"),
 		"price":       openapi.Decimal("NGN per one unit of the crypto asset (2 places)"),
 		"side":        openapi.Enum(prates.Buy, prates.Sell),
-		"source":      openapi.Enum(prates.SourceBook, prates.SourceReference),
+		"source":      openapi.Enum(prates.SourceBook, prates.SourceTreasury, prates.SourceReference),
 		"expires_at":  openapi.Time("after this the id cannot be locked (422 RATE_EXPIRED)"),
 		"timestamp":   openapi.Time("when the rate was fetched"),
 		"ttl_seconds": openapi.Int("validity of the id"),
@@ -145,9 +145,11 @@ func (rs *Routes) Docs() []openapi.Op {
 		Method: "GET", Path: "/v1/payments/rates", Tag: "rates", Summary: "Exchange rates (quotes with lockable ids)",
 		Description: "Buy = the volume-weighted average of the asks of the asset's NGN book needed to fill the size, plus the " +
 			"configured spread; sell = the same over the bids, minus it. Only levels within the configured band around the " +
-			"reference price (+-2% by default) count, so an order far off the market neither moves nor blocks a quote; when " +
-			"they cannot fill the size the answer is 503 RATE_UNAVAILABLE with Retry-After. The reference price itself when " +
-			"that side of the book is empty. The size is `amount` (in the from currency) or 100 units of the asset. Each quote " +
+			"reference price (+-2% by default) count, so an order far off the market neither moves nor blocks a quote; the " +
+			"reference follows the book's depth-weighted mid (smoothed; a jump is followed only once it persists). When the " +
+			"band cannot fill the size, the environment's treasury quotes from its inventory at the reference plus the spread " +
+			"(source treasury) while its limits allow; only an exhausted treasury answers 503 RATE_UNAVAILABLE with " +
+			"Retry-After. The size is `amount` (in the from currency) or 100 units of the asset. Each quote " +
 			"is stored with an id valid until expires_at (60 s by default) and usable once. Without filters, every asset and " +
 			"side is quoted.",
 		Query: []openapi.Param{

@@ -5,15 +5,21 @@
 //     average price (VWAP) of the levels needed to fill it (asks to buy the asset, bids to
 //     sell it), so a far-off order of the minimum size changes the price of a realistic size
 //     by at most its own weight;
-//   - only levels priced inside a band around the asset's configured reference price count
-//     (Config.Band, +-2% by default): an order far off the market is skipped, so it can
-//     neither move the quote nor block it; when the levels inside the band cannot fill the
-//     size (a thin book, or a market that has moved away from the reference), the quote is
-//     refused with ErrRateUnavailable (503 RATE_UNAVAILABLE, retry later). Nothing is ever
+//   - only levels priced inside a band around the asset's reference price count
+//     (Config.Band, +-2% by default): a level outside it is ignored as if absent, so an
+//     order far off the market can neither move the quote nor block it. Nothing is ever
 //     quoted beyond the band (plus the spread), whatever sits in the book;
+//   - the reference follows the market (reference.go): the book's depth-weighted mid (or an
+//     external Feed), smoothed, a jump accepted only once it persists, the operator's value
+//     (Config.References) when no sample is recent;
+//   - when the band holds too little depth for the size, the environment's treasury
+//     (Config.Treasury) quotes from its inventory at the reference (SourceTreasury) while
+//     its limits allow, and only an exhausted treasury answers ErrRateUnavailable (503
+//     RATE_UNAVAILABLE, retry later); without a treasury an empty band prices at the
+//     reference and a thin one is refused;
 //   - the spread is then added (buy, rounded up) or taken off (sell, rounded down);
-//   - an empty side prices at the reference itself (DESIGN.md section 4); an asset without a
-//     reference cannot be checked and is not priced (ErrNoPrice).
+//   - an asset without an operator reference cannot be checked and is not priced
+//     (ErrNoPrice).
 //
 // A quote served by GET /payments/rates is stored with an id and expires_at (60 s by
 // default). An onramp (or offramp) locks a quote once, inside its own transaction (Lock):
@@ -51,7 +57,19 @@ const (
 const (
 	SourceBook      = "orderbook"
 	SourceReference = "reference"
+	// SourceTreasury: the band held too little depth for the size; the treasury quotes
+	// from its inventory at the reference plus the spread (Config.Treasury).
+	SourceTreasury = "treasury"
 )
+
+// Treasury is the environment's conversion desk as the quotes see it
+// (payments/treasury.Desk is one).
+type Treasury interface {
+	// Covers reports whether the treasury of env can take a conversion of units (minor
+	// units of asset) on side (Buy: it sells the asset to the customer) within its limits;
+	// configured is false when env has no treasury.
+	Covers(env string, asset money.Asset, side string, units int64) (covered, configured bool)
+}
 
 // Exchange is what the service reads from one environment's engine (its public read API);
 // *engine.Engine is one.
@@ -88,7 +106,12 @@ type Config struct {
 	// DepthLevels is how many levels of a side are read to fill a size (default 200): a
 	// size the best DepthLevels levels cannot fill is refused as too thin.
 	DepthLevels int
-	Now         func() time.Time
+	// Reference says how the band's centre follows the market (the book's mid, or Feed),
+	// References being the operator's fallback.
+	Reference ReferenceConfig
+	// Treasury, when set, quotes what the band cannot price (SourceTreasury).
+	Treasury Treasury
+	Now      func() time.Time
 }
 
 // Defaults of Config.
@@ -148,6 +171,7 @@ type Service struct {
 	down *big.Rat // 1 - spread
 	lo   *big.Rat // 1 - band
 	hi   *big.Rat // 1 + band
+	refs *references
 }
 
 // New returns the service.
@@ -189,8 +213,15 @@ func New(pool *pgxpool.Pool, cfg Config) (*Service, error) {
 		up:   new(big.Rat).Add(one, cfg.Spread),
 		down: new(big.Rat).Sub(one, cfg.Spread),
 		lo:   new(big.Rat).Sub(one, cfg.Band),
-		hi:   new(big.Rat).Add(one, cfg.Band)}, nil
+		hi:   new(big.Rat).Add(one, cfg.Band),
+		refs: newReferences(cfg.Reference, cfg.References, cfg.Band)}, nil
 }
+
+// Band is the relative band around the reference that prices may lie in.
+func (s *Service) Band() *big.Rat { return new(big.Rat).Set(s.cfg.Band) }
+
+// Spread is the relative margin of a quote.
+func (s *Service) Spread() *big.Rat { return new(big.Rat).Set(s.cfg.Spread) }
 
 // TTL is the validity of a quote.
 func (s *Service) TTL() time.Duration { return s.cfg.TTL }
@@ -231,16 +262,80 @@ func (s *Service) MarketFor(env string, asset money.Asset, side string, size mon
 	if (size.Asset != asset && size.Asset != money.NGN) || !size.IsPositive() {
 		return Price{}, &payments.FieldError{Field: "amount", Message: "must be a positive amount of " + string(asset) + " or NGN"}
 	}
-	if x := s.cfg.Exchanges[env]; x != nil {
+	x := s.cfg.Exchanges[env]
+	r, _ := s.refs.get(env, asset, now, func() (int64, string, bool) { return s.sample(env, x, asset) })
+	ref = r.Price
+	var thin error
+	if x != nil {
 		vwap, found, err := s.depthPrice(x, asset, side, size, ref)
-		if err != nil {
+		if err != nil && err != ErrRateUnavailable {
 			return Price{}, err
 		}
 		if found {
 			return Price{asset, side, s.applySpread(vwap, side), SourceBook, now}, nil
 		}
+		thin = err
+	}
+	// The band cannot price the size: the treasury quotes from its inventory at the
+	// reference, within its limits; without a treasury, an empty band is the reference and
+	// a thin one is refused.
+	if t := s.cfg.Treasury; t != nil {
+		units := size.Minor
+		if size.Asset == money.NGN {
+			u, err := Convert(size, asset, ref)
+			if err != nil {
+				return Price{}, ErrRateUnavailable
+			}
+			units = u.Minor
+		}
+		if covered, configured := t.Covers(env, asset, side, units); configured {
+			if !covered {
+				return Price{}, ErrRateUnavailable
+			}
+			return Price{asset, side, s.applySpread(big.NewRat(ref, 1), side), SourceTreasury, now}, nil
+		}
+	}
+	if thin != nil {
+		return Price{}, thin
 	}
 	return Price{asset, side, s.applySpread(big.NewRat(ref, 1), side), SourceReference, now}, nil
+}
+
+// Reference returns the reference price of asset in env now (the band's centre), and ok
+// false when the asset has no operator value.
+func (s *Service) Reference(env string, asset money.Asset) (Reference, bool) {
+	x := s.cfg.Exchanges[env]
+	return s.refs.get(env, asset, s.cfg.Now().UTC(), func() (int64, string, bool) { return s.sample(env, x, asset) })
+}
+
+// sample is the market's price of asset in env: the feed's when it is fresh, else the
+// book's depth-weighted mid, the average of the VWAPs of QuoteSize units on each side over
+// every level. A side that cannot fill QuoteSize (one order of a unit far off, an empty
+// side) gives no sample, so a small order cannot move the reference.
+func (s *Service) sample(env string, x Exchange, asset money.Asset) (int64, string, bool) {
+	if f := s.cfg.Reference.Feed; f != nil {
+		if p, at, ok := f.Price(env, asset); ok && p > 0 && s.cfg.Now().Sub(at) <= s.refs.cfg.MaxAge {
+			return p, RefFeed, true
+		}
+	}
+	if x == nil {
+		return 0, "", false
+	}
+	size := money.New(asset, s.cfg.QuoteSize*pow10(asset.Places()))
+	var mid big.Rat
+	for _, side := range []string{Buy, Sell} {
+		v, found, err := s.depthPriceWithin(x, asset, side, size, nil)
+		if err != nil || !found {
+			return 0, "", false
+		}
+		mid.Add(&mid, v)
+	}
+	mid.Mul(&mid, big.NewRat(1, 2))
+	p, err := money.Ratio(mid.Num(), mid.Denom(), money.HalfEven)
+	if err != nil || p <= 0 {
+		return 0, "", false
+	}
+	return p, RefBook, true
 }
 
 // depthPrice is the VWAP (kobo per unit) of the levels of the side of asset's book that a
@@ -248,6 +343,13 @@ func (s *Service) MarketFor(env string, asset money.Asset, side string, size mon
 // empty or the engine cannot be read (the reference prices then). Only levels priced inside
 // [ref x (1-band), ref x (1+band)] are used; ErrRateUnavailable when they cannot fill size.
 func (s *Service) depthPrice(x Exchange, asset money.Asset, side string, size money.Amount, ref int64) (vwap *big.Rat, found bool, err error) {
+	r := big.NewRat(ref, 1)
+	return s.depthPriceWithin(x, asset, side, size, &[2]*big.Rat{new(big.Rat).Mul(r, s.lo), new(big.Rat).Mul(r, s.hi)})
+}
+
+// depthPriceWithin is depthPrice over the levels inside band ([lo, hi] kobo; every level
+// when nil).
+func (s *Service) depthPriceWithin(x Exchange, asset money.Asset, side string, size money.Amount, band *[2]*big.Rat) (vwap *big.Rat, found bool, err error) {
 	sym := Symbol(asset)
 	pc, ok := x.Pair(sym)
 	if !ok {
@@ -274,14 +376,15 @@ func (s *Service) depthPrice(x Exchange, asset money.Asset, side string, size mo
 	}
 	// Only levels inside the band count: a far-off order (at ten times the market, or a
 	// tenth of it) is skipped, so it can neither move the price nor block the quote.
-	r := big.NewRat(ref, 1)
-	lo, hi := new(big.Rat).Mul(r, s.lo), new(big.Rat).Mul(r, s.hi)
 	in := levels[:0:0]
 	for _, l := range levels {
 		p := new(big.Rat).SetInt(kobo(l.Price))
-		if l.Qty > 0 && p.Cmp(lo) >= 0 && p.Cmp(hi) <= 0 {
+		if l.Qty > 0 && (band == nil || p.Cmp(band[0]) >= 0 && p.Cmp(band[1]) <= 0) {
 			in = append(in, l)
 		}
+	}
+	if len(in) == 0 { // every level lies outside the band: as if the side were empty
+		return nil, false, nil
 	}
 	levels = in
 	lotsPerUnit := pow10Big(pc.QtyDecimals)
@@ -326,7 +429,7 @@ func (s *Service) depthPrice(x Exchange, asset money.Asset, side string, size mo
 		}
 	}
 	vwap = new(big.Rat).SetFrac(notional, filled)
-	if vwap.Cmp(lo) < 0 || vwap.Cmp(hi) > 0 { // cannot happen (an average of in-band prices); kept as the last guard
+	if band != nil && (vwap.Cmp(band[0]) < 0 || vwap.Cmp(band[1]) > 0) { // cannot happen (an average of in-band prices); kept as the last guard
 		return nil, false, ErrRateUnavailable
 	}
 	return vwap, true, nil

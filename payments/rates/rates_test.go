@@ -119,12 +119,13 @@ func TestMarketForWeighsTheLevelsTheSizeTakes(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	t.Run("a market that left the band is refused, not followed", func(t *testing.T) {
+	t.Run("a market that left the band is not followed: its levels are ignored as if absent", func(t *testing.T) {
 		far := book{asks: []engine.Level{lvl(170000, 1000)}, bids: []engine.Level{lvl(150000, 1000)}}
-		s2, _ := New(nil, Config{Exchanges: map[string]Exchange{"live": far}, References: map[money.Asset]int64{money.USDT: 160000}})
+		s2, _ := New(nil, Config{Exchanges: map[string]Exchange{"live": far}, Spread: new(big.Rat),
+			References: map[money.Asset]int64{money.USDT: 160000}})
 		for _, side := range []string{Buy, Sell} {
-			if _, err := s2.Market("live", money.USDT, side); err != ErrRateUnavailable {
-				t.Fatal(side, err)
+			if p, err := s2.Market("live", money.USDT, side); err != nil || p.Source != SourceReference || p.Price != 160000 {
+				t.Fatal(side, p, err)
 			}
 		}
 	})
@@ -207,14 +208,41 @@ func TestAnOrderFarOffTheMarketMovesNoQuoteBeyondTheBand(t *testing.T) {
 	}
 }
 
+// desk is a treasury with a fixed capacity per side, in minor units of the asset.
+type desk struct{ capacity int64 }
+
+func (d desk) Covers(env string, _ money.Asset, _ string, units int64) (bool, bool) {
+	if env != "sandbox" {
+		return false, false
+	}
+	return units <= d.capacity, true
+}
+
 // TestAThinBookIsRefused: a side holding less than the size within the band answers
-// ErrRateUnavailable (503 RATE_UNAVAILABLE), whatever lies beyond the band.
+// ErrRateUnavailable (503 RATE_UNAVAILABLE) without a treasury, whatever lies beyond the
+// band, and a side holding nothing inside the band is priced as an empty one (the
+// reference). With a treasury both are quoted from the treasury at the reference while its
+// capacity covers the size, and refused once it does not.
 func TestAThinBookIsRefused(t *testing.T) {
 	ex := book{asks: []engine.Level{lvl(160000, 1), lvl(1600000, 1_000_000)}, bids: []engine.Level{lvl(16000, 1_000_000)}}
 	s, _ := New(nil, Config{Exchanges: map[string]Exchange{"sandbox": ex}, References: map[money.Asset]int64{money.USDT: 160000}})
-	for _, side := range []string{Buy, Sell} {
-		if _, err := s.Market("sandbox", money.USDT, side); err != ErrRateUnavailable {
-			t.Fatal(side, err)
+	if _, err := s.Market("sandbox", money.USDT, Buy); err != ErrRateUnavailable {
+		t.Fatal(err)
+	}
+	if p, err := s.Market("sandbox", money.USDT, Sell); err != nil || p.Source != SourceReference {
+		t.Fatal(p, err)
+	}
+	for _, tc := range []struct {
+		capacity int64
+		want     error
+	}{{100_000_000, nil}, {99_999_999, ErrRateUnavailable}} {
+		s, _ := New(nil, Config{Exchanges: map[string]Exchange{"sandbox": ex}, References: map[money.Asset]int64{money.USDT: 160000},
+			Treasury: desk{tc.capacity}, Spread: new(big.Rat)})
+		for _, side := range []string{Buy, Sell} {
+			p, err := s.Market("sandbox", money.USDT, side)
+			if err != tc.want || (err == nil && (p.Source != SourceTreasury || p.Price != 160000)) {
+				t.Fatal(tc, side, p, err)
+			}
 		}
 	}
 	if e, ok := ErrRateUnavailable.(*payments.Error); !ok || e.APICode() != "RATE_UNAVAILABLE" {

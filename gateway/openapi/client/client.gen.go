@@ -1285,6 +1285,7 @@ func (e RateSide) Valid() bool {
 const (
 	Orderbook RateSource = "orderbook"
 	Reference RateSource = "reference"
+	Treasury  RateSource = "treasury"
 )
 
 // Valid indicates whether the value is a known member of the RateSource enum.
@@ -1293,6 +1294,8 @@ func (e RateSource) Valid() bool {
 	case Orderbook:
 		return true
 	case Reference:
+		return true
+	case Treasury:
 		return true
 	default:
 		return false
