@@ -131,6 +131,10 @@ func (m *market) apply(e *Event) error {
 		}
 		a.mu.Unlock()
 		m.retire(o)
+	case EventAmended:
+		return m.applyAmended(e)
+	case EventCountdown:
+		m.setCountdown(e.Account, e.Amount)
 	default:
 		return fmt.Errorf("engine: apply: unknown event kind %v", e.Kind)
 	}

@@ -37,14 +37,14 @@ func (c *core) exec(cmd *Command, r *Result) {
 	switch cmd.Kind {
 	case CmdCredit, CmdDebit:
 		c.funds.exec(cmd, r)
-	case CmdPlace, CmdCancelAll:
+	case CmdPlace, CmdCancelAll, CmdCountdown, CmdTick:
 		m := c.bySymbol[cmd.Symbol]
 		if m == nil {
 			r.Code = RejectUnknownSymbol
 			return
 		}
 		m.exec(cmd, r)
-	case CmdCancel:
+	case CmdCancel, CmdAmend:
 		m := c.marketOf(cmd.Account, cmd.OrderID)
 		if m == nil {
 			r.Code, r.OrderID = RejectUnknownOrder, cmd.OrderID

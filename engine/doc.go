@@ -29,7 +29,12 @@
 // buy by quote amount sets QuoteQty and Qty 0), CmdCancel (Account + OrderID, or
 // Account + ClientOrderID with a zero OrderID; the symbol is found from the account's
 // orders), CmdCancelAll (Account + Symbol), CmdCredit and CmdDebit (Account, Asset,
-// Amount, TransferID; a repeated TransferID answers AlreadyApplied and changes nothing).
+// Amount, TransferID; a repeated TransferID answers AlreadyApplied and changes nothing),
+// CmdAmend (Account + OrderID or ClientOrderID, new Price and/or total Qty: a smaller
+// quantity at the same price keeps the order's place, anything else re-queues it at the
+// back and may trade; at or below the filled quantity cancels the rest; amend.go),
+// CmdCountdown (Account + Symbol + Amount ns from Time; 0 clears) and CmdTick (Symbol +
+// Time: the caller's clock fires the countdowns due; countdown.go).
 //
 // # Client order ids
 //

@@ -183,12 +183,12 @@ func (e *Engine) route(cmd *Command) (*runner, ResultCode) {
 	switch cmd.Kind {
 	case CmdCredit, CmdDebit:
 		return e.funds, OK
-	case CmdPlace, CmdCancelAll:
+	case CmdPlace, CmdCancelAll, CmdCountdown, CmdTick:
 		if rn := e.bySymbol(cmd.Symbol); rn != nil {
 			return rn, OK
 		}
 		return nil, RejectUnknownSymbol
-	case CmdCancel:
+	case CmdCancel, CmdAmend:
 		if cmd.Symbol != "" {
 			if rn := e.bySymbol(cmd.Symbol); rn != nil {
 				return rn, OK
@@ -223,7 +223,7 @@ func (e *Engine) bySymbol(symbol string) *runner {
 // ClientOrderID cancels the account's order with that client order id (Result.OrderID
 // says which; RejectUnknownOrder if the engine holds none).
 func (e *Engine) SubmitAsync(cmd *Command, done Completer) error {
-	if cmd.Kind == CmdCancel && cmd.OrderID == (OrderID{}) && cmd.ClientOrderID != "" {
+	if (cmd.Kind == CmdCancel || cmd.Kind == CmdAmend) && cmd.OrderID == (OrderID{}) && cmd.ClientOrderID != "" {
 		// Cancel by client order id: the order it names now. The cancel itself then
 		// goes by order id, so a client id reused after this lookup cannot redirect it.
 		id, ok := e.core.orderIDByClientID(cmd.Account, cmd.ClientOrderID)

@@ -25,9 +25,20 @@ const (
 	EventCredit
 	// EventDebit: Amount of Asset taken from Account's available balance (TransferID).
 	EventDebit
+	// EventAmended: a resting limit order was amended (CmdAmend). Price is its new limit
+	// price and Qty its new open quantity; Amount is the price and QuoteQty the open
+	// quantity it had before. Deltas[0] moves the change of its reservation between
+	// available and locked. The order keeps its place in the queue when the price is
+	// unchanged and the open quantity went down; otherwise it goes to the back of the
+	// queue at the new price (the event's Seq is its new time priority), and trades that
+	// follow in the same command have it as the taker.
+	EventAmended
+	// EventCountdown: Account's countdown on Symbol was armed (Amount: the deadline, unix
+	// ns) or cleared (Amount 0: turned off, or it fired; the cancels follow it).
+	EventCountdown
 )
 
-var eventKindNames = [...]string{"", "ORDER_ACCEPTED", "TRADE", "ORDER_CANCELLED", "ORDER_DONE", "CREDIT", "DEBIT"}
+var eventKindNames = [...]string{"", "ORDER_ACCEPTED", "TRADE", "ORDER_CANCELLED", "ORDER_DONE", "CREDIT", "DEBIT", "ORDER_AMENDED", "COUNTDOWN"}
 
 func (k EventKind) String() string {
 	if k > 0 && int(k) < len(eventKindNames) {

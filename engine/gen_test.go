@@ -95,6 +95,19 @@ func (g *gen) cmd() Command {
 			c.TIF = FOK
 		}
 		return c
+	case n < 78 && len(g.placed) > 0:
+		// amend: keep or change the price (which may cross), shrink, grow, or go to or
+		// below what is filled
+		// among the last few placed, which are the likeliest to rest still
+		p := g.placed[len(g.placed)-1-r.IntN(min(len(g.placed), 6))]
+		c := Command{Kind: CmdAmend, Account: p.a, OrderID: p.id}
+		if r.IntN(3) == 0 {
+			c.Price = Price(150000 + r.IntN(61) - 30)
+		}
+		if r.IntN(4) != 0 || c.Price == 0 {
+			c.Qty = Qty(r.IntN(40)*25 + r.IntN(3))
+		}
+		return c
 	case n < 88 && len(g.placed) > 0:
 		p := g.placed[r.IntN(len(g.placed))]
 		if r.IntN(10) == 0 {

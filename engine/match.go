@@ -18,6 +18,8 @@ type market struct {
 	closed    []*order // recently closed orders, oldest evicted first
 	closedPos int
 
+	countdowns map[AccountID]int64 // armed countdowns: deadline, unix ns (countdown.go)
+
 	scratch []*order
 }
 
@@ -42,6 +44,12 @@ func (m *market) exec(c *Command, r *Result) {
 		m.cancel(c, r)
 	case CmdCancelAll:
 		m.cancelAll(c, r)
+	case CmdAmend:
+		m.amend(c, r)
+	case CmdCountdown:
+		m.countdown(c, r)
+	case CmdTick:
+		m.tick(c, r)
 	default:
 		r.Code = RejectInvalidCommand
 	}
@@ -482,10 +490,11 @@ func (m *market) cancel(c *Command, r *Result) {
 		a.mu.Unlock()
 		return
 	}
-	m.cancelLocked(o, ReasonUser, c.Time)
+	reason := userReason(c)
+	m.cancelLocked(o, reason, c.Time)
 	a.mu.Unlock()
 	m.retire(o)
-	r.Code, r.State, r.Reason, r.Filled, r.Seq = OK, Cancelled, ReasonUser, o.filled, m.seq
+	r.Code, r.State, r.Reason, r.Filled, r.Seq = OK, Cancelled, reason, o.filled, m.seq
 }
 
 func (m *market) cancelAll(c *Command, r *Result) {
@@ -505,13 +514,22 @@ func (m *market) cancelAll(c *Command, r *Result) {
 	// Cancel in time priority so the events do not depend on map order.
 	slices.SortFunc(m.scratch, func(x, y *order) int { return cmp.Compare(x.seq, y.seq) })
 	for _, o := range m.scratch {
-		m.cancelResting(o, ReasonUser, c.Time)
+		m.cancelResting(o, userReason(c), c.Time)
 	}
 	r.Cancelled = len(m.scratch)
 	clear(m.scratch)
 	if len(m.scratch) > 0 {
 		r.Seq = m.seq
 	}
+}
+
+// userReason is the reason a cancel command gives: ReasonDisconnect when it says so
+// (cancel-on-disconnect), else ReasonUser.
+func userReason(c *Command) CancelReason {
+	if c.Reason == ReasonDisconnect {
+		return ReasonDisconnect
+	}
+	return ReasonUser
 }
 
 func compareIDs(a, b OrderID) int {

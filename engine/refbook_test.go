@@ -20,6 +20,10 @@ type refOrder struct {
 	side  Side
 	price Price
 	rem   Qty
+	// for amends: the total quantity, what is filled, and the order's own flags
+	qty, filled Qty
+	stp         STPMode
+	postOnly    bool
 }
 
 type refTrade struct {
@@ -158,6 +162,7 @@ func (b *refBook) place(c *Command) (code ResultCode, state OrderState, filled Q
 		rem -= q
 		filled += q
 		mk.rem -= q
+		mk.filled += q
 		if mk.rem == 0 {
 			*opp = (*opp)[1:]
 		}
@@ -174,11 +179,82 @@ func (b *refBook) place(c *Command) (code ResultCode, state OrderState, filled Q
 		if filled > 0 {
 			state = PartiallyFilled
 		}
-		b.insert(&refOrder{id: c.OrderID, acct: c.Account, side: c.Side, price: c.Price, rem: rem})
+		b.insert(&refOrder{id: c.OrderID, acct: c.Account, side: c.Side, price: c.Price, rem: rem,
+			qty: c.Qty, filled: filled, stp: c.STP, postOnly: c.PostOnly})
 	default:
 		state = Cancelled
 	}
 	return OK, state, filled, trades
+}
+
+// find returns acct's resting order id, or nil.
+func (b *refBook) find(acct AccountID, id OrderID) *refOrder {
+	for _, q := range []*[]*refOrder{&b.bids, &b.asks} {
+		for _, o := range *q {
+			if o.id == id && o.acct == acct {
+				return o
+			}
+		}
+	}
+	return nil
+}
+
+// amend is the reference of CmdAmend on a resting order (found false if acct holds no
+// such resting order), for accounts that never lack funds: the priority rules spelled
+// out with slices, and a requeued order matched as a new GTC limit order at the back.
+func (b *refBook) amend(c *Command) (found bool, code ResultCode, state OrderState, filled Qty, trades []refTrade) {
+	p := b.p
+	o := b.find(c.Account, c.OrderID)
+	if o == nil {
+		return false, 0, 0, 0, nil
+	}
+	stateOf := func(o *refOrder) OrderState {
+		if o.filled > 0 {
+			return PartiallyFilled
+		}
+		return Open
+	}
+	price, qty := o.price, o.qty
+	if c.Price != 0 {
+		price = c.Price
+	}
+	if c.Qty != 0 {
+		qty = c.Qty
+	}
+	switch {
+	case c.Price < 0 || price > p.maxPrice || price%p.TickSize != 0:
+		return true, RejectInvalidPrice, stateOf(o), o.filled, nil
+	case c.Qty < 0 || qty > p.maxQty || qty%p.StepSize != 0:
+		return true, RejectInvalidQuantity, stateOf(o), o.filled, nil
+	case qty <= o.filled:
+		b.remove(o.id)
+		return true, OK, Cancelled, o.filled, nil
+	case qty < p.MinQty:
+		return true, RejectBelowMinQty, stateOf(o), o.filled, nil
+	case p.notional(price, qty) < p.MinNotional:
+		return true, RejectBelowMinNotional, stateOf(o), o.filled, nil
+	case price == o.price && qty == o.qty:
+		return true, OK, stateOf(o), o.filled, nil
+	}
+	opp := *b.side(opposite(o.side))
+	if price != o.price && o.postOnly && len(opp) > 0 && crosses(o.side, price, opp[0].price) {
+		return true, RejectPostOnlyWouldTake, stateOf(o), o.filled, nil
+	}
+	open := qty - o.filled
+	if price == o.price && open < o.rem { // keeps its place
+		o.rem, o.qty = open, qty
+		return true, OK, stateOf(o), o.filled, nil
+	}
+	b.remove(o.id)
+	code, state, f, trades := b.place(&Command{Kind: CmdPlace, Account: o.acct, OrderID: o.id, Side: o.side, Type: Limit,
+		Price: price, Qty: open, STP: o.stp})
+	if n := b.find(o.acct, o.id); n != nil {
+		n.qty, n.filled, n.postOnly = qty, o.filled+f, o.postOnly
+	}
+	if state == Open && o.filled+f > 0 {
+		state = PartiallyFilled
+	}
+	return true, code, state, o.filled + f, trades
 }
 
 func (b *refBook) levels(s Side) []string {
@@ -232,6 +308,23 @@ func TestDifferentialAgainstReferenceBook(t *testing.T) {
 				}
 				if code != r.Code || (code == OK && (state != r.State || filled != r.Filled)) || !slices.Equal(got, trades) {
 					t.Fatalf("seed %d step %d %+v:\nengine %v %v %d %v\nref    %v %v %d %v", seed, i, c, r.Code, r.State, r.Filled, got, code, state, filled, trades)
+				}
+			case CmdAmend:
+				found, code, state, filled, trades := ref.amend(&c)
+				if !found {
+					if r.Code == OK {
+						t.Fatalf("seed %d step %d: engine amended %+v that ref does not hold", seed, i, c)
+					}
+					break
+				}
+				var got []refTrade
+				for _, e := range x.events {
+					if e.Kind == EventTrade {
+						got = append(got, refTrade{e.MakerOrderID, e.OrderID, e.Price, e.Qty})
+					}
+				}
+				if code != r.Code || state != r.State || filled != r.Filled || !slices.Equal(got, trades) {
+					t.Fatalf("seed %d step %d amend %+v:\nengine %v %v %d %v\nref    %v %v %d %v", seed, i, c, r.Code, r.State, r.Filled, got, code, state, filled, trades)
 				}
 			case CmdCancel:
 				if r.Code == OK {

@@ -9,8 +9,9 @@ import (
 	"sync"
 )
 
-// SnapshotVersion is the first byte after the magic of every snapshot.
-const SnapshotVersion byte = 1
+// SnapshotVersion is the first byte after the magic of every snapshot. Version 2 adds
+// each market's countdowns after its closed orders; Restore still reads version 1.
+const SnapshotVersion byte = 2
 
 var snapshotMagic = []byte("SVCENG")
 
@@ -155,6 +156,16 @@ func (c *core) snapshot(dst []byte, offset uint64) []byte {
 		for _, o := range closed {
 			writeOrder(w, o)
 		}
+		cds := make([]AccountID, 0, len(m.countdowns))
+		for a := range m.countdowns {
+			cds = append(cds, a)
+		}
+		slices.SortFunc(cds, func(x, y AccountID) int { return bytes.Compare(x[:], y[:]) })
+		w.u(uint64(len(cds)))
+		for _, a := range cds {
+			w.id(a)
+			w.i(m.countdowns[a])
+		}
 	}
 	return w.b
 }
@@ -241,7 +252,8 @@ func (c *core) restore(data []byte) (uint64, error) {
 	if !bytes.HasPrefix(data, snapshotMagic) || len(data) < len(snapshotMagic)+1 {
 		return 0, ErrBadSnapshot
 	}
-	if v := data[len(snapshotMagic)]; v != SnapshotVersion {
+	version := data[len(snapshotMagic)]
+	if version != 1 && version != SnapshotVersion {
 		return 0, errors.New("engine: unsupported snapshot version")
 	}
 	r := &dec{b: data[len(snapshotMagic)+1:]}
@@ -288,6 +300,16 @@ func (c *core) restore(data []byte) (uint64, error) {
 			o := readOrder(r, m)
 			if r.err == nil {
 				m.retire(o)
+			}
+		}
+		if version < 2 {
+			continue
+		}
+		nD := r.count(17)
+		for j := 0; j < nD && r.err == nil; j++ {
+			a, d := AccountID(r.id()), r.i()
+			if r.err == nil {
+				m.setCountdown(a, d)
 			}
 		}
 	}

@@ -131,9 +131,11 @@ const (
 	ReasonFOKUnfillable                  // a FOK order the book could not fill entirely
 	ReasonSelfTrade                      // self-trade prevention
 	ReasonInsufficientFunds              // a market buy whose reservation ran out
+	ReasonCountdown                      // the account's countdown on the symbol ran out (CmdCountdown, CmdTick)
+	ReasonDisconnect                     // cancel-on-disconnect: the session that placed it closed
 )
 
-var cancelReasonNames = [...]string{"NONE", "USER", "IOC_REMAINDER", "FOK_UNFILLABLE", "SELF_TRADE_PREVENTION", "INSUFFICIENT_FUNDS"}
+var cancelReasonNames = [...]string{"NONE", "USER", "IOC_REMAINDER", "FOK_UNFILLABLE", "SELF_TRADE_PREVENTION", "INSUFFICIENT_FUNDS", "COUNTDOWN", "DISCONNECT"}
 
 func (r CancelReason) String() string {
 	if int(r) < len(cancelReasonNames) {
@@ -193,6 +195,9 @@ const (
 	CmdCancelAll                        // cancel every open order of Account on Symbol
 	CmdCredit                           // add Amount of Asset to Account's available balance
 	CmdDebit                            // take Amount of Asset from Account's available balance
+	CmdAmend                            // change a resting order's Price and/or Qty (amend.go)
+	CmdCountdown                        // arm (Amount ns from Time) or clear (Amount 0) Account's countdown on Symbol
+	CmdTick                             // the caller's clock on Symbol: fire the countdowns due at Time
 
 	cmdQueryDepth   // internal: depth snapshot, answered by the runner
 	cmdBarrier      // internal: pause the runner for a snapshot
@@ -211,6 +216,12 @@ func (k CommandKind) String() string {
 		return "credit"
 	case CmdDebit:
 		return "debit"
+	case CmdAmend:
+		return "amend"
+	case CmdCountdown:
+		return "countdown"
+	case CmdTick:
+		return "tick"
 	}
 	return "CommandKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -221,8 +232,8 @@ type Command struct {
 	Time    int64 // unix nanoseconds, chosen by the caller; copied to the events
 	Account AccountID
 
-	// Place, Cancel, CancelAll.
-	Symbol        string // Place and CancelAll; Cancel finds the symbol from the order
+	// Place, Cancel, CancelAll, Amend (Price and Qty: 0 keeps the order's), Countdown, Tick.
+	Symbol        string // Place, CancelAll, Countdown and Tick; Cancel and Amend find it from the order
 	OrderID       OrderID
 	ClientOrderID string
 	Side          Side
@@ -233,8 +244,10 @@ type Command struct {
 	Price         Price // limit price; ignored for market orders
 	Qty           Qty   // base quantity; for a market buy, 0 with QuoteQty set buys for an amount
 	QuoteQty      int64 // market buy by quote amount, in quote asset units (Qty must be 0)
+	// Reason of a Cancel or CancelAll: ReasonNone (user) or ReasonDisconnect.
+	Reason CancelReason
 
-	// Credit, Debit.
+	// Credit, Debit; Countdown (Amount: nanoseconds from Time, 0 clears it).
 	Asset      Asset
 	Amount     int64 // units of Asset, > 0
 	TransferID TransferID

@@ -300,6 +300,11 @@ func appendEventLine(b []byte, off uint64, e *engine.Event, pairs map[string]eng
 		}
 	case engine.EventDone:
 		b = fmt.Appendf(b, " account=%s order=%s filled=%s", uuid.UUID(e.Account), uuid.UUID(e.OrderID), qty(e.Qty))
+	case engine.EventAmended:
+		b = fmt.Appendf(b, " account=%s order=%s price=%s open=%s was_price=%s was_open=%s", uuid.UUID(e.Account), uuid.UUID(e.OrderID),
+			price(e.Price), qty(e.Qty), price(engine.Price(e.Amount)), qty(engine.Qty(e.QuoteQty)))
+	case engine.EventCountdown:
+		b = fmt.Appendf(b, " account=%s deadline=%d", uuid.UUID(e.Account), e.Amount)
 	case engine.EventCredit, engine.EventDebit:
 		b = fmt.Appendf(b, " account=%s asset=%s amount=%s transfer=%s", uuid.UUID(e.Account), e.Asset,
 			engine.FormatAmount(e.Asset, e.Amount), uuid.UUID(e.TransferID))

@@ -128,6 +128,12 @@ func (b *Book) Apply(e *engine.Event) (applied bool, err error) {
 		if e.Price > 0 && e.Type != engine.Market {
 			b.add(e.Side, e.Price, -e.Qty)
 		}
+	case engine.EventAmended:
+		// The order leaves its old level with its old open quantity and rests at the new
+		// price with the new one; trades that follow have it as the taker.
+		b.add(e.Side, engine.Price(e.Amount), -engine.Qty(e.QuoteQty))
+		b.add(e.Side, e.Price, e.Qty)
+		b.taker, b.takerSide, b.takerPrice, b.takerLimit = e.OrderID, e.Side, e.Price, true
 	}
 	return true, nil
 }
