@@ -39,6 +39,11 @@ type orderUpdate struct {
 	finalQty  int64
 	updatedAt time.Time
 	offset    uint64
+	// the last amend in the batch: the new price, and the new quantity less the filled
+	// quantity before the batch (the fills of the batch up to the amend plus its open qty)
+	amended  bool
+	price    int64
+	amendQty int64
 }
 
 func newBatch(env string) *batch {
@@ -78,6 +83,13 @@ func (b *batch) add(off uint64, e *engine.Event) {
 		}
 		u := b.update(e.OrderID)
 		u.cancelled, u.reason, u.updatedAt, u.offset = true, e.Reason.String(), at, off
+	case engine.EventAmended:
+		if row, ok := b.newOrders[e.OrderID]; ok {
+			row.ev.Price, row.qty, row.updatedAt, row.offset = e.Price, row.filled+int64(e.Qty), at, off
+			return
+		}
+		u := b.update(e.OrderID)
+		u.amended, u.price, u.amendQty, u.updatedAt, u.offset = true, int64(e.Price), u.delta+int64(e.Qty), at, off
 	case engine.EventDone:
 		if row, ok := b.newOrders[e.OrderID]; ok {
 			row.done, row.qty, row.updatedAt, row.offset = true, int64(e.Qty), at, off
@@ -159,7 +171,13 @@ func (b *batch) write(ctx context.Context, tx pgx.Tx) error {
 		finals := make([]int64, 0, n)
 		ats := make([]time.Time, 0, n)
 		offs := make([]int64, 0, n)
+		amends := make([]bool, 0, n)
+		prices := make([]int64, 0, n)
+		amendQtys := make([]int64, 0, n)
 		for id, u := range b.updates {
+			amends = append(amends, u.amended)
+			prices = append(prices, u.price)
+			amendQtys = append(amendQtys, u.amendQty)
 			ids = append(ids, [16]byte(id))
 			deltas = append(deltas, u.delta)
 			cancels = append(cancels, u.cancelled)
@@ -172,19 +190,23 @@ func (b *batch) write(ctx context.Context, tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `
 			update trading_orders o set
 				filled = o.filled + u.delta,
-				quantity = case when u.done then u.final_qty else o.quantity end,
+				quantity = case when u.done then u.final_qty when u.amended then o.filled + u.amend_qty else o.quantity end,
+				price = case when u.amended then u.price else o.price end,
 				status = case
 					when u.cancel then 'CANCELLED'
-					when u.done or (o.quantity > 0 and o.filled + u.delta >= o.quantity) then 'FILLED'
+					when u.done then 'FILLED'
+					when u.amended and o.filled + u.delta >= o.filled + u.amend_qty then 'FILLED'
+					when not u.amended and o.quantity > 0 and o.filled + u.delta >= o.quantity then 'FILLED'
 					when o.filled + u.delta > 0 then 'PARTIALLY_FILLED'
 					else o.status end,
 				cancel_reason = case when u.cancel then u.reason else o.cancel_reason end,
 				updated_at = u.at,
 				journal_offset = u.off
-			from unnest($1::uuid[], $2::bigint[], $3::bool[], $4::text[], $5::bool[], $6::bigint[], $7::timestamptz[], $8::bigint[])
-				as u(id, delta, cancel, reason, done, final_qty, at, off)
+			from unnest($1::uuid[], $2::bigint[], $3::bool[], $4::text[], $5::bool[], $6::bigint[], $7::timestamptz[], $8::bigint[],
+					$10::bool[], $11::bigint[], $12::bigint[])
+				as u(id, delta, cancel, reason, done, final_qty, at, off, amended, price, amend_qty)
 			where o.environment = $9 and o.id = u.id`,
-			ids, deltas, cancels, reasons, dones, finals, ats, offs, b.env)
+			ids, deltas, cancels, reasons, dones, finals, ats, offs, b.env, amends, prices, amendQtys)
 		if err != nil {
 			return err
 		}
