@@ -22,6 +22,7 @@ import (
 	gc "svc/gateway/checkout"
 	gwcustomers "svc/gateway/customers"
 	gwdeposits "svc/gateway/deposits"
+	gwevents "svc/gateway/events"
 	gwidem "svc/gateway/idempotency"
 	gi "svc/gateway/invoices"
 	gwofframps "svc/gateway/offramps"
@@ -184,7 +185,7 @@ func newPayments(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 	offrampRoutes := gwofframps.New(ofs, keys, sandboxOfframps(cfg, ofs, inbound))
 	partnerEvents := partnerRoutes(cfg, inbound) // issue 19: POST /v1/partners/{provider}/events
 	p.partnerLimited = partnerEvents.RateLimited
-	p.routes = []gateway.RouteSet{hooks,
+	p.routes = []gateway.RouteSet{hooks, gwevents.New(events.NewService(pool, rec), gwevents.Options{Idempotency: idem}),
 		gp.New(products.NewService(pool, nil)), gi.New(inv), pay,
 		gwcustomers.New(cs, idem), gwcustomers.NewKYC(cs, clientIP(cfg)), gwva.New(virtualaccounts.NewService(pool, rec, envs, nil), idem),
 		gwwithdrawals.New(wds, keys), offrampRoutes, gwrecipients.New(recipients.New(pool, nil), keys), gwtransfers.New(tfs, keys),

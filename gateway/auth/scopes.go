@@ -138,6 +138,9 @@ var routeAccess = map[string]map[string]access{
 	"/v1/webhooks/endpoints/{id}/rotate-secret": {"POST": payments},
 	"/v1/webhooks/endpoints/{id}/test":          {"POST": payments},
 	"/v1/webhooks/logs":                         {"GET": read},
+	"/v1/events":                                {"GET": read},
+	"/v1/events/{id}":                           {"GET": read},
+	"/v1/events/{id}/resend":                    {"POST": payments},
 }
 
 // routeOf returns what the matched route asks; ok is false for a route missing from the

@@ -17,6 +17,7 @@ import (
 	"svc/gateway/checkout"
 	"svc/gateway/customers"
 	"svc/gateway/deposits"
+	"svc/gateway/events"
 	"svc/gateway/invoices"
 	"svc/gateway/market"
 	"svc/gateway/offramps"
@@ -60,6 +61,7 @@ func allRouteSets() []gateway.RouteSet {
 		(&customers.Routes{}).Docs(),
 		(&customers.KYCRoutes{}).Docs(),
 		(&deposits.Routes{}).Docs(),
+		(&events.Routes{}).Docs(),
 		(&invoices.Routes{}).Docs(),
 		(&market.Handlers{}).Docs(),
 		(&offramps.Routes{}).Docs(),

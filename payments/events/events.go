@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"svc/payments"
 	"svc/payments/jobs"
 )
 
@@ -58,7 +59,8 @@ var (
 	ErrUnknownType    = errors.New("events: event type is not in the catalogue")
 	ErrBadEnvironment = errors.New("events: environment must be sandbox or live")
 	ErrDataNotObject  = errors.New("events: data must encode to a JSON object")
-	ErrNotFound       = errors.New("events: no such event")
+	// ErrNotFound: no event with that id for this merchant and environment (the API's 404).
+	ErrNotFound error = &payments.Error{Code: "NOT_FOUND", Message: "event not found"}
 )
 
 // Recorder records events and enqueues their deliveries. It is safe for concurrent use.
@@ -156,17 +158,22 @@ func (r *Recorder) enqueue(ctx context.Context, tx pgx.Tx, rows pgx.Rows, eventI
 	if err != nil {
 		return 0, fmt.Errorf("select subscribed endpoints: %w", err)
 	}
+	return len(ids), r.enqueueIDs(ctx, tx, ids, eventID)
+}
+
+// enqueueIDs enqueues a delivery of the event to each endpoint of ids.
+func (r *Recorder) enqueueIDs(ctx context.Context, tx pgx.Tx, ids []uuid.UUID, eventID uuid.UUID) error {
 	if len(ids) == 0 {
-		return 0, nil
+		return nil
 	}
 	params := make([]river.InsertManyParams, len(ids))
 	for i, ep := range ids {
 		params[i] = river.InsertManyParams{Args: DeliveryArgs{EventID: eventID, EndpointID: ep}}
 	}
 	if err := jobs.InsertManyTx(ctx, r.jobs, tx, params...); err != nil {
-		return 0, fmt.Errorf("enqueue deliveries: %w", err)
+		return fmt.Errorf("enqueue deliveries: %w", err)
 	}
-	return len(ids), nil
+	return nil
 }
 
 func encodeData(data any) (json.RawMessage, error) {

@@ -12,6 +12,7 @@ import (
 	gc "svc/gateway/checkout"
 	gwcustomers "svc/gateway/customers"
 	gwdeposits "svc/gateway/deposits"
+	gwevents "svc/gateway/events"
 	gi "svc/gateway/invoices"
 	"svc/gateway/market"
 	gwofframps "svc/gateway/offramps"
@@ -39,7 +40,7 @@ func allRouteSets(t *testing.T) []gateway.RouteSet {
 	return []gateway.RouteSet{svc.Routes(), gwbalance.New(nil, nil), gc.New(nil), gwcustomers.New(nil, nil), gwcustomers.NewKYC(nil, nil), gwdeposits.New(nil, nil), gi.New(nil),
 		market.New(nil, nil, nil), gwofframps.New(nil, nil, nil), gwonramps.New(nil, nil), gp.New(nil), gwrates.New(nil),
 		gwrecipients.New(nil, nil), gwsandbox.New(nil), trading.New(nil, nil, nil), gwtransfers.New(nil, nil), gwva.New(nil, nil),
-		gwwebhooks.New(nil), gwwithdrawals.New(nil, nil), ws.NewServer(ws.Config{}), gwpartners.New(nil, gwpartners.Config{})}
+		gwwebhooks.New(nil), gwevents.New(nil, gwevents.Options{}), gwwithdrawals.New(nil, nil), ws.NewServer(ws.Config{}), gwpartners.New(nil, gwpartners.Config{})}
 }
 
 // TestEveryRouteHasAScope registers every route set and the server's own routes, finds
