@@ -57,6 +57,7 @@ const (
 	CodeEngineBusy           = "ENGINE_BUSY"
 	CodeEngineUnavailable    = "ENGINE_UNAVAILABLE"
 	CodeProviderUnavailable  = "PROVIDER_UNAVAILABLE"
+	CodeNotSupported         = "NOT_SUPPORTED" // the environment's partner cannot pay that rail, asset or chain (providers.UnsupportedError)
 	CodeNotReady             = "NOT_READY"
 	CodeRateUnavailable      = "RATE_UNAVAILABLE" // the book cannot price a quote within the band (payments/rates)
 	CodeDatabaseUnavailable  = "DATABASE_UNAVAILABLE"
@@ -103,6 +104,7 @@ var codeStatus = map[string]int{
 	CodeOnrampNotActive:      http.StatusUnprocessableEntity,
 	CodeProductInactive:      http.StatusUnprocessableEntity,
 	CodeOutOfStock:           http.StatusUnprocessableEntity,
+	CodeNotSupported:         http.StatusUnprocessableEntity,
 	CodeIdempotencyKeyReused: http.StatusUnprocessableEntity,
 	CodeRateLimited:          http.StatusTooManyRequests,
 	CodeOTPCooldown:          http.StatusTooManyRequests,

@@ -54,7 +54,7 @@ func (rs *Routes) Docs() []o.Op {
 			}, "type", "customer", "chain", "asset", "settlement"),
 			Responses: map[int]o.Response{201: {Description: "the offramp (ACTIVE)", Data: offrampSchema}},
 			Errors: []string{"VALIDATION_ERROR", "INVALID_JSON", "NOT_FOUND", "RATE_EXPIRED", "RATE_ALREADY_USED",
-				"PROVIDER_UNAVAILABLE", "IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_KEY_REUSED"}},
+				"PROVIDER_UNAVAILABLE", "NOT_SUPPORTED", "IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_KEY_REUSED"}},
 		{Method: "GET", Path: "/v1/payments/offramps", Tag: "offramps", Summary: "List offramps",
 			Query: append([]o.Param{{Name: "type", Schema: o.Enum("TEMPORARY", "PERMANENT")}, {Name: "chain", Schema: shapes.Chains},
 				{Name: "asset", Schema: o.Enum("USDC", "USDT")}, {Name: "status", Schema: o.Enum("ACTIVE", "INACTIVE", "EXPIRED")},

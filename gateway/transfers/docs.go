@@ -54,7 +54,7 @@ func (rs *Routes) Docs() []o.Op {
 			}, "currency", "amount", "reference"),
 			Responses: map[int]o.Response{201: {Description: "the transfer (PROCESSING)", Data: transferSchema}},
 			Errors: []string{"VALIDATION_ERROR", "INVALID_JSON", "NOT_FOUND", "REFERENCE_IN_USE", "INSUFFICIENT_BALANCE",
-				"PROVIDER_UNAVAILABLE", "IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_KEY_REUSED"}},
+				"PROVIDER_UNAVAILABLE", "NOT_SUPPORTED", "IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_KEY_REUSED"}},
 		{Method: "GET", Path: "/v1/payments/transfers", Tag: "transfers", Summary: "List transfers",
 			Query: append([]o.Param{{Name: "status", Schema: o.Enum("PROCESSING", "SETTLED", "FAILED")},
 				{Name: "currency", Schema: o.Enum("NGN", "USD")}}, o.PagingParams("100")...),

@@ -35,7 +35,7 @@ func (rs *Routes) Docs() []o.Op {
 				"destination_address": o.Str("required, valid for the chain"),
 			}, "amount_usd", "token", "chain", "destination_address"),
 			Responses: map[int]o.Response{201: {Description: "the withdrawal (PENDING)", Data: withdrawalSchema}},
-			Errors: []string{"VALIDATION_ERROR", "INVALID_JSON", "INSUFFICIENT_BALANCE", "PROVIDER_UNAVAILABLE",
+			Errors: []string{"VALIDATION_ERROR", "INVALID_JSON", "INSUFFICIENT_BALANCE", "PROVIDER_UNAVAILABLE", "NOT_SUPPORTED",
 				"IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_KEY_REUSED"}},
 		{Method: "GET", Path: "/v1/payments/withdrawals", Tag: "withdrawals", Summary: "List withdrawals",
 			Query: append([]o.Param{{Name: "status", Description: "PROCESSING is PENDING or SUBMITTED",

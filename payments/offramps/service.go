@@ -84,12 +84,19 @@ func (s *Service) stamp() time.Time { return s.cfg.Now().UTC().Truncate(time.Mic
 // idempotency scope, if any.
 //
 // Errors: *providers.UnavailableError (no custodian, or no bank partner for NGN_PAYOUT: nothing
-// written), ErrCustomerNotFound, rates.ErrUnknownRate, *payments.FieldError (a rate of another
+// written), *providers.UnsupportedError (the custodian lacks the chain or asset, or the bank
+// partner the NGN rail: nothing written), ErrCustomerNotFound, rates.ErrUnknownRate, *payments.FieldError (a rate of another
 // asset or side), rates.ErrRateExpired, rates.ErrRateAlreadyUsed, the database's.
 func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput) (Offramp, error) {
 	set := s.cfg.Providers.For(t.Environment)
-	if in.Settlement.Mode == ModePayout && !providers.Configured(set.Bank) {
-		return Offramp{}, &providers.UnavailableError{Provider: "bank", Operation: "payout"}
+	if in.Settlement.Mode == ModePayout {
+		if err := providers.Can(set.Bank, "bank", "payout", providers.Need{Rail: providers.RailNGN, Asset: money.NGN}); err != nil {
+			return Offramp{}, err
+		}
+	}
+	if err := providers.Can(set.Custody, "custody", "deposit address",
+		providers.Need{Chain: providers.Chain(in.Chain), Asset: money.Asset(in.Asset)}); err != nil {
+		return Offramp{}, err
 	}
 	if s.cfg.Customers == nil {
 		return Offramp{}, ErrCustomersUnavailable

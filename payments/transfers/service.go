@@ -108,7 +108,8 @@ func rail(d Destination) string {
 // idempotency scope, if any).
 //
 // Errors: *providers.UnavailableError (no bank partner for the environment) and ErrNoPrice,
-// both before anything is written; recipients.ErrNotFound (recipient_id),
+// both before anything is written; *providers.UnsupportedError (the bank partner does not pay
+// the destination's rail or currency: nothing written); recipients.ErrNotFound (recipient_id),
 // recipients.ErrCustomerNotFound (on_behalf_of.customer_id), *payments.FieldError (a crypto recipient,
 // or a currency the destination does not take), ErrReferenceInUse,
 // *ledger.InsufficientBalanceError; the database's.
@@ -154,6 +155,10 @@ func (s *Service) Create(ctx context.Context, t payments.Tenant, r Request) (Tra
 			return &payments.FieldError{Field: "currency", Message: "must be USD for a " + tr.Destination.Type + " destination"}
 		}
 		tr.Rail = rail(tr.Destination)
+		if err := providers.Can(s.cfg.Providers.For(t.Environment).Bank, "bank", "payout",
+			providers.Need{Rail: tr.Rail, Asset: r.Amount.Asset}); err != nil {
+			return err // before any write: nothing is debited
+		}
 		if r.CustomerID != nil {
 			if err := recipients.CheckCustomer(ctx, tx, t, *r.CustomerID); err != nil {
 				return err

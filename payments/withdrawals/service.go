@@ -74,11 +74,13 @@ func holdRef(id uuid.UUID) string { return "withdrawal:" + id.String() + ":hold"
 // and enqueues its processing, in one transaction (the request's idempotency scope, if any).
 //
 // Errors: *providers.UnavailableError (no custodian configured for the environment: nothing
-// is written), *ledger.InsufficientBalanceError (the available balance does not cover it:
+// is written), *providers.UnsupportedError (the custodian cannot send on that chain or that
+// asset: nothing is written), *ledger.InsufficientBalanceError (the available balance does not cover it:
 // nothing is written), the database's.
 func (s *Service) Create(ctx context.Context, t payments.Tenant, r Request) (Withdrawal, error) {
-	if !providers.Configured(s.cfg.Providers.For(t.Environment).Custody) {
-		return Withdrawal{}, &providers.UnavailableError{Provider: "custody", Operation: "send"}
+	if err := providers.Can(s.cfg.Providers.For(t.Environment).Custody, "custody", "send",
+		providers.Need{Chain: r.Chain, Asset: r.Amount.Asset}); err != nil {
+		return Withdrawal{}, err
 	}
 	now := s.stamp()
 	w := Withdrawal{ID: uuid.Must(uuid.NewV7()), Tenant: t, Amount: r.Amount, Token: Token, Chain: r.Chain,

@@ -190,6 +190,15 @@ func (c *Client) ResolveAccount(ctx context.Context, bankCode, accountNumber str
 	return out.AccountName, nil
 }
 
+// Capabilities declares what Paystack pays: NGN, on the NGN rail (its transfers API pays
+// Nigerian bank accounts only), so a live US or SWIFT transfer is refused at creation
+// (providers.Can) instead of debited and failed by Payout.
+func (c *Client) Capabilities() providers.Capabilities {
+	return providers.Capabilities{Rails: []string{providers.RailNGN}, Assets: []money.Asset{money.NGN}}
+}
+
+var _ providers.Capable = (*Client)(nil)
+
 // Payout implements providers.Bank on the NGN rail (see the package doc): a transfer from
 // the Paystack balance, idempotent by req.Reference (sent as EncodeReference of it).
 // PayoutSettled when Paystack says success; PayoutFailed when the account does not resolve,

@@ -1,0 +1,130 @@
+package transfers_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"svc/payments"
+	"svc/payments/events"
+	"svc/payments/jobs"
+	"svc/payments/ledger"
+	"svc/payments/money"
+	"svc/payments/providers"
+	"svc/payments/providers/paystack"
+	"svc/payments/providers/paystack/paystacktest"
+	"svc/payments/rates"
+	"svc/payments/recipients"
+	"svc/payments/transfers"
+	"svc/persistence/postgres"
+	"svc/persistence/postgres/pgtest"
+)
+
+type fixedPrice struct{}
+
+func (fixedPrice) MarketFor(string, money.Asset, string, money.Amount) (rates.Price, error) {
+	return rates.Price{Asset: money.USDT, Side: rates.Sell, Price: 159_200}, nil
+}
+
+// Issue 32 item 4: in live, a transfer the configured bank partner cannot pay (Paystack pays
+// the NGN rail only) is refused at creation with nothing written or debited, instead of being
+// accepted (201, debited) and failed by the payout job.
+func TestLiveTransferOnARailThePartnerCannotPayIsRefusedUpFront(t *testing.T) {
+	pool, _ := pgtest.New(t)
+	ctx := context.Background()
+	ps := paystacktest.New("sk_test_refuse_0123456789")
+	t.Cleanup(ps.Close)
+	ps.AddAccount("058", "0123456789", "ADA LOVELACE")
+	c, err := paystack.New(paystack.Config{SecretKey: ps.Secret, BaseURL: ps.URL, CustomerEmailDomain: "dva.example.com",
+		Phone: "+2348000000000", Backoff: 5 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inserter, err := jobs.New(pool, jobs.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	envs := providers.Default(providers.SandboxConfig{})
+	envs.Live.Bank = c
+	svc := transfers.New(pool, transfers.Config{Providers: envs, Prices: fixedPrice{}, Events: events.NewRecorder(inserter), Jobs: inserter})
+
+	tn := payments.Tenant{MerchantID: uuid.New(), Environment: payments.Live}
+	if err := postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
+		_, err := ledger.Post(ctx, tx, ledger.Transaction{MerchantID: tn.MerchantID, Environment: tn.Environment,
+			Reference: "test:fund", Kind: "test.fund", Description: "test funds",
+			Postings: ledger.Move(ledger.System(ledger.External), ledger.Merchant(tn.MerchantID, ledger.Available), money.New(money.USDT, 1_000_000_000))})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	addr := &recipients.PostalAddress{Country: "USA"}
+	bic := "DEUTDEFF"
+	usd := money.MustParse(money.USD, "100.00")
+	refused := []struct {
+		name string
+		dest recipients.Details
+		typ  string
+	}{
+		{"US ACH", recipients.Details{USBankAccount: &recipients.USBank{AccountOwnerName: "Ada", AccountNumber: "000123456789",
+			RoutingNumber: "021000021", BankName: "Chase", AccountType: "checking", PayoutScheme: "ach", Address: addr}}, recipients.USBankAccount},
+		{"US wire", recipients.Details{USBankAccount: &recipients.USBank{AccountOwnerName: "Ada", AccountNumber: "000123456789",
+			RoutingNumber: "021000021", BankName: "Chase", AccountType: "checking", PayoutScheme: "wire", Address: addr}}, recipients.USBankAccount},
+		{"SWIFT", recipients.Details{SWIFTBankAccount: &recipients.SWIFT{AccountOwnerName: "Ada GmbH", AccountOwnerType: "business",
+			AccountCountry: "DEU", IBAN: "DE89370400440532013000", BIC: &bic, Category: "supplier",
+			PurposeOfFunds: []string{"invoice_for_goods_and_services"}, ShortBusinessDescription: "parts",
+			Address: &recipients.PostalAddress{Country: "DEU"}, BankAddress: &recipients.PostalAddress{Country: "DEU"}}}, recipients.SWIFTBankAccount},
+	}
+	for _, c := range refused {
+		t.Run(c.name+" is refused with nothing debited", func(t *testing.T) {
+			_, err := svc.Create(ctx, tn, transfers.Request{Amount: usd, Reference: "us-" + uuid.NewString(),
+				Destination: &transfers.Destination{Type: c.typ, Details: c.dest}})
+			var ue *providers.UnsupportedError
+			if !errors.As(err, &ue) || ue.APICode() != "NOT_SUPPORTED" {
+				t.Fatalf("create: %v, want *providers.UnsupportedError", err)
+			}
+			var rows, jobsQueued int
+			if err := pool.QueryRow(ctx, `select (select count(*) from transfers), (select count(*) from river_job)`).Scan(&rows, &jobsQueued); err != nil {
+				t.Fatal(err)
+			}
+			if rows != 0 || jobsQueued != 0 || available(t, pool, tn) != money.New(money.USDT, 1_000_000_000) {
+				t.Fatalf("written: %d transfers, %d jobs, available %v", rows, jobsQueued, available(t, pool, tn))
+			}
+		})
+	}
+	t.Run("an NGN transfer through the same partner is accepted", func(t *testing.T) {
+		tr, err := svc.Create(ctx, tn, transfers.Request{Amount: money.MustParse(money.NGN, "15920.00"), Reference: "ngn-1",
+			Destination: &transfers.Destination{Type: recipients.BankAccount, Details: recipients.Details{
+				BankAccount: &recipients.Bank{BankCode: "058", AccountNumber: "0123456789"}}}})
+		if err != nil || tr.Status != transfers.Processing {
+			t.Fatalf("%+v %v", tr, err)
+		}
+	})
+	t.Run("no bank partner at all is 503 PROVIDER_UNAVAILABLE", func(t *testing.T) {
+		none := transfers.New(pool, transfers.Config{Providers: providers.Default(providers.SandboxConfig{}), Prices: fixedPrice{},
+			Events: events.NewRecorder(inserter), Jobs: inserter})
+		_, err := none.Create(ctx, tn, transfers.Request{Amount: usd, Reference: "none-1",
+			Destination: &transfers.Destination{Type: recipients.USBankAccount, Details: refused[0].dest}})
+		if !errors.Is(err, providers.ErrProviderUnavailable) {
+			t.Fatalf("%v", err)
+		}
+	})
+}
+
+func available(t *testing.T, pool postgres.Querier, tn payments.Tenant) money.Amount {
+	t.Helper()
+	bs, err := ledger.OwnerBalances(context.Background(), pool, tn.MerchantID, tn.Environment, ledger.OwnerMerchant, tn.MerchantID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bs {
+		if b.Account.Purpose == ledger.Available && b.Amount.Asset == money.USDT {
+			return b.Amount
+		}
+	}
+	return money.Zero(money.USDT)
+}
