@@ -230,13 +230,8 @@ func (s *Service) advanceTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, from s
 }
 
 func (s *Service) move(ctx context.Context, tx pgx.Tx, d *Deposit, to string) error {
-	if !CanMove(d.Status, to) {
-		return fmt.Errorf("%w: %s -> %s", ErrInvalidState, d.Status, to)
-	}
-	d.Status, d.UpdatedAt = to, s.stamp()
-	if to == Settled {
-		at := d.UpdatedAt
-		d.SettledAt = &at
+	if err := moveTo(d, to, s.stamp()); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidState, err)
 	}
 	return update(ctx, tx, *d)
 }

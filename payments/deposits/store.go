@@ -28,13 +28,21 @@ func nullable(s string) *string {
 }
 
 func insert(ctx context.Context, tx pgx.Tx, d Deposit) error {
+	var price, settled *int64
+	if d.Price > 0 {
+		price = &d.Price
+	}
+	if d.SettledAmount != nil {
+		settled = &d.SettledAmount.Minor
+	}
 	_, err := tx.Exec(ctx, `insert into deposits (id, merchant_id, environment, type, status, onramp_id, offramp_id,
 		customer_id, amount, currency, flag, settlement_mode, asset, chain, destination_address, payment_reference,
-		created_at, updated_at)
-		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+		price, settled_amount, tx_hash, created_at, updated_at, settled_at)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
 		d.ID, d.Tenant.MerchantID, d.Tenant.Environment, d.Type, d.Status, d.OnrampID, d.OfframpID, d.CustomerID,
 		d.Amount.Minor, string(d.Amount.Asset), d.Flag, d.Settlement.Mode, string(d.Settlement.Asset),
-		nullable(d.Settlement.Chain), nullable(d.Settlement.DestinationAddress), d.PaymentReference, d.CreatedAt, d.UpdatedAt)
+		nullable(d.Settlement.Chain), nullable(d.Settlement.DestinationAddress), d.PaymentReference,
+		price, settled, nullable(d.TxHash), d.CreatedAt, d.UpdatedAt, d.SettledAt)
 	if err != nil {
 		return fmt.Errorf("insert deposit: %w", err)
 	}

@@ -81,24 +81,6 @@ func ExpandStatus(s string) []string {
 	return nil
 }
 
-// transitions is the state machine; a step refuses any other move.
-var transitions = map[string][]string{
-	PendingFX:         {PendingWithdrawal, Flagged, Failed},
-	PendingWithdrawal: {Settled, Failed},
-	Flagged:           {PendingFX, Failed}, // compliance clear / reject (issue 11)
-	Settled:           {Reversed},          // reversal (issue 11)
-}
-
-// CanMove reports whether the state machine allows from -> to.
-func CanMove(from, to string) bool {
-	for _, s := range transitions[from] {
-		if s == to {
-			return true
-		}
-	}
-	return false
-}
-
 // Ledger purposes of the system side used by deposits.
 const (
 	Incoming ledger.Purpose = "incoming" // NGN received, not yet converted

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"svc/payments/deposits"
 	"svc/payments/events"
 	"svc/payments/ledger"
 	"svc/payments/money"
@@ -18,7 +19,8 @@ var ErrPayoutNotSettled = errors.New("offramps: the payout is not settled: nothi
 
 // ReversePayoutTx applies the bank's reversal of a SETTLED offramp payout (the NGN reached
 // the bank and came back; issue 19), in the caller's transaction, as a failed payout ends:
-// the payout and its deposit end FAILED ("reversed by the bank after settlement: <reason>"),
+// the payout ends FAILED and its deposit REVERSED (deposit.failed with status REVERSED)
+// ("reversed by the bank after settlement: <reason>"),
 // the NGN is credited to the customer's available balance in full ("payout:<id>:reversal",
 // system external -> customer available) and customer.balance.credited is recorded with the
 // reason. applied is false for a payout already FAILED (nothing to do).
@@ -54,9 +56,14 @@ func (s *Service) ReversePayoutTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, 
 	if err != nil {
 		return false, err
 	}
-	if _, err := tx.Exec(ctx, `update deposits set status = 'FAILED', updated_at = $2, settled_at = null, failure_reason = $3
-		where id = $1`, p.DepositID, now, why); err != nil {
+	dep, err := deposits.MoveTx(ctx, tx, p.DepositID, deposits.Reversed, why, now)
+	if err != nil {
 		return false, fmt.Errorf("offramps: deposit: %w", err)
+	}
+	// deposit.failed with status REVERSED, as a merchant's reversal of a settled deposit
+	// (the spec has no deposit.reversed; docs/decisions.md "Deposit reversal event").
+	if _, err := s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.DepositFailed, deposits.EventData(dep)); err != nil {
+		return false, err
 	}
 	bal, _ := posted.Find(acct, money.NGN)
 	depID := p.DepositID.String()

@@ -16,10 +16,12 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"svc/payments"
+	"svc/payments/deposits"
 	"svc/payments/events"
 	"svc/payments/idempotency"
 	"svc/payments/ledger"
 	"svc/payments/money"
+	"svc/payments/onramps"
 	"svc/payments/providers"
 	"svc/payments/rates"
 	"svc/persistence/postgres"
@@ -259,7 +261,7 @@ func (s *Service) receive(ctx context.Context, tx pgx.Tx, t payments.Tenant, o O
 			}
 		}
 		if o.Settlement.Mode == ModeInternal {
-			d.Status = "SETTLED"
+			d.Status = deposits.Settled
 			if err := insertDeposit(ctx, tx, t, o, d, txHash, nil); err != nil {
 				return err
 			}
@@ -302,7 +304,7 @@ func (s *Service) receive(ctx context.Context, tx pgx.Tx, t payments.Tenant, o O
 		if err != nil || !ngn.IsPositive() {
 			return &payments.FieldError{Field: "amount", Message: "is too small or too large to pay out in NGN"}
 		}
-		d.Status, d.Price, d.AmountNGN = "PENDING_WITHDRAWAL", price, &ngn
+		d.Status, d.Price, d.AmountNGN = deposits.PendingWithdrawal, price, &ngn
 		if err := insertDeposit(ctx, tx, t, o, d, txHash, &price); err != nil {
 			return err
 		}
@@ -334,18 +336,16 @@ func (s *Service) receive(ctx context.Context, tx pgx.Tx, t payments.Tenant, o O
 	return out, err
 }
 
+// insertDeposit records crypto deposit d at offramp o through its owner, payments/deposits.
 func insertDeposit(ctx context.Context, tx pgx.Tx, t payments.Tenant, o Offramp, d CryptoDeposit, txHash string, price *int64) error {
-	var settledAt *time.Time
-	if d.Status == "SETTLED" {
-		settledAt = &d.CreatedAt
+	dep := deposits.Deposit{ID: d.ID, Tenant: t, Type: deposits.TypeCrypto, Status: d.Status, OfframpID: &o.ID,
+		CustomerID: &o.CustomerID, Amount: d.Amount, SettledAmount: &d.Amount, TxHash: txHash,
+		Settlement:       onramps.Settlement{Mode: o.Settlement.Mode, Asset: o.Asset, Chain: string(o.Chain), DestinationAddress: o.DepositAddress},
+		PaymentReference: "offramp:" + o.ID.String(), CreatedAt: d.CreatedAt, UpdatedAt: d.CreatedAt}
+	if price != nil {
+		dep.Price = *price
 	}
-	_, err := tx.Exec(ctx, `insert into deposits (id, merchant_id, environment, type, status, offramp_id, customer_id, amount,
-		currency, settlement_mode, asset, chain, destination_address, price, settled_amount, tx_hash, payment_reference,
-		created_at, updated_at, settled_at)
-		values ($1, $2, $3, 'CRYPTO_DEPOSIT', $4, $5, $6, $7, $8, $9, $8, $10, $11, $12, $7, $13, $14, $15, $15, $16)`,
-		d.ID, t.MerchantID, t.Environment, d.Status, o.ID, o.CustomerID, d.Amount.Minor, string(o.Asset), o.Settlement.Mode,
-		string(o.Chain), o.DepositAddress, price, txHash, "offramp:"+o.ID.String(), d.CreatedAt, settledAt)
-	if err != nil {
+	if err := deposits.CreateTx(ctx, tx, dep); err != nil {
 		return fmt.Errorf("offramps: insert deposit: %w", err)
 	}
 	return nil
@@ -389,13 +389,13 @@ func (s *Service) finishPayout(ctx context.Context, p Payout, to, providerRef, r
 		if err != nil {
 			return err
 		}
-		depStatus := "SETTLED"
+		depStatus := deposits.Settled
 		post := ledger.Transaction{MerchantID: t.MerchantID, Environment: t.Environment}
 		if to == PayoutSettled {
 			post.Reference, post.Kind, post.Description = "payout:"+p.ID.String()+":settle", "payout.settle", "NGN payout to "+p.Bank.AccountNumber
 			post.Postings = ledger.Move(ledger.Customer(p.CustomerID, ledger.Pending), ledger.System(ledger.External), p.Amount)
 		} else {
-			depStatus = "FAILED"
+			depStatus = deposits.Failed
 			post.Reference, post.Kind, post.Description = "payout:"+p.ID.String()+":release", "payout.release", "NGN payout failed: "+reason
 			post.Postings = ledger.Move(ledger.Customer(p.CustomerID, ledger.Pending), ledger.Customer(p.CustomerID, ledger.Available), p.Amount)
 		}
@@ -403,17 +403,8 @@ func (s *Service) finishPayout(ctx context.Context, p Payout, to, providerRef, r
 		if err != nil {
 			return err
 		}
-		var (
-			amount  int64
-			asset   string
-			chain   string
-			txHash  string
-			offramp uuid.UUID
-		)
-		if err := tx.QueryRow(ctx, `update deposits set status = $2, updated_at = $3,
-			settled_at = case when $2 = 'SETTLED' then $3::timestamptz else null end, failure_reason = nullif($4, '')
-			where id = $1 returning amount, asset, chain, coalesce(tx_hash, ''), offramp_id`, p.DepositID, depStatus, now, reason).
-			Scan(&amount, &asset, &chain, &txHash, &offramp); err != nil {
+		dep, err := deposits.MoveTx(ctx, tx, p.DepositID, depStatus, reason, now)
+		if err != nil {
 			return fmt.Errorf("offramps: deposit: %w", err)
 		}
 		if to == PayoutFailed {
@@ -432,9 +423,9 @@ func (s *Service) finishPayout(ctx context.Context, p Payout, to, providerRef, r
 			return err
 		}
 		_, err = s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.OfframpCompleted, events.Offramp{
-			ID: offramp.String(), Status: depStatus, Asset: asset, Chain: chain,
-			AmountCrypto: money.Format(money.Asset(asset), amount), AmountNGN: p.Amount.String(),
-			SettlementMode: ModePayout, TxHash: txHash,
+			ID: dep.OfframpID.String(), Status: depStatus, Asset: string(dep.Settlement.Asset), Chain: dep.Settlement.Chain,
+			AmountCrypto: dep.Amount.String(), AmountNGN: p.Amount.String(),
+			SettlementMode: ModePayout, TxHash: dep.TxHash,
 		})
 		return err
 	})

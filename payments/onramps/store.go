@@ -18,6 +18,11 @@ const columns = `id, merchant_id, environment, type, status, customer_id, bank_c
 	account_name, amount, price, rate_id, settlement_mode, settlement_asset, settlement_chain, destination_address,
 	reference, expires_at, created_at, updated_at`
 
+// InsertTx writes onramp o in the caller's transaction; false when its account number is
+// already taken at its bank. This package is the only writer of the onramps table (issue
+// 32): payments/virtualaccounts issues its PERMANENT accounts through InsertTx.
+func InsertTx(ctx context.Context, tx pgx.Tx, o Onramp) (bool, error) { return insert(ctx, tx, o) }
+
 // insert writes o; false when its account number is already taken at its bank.
 func insert(ctx context.Context, tx pgx.Tx, o Onramp) (bool, error) {
 	var amount, price *int64

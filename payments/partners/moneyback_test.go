@@ -428,8 +428,14 @@ func TestReversalOfASettledOfframpPayoutCreditsTheCustomer(t *testing.T) {
 	}
 	var pst, dst string
 	if err := pool.QueryRow(ctx, `select p.status, d.status from payouts p join deposits d on d.id = p.deposit_id where p.id = $1`, payout).Scan(&pst, &dst); err != nil ||
-		pst != "FAILED" || dst != "FAILED" {
+		pst != "FAILED" || dst != "REVERSED" {
 		t.Fatalf("payout %s deposit %s %v", pst, dst, err)
+	}
+	// The deposit's event: deposit.failed with status REVERSED (the spec has no deposit.reversed).
+	var failed int
+	if err := pool.QueryRow(ctx, `select count(*) from events where type = 'deposit.failed' and merchant_id = $1
+		and data->>'status' = 'REVERSED' and data->>'id' = $2`, merchant, deposit.String()).Scan(&failed); err != nil || failed != 1 {
+		t.Fatalf("deposit.failed REVERSED events %d %v", failed, err)
 	}
 	bs, err := ledger.OwnerBalances(ctx, pool, merchant, "sandbox", ledger.OwnerCustomer, customer)
 	if err != nil || len(bs) != 1 || bs[0].Amount != money.New(money.NGN, 1_592_000) || bs[0].Account.Purpose != ledger.Available {

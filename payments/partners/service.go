@@ -19,6 +19,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"svc/payments"
+	"svc/payments/customers"
 	"svc/payments/deposits"
 	"svc/payments/events"
 	"svc/payments/ledger"
@@ -563,43 +564,20 @@ func (s *Service) crypto(ctx context.Context, id uuid.UUID, p Partner, c CryptoD
 }
 
 // creditCustomer credits the customer's balance and completes the oldest open funding
-// request for that address and asset (an amount-bound request only for its amount).
+// request for that address and asset, through their owner (customers.CreditFundingTx).
 func (s *Service) creditCustomer(ctx context.Context, tx pgx.Tx, id uuid.UUID, env string, customer uuid.UUID, c CryptoDeposit, desc string) (Result, error) {
-	var merchant uuid.UUID
-	err := tx.QueryRow(ctx, `select merchant_id from customers where id = $1 and environment = $2`, customer, env).Scan(&merchant)
-	if errors.Is(err, pgx.ErrNoRows) {
+	got, err := customers.CreditFundingTx(ctx, tx, s.cfg.Events, customers.FundingArrival{CustomerID: customer, Environment: env,
+		Chain: string(c.Chain), Address: c.Address, Amount: c.Amount, Reference: "custody:" + id.String(),
+		Description: desc, Metadata: map[string]string{"tx_hash": c.TxHash, "partner_event": id.String(), "customer_id": customer.String()}})
+	if errors.Is(err, customers.ErrNotFound) {
 		return Result{Status: Rejected, Outcome: "no customer " + customer.String() + " in " + env + ": " + desc}, nil
 	}
 	if err != nil {
-		return Result{}, fmt.Errorf("partners: customer: %w", err)
-	}
-	var request *uuid.UUID
-	err = tx.QueryRow(ctx, `update crypto_funding_requests set status = 'COMPLETED'
-		where id = (select id from crypto_funding_requests
-			where customer_id = $1 and environment = $2 and chain = $3 and asset = $4 and lower(deposit_address) = lower($5)
-				and status = 'PENDING' and (amount is null or amount = $6)
-			order by created_at limit 1 for update)
-		returning id`, customer, env, string(c.Chain), string(c.Amount.Asset), c.Address, c.Amount.Minor).Scan(&request)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return Result{}, fmt.Errorf("partners: funding request: %w", err)
-	}
-	acct := ledger.Customer(customer, ledger.Available)
-	posted, err := ledger.Post(ctx, tx, ledger.Transaction{MerchantID: merchant, Environment: env,
-		Reference: "custody:" + id.String(), Kind: "funding.credit", Description: "Customer funding: " + desc,
-		Postings: ledger.Move(ledger.System(ledger.External), acct, c.Amount),
-		Metadata: map[string]string{"tx_hash": c.TxHash, "partner_event": id.String(), "customer_id": customer.String()}})
-	if err != nil {
-		return Result{}, err
-	}
-	bal, _ := posted.Find(acct, c.Amount.Asset)
-	if _, err := s.cfg.Events.Record(ctx, tx, merchant, env, events.CustomerBalanceCredited, events.CustomerBalance{
-		CustomerID: customer.String(), Asset: string(c.Amount.Asset), Amount: c.Amount.String(), Balance: bal.Amount.String(),
-	}); err != nil {
 		return Result{}, err
 	}
 	out := "credited customer " + customer.String() + ": " + desc
-	if request != nil {
-		out += "; funding request " + request.String() + " completed"
+	if got.Request != nil {
+		out += "; funding request " + got.Request.String() + " completed"
 	} else {
 		out += "; no open funding request matched"
 	}

@@ -28,6 +28,7 @@ import (
 	"svc/payments/events"
 	"svc/payments/idempotency"
 	"svc/payments/money"
+	"svc/payments/onramps"
 	"svc/payments/providers"
 	"svc/persistence/postgres"
 )
@@ -141,16 +142,17 @@ func (s *Service) IssuePermanent(ctx context.Context, t payments.Tenant, custome
 		}
 		now := s.now().UTC().Truncate(time.Millisecond)
 		for attempt := 1; ; attempt++ {
-			a, err = s.scan(tx.QueryRow(ctx, `insert into onramps (id, merchant_id, environment, type, status, customer_id, bank_code,
-					account_number, bank_name, account_name, settlement_mode, settlement_asset, created_at, updated_at)
-				values ($1, $2, $3, 'PERMANENT', 'ACTIVE', $4, $5, $6, $7, $8, 'INTERNAL_BALANCE', 'USDT', $9, $9)
-				on conflict (bank_code, account_number) do nothing
-				returning `+cols, id, t.MerchantID, t.Environment, customerID, va.BankCode, va.AccountNumber, va.BankName, va.AccountName, now))
-			if err == nil {
-				break
-			}
-			if !errors.Is(err, ErrNotFound) {
+			o := onramps.Onramp{ID: id, Tenant: t, Type: onramps.Permanent, Status: onramps.Active, CustomerID: &customerID,
+				BankCode: va.BankCode, AccountNumber: va.AccountNumber, BankName: va.BankName, AccountName: va.AccountName,
+				Settlement: onramps.Settlement{Mode: onramps.ModeInternal, Asset: money.USDT}, CreatedAt: now, UpdatedAt: now}
+			inserted, err := onramps.InsertTx(ctx, tx, o)
+			if err != nil {
 				return fmt.Errorf("virtualaccounts: insert: %w", err)
+			}
+			if inserted {
+				a = Account{ID: o.ID, CustomerID: o.CustomerID, Type: o.Type, Status: o.Status, BankCode: o.BankCode,
+					BankName: o.BankName, AccountNumber: o.AccountNumber, AccountName: o.AccountName, CreatedAt: o.CreatedAt}
+				break
 			}
 			if attempt == 20 {
 				return errNumbersExhausted
