@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"svc/payments"
+	"svc/payments/idempotency"
 	"svc/payments/products"
 	"svc/persistence/postgres"
 )
@@ -25,9 +26,11 @@ type Inserter interface {
 }
 
 // PayLinks gives an invoice its hosted pay link (payments/checkout), creating one in tx
-// when the invoice has none; it returns the page's address.
+// when the invoice has none; it returns the page's address. DeleteInvoiceLinks deletes the
+// invoice's links in tx (checkout owns checkout_links).
 type PayLinks interface {
 	InvoiceLink(ctx context.Context, tx pgx.Tx, inv Invoice) (string, error)
+	DeleteInvoiceLinks(ctx context.Context, tx pgx.Tx, invoiceID uuid.UUID, at time.Time) error
 }
 
 // Service is the invoices' rules over their store. Safe for concurrent use.
@@ -99,7 +102,7 @@ func validateHeader(p *payments.Problems, inv *Invoice) {
 // Errors: *payments.ValidationError, products.ErrInactive (PRODUCT_INACTIVE).
 func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput) (Invoice, error) {
 	var out Invoice
-	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		inv, err := s.CreateTx(ctx, tx, t, in)
 		out = inv
 		return err
@@ -320,9 +323,10 @@ func (s *Service) Delete(ctx context.Context, t payments.Tenant, id uuid.UUID) e
 		if inv.Status == StatusPaid {
 			return ErrPaid
 		}
-		if _, err := tx.Exec(ctx, `update checkout_links set deleted_at = $2, status = 'inactive', updated_at = $2
-			where invoice_id = $1 and deleted_at is null`, id, s.stamp()); err != nil {
-			return fmt.Errorf("delete the invoice's links: %w", err)
+		if s.payLinks != nil {
+			if err := s.payLinks.DeleteInvoiceLinks(ctx, tx, id, s.stamp()); err != nil {
+				return err
+			}
 		}
 		if _, err := tx.Exec(ctx, `delete from invoices where id = $1`, id); err != nil {
 			return fmt.Errorf("delete invoice: %w", err)
@@ -339,7 +343,7 @@ func (s *Service) Delete(ctx context.Context, t payments.Tenant, id uuid.UUID) e
 // (customer_email not valid).
 func (s *Service) Send(ctx context.Context, t payments.Tenant, id uuid.UUID) (Invoice, error) {
 	var out Invoice
-	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		inv, err := getInvoice(ctx, tx, t, id, true)
 		if err != nil {
 			return err
@@ -390,7 +394,7 @@ func (s *Service) Send(ctx context.Context, t payments.Tenant, id uuid.UUID) (In
 // products.ErrInactive.
 func (s *Service) AddLine(ctx context.Context, t payments.Tenant, id uuid.UUID, in LineInput) (Line, error) {
 	var out Line
-	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		inv, err := getInvoice(ctx, tx, t, id, true)
 		if err != nil {
 			return err
