@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
+	grpcstatus "google.golang.org/grpc/status"
 
 	"svc/engine"
 )
@@ -38,13 +40,20 @@ type ServerOptions struct {
 	// listener must be loopback or a private network only the cluster's nodes reach.
 	TLS *tls.Config
 	Log *slog.Logger // nil: discard
+	// Guard, if set, is asked before every call and again before its answer is sent (the
+	// engine's lease: lease.Lease.Check). While it fails the server answers nothing from the
+	// engine: a call is refused before it runs (codes.Unavailable: not run) or its answer is
+	// dropped (codes.Aborted: a command may have run). An engine paused past its lease that
+	// wakes up must not serve what it holds before it knows it still leads (issue 29).
+	Guard func() error
 }
 
 // Server serves one engine to remote gateways and payments workers.
 type Server struct {
-	eng Engine
-	g   *grpc.Server
-	log *slog.Logger
+	eng   Engine
+	g     *grpc.Server
+	log   *slog.Logger
+	guard func() error
 }
 
 // NewServer builds a server for eng. It starts nothing; Serve does.
@@ -63,7 +72,7 @@ func NewServer(eng Engine, opts ServerOptions) *Server {
 	if opts.TLS != nil {
 		gopts = append(gopts, grpc.Creds(credentials.NewTLS(opts.TLS)))
 	}
-	s := &Server{eng: eng, g: grpc.NewServer(gopts...), log: log}
+	s := &Server{eng: eng, g: grpc.NewServer(gopts...), log: log, guard: opts.Guard}
 	s.g.RegisterService(&serviceDesc, s)
 	return s
 }
@@ -93,6 +102,10 @@ func (s *Server) Stop(ctx context.Context) {
 		<-done
 	}
 }
+
+// Kill stops at once: every connection is closed and calls in flight fail (the engine
+// can no longer serve; its clients should move to the one that took over).
+func (s *Server) Kill() { s.g.Stop() }
 
 // st is the status part of every reply.
 func (s *Server) st(err error) status {
@@ -134,6 +147,17 @@ func (s *Server) depth(m *depthReq) *depthReply {
 	return &depthReply{d: d, st: s.st(err)}
 }
 
+// checkGuard is nil while the guard passes (or there is none), else a gRPC error of code.
+func (s *Server) checkGuard(code codes.Code) error {
+	if s.guard == nil {
+		return nil
+	}
+	if err := s.guard(); err != nil {
+		return grpcstatus.Error(code, "engine not serving: "+err.Error())
+	}
+	return nil
+}
+
 // unary adapts a method of Server to gRPC's handler shape.
 func unary[Req any, PReq interface {
 	*Req
@@ -147,12 +171,22 @@ func unary[Req any, PReq interface {
 				return nil, err
 			}
 			s := srv.(*Server)
+			guarded := func(req PReq) (any, error) {
+				if err := s.checkGuard(codes.Unavailable); err != nil {
+					return nil, err
+				}
+				rep := call(s, req)
+				if err := s.checkGuard(codes.Aborted); err != nil {
+					return nil, err
+				}
+				return rep, nil
+			}
 			if icpt == nil {
-				return call(s, req), nil
+				return guarded(req)
 			}
 			info := &grpc.UnaryServerInfo{Server: s, FullMethod: "/" + serviceName + "/" + name}
 			return icpt(ctx, req, info, func(_ context.Context, req any) (any, error) {
-				return call(s, req.(PReq)), nil
+				return guarded(req.(PReq))
 			})
 		},
 	}

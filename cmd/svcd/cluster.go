@@ -97,6 +97,7 @@ func (t *tradingSubsystem) metricSources() []domainSource {
 type clusterParts struct {
 	servers []*rpcServer
 	nodes   map[api.Environment]*node
+	fatal   chan error // an engine that can no longer serve (serveEngines)
 }
 
 func (c *clusterParts) close() {
@@ -111,15 +112,46 @@ func (c *clusterParts) close() {
 	}
 }
 
+// exitOnEngineLoss returns ctx cancelled when an engine of this process can no longer serve
+// (its lease lost, its journal failed), if it runs as one of an engine pair
+// (--engine-standby): the lease is then released on the way out, the standby takes over, and
+// the supervisor restarts this process, which comes back as the standby. A single engine
+// stays up instead, answering 503 until an operator looks. cause is the reason to exit
+// with (nil after a plain stop).
+func exitOnEngineLoss(ctx context.Context, cfg config, tr *tradingSubsystem, log *slog.Logger) (context.Context, func() error) {
+	if !cfg.Kafka.EngineStandby || tr.cluster == nil || tr.cluster.fatal == nil {
+		return ctx, func() error { return nil }
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case err := <-tr.cluster.fatal:
+			log.Error("engine lost: this process exits so that its supervisor restarts it as the standby", "error", err)
+			cancel(fmt.Errorf("%w (an engine of a pair exits; restarted, it waits as the standby)", err))
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() error {
+		if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+		return nil
+	}
+}
+
 // rpcServer is one environment's engine served to the other processes.
 type rpcServer struct {
 	env    api.Environment
 	srv    *enginerpc.Server
 	served chan error
+	quit   chan struct{} // closed by stop: the watch ends
 }
 
 // serveEngines serves each environment's engine on its --engine-listen address.
-func serveEngines(cfg config, xs exchanges, log *slog.Logger) ([]*rpcServer, error) {
+// When an environment's engine can no longer serve (its lease lost, its journal failed), its
+// server stops and closes every connection, so the gateways move to the engine that takes
+// over, and the cause goes to fatal (a process of an engine pair exits on it: see serve).
+func serveEngines(cfg config, xs exchanges, fatal chan<- error, log *slog.Logger) ([]*rpcServer, error) {
 	var out []*rpcServer
 	tlsCfg, err := cfg.Cluster.serverTLS()
 	if err != nil {
@@ -138,15 +170,45 @@ func serveEngines(cfg config, xs exchanges, log *slog.Logger) ([]*rpcServer, err
 			}
 			return nil, fmt.Errorf("%s engine rpc: %w", env, err)
 		}
-		s := &rpcServer{env: env, srv: enginerpc.NewServer(x.engine, enginerpc.ServerOptions{TLS: tlsCfg, Log: log.With("env", string(env))}),
-			served: make(chan error, 1)}
+		opts := enginerpc.ServerOptions{TLS: tlsCfg, Log: log.With("env", string(env))}
+		if x.lease != nil {
+			opts.Guard = x.lease.l.Check // nothing is answered outside the lease (issue 29)
+		}
+		s := &rpcServer{env: env, srv: enginerpc.NewServer(x.engine, opts), served: make(chan error, 1), quit: make(chan struct{})}
 		go func() { s.served <- s.srv.Serve(lis) }()
+		go s.watch(x, fatal, log)
 		out = append(out, s)
 	}
 	return out, nil
 }
 
+// watch stops the server once x cannot serve any more, and reports why on fatal.
+func (s *rpcServer) watch(x *exchange, fatal chan<- error, log *slog.Logger) {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-t.C:
+		}
+		err := x.ready(context.Background())
+		if err == nil {
+			continue
+		}
+		log.Error("engine rpc: the engine can no longer serve; closing its connections so clients move to the engine that takes over",
+			"env", string(s.env), "error", err)
+		s.srv.Kill()
+		select {
+		case fatal <- fmt.Errorf("%s engine: %w", s.env, err):
+		default:
+		}
+		return
+	}
+}
+
 func (s *rpcServer) stop() {
+	close(s.quit)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	s.srv.Stop(ctx)

@@ -138,7 +138,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	c.Partners.flags(fs, &env)
 	c.Kafka.flags(fs, &env)
 	c.Cluster.flags(fs, &env)
-	fs.DurationVar(&c.EngineLeaseTTL, "engine-lease-ttl", env.duration("engine-lease-ttl", lease.DefaultTTL), "the engine stops writing when its PostgreSQL lease was not confirmed for this long; an engine taking over from one that died waits this long before writing")
+	fs.DurationVar(&c.EngineLeaseTTL, "engine-lease-ttl", env.duration("engine-lease-ttl", lease.DefaultTTL), "how long one renewal keeps the engine lease on PostgreSQL's clock (renewed every third of it); the engine stops acknowledging a tenth of it earlier on its own clock, and a standby takes over once it has expired")
 	fs.BoolVar(&c.ShowVersion, "version", false, "print the version and commit of this build, then exit")
 
 	if err := fs.Parse(args); err != nil {

@@ -47,9 +47,10 @@ func startEngineLease(ctx context.Context, cfg config, env string, wait bool, lo
 			log.Warn("engine standby: taking over", "waited", time.Since(start).Round(time.Millisecond))
 		}
 	} else {
-		// A holder killed a moment ago keeps the lock until PostgreSQL has seen its
-		// connection close: give that one TTL before refusing.
-		l, err = lease.Acquire(ctx, lc, cfg.EngineLeaseTTL/10, cfg.EngineLeaseTTL)
+		// A holder killed a moment ago (this process's previous run, typically) keeps the
+		// lease until it expires on the database's clock, at most one TTL after its last
+		// renewal: wait a little longer than that before refusing.
+		l, err = lease.Acquire(ctx, lc, cfg.EngineLeaseTTL/10, cfg.EngineLeaseTTL*3/2)
 	}
 	if errors.Is(err, lease.ErrHeld) && !wait {
 		return nil, fmt.Errorf("%w: another svcd runs the %s engine on this database; stop it first, or start this one with --engine-standby to take over when it stops (two engines would both write the journal and the order history)", err, env)
@@ -97,12 +98,10 @@ func openJournal(ctx context.Context, cfg config, env string, e *engineLease, lo
 		if err != nil {
 			return nil, err
 		}
+		// The previous holder's guard failed before its lease expired on the database's
+		// clock, which is before we could take it: whatever it still has in flight lands
+		// after our fence, is dropped by readers and was never acknowledged.
 		opts.Epoch, opts.Guard = e.l.Epoch(), e.l.Check
-		// A previous engine that did not release the lease may still have a produce request
-		// in flight: its guard fails within one TTL, after which our fence is final.
-		if err := e.l.WaitOutPrevious(ctx); err != nil {
-			return nil, err
-		}
 		k, err := journal.OpenKafka(ctx, opts)
 		if err != nil {
 			return nil, fmt.Errorf("%s journal (kafka): %w%s", env, err, fencedHint(err, env))

@@ -92,7 +92,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		defer pay.stop(cfg.ShutdownTimeout, log)
 	}
-	return serve(ctx, cfg, srv, log)
+	// An engine of a pair (--engine-standby) that can no longer serve stops the process, so
+	// its supervisor restarts it as the standby (cluster.go, exitOnEngineLoss).
+	ctx, cause := exitOnEngineLoss(ctx, cfg, tr, log)
+	if err := serve(ctx, cfg, srv, log); err != nil {
+		return err
+	}
+	return cause()
 }
 
 // openDatabase migrates the database (--migrate) and opens the pool.

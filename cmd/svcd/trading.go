@@ -55,14 +55,15 @@ func newTrading(ctx context.Context, cfg config, pool *pgxpool.Pool, auth ws.Aut
 		xs.close()
 		return nil, fmt.Errorf("websocket endpoint: %w", err)
 	}
-	servers, err := serveEngines(cfg, xs, log)
+	fatal := make(chan error, 1)
+	servers, err := serveEngines(cfg, xs, fatal, log)
 	if err != nil {
 		marketWS.Close()
 		xs.close()
 		return nil, err
 	}
 	return &tradingSubsystem{exchanges: xs, orders: xs.tradingRoutes(pool), market: marketREST, ws: marketWS,
-		cluster: &clusterParts{servers: servers}}, nil
+		cluster: &clusterParts{servers: servers, fatal: fatal}}, nil
 }
 
 // close stops the engine RPC servers or remote nodes, the WebSocket endpoint, then the

@@ -93,10 +93,12 @@ func TestLease(t *testing.T) {
 		won[0].Release(ctx)
 	})
 
-	t.Run("a lost connection fails the lease within its TTL and the next holder is told to wait", func(t *testing.T) {
+	t.Run("a holder cut off from the database stops before its lease expires there, and a contender then takes it", func(t *testing.T) {
+		// Issue 29: the lease was an advisory lock, held by the partitioned holder's session
+		// until TCP gave up (hours): no contender could take over. Now it expires on the
+		// database's clock, and the holder's own deadline comes a margin earlier.
 		proxy, purl := pgtest.NewProxy(t, url)
-		_ = proxy
-		a, err := TryAcquire(ctx, withTTL(cfg(purl, "sandbox", "host-a:1"), 3*time.Second))
+		a, err := TryAcquire(ctx, withTTL(cfg(purl, "sandbox", "host-a:1"), 2*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,48 +107,107 @@ func TestLease(t *testing.T) {
 		defer stop()
 		done := make(chan error, 1)
 		go func() { done <- a.Run(runCtx, func(err error) { lost <- err }) }()
-		time.Sleep(3500 * time.Millisecond) // confirmations keep it valid past its first TTL
+		time.Sleep(2500 * time.Millisecond) // renewals keep it valid past its first TTL
 		if err := a.Check(); err != nil {
-			t.Fatalf("check while confirmed: %v", err)
+			t.Fatalf("check while renewed: %v", err)
 		}
-		proxy.Close() // the database connection dies
-		start := time.Now()
+		proxy.Pause() // a partition: the connection stays open, nothing answers
+		cut := time.Now()
+		stoppedAt := make(chan time.Time, 1)
+		go func() {
+			for a.Check() == nil {
+				time.Sleep(time.Millisecond)
+			}
+			stoppedAt <- time.Now()
+		}()
+		var b *Lease
+		for {
+			b, err = TryAcquire(ctx, withTTL(cfg(url, "sandbox", "host-b:2"), 2*time.Second))
+			if err == nil || !errors.Is(err, ErrHeld) || time.Since(cut) > 20*time.Second {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		took := time.Now()
+		if err != nil {
+			t.Fatalf("contender %v after the partition: %v", time.Since(cut), err)
+		}
+		defer b.Release(ctx)
+		if b.Epoch() != a.Epoch()+1 || b.Clean() {
+			t.Fatalf("contender epoch %d after %d, clean %v", b.Epoch(), a.Epoch(), b.Clean())
+		}
+		var stopped time.Time
+		select {
+		case stopped = <-stoppedAt:
+		default:
+			t.Fatal("the contender took the lease while the old holder's Check still passed")
+		}
+		if gap := took.Sub(stopped); gap < a.Margin()/2 {
+			t.Errorf("the old holder stopped only %v before the takeover (margin %v)", gap, a.Margin())
+		}
+		t.Logf("partition -> holder stops %v, -> contender holds %v", stopped.Sub(cut), took.Sub(cut))
 		select {
 		case err := <-lost:
 			if !errors.Is(err, ErrLost) {
 				t.Fatalf("onLost: %v", err)
 			}
-		case <-time.After(15 * time.Second):
-			t.Fatal("loss not noticed")
+		case <-time.After(10 * time.Second):
+			t.Fatal("loss not reported by Run")
+		}
+		proxy.Resume() // healed: the old holder's renewals must not bring it back
+		if err := <-done; !errors.Is(err, ErrLost) {
+			t.Fatalf("Run: %v", err)
 		}
 		if err := a.Check(); !errors.Is(err, ErrLost) {
 			t.Fatalf("check after loss: %v", err)
 		}
-		if err := <-done; !errors.Is(err, ErrLost) {
-			t.Fatalf("Run: %v", err)
-		}
-		t.Logf("loss noticed after %v", time.Since(start))
-		var b *Lease
-		deadline := time.Now().Add(5 * time.Second)
-		var tryAt time.Time
-		for {
-			tryAt = time.Now()
-			b, err = TryAcquire(ctx, withTTL(cfg(url, "sandbox", "host-b:2"), 3*time.Second))
-			if err == nil || !errors.Is(err, ErrHeld) || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+	})
+
+	t.Run("a holder that sleeps through its term answers nothing and never renews", func(t *testing.T) {
+		a, err := TryAcquire(ctx, withTTL(cfg(url, "live", "sleeper"), time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer b.Release(ctx)
-		if b.Clean() {
-			t.Fatal("takeover after a lost connection reported a clean release")
+		time.Sleep(a.TTL() + 100*time.Millisecond) // paused: no renewals
+		if err := a.Check(); !errors.Is(err, ErrLost) {
+			t.Fatalf("check after the term: %v", err)
 		}
-		// The old holder's lease has run out one TTL after the takeover at the latest.
-		if err := b.WaitOutPrevious(ctx); err != nil || time.Since(tryAt) < b.TTL() {
-			t.Fatalf("WaitOutPrevious: %v, %v after the acquisition", err, time.Since(tryAt))
+		b, err := TryAcquire(ctx, withTTL(cfg(url, "live", "successor"), time.Minute))
+		if err != nil {
+			t.Fatalf("successor: %v", err)
+		}
+		defer b.Release(ctx)
+		// The sleeper wakes: its first tick finds its deadline passed and gives up.
+		err = a.Run(ctx, nil)
+		if !errors.Is(err, ErrLost) || a.Check() == nil {
+			t.Fatalf("woken holder: Run %v, Check %v", err, a.Check())
+		}
+		var epoch int64
+		var holder string
+		if err := b.conn.QueryRow(ctx, `select epoch, holder from engine_leases where environment = 'live'`).Scan(&epoch, &holder); err != nil {
+			t.Fatal(err)
+		}
+		if uint64(epoch) != b.Epoch() || holder != "successor" {
+			t.Fatalf("lease row epoch %d holder %q after the sleeper woke", epoch, holder)
+		}
+		_ = a.Release(ctx) // changes nothing of the successor's
+		if err := b.conn.QueryRow(ctx, `select epoch from engine_leases where environment = 'live' and released_at is null`).Scan(&epoch); err != nil {
+			t.Fatalf("the sleeper's release touched the successor's lease: %v", err)
+		}
+	})
+
+	t.Run("every term is recorded", func(t *testing.T) {
+		var n, distinct int
+		c, err := TryAcquire(ctx, cfg(url, "sandbox", "recorder"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Release(ctx)
+		if err := c.conn.QueryRow(ctx, `select count(*), count(distinct epoch) from engine_lease_terms where environment = 'sandbox'`).Scan(&n, &distinct); err != nil {
+			t.Fatal(err)
+		}
+		if int64(n) != int64(c.Epoch()) || distinct != n {
+			t.Fatalf("%d terms (%d distinct) recorded up to epoch %d", n, distinct, c.Epoch())
 		}
 	})
 
