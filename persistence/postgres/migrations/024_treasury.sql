@@ -58,6 +58,10 @@ create table treasury_limits (
     primary key (environment, asset)
 );
 
+-- A quote the band cannot price comes from the treasury (source 'treasury').
+alter table rate_quotes drop constraint rate_quotes_source_check,
+    add constraint rate_quotes_source_check check (source in ('orderbook', 'treasury', 'reference'));
+
 -- What system:fx held before the treasury existed is its opening position: hedged like any
 -- conversion, so the ledger and the treasury reconcile from the first day.
 insert into treasury_intents (environment, asset, qty, ngn, reference)

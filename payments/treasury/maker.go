@@ -1,0 +1,245 @@
+package treasury
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"time"
+
+	"github.com/google/uuid"
+
+	"svc/engine"
+	"svc/payments/money"
+	"svc/payments/rates"
+)
+
+// MakerAccount is the market maker's engine account (its own: the treasury's hedges trade
+// against it, and self-trade prevention would cancel them if they shared one).
+var MakerAccount = engine.AccountID(uuid.NewSHA1(uuid.NameSpaceOID, []byte("svc/market-maker")))
+
+// MakerExchange is what the market maker uses of the engine; *engine.Engine is one.
+type MakerExchange interface {
+	Exchange
+	OpenOrders(acct engine.AccountID, symbol string, dst []engine.OrderView) []engine.OrderView
+}
+
+var _ MakerExchange = (*engine.Engine)(nil)
+
+// MakerConfig configures the market maker of one environment.
+type MakerConfig struct {
+	Env      string
+	Exchange MakerExchange
+	Prices   Prices
+	// Assets whose NGN book is quoted (default Assets).
+	Assets []money.Asset
+	// Levels per side (default 5); Size each level's quantity in whole units (default 500);
+	// Spread the distance of the best level from the reference and Step the distance
+	// between levels, as fractions of the reference (defaults 0.001 and 0.002: the ladder
+	// spans +-0.9 %, inside the quoting band).
+	Levels int
+	Size   int64
+	Spread *big.Rat
+	Step   *big.Rat
+	// Requote is how far the reference may move before the ladder is replaced (default
+	// 0.001); a fill (any level short of Size, or missing) replaces it at once.
+	Requote *big.Rat
+	// Every is how often the ladder is checked (default 1 s).
+	Every time.Duration
+	// Inventory is credited to the maker's account at start when Fund is set (the
+	// sandbox, whose engine money is not real): engine units per asset. In live the maker
+	// is off unless the operator configures it, and funds its account with real money.
+	Inventory map[engine.Asset]int64
+	Fund      bool
+	Logger    *slog.Logger
+	Now       func() time.Time
+}
+
+// Maker keeps a two-sided ladder on every NGN book around the reference.
+type Maker struct {
+	cfg     MakerConfig
+	centres map[money.Asset]int64 // the reference each ladder was placed around
+	placed  map[money.Asset]int   // orders the ladder rests with
+}
+
+// NewMaker returns a market maker.
+func NewMaker(cfg MakerConfig) (*Maker, error) {
+	if cfg.Exchange == nil || cfg.Prices == nil {
+		return nil, errors.New("market maker: no exchange or prices")
+	}
+	if len(cfg.Assets) == 0 {
+		cfg.Assets = Assets
+	}
+	if cfg.Levels <= 0 {
+		cfg.Levels = 5
+	}
+	if cfg.Size <= 0 {
+		cfg.Size = 500
+	}
+	if cfg.Spread == nil {
+		cfg.Spread = big.NewRat(1, 1000)
+	}
+	if cfg.Step == nil {
+		cfg.Step = big.NewRat(2, 1000)
+	}
+	if cfg.Requote == nil {
+		cfg.Requote = big.NewRat(1, 1000)
+	}
+	if cfg.Every <= 0 {
+		cfg.Every = time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Spread.Sign() <= 0 || cfg.Step.Sign() < 0 {
+		return nil, fmt.Errorf("market maker: spread must be positive and step not negative")
+	}
+	return &Maker{cfg: cfg, centres: map[money.Asset]int64{}, placed: map[money.Asset]int{}}, nil
+}
+
+// Run funds the account (when Fund) and keeps the ladders until ctx ends.
+func (m *Maker) Run(ctx context.Context) {
+	if m.cfg.Fund {
+		if err := m.fund(); err != nil {
+			m.cfg.Logger.Warn("market maker: funding failed; not quoting", "env", m.cfg.Env, "error", err)
+			return
+		}
+	}
+	t := time.NewTicker(m.cfg.Every)
+	defer t.Stop()
+	for {
+		if err := m.Refresh(); err != nil && ctx.Err() == nil {
+			m.cfg.Logger.Warn("market maker: refresh failed", "env", m.cfg.Env, "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// fund credits the maker's inventory. Sandbox money: a fresh transfer id tops the account
+// up to Inventory at each start.
+func (m *Maker) fund() error {
+	bal := m.cfg.Exchange.Balances(MakerAccount)
+	for a, target := range m.cfg.Inventory {
+		have := bal[a].Available + bal[a].Locked
+		if have >= target {
+			continue
+		}
+		res, err := m.cfg.Exchange.Submit(&engine.Command{Kind: engine.CmdCredit, Time: m.cfg.Now().UnixNano(), Account: MakerAccount,
+			Asset: a, Amount: target - have, TransferID: engine.TransferID(uuid.Must(uuid.NewV7()))})
+		if err != nil {
+			return err
+		}
+		if res.Code != engine.OK {
+			return fmt.Errorf("credit %s: %s", a, res.Code)
+		}
+	}
+	return nil
+}
+
+// Refresh replaces each ladder that lost a level (a fill) or whose reference moved past
+// Requote; the others stay.
+func (m *Maker) Refresh() error {
+	var errs []error
+	for _, a := range m.cfg.Assets {
+		if err := m.refresh(a); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", a, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Ladder returns the prices (price units of the pair) of the ladder around ref: bids
+// best first, then asks best first. Every bid is below every ask.
+func (m *Maker) Ladder(pc engine.PairConfig, ref int64) (bids, asks []engine.Price) {
+	scale := pow10(2 - pc.PriceDecimals)
+	tick := int64(pc.TickSize)
+	for i := 0; i < m.cfg.Levels; i++ {
+		off := new(big.Rat).Add(m.cfg.Spread, new(big.Rat).Mul(m.cfg.Step, big.NewRat(int64(i), 1)))
+		lo := new(big.Rat).Mul(big.NewRat(ref, 1), new(big.Rat).Sub(big.NewRat(1, 1), off))
+		hi := new(big.Rat).Mul(big.NewRat(ref, 1), new(big.Rat).Add(big.NewRat(1, 1), off))
+		b, err1 := money.Ratio(lo.Num(), new(big.Int).Mul(lo.Denom(), big.NewInt(scale)), money.Down)
+		s, err2 := money.Ratio(hi.Num(), new(big.Int).Mul(hi.Denom(), big.NewInt(scale)), money.Up)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		b -= b % tick
+		if r := s % tick; r != 0 {
+			s += tick - r
+		}
+		if b <= 0 || s <= b {
+			continue
+		}
+		bids, asks = append(bids, engine.Price(b)), append(asks, engine.Price(s))
+	}
+	return bids, asks
+}
+
+func (m *Maker) refresh(asset money.Asset) error {
+	x := m.cfg.Exchange
+	pc, ok := x.Pair(rates.Symbol(asset))
+	if !ok || pc.Quote != engine.NGN || pc.PriceDecimals > 2 {
+		return nil
+	}
+	ref, ok := m.cfg.Prices.Reference(m.cfg.Env, asset)
+	if !ok {
+		return nil
+	}
+	lots := engine.Qty(m.cfg.Size * pow10(pc.QtyDecimals))
+	open := x.OpenOrders(MakerAccount, pc.Symbol, nil)
+	intact := len(open) > 0 && len(open) == m.placed[asset]
+	for _, o := range open {
+		if o.Filled > 0 || o.Qty != lots {
+			intact = false
+		}
+	}
+	if c := m.centres[asset]; intact && c > 0 {
+		moved := new(big.Rat).SetFrac64(abs(ref.Price-c), c)
+		if moved.Cmp(m.cfg.Requote) <= 0 {
+			return nil
+		}
+	}
+	if len(open) > 0 {
+		res, err := x.Submit(&engine.Command{Kind: engine.CmdCancelAll, Time: m.cfg.Now().UnixNano(), Account: MakerAccount, Symbol: pc.Symbol})
+		if err != nil {
+			return err
+		}
+		if res.Code != engine.OK {
+			return fmt.Errorf("cancel all: %s", res.Code)
+		}
+	}
+	bids, asks := m.Ladder(pc, ref.Price)
+	var errs []error
+	placed := 0
+	place := func(side engine.Side, p engine.Price) {
+		res, err := x.Submit(&engine.Command{Kind: engine.CmdPlace, Time: m.cfg.Now().UnixNano(), Account: MakerAccount,
+			Symbol: pc.Symbol, OrderID: engine.OrderID(uuid.Must(uuid.NewV7())), Side: side, Type: engine.Limit,
+			TIF: engine.GTC, PostOnly: true, Price: p, Qty: lots})
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case res.Code == engine.RejectPostOnlyWouldTake || res.Code == engine.RejectInsufficientFunds:
+			// another account's order sits across this level, or the inventory ran out: the
+			// level waits for the next refresh
+		case res.Code != engine.OK:
+			errs = append(errs, fmt.Errorf("place %s %d: %s", side, p, res.Code))
+		default:
+			if !res.State.Closed() {
+				placed++
+			}
+		}
+	}
+	for i := range bids {
+		place(engine.Buy, bids[i])
+		place(engine.Sell, asks[i])
+	}
+	m.centres[asset], m.placed[asset] = ref.Price, placed
+	return errors.Join(errs...)
+}

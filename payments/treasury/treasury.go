@@ -1,0 +1,615 @@
+// Package treasury owns each environment's conversion desk (issue 27, DESIGN.md section
+// 10): the ledger's system:fx accounts promise conversions to merchants at quoted or locked
+// rates, and the treasury executes them on the environment's own book from an engine
+// account of its own, so the desk's currency risk does not grow unhedged.
+//
+//   - Record writes a hedge intent in the same transaction as a conversion's ledger
+//     posting (deposits, offramps, transfers): what the treasury must buy or sell on the
+//     book, keyed by the posting's business step, so a replayed step records nothing twice.
+//   - Desk.Hedge, every Window, nets each asset's open position (the intents minus what
+//     was filled) into one IOC limit order inside the quoting band, from the treasury's
+//     engine account. The order's row (status placing, its engine order id and the
+//     account's balances before it) is committed before the order is submitted, so a
+//     restart settles that row by its id and never places a second order for it: exactly
+//     one hedge per position, never none (the intent is durable), never two. What the book
+//     cannot fill stays open and is retried next round; nothing the merchant was promised
+//     changes (the merchant's rate is the ledger's; the difference is the treasury's result).
+//   - Limits: an open (unhedged) position per asset; Covers tells the quotes whether the
+//     treasury can take one more conversion when the book's band is too thin, and an
+//     exhausted treasury is what makes a quote 503. Status and the collector expose the
+//     positions, results and alerts (open position past AlertAt of its limit, inventory
+//     short of the next hedge).
+//   - Verify proves that the ledger's system:fx equals the treasury's engine position
+//     (what its hedges filled, as projected from the journal) plus what is in flight.
+//
+// The engine is used through its public API only: credits (the inventory, by transfer id),
+// IOC limit orders with an order id and a client order id, Order and Balances.
+package treasury
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"svc/engine"
+	"svc/payments/money"
+	"svc/payments/rates"
+	"svc/persistence/postgres"
+)
+
+// Account is the treasury's engine account (in each environment's engine).
+var Account = engine.AccountID(uuid.NewSHA1(uuid.NameSpaceOID, []byte("svc/treasury")))
+
+// Assets are the assets the treasury hedges against NGN.
+var Assets = []money.Asset{money.USDT, money.USDC, money.USD}
+
+// Exchange is what the treasury uses of one environment's engine; *engine.Engine is one.
+type Exchange interface {
+	Submit(cmd *engine.Command) (engine.Result, error)
+	Order(acct engine.AccountID, id engine.OrderID) (engine.OrderView, bool)
+	Balances(acct engine.AccountID) engine.Balances
+	Pair(symbol string) (engine.PairConfig, bool)
+}
+
+var _ Exchange = (*engine.Engine)(nil)
+
+// Prices is where the hedges' limits come from; *rates.Service is one.
+type Prices interface {
+	Reference(env string, asset money.Asset) (rates.Reference, bool)
+	Band() *big.Rat
+}
+
+var _ Prices = (*rates.Service)(nil)
+
+// Env is one environment's treasury.
+type Env struct {
+	Exchange Exchange
+	// Limits is the largest open (unhedged) position per asset, in minor units of the
+	// asset, either way; an asset without one cannot be quoted by the treasury.
+	Limits map[money.Asset]int64
+	// Inventory is what the treasury's engine account is credited with (engine units per
+	// asset, NGN in 1e-4): at start, what is missing up to these totals is credited once.
+	// Only for an environment whose engine money is not real (the sandbox); in live the
+	// operator funds the account with real money and leaves this empty.
+	Inventory map[engine.Asset]int64
+}
+
+// Config is what the desk is built with.
+type Config struct {
+	Envs   map[string]Env
+	Prices Prices
+	// Window is how often open positions are netted and hedged (default 2 s).
+	Window time.Duration
+	// AlertAt is the share of a limit at which the desk warns (default 0.8).
+	AlertAt *big.Rat
+	Logger  *slog.Logger
+	Now     func() time.Time
+}
+
+// DefaultWindow is Config.Window when unset.
+const DefaultWindow = 2 * time.Second
+
+// Desk runs the treasuries. Safe for concurrent use.
+type Desk struct {
+	pool *pgxpool.Pool
+	cfg  Config
+
+	mu     sync.Mutex
+	open   map[string]map[money.Asset]int64 // env -> asset -> open position, refreshed by Hedge
+	funded map[string]bool                  // env -> funding rows submitted since start
+	stats  map[string]map[money.Asset]*counters
+
+	crash func(stage string) error // tests: stop a round at a stage, as a kill would
+}
+
+type counters struct {
+	orders, rejected uint64
+	lastOutcome      string
+}
+
+// New returns the desk.
+func New(pool *pgxpool.Pool, cfg Config) (*Desk, error) {
+	if cfg.Prices == nil {
+		return nil, errors.New("treasury: no prices")
+	}
+	if cfg.Window <= 0 {
+		cfg.Window = DefaultWindow
+	}
+	if cfg.AlertAt == nil {
+		cfg.AlertAt = big.NewRat(8, 10)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	for env, e := range cfg.Envs {
+		if e.Exchange == nil {
+			return nil, fmt.Errorf("treasury: %s has no exchange", env)
+		}
+		for a, l := range e.Limits {
+			if l < 0 {
+				return nil, fmt.Errorf("treasury: %s limit of %s is negative", env, a)
+			}
+		}
+	}
+	return &Desk{pool: pool, cfg: cfg, open: map[string]map[money.Asset]int64{}, funded: map[string]bool{},
+		stats: map[string]map[money.Asset]*counters{}}, nil
+}
+
+// Record writes the hedge intent of one conversion in tx, the transaction that posts it:
+// qty is what the treasury must buy (+) or sell (-) on the book, in minor units of asset
+// (minus what system:fx gained in asset), and ngn what system:fx gained in NGN (kobo).
+// reference names the business step ("deposit:<id>:convert"); a second Record of it
+// changes nothing.
+func Record(ctx context.Context, tx postgres.Querier, env, reference string, asset money.Asset, qty, ngn int64) error {
+	if qty == 0 && ngn == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `insert into treasury_intents (environment, asset, qty, ngn, reference) values ($1, $2, $3, $4, $5)
+		on conflict (environment, reference) do nothing`, env, string(asset), qty, ngn, reference); err != nil {
+		return fmt.Errorf("treasury intent: %w", err)
+	}
+	return nil
+}
+
+// RecordConversion records a conversion that gave `out` from system:fx and took `in` into
+// it (one of them NGN): a deposit's NGN -> USDT is RecordConversion(tx, env, ref,
+// ngnIn, usdtOut), an offramp's USDT -> NGN RecordConversion(tx, env, ref, usdtIn, ngnOut).
+func RecordConversion(ctx context.Context, tx postgres.Querier, env, reference string, in, out money.Amount) error {
+	switch {
+	case in.Asset == money.NGN && out.Asset != money.NGN:
+		return Record(ctx, tx, env, reference, out.Asset, out.Minor, in.Minor)
+	case out.Asset == money.NGN && in.Asset != money.NGN:
+		return Record(ctx, tx, env, reference, in.Asset, -in.Minor, -out.Minor)
+	}
+	return fmt.Errorf("treasury: conversion %s -> %s is not against NGN", in.Asset, out.Asset)
+}
+
+// Covers implements rates.Treasury: whether env's treasury can take a conversion of units
+// of asset on side (rates.Buy: the customer buys the asset, the treasury must buy it on
+// the book) without its open position passing the asset's limit.
+func (d *Desk) Covers(env string, asset money.Asset, side string, units int64) (covered, configured bool) {
+	e, ok := d.cfg.Envs[env]
+	if !ok {
+		return false, false
+	}
+	limit, ok := e.Limits[asset]
+	if !ok {
+		return false, true
+	}
+	d.mu.Lock()
+	open := d.open[env][asset]
+	d.mu.Unlock()
+	if side == rates.Buy {
+		open += units
+	} else {
+		open -= units
+	}
+	return abs(open) <= limit, true
+}
+
+var _ rates.Treasury = (*Desk)(nil)
+
+func abs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// Run hedges every environment every Window until ctx ends.
+func (d *Desk) Run(ctx context.Context) {
+	t := time.NewTicker(d.cfg.Window)
+	defer t.Stop()
+	for {
+		for env := range d.cfg.Envs {
+			if err := d.Hedge(ctx, env); err != nil && ctx.Err() == nil {
+				d.cfg.Logger.Warn("treasury: hedge round failed; retried next window", "env", env, "error", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Hedge runs one round for env: it settles any order a previous process left placing,
+// credits missing inventory, then places one IOC order per asset for its open position.
+func (d *Desk) Hedge(ctx context.Context, env string) error {
+	e, ok := d.cfg.Envs[env]
+	if !ok {
+		return fmt.Errorf("treasury: no treasury in %s", env)
+	}
+	if err := d.settlePlacing(ctx, env, e.Exchange); err != nil {
+		return err
+	}
+	if err := d.fund(ctx, env, e); err != nil {
+		return err
+	}
+	if err := d.writeLimits(ctx, env, e); err != nil {
+		return err
+	}
+	open, err := OpenPositions(ctx, d.pool, env)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.open[env] = open
+	d.mu.Unlock()
+	for _, a := range Assets {
+		if open[a] == 0 {
+			continue
+		}
+		if err := d.hedge(ctx, env, e, a, open[a]); err != nil {
+			return err
+		}
+	}
+	open, err = OpenPositions(ctx, d.pool, env)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.open[env] = open
+	d.mu.Unlock()
+	d.alert(env, e, open)
+	return nil
+}
+
+// OpenPositions is each asset's open position in env: intents minus fills of settled
+// orders (minor units of the asset, + to buy).
+func OpenPositions(ctx context.Context, q postgres.Querier, env string) (map[money.Asset]int64, error) {
+	rows, err := q.Query(ctx, `select asset, sum(qty)::bigint from (
+			select asset, qty from treasury_intents where environment = $1 and asset <> 'NGN'
+			union all select asset, -filled from treasury_orders where environment = $1 and status = 'done') x
+		group by asset`, env)
+	if err != nil {
+		return nil, fmt.Errorf("treasury positions: %w", err)
+	}
+	defer rows.Close()
+	out := map[money.Asset]int64{}
+	for rows.Next() {
+		var a string
+		var v int64
+		if err := rows.Scan(&a, &v); err != nil {
+			return nil, err
+		}
+		out[money.Asset(a)] = v
+	}
+	return out, rows.Err()
+}
+
+// symbol is the book of asset; the pair's base multiplier converts lots to engine units.
+func pairOf(x Exchange, asset money.Asset) (engine.PairConfig, int64, bool) {
+	pc, ok := x.Pair(rates.Symbol(asset))
+	if !ok || pc.Quote != engine.NGN || pc.PriceDecimals > 2 {
+		return engine.PairConfig{}, 0, false
+	}
+	return pc, pow10(pc.Base.Decimals() - pc.QtyDecimals), true
+}
+
+func pow10(n int) int64 {
+	v := int64(1)
+	for range n {
+		v *= 10
+	}
+	return v
+}
+
+// hedge places one IOC order for asset's open position in env.
+func (d *Desk) hedge(ctx context.Context, env string, e Env, asset money.Asset, open int64) error {
+	pc, baseMult, ok := pairOf(e.Exchange, asset)
+	if !ok {
+		return nil
+	}
+	ref, ok := d.cfg.Prices.Reference(env, asset)
+	if !ok {
+		return nil
+	}
+	// The ledger's minor units of asset are the engine's (USDT, USDC 6; USD 2).
+	if asset.Places() != pc.Base.Decimals() {
+		return nil
+	}
+	side := engine.Buy
+	if open < 0 {
+		side = engine.Sell
+	}
+	// The limit is the edge of the band: the order takes any depth inside it, never beyond.
+	band := d.cfg.Prices.Band()
+	f := new(big.Rat).Add(big.NewRat(1, 1), band)
+	mode := money.Down
+	if side == engine.Sell {
+		f, mode = new(big.Rat).Sub(big.NewRat(1, 1), band), money.Up
+	}
+	lim := new(big.Rat).Mul(big.NewRat(ref.Price, 1), f)
+	kobo, err := money.Ratio(lim.Num(), lim.Denom(), mode)
+	if err != nil || kobo <= 0 {
+		return nil
+	}
+	price := kobo / pow10(2-pc.PriceDecimals)
+	if r := price % int64(pc.TickSize); r != 0 {
+		price -= r
+		if side == engine.Sell {
+			price += int64(pc.TickSize)
+		}
+	}
+	lots := abs(open) / baseMult
+	lots -= lots % int64(pc.StepSize)
+	bal := e.Exchange.Balances(Account)
+	quoteMult := pow10(engine.NGN.Decimals() - pc.PriceDecimals - pc.QtyDecimals)
+	if side == engine.Buy { // the inventory caps the order: NGN to pay at the limit
+		if afford := bal[engine.NGN].Available / (price * quoteMult); afford < lots {
+			lots = afford - afford%int64(pc.StepSize)
+		}
+	} else if have := bal[pc.Base].Available / baseMult; have < lots {
+		lots = have - have%int64(pc.StepSize)
+	}
+	if lots < int64(pc.MinQty) || lots*price*quoteMult < pc.MinNotional {
+		return nil // too small to trade (or no inventory): it waits, netted with what comes
+	}
+	id := uuid.Must(uuid.NewV7())
+	signed := lots * baseMult
+	if side == engine.Sell {
+		signed = -signed
+	}
+	if _, err := d.pool.Exec(ctx, `insert into treasury_orders (id, environment, asset, qty, limit_price, status, base_before, ngn_before)
+		values ($1, $2, $3, $4, $5, 'placing', $6, $7)`, id, env, string(asset), signed, price, bal[pc.Base].Available, bal[engine.NGN].Available); err != nil {
+		return fmt.Errorf("treasury order: %w", err)
+	}
+	if err := d.stop("row"); err != nil {
+		return err
+	}
+	return d.submit(ctx, env, e.Exchange, placing{id: id, asset: asset, qty: signed, price: price,
+		baseBefore: bal[pc.Base].Available, ngnBefore: bal[engine.NGN].Available})
+}
+
+func (d *Desk) stop(stage string) error {
+	if d.crash == nil {
+		return nil
+	}
+	return d.crash(stage)
+}
+
+// placing is a treasury_orders row not yet settled.
+type placing struct {
+	id                    uuid.UUID
+	asset                 money.Asset
+	qty, price            int64
+	baseBefore, ngnBefore int64
+}
+
+// ClientOrderID is the client order id of the hedge order with engine order id id.
+func ClientOrderID(id uuid.UUID) string { return "treasury-" + id.String() }
+
+// submit places p's order (again, after a restart: the engine answers a duplicate with the
+// first one's state) and settles its row from the account's balance changes.
+func (d *Desk) submit(ctx context.Context, env string, x Exchange, p placing) error {
+	pc, baseMult, ok := pairOf(x, p.asset)
+	if !ok {
+		return fmt.Errorf("treasury: no %s book", p.asset)
+	}
+	side, lots := engine.Buy, p.qty/baseMult
+	if p.qty < 0 {
+		side, lots = engine.Sell, -lots
+	}
+	res, err := x.Submit(&engine.Command{Kind: engine.CmdPlace, Time: d.cfg.Now().UnixNano(), Account: Account,
+		Symbol: pc.Symbol, OrderID: engine.OrderID(p.id), ClientOrderID: ClientOrderID(p.id), Side: side,
+		Type: engine.Limit, TIF: engine.IOC, Price: engine.Price(p.price), Qty: engine.Qty(lots)})
+	if err != nil {
+		return fmt.Errorf("treasury order %s: %w", p.id, err) // unknown outcome: settled next round by its id
+	}
+	if err := d.stop("submitted"); err != nil {
+		return err
+	}
+	outcome := res.Code.String()
+	if res.Code == engine.OK || res.Code == engine.RejectDuplicateOrderID || res.Code == engine.RejectDuplicateClientOrderID {
+		outcome = fmt.Sprintf("%s %s", res.State, res.Reason)
+	}
+	return d.settle(ctx, env, x, p, outcome)
+}
+
+// settle writes p's fill: the change of the account's balances since p's row was written
+// (the treasury's account moves only by its own orders, one at a time, and credits made
+// before its orders).
+func (d *Desk) settle(ctx context.Context, env string, x Exchange, p placing, outcome string) error {
+	pc, _, _ := pairOf(x, p.asset)
+	bal := x.Balances(Account)
+	filled, ngn := bal[pc.Base].Available-p.baseBefore, bal[engine.NGN].Available-p.ngnBefore
+	if _, err := d.pool.Exec(ctx, `update treasury_orders set status = 'done', filled = $2, ngn = $3, outcome = $4, done_at = now()
+		where id = $1 and status = 'placing'`, p.id, filled, ngn, outcome); err != nil {
+		return fmt.Errorf("treasury settle %s: %w", p.id, err)
+	}
+	d.mu.Lock()
+	c := d.counter(env, p.asset)
+	c.orders++
+	c.lastOutcome = outcome
+	if filled == 0 {
+		c.rejected++
+	}
+	d.mu.Unlock()
+	if filled == 0 {
+		d.cfg.Logger.Info("treasury: hedge not filled; the position waits for the next window", "env", env, "asset", p.asset,
+			"qty", p.qty, "limit", p.price, "outcome", outcome)
+	}
+	return nil
+}
+
+func (d *Desk) counter(env string, a money.Asset) *counters {
+	m := d.stats[env]
+	if m == nil {
+		m = map[money.Asset]*counters{}
+		d.stats[env] = m
+	}
+	c := m[a]
+	if c == nil {
+		c = &counters{}
+		m[a] = c
+	}
+	return c
+}
+
+// settlePlacing settles the rows a previous process (or a failed submit) left placing: an
+// order the engine still knows is settled from the balances; one it does not know was
+// either never placed (balances unchanged: it is placed now, with the same ids) or
+// executed and forgotten (balances changed: settled from them).
+func (d *Desk) settlePlacing(ctx context.Context, env string, x Exchange) error {
+	rows, err := d.pool.Query(ctx, `select id, asset, qty, limit_price, base_before, ngn_before from treasury_orders
+		where environment = $1 and status = 'placing' order by id`, env)
+	if err != nil {
+		return fmt.Errorf("treasury placing: %w", err)
+	}
+	ps, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (placing, error) {
+		var p placing
+		var a string
+		err := r.Scan(&p.id, &a, &p.qty, &p.price, &p.baseBefore, &p.ngnBefore)
+		p.asset = money.Asset(a)
+		return p, err
+	})
+	if err != nil {
+		return fmt.Errorf("treasury placing: %w", err)
+	}
+	for _, p := range ps {
+		pc, _, ok := pairOf(x, p.asset)
+		if !ok {
+			continue
+		}
+		if v, ok := x.Order(Account, engine.OrderID(p.id)); ok {
+			if !v.State.Closed() {
+				continue // an IOC order closes in its own batch; look again next round
+			}
+			if err := d.settle(ctx, env, x, p, fmt.Sprintf("%s %s (after a restart)", v.State, v.Reason)); err != nil {
+				return err
+			}
+			continue
+		}
+		bal := x.Balances(Account)
+		if bal[pc.Base].Available != p.baseBefore || bal[engine.NGN].Available != p.ngnBefore {
+			if err := d.settle(ctx, env, x, p, "filled, then forgotten by the engine (after a restart)"); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := d.submit(ctx, env, x, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fund credits env's treasury account with what is missing up to Env.Inventory: a funding
+// row (its id is the engine transfer id) is committed first, then credited; every row is
+// credited again once per process, which the engine applies once.
+func (d *Desk) fund(ctx context.Context, env string, e Env) error {
+	if len(e.Inventory) == 0 {
+		return nil
+	}
+	d.mu.Lock()
+	done := d.funded[env]
+	d.mu.Unlock()
+	if done {
+		return nil
+	}
+	for asset, target := range e.Inventory {
+		var have int64
+		if err := d.pool.QueryRow(ctx, `select coalesce(sum(amount), 0)::bigint from treasury_funding where environment = $1 and asset = $2`,
+			env, asset.String()).Scan(&have); err != nil {
+			return fmt.Errorf("treasury funding: %w", err)
+		}
+		if have < target {
+			if _, err := d.pool.Exec(ctx, `insert into treasury_funding (id, environment, asset, amount) values ($1, $2, $3, $4)`,
+				uuid.Must(uuid.NewV7()), env, asset.String(), target-have); err != nil {
+				return fmt.Errorf("treasury funding: %w", err)
+			}
+		}
+	}
+	rows, err := d.pool.Query(ctx, `select id, asset, amount from treasury_funding where environment = $1 order by id`, env)
+	if err != nil {
+		return fmt.Errorf("treasury funding: %w", err)
+	}
+	type credit struct {
+		id     uuid.UUID
+		asset  string
+		amount int64
+	}
+	cs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (credit, error) {
+		var c credit
+		return c, r.Scan(&c.id, &c.asset, &c.amount)
+	})
+	if err != nil {
+		return fmt.Errorf("treasury funding: %w", err)
+	}
+	for _, c := range cs {
+		a, ok := engine.ParseAsset(c.asset)
+		if !ok {
+			continue
+		}
+		res, err := e.Exchange.Submit(&engine.Command{Kind: engine.CmdCredit, Time: d.cfg.Now().UnixNano(), Account: Account,
+			Asset: a, Amount: c.amount, TransferID: engine.TransferID(c.id)})
+		if err != nil {
+			return fmt.Errorf("treasury credit %s: %w", c.id, err)
+		}
+		if res.Code != engine.OK && res.Code != engine.AlreadyApplied {
+			return fmt.Errorf("treasury credit %s: %s", c.id, res.Code)
+		}
+	}
+	d.mu.Lock()
+	d.funded[env] = true
+	d.mu.Unlock()
+	return nil
+}
+
+// writeLimits records env's limits for `svc treasury`, once per process.
+func (d *Desk) writeLimits(ctx context.Context, env string, e Env) error {
+	d.mu.Lock()
+	_, done := d.open[env]
+	d.mu.Unlock()
+	if done {
+		return nil
+	}
+	for a, l := range e.Limits {
+		if _, err := d.pool.Exec(ctx, `insert into treasury_limits (environment, asset, open_limit) values ($1, $2, $3)
+			on conflict (environment, asset) do update set open_limit = excluded.open_limit, updated_at = now()`, env, string(a), l); err != nil {
+			return fmt.Errorf("treasury limits: %w", err)
+		}
+	}
+	return nil
+}
+
+// alert warns when an open position passes AlertAt of its limit, or the inventory cannot
+// pay for the hedge it needs.
+func (d *Desk) alert(env string, e Env, open map[money.Asset]int64) {
+	for _, a := range Assets {
+		o, l := abs(open[a]), e.Limits[a]
+		if l > 0 && big.NewRat(o, l).Cmp(d.cfg.AlertAt) >= 0 {
+			d.cfg.Logger.Warn("treasury: open position near its limit; quotes the book cannot price will be refused at the limit",
+				"env", env, "asset", a, "open", money.Format(a, open[a]), "limit", money.Format(a, l))
+		}
+	}
+}
+
+// Alerts lists env's limit alerts now (for metrics and `svc treasury`).
+func (d *Desk) Alerts(env string) []string {
+	e := d.cfg.Envs[env]
+	d.mu.Lock()
+	open := d.open[env]
+	d.mu.Unlock()
+	var out []string
+	for _, a := range Assets {
+		o, l := abs(open[a]), e.Limits[a]
+		if l > 0 && big.NewRat(o, l).Cmp(d.cfg.AlertAt) >= 0 {
+			out = append(out, fmt.Sprintf("%s open %s of limit %s", a, money.Format(a, open[a]), money.Format(a, l)))
+		}
+	}
+	return out
+}
