@@ -7,7 +7,7 @@
 // guarantee that its behaviour matches a real broker's in every corner. Never point a
 // production svcd at it (svcd needs --kafka-dev to create a one-replica topic here).
 //
-//	kafkadev [--port 9092] [--brokers 1] [--data-dir .data/kafkadev]
+//	kafkadev [--host 127.0.0.1] [--port 9092] [--brokers 1] [--data-dir .data/kafkadev]
 //
 // It prints the bootstrap addresses (comma-separated) on one line of stdout once it
 // listens, and runs until SIGINT or SIGTERM.
@@ -19,6 +19,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -45,7 +46,8 @@ kafkadev: no real replication, no production durability guarantees. Use a real K
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("kafkadev", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	port := fs.Int("port", 9092, "port of the first broker on 127.0.0.1 (the others take the next ones); 0: any free port")
+	host := fs.String("host", "127.0.0.1", "address the brokers listen on and advertise (the partition harness gives each role a network namespace of its own)")
+	port := fs.Int("port", 9092, "port of the first broker on --host (the others take the next ones); 0: any free port")
 	brokers := fs.Int("brokers", 1, "number of brokers (svcd's journal needs --kafka-dev below 3)")
 	dataDir := fs.String("data-dir", "", "keep the topics in this folder across restarts (fsync per produce); empty: memory only")
 	if err := fs.Parse(args); err != nil {
@@ -57,7 +59,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *brokers < 1 || *port < 0 || *port > 65535-*brokers {
 		return errors.New("--brokers must be at least 1 and --port a free port")
 	}
+	if net.ParseIP(*host) == nil {
+		return fmt.Errorf("--host %q: want an IP address", *host)
+	}
 	opts := []kfake.Opt{kfake.NumBrokers(*brokers), kfake.DefaultNumPartitions(1)}
+	if *host != "127.0.0.1" {
+		// kfake listens on 127.0.0.1; the listener's address is what it advertises.
+		opts = append(opts, kfake.ListenFn(func(network, addr string) (net.Listener, error) {
+			_, p, err := net.SplitHostPort(addr)
+			if err != nil {
+				return nil, err
+			}
+			return net.Listen(network, net.JoinHostPort(*host, p))
+		}))
+	}
 	if *port != 0 {
 		ports := make([]int, *brokers)
 		for i := range ports {
