@@ -56,8 +56,9 @@ var routeAccess = map[string]map[string]access{
 
 	// trading and market data; the WebSocket authenticates itself (private channels: read)
 	"/v1/trading/orders":                                {"GET": read, "POST": trade, "DELETE": trade},
-	"/v1/trading/orders/{id}":                           {"GET": read, "DELETE": trade},
-	"/v1/trading/orders/by-client-id/{client_order_id}": {"GET": read, "DELETE": trade},
+	"/v1/trading/orders/{id}":                           {"GET": read, "DELETE": trade, "PATCH": trade},
+	"/v1/trading/orders/by-client-id/{client_order_id}": {"GET": read, "DELETE": trade, "PATCH": trade},
+	"/v1/trading/orders/countdown-cancel-all":           {"POST": trade},
 	"/v1/trading/trades":                                {"GET": read},
 	"/v1/trading/balances":                              {"GET": read},
 	"/v1/trading/sandbox/fund":                          {"POST": trade},

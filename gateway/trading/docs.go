@@ -17,7 +17,7 @@ var orderSchema = o.Named("Order", o.Obj(map[string]o.Schema{
 	"filled_quantity": o.Decimal("base quantity filled so far"),
 	"price":           o.Nullable(o.Decimal("limit price; null for market orders")),
 	"status":          o.Enum("OPEN", "PARTIALLY_FILLED", "FILLED", "CANCELLED"),
-	"cancel_reason":   o.Nullable(o.Enum("USER", "IOC_REMAINDER", "FOK_UNFILLABLE", "SELF_TRADE_PREVENTION", "INSUFFICIENT_FUNDS")),
+	"cancel_reason":   o.Nullable(o.Enum("USER", "IOC_REMAINDER", "FOK_UNFILLABLE", "SELF_TRADE_PREVENTION", "INSUFFICIENT_FUNDS", "COUNTDOWN", "DISCONNECT")),
 	"created_at":      o.Time(""),
 }, "id", "symbol", "side", "type", "quantity", "filled_quantity", "price", "status", "created_at"))
 
@@ -37,6 +37,21 @@ var balanceSchema = o.Named("TradingBalance", o.Obj(map[string]o.Schema{
 }))
 
 var pageMeta = o.Obj(map[string]o.Schema{"total": o.Int(""), "page": o.Int(""), "limit": o.Int(""), "total_pages": o.Int("")})
+
+const amendDescription = "Changes a resting limit order in place (same id, client_order_id and fills). quantity is the new total quantity, " +
+	"filled included; price the new limit price; send either or both. The same price with a smaller quantity keeps the order's place in " +
+	"the queue; a new price or a larger quantity puts it at the back of the queue at that price, and a new price that crosses the book " +
+	"trades at once (self-trade prevention as placed; a post-only order that would trade is refused with 400 and left as it was). " +
+	"A quantity at or below the filled quantity cancels the rest. The lock on your balance follows (422 INSUFFICIENT_BALANCE if a larger " +
+	"order needs more than is available; nothing changes). Answered only after the amend is durable in the journal. FILLED or CANCELLED " +
+	"orders cannot be amended (422 INVALID_STATE)."
+
+var amendBody = o.Obj(map[string]o.Schema{
+	"quantity": o.Decimal("new total quantity (filled included); step 0.01"),
+	"price":    o.Decimal("new limit price; tick 0.01 NGN"),
+})
+
+var amendErrors = []string{"VALIDATION_ERROR", "INVALID_JSON", "NOT_FOUND", "INVALID_STATE", "INSUFFICIENT_BALANCE", "ENGINE_BUSY", "ENGINE_UNAVAILABLE"}
 
 // Docs documents the trading routes.
 func (h *Handlers) Docs() []o.Op {
@@ -79,6 +94,27 @@ func (h *Handlers) Docs() []o.Op {
 			Description: "OPEN or PARTIALLY_FILLED -> CANCELLED, releasing what it locked. FILLED or CANCELLED -> 422 ORDER_NOT_CANCELLABLE.",
 			Responses:   map[int]o.Response{200: {Description: "the cancelled order", Data: orderSchema}},
 			Errors:      []string{"NOT_FOUND", "ORDER_NOT_CANCELLABLE", "ENGINE_BUSY", "ENGINE_UNAVAILABLE"}},
+		{Method: "PATCH", Path: "/v1/trading/orders/{id}", Tag: "trading", Summary: "Amend an order (quantity and/or price)",
+			Description: amendDescription,
+			Body:        amendBody,
+			Responses:   map[int]o.Response{200: {Description: "the order as the amend left it", Data: orderSchema}},
+			Errors:      amendErrors},
+		{Method: "PATCH", Path: "/v1/trading/orders/by-client-id/{client_order_id}", Tag: "trading", Summary: "Amend an order by your client order id",
+			Description: amendDescription,
+			Body:        amendBody,
+			Responses:   map[int]o.Response{200: {Description: "the order as the amend left it", Data: orderSchema}},
+			Errors:      amendErrors},
+		{Method: "POST", Path: "/v1/trading/orders/countdown-cancel-all", Tag: "trading", Summary: "Dead-man switch: cancel all your orders on a symbol unless renewed",
+			Description: "Arms (or renews) a countdown: unless this route is called again within countdown_ms, every open order of yours on the symbol " +
+				"is cancelled (cancel_reason COUNTDOWN). 0 turns it off. The countdown is kept in the engine's journal, so it survives a restart of the " +
+				"gateway or the engine; it fires within about 100 ms after its deadline. One countdown per symbol and environment.",
+			Body: o.Obj(map[string]o.Schema{
+				"symbol":       o.Enum("USDT-NGN", "USDC-NGN", "USD-NGN"),
+				"countdown_ms": o.Int("0 (off) or 1000 to 86400000"),
+			}, "symbol", "countdown_ms"),
+			Responses: map[int]o.Response{200: {Description: "the countdown", Data: o.Obj(map[string]o.Schema{
+				"symbol": o.Str(""), "countdown_ms": o.Int(""), "cancel_at": o.Nullable(o.Time("when the orders are cancelled unless renewed; null when off"))})}},
+			Errors: []string{"VALIDATION_ERROR", "ENGINE_BUSY", "ENGINE_UNAVAILABLE"}},
 		{Method: "GET", Path: "/v1/trading/orders/by-client-id/{client_order_id}", Tag: "trading", Summary: "Get an order by your client order id",
 			Description: "The open or recently closed order holding the id in the engine, else the newest order with that id in the history. Use it after a POST whose answer was lost.",
 			Responses:   map[int]o.Response{200: {Description: "the order", Data: orderSchema}}, Errors: []string{"NOT_FOUND", "SERVICE_UNAVAILABLE", "ENGINE_UNAVAILABLE"}},

@@ -24,7 +24,11 @@ type env struct {
 	a, b     authtest.Merchant
 	engines  map[api.Environment]*engine.Engine
 	journals map[api.Environment]*journal.Memory
+	h        *trading.Handlers
 }
+
+// tick is the engines' clock (trading.Handlers.RunClock's step).
+func (e *env) tick() { e.h.Tick() }
 
 // newEnv runs the trading routes over real engines (sandbox and live, each with its own
 // in-memory journal), the PostgreSQL projection and the real gateway with identity.
@@ -63,6 +67,7 @@ func newEnv(t *testing.T) *env {
 		}
 	})
 	h := trading.New(exchanges, trading.Projections{Store: projection.NewStore(pool), Projectors: projectors}, nil)
+	e.h = h
 	e.srv = gatewaytest.New(t, pool, h)
 	e.a = authtest.New(t, pool)
 	e.b = authtest.New(t, pool)

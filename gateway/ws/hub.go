@@ -730,7 +730,7 @@ func (h *Hub) privateEvent(e *engine.Event) {
 			other = engine.Buy
 		}
 		h.orderUpdate(e.MakerAccount, e, e.MakerOrderID, other, "maker")
-	} else if e.Symbol != "" {
+	} else if e.Symbol != "" && e.Kind != engine.EventCountdown {
 		h.orderUpdate(e.Account, e, e.OrderID, e.Side, "")
 	}
 	for i := 0; i < int(e.NDeltas); i++ {
@@ -768,6 +768,8 @@ func (h *Hub) orderUpdate(acct engine.AccountID, e *engine.Event, id engine.Orde
 		d.Type, d.ClientOrderID, d.TimeInForce = e.Type.String(), e.ClientOrderID, e.TIF.String()
 	case engine.EventCancelled:
 		d.Reason = e.Reason.String()
+	case engine.EventAmended: // price and quantity are the new ones; quantity is what is open
+		d.Type, d.TimeInForce = e.Type.String(), e.TIF.String()
 	}
 	msg, _ := json.Marshal(orderMsg{Type: "order", Channel: "orders", Data: d, Timestamp: e.Time / 1e6})
 	ps.orders.each(func(c *conn) { c.sendBytes(msg) })
@@ -781,7 +783,7 @@ type orderMsg struct {
 }
 
 type orderData struct {
-	Event         string  `json:"event"` // ORDER_ACCEPTED, TRADE, ORDER_CANCELLED, ORDER_DONE
+	Event         string  `json:"event"` // ORDER_ACCEPTED, TRADE, ORDER_AMENDED, ORDER_CANCELLED, ORDER_DONE
 	OrderID       string  `json:"order_id"`
 	ClientOrderID string  `json:"client_order_id,omitempty"`
 	Symbol        string  `json:"symbol"`

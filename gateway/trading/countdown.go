@@ -1,0 +1,114 @@
+package trading
+
+import (
+	"context"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"svc/engine"
+	"svc/gateway/api"
+)
+
+// Countdown limits: 0 turns it off; otherwise between a second and a day.
+const (
+	minCountdown = time.Second
+	maxCountdown = 24 * time.Hour
+	// ClockEvery is how often RunClock tells the engines the time: a countdown fires at
+	// most this long after its deadline (plus the engine's latency).
+	ClockEvery = 100 * time.Millisecond
+)
+
+type countdownRequest struct {
+	Symbol      string `json:"symbol"`
+	CountdownMS *int64 `json:"countdown_ms"`
+}
+
+type countdownBody struct {
+	Symbol      string  `json:"symbol"`
+	CountdownMS int64   `json:"countdown_ms"`
+	CancelAt    *string `json:"cancel_at"` // null: off
+}
+
+// countdownCancelAll answers POST /v1/trading/orders/countdown-cancel-all: unless renewed
+// within countdown_ms, every open order of the account on the symbol is cancelled
+// (cancel_reason COUNTDOWN); 0 turns it off. The countdown is an engine command, so it
+// is journaled and survives a restart of the gateway or the engine.
+func (h *Handlers) countdownCancelAll(ctx *fasthttp.RequestCtx) {
+	p, ex, ok := h.exchange(ctx)
+	if !ok {
+		return
+	}
+	var req countdownRequest
+	if err := api.Decode(ctx, &req); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	var v api.Validator
+	if req.Symbol == "" {
+		v.Add("symbol", "is required")
+	} else if _, ok := ex.Pair(req.Symbol); !ok {
+		v.Add("symbol", "must be one of "+symbolList(ex))
+	}
+	var d time.Duration
+	switch {
+	case req.CountdownMS == nil:
+		v.Add("countdown_ms", "is required (0 turns the countdown off)")
+	case *req.CountdownMS != 0 && (*req.CountdownMS < minCountdown.Milliseconds() || *req.CountdownMS > maxCountdown.Milliseconds()):
+		v.Add("countdown_ms", "must be 0 (off) or between 1000 and 86400000")
+	default:
+		d = time.Duration(*req.CountdownMS) * time.Millisecond
+	}
+	if err := v.Err(); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	now := h.now()
+	cmd := engine.Command{Kind: engine.CmdCountdown, Account: engine.AccountID(p.MerchantID), Symbol: req.Symbol,
+		Amount: int64(d), Time: now.UnixNano()}
+	res, err := ex.Submit(&cmd)
+	if err != nil {
+		api.Fail(ctx, engineError(err))
+		return
+	}
+	if err := resultError(res.Code); err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	body := countdownBody{Symbol: req.Symbol, CountdownMS: d.Milliseconds()}
+	if d > 0 {
+		s := FormatTime(now.Add(d))
+		body.CancelAt = &s
+	}
+	api.OK(ctx, body)
+}
+
+// RunClock tells every exchange's symbols the time every ClockEvery until ctx is done,
+// so countdowns fire (the engine reads no clock). Several gateways may run it: a tick
+// fires only what is due, once.
+func (h *Handlers) RunClock(ctx context.Context) {
+	t := time.NewTicker(ClockEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			h.Tick()
+		}
+	}
+}
+
+// Tick tells every exchange's symbols the time now (RunClock's step; tests call it).
+func (h *Handlers) Tick() {
+	now := h.now().UnixNano()
+	for _, ex := range h.exchanges {
+		if ex == nil {
+			continue
+		}
+		for _, p := range ex.Pairs() {
+			// An engine that cannot take it now (busy, stopped) gets the next tick.
+			_, _ = ex.Submit(&engine.Command{Kind: engine.CmdTick, Symbol: p.Symbol, Time: now})
+		}
+	}
+}
