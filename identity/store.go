@@ -2,15 +2,14 @@ package identity
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	auditlog "svc/persistence/audit"
 	"svc/persistence/postgres"
 )
 
@@ -418,24 +417,12 @@ func (s *Store) ClearWhitelist(ctx context.Context, id uuid.UUID, actor, reason 
 }
 
 // audit writes an operator's action on a merchant to audit_log in tx, so it commits or rolls
-// back with the change it records (the row payments/operator.Audit writes for money
-// operations; identity writes its own to stay off the payments floor). actor "" is
-// "unknown"; detail nil is {}.
+// back with the change it records (through the table's owner, persistence/audit, as
+// payments/operator.Audit does for money operations). actor "" is "unknown"; detail nil is {}.
 func audit(ctx context.Context, tx postgres.Querier, actor, action, subject, reason string, detail map[string]any) error {
-	b := []byte("{}")
+	var d any
 	if detail != nil {
-		var err error
-		if b, err = json.Marshal(detail); err != nil {
-			return fmt.Errorf("audit detail: %w", err)
-		}
+		d = detail
 	}
-	if actor == "" {
-		actor = "unknown"
-	}
-	_, err := tx.Exec(ctx, `insert into audit_log (id, actor, action, subject, reason, detail) values ($1, $2, $3, $4, $5, $6)`,
-		uuid.Must(uuid.NewV7()), actor, action, subject, reason, b)
-	if err != nil {
-		return fmt.Errorf("audit: %w", err)
-	}
-	return nil
+	return auditlog.Write(ctx, tx, auditlog.Entry{Actor: actor, Action: action, Subject: subject, Reason: reason, Detail: d})
 }

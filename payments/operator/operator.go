@@ -15,8 +15,6 @@ package operator
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
 
 	"github.com/google/uuid"
@@ -24,38 +22,15 @@ import (
 
 	"svc/payments"
 	"svc/payments/deposits"
+	"svc/persistence/audit"
 	"svc/persistence/postgres"
 )
 
-// Entry is one audit_log row.
-type Entry struct {
-	Actor   string // who: "alice@ops-1" (CLI), "merchant:<id>" (a sandbox route)
-	Action  string // what: "deposit.reverse", "merchant.suspend", ...
-	Subject string // on what: "deposit:<id>", "merchant:<id>", "event:<id>"
-	Reason  string // why, as given
-	Detail  any    // JSON object; nil for {}
-}
+// Entry is one audit_log row (persistence/audit owns the table).
+type Entry = audit.Entry
 
 // Audit writes e in tx (so it commits or rolls back with the change it records).
-func Audit(ctx context.Context, tx postgres.Querier, e Entry) error {
-	detail := []byte("{}")
-	if e.Detail != nil {
-		b, err := json.Marshal(e.Detail)
-		if err != nil {
-			return fmt.Errorf("audit detail: %w", err)
-		}
-		detail = b
-	}
-	if e.Actor == "" {
-		e.Actor = "unknown"
-	}
-	_, err := tx.Exec(ctx, `insert into audit_log (id, actor, action, subject, reason, detail) values ($1, $2, $3, $4, $5, $6)`,
-		uuid.Must(uuid.NewV7()), e.Actor, e.Action, e.Subject, e.Reason, detail)
-	if err != nil {
-		return fmt.Errorf("audit: %w", err)
-	}
-	return nil
-}
+func Audit(ctx context.Context, tx postgres.Querier, e Entry) error { return audit.Write(ctx, tx, e) }
 
 // DefaultActor is $USER@hostname (the CLI's --actor default); "operator" parts stand in for
 // what is unknown.
