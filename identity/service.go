@@ -201,7 +201,22 @@ func (s *Service) checkOTP(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID,
 	return false, err
 }
 
-// VerifyEmail marks the email verified with its code.
+// EmailVerified reports whether email belongs to an account whose email is verified (false
+// for an unknown email): the gateway answers ALREADY_VERIFIED before it checks the code's form.
+func (s *Service) EmailVerified(ctx context.Context, email string) (bool, error) {
+	m, err := merchantByEmail(ctx, s.pool, email, false)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return m.EmailVerifiedAt != nil, nil
+}
+
+// VerifyEmail marks the email verified with its code. An email already verified answers
+// ErrAlreadyVerified whatever the code (the spec's 422 ALREADY_VERIFIED; registration already
+// tells whether an email is in use, so the answer hides nothing), and spends no try.
 // Errors: ErrInvalidOTP (also for an unknown email), ErrAlreadyVerified.
 func (s *Service) VerifyEmail(ctx context.Context, email, code string) (Merchant, error) {
 	now := s.now()
@@ -219,7 +234,7 @@ func (s *Service) VerifyEmail(ctx context.Context, email, code string) (Merchant
 			return err
 		}
 		if m.EmailVerifiedAt != nil {
-			outcome = ErrInvalidOTP // as for an unknown email: the answer tells nothing
+			outcome = ErrAlreadyVerified
 			return nil
 		}
 		ok, err := s.checkOTP(ctx, tx, m.ID, PurposeVerifyEmail, code, now, true)

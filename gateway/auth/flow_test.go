@@ -27,8 +27,13 @@ func TestRegisterVerifyLoginCreateKeyCall(t *testing.T) {
 	}
 	e.want(e.do("POST", "/v1/auth/verify-email", map[string]string{"email": email, "otp": wrong}), 400, "INVALID_OTP")
 	e.want(e.do("POST", "/v1/auth/verify-email", map[string]string{"email": email, "otp": code}), 200, "")
-	// A verified email answers like an unknown one: nothing tells the account's state.
-	e.want(e.do("POST", "/v1/auth/verify-email", map[string]string{"email": email, "otp": code}), 400, "INVALID_OTP")
+	// An email already verified is 422 ALREADY_VERIFIED, as the spec says, whatever the code
+	// (registration already tells whether an email is in use).
+	e.want(e.do("POST", "/v1/auth/verify-email", map[string]string{"email": email, "otp": code}), 422, "ALREADY_VERIFIED")
+	e.want(e.do("POST", "/v1/auth/verify-email", map[string]string{"email": strings.ToUpper(email), "otp": wrong}), 422, "ALREADY_VERIFIED")
+	e.want(e.do("POST", "/v1/auth/verify-email", map[string]string{"email": email}), 422, "ALREADY_VERIFIED")
+	e.want(e.do("POST", "/v1/auth/verify-email", map[string]string{"email": email, "otp": "12"}), 422, "ALREADY_VERIFIED")
+	e.want(e.do("POST", "/v1/auth/verify-email", map[string]string{"email": "nobody@example.test", "otp": code}), 400, "INVALID_OTP")
 	e.want(e.do("POST", "/v1/auth/resend-otp", map[string]string{"email": email}), 200, "")
 
 	access, _ := e.login(email, pw)

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"errors"
 	"strings"
 
@@ -86,6 +87,12 @@ func (s *Service) handleVerifyEmail(ctx *fasthttp.RequestCtx) {
 	var v api.Validator
 	in.validate(&v)
 	if err := v.Err(); err != nil {
+		// An email already verified is 422 ALREADY_VERIFIED (spec) whatever the code says.
+		if in.Email != "" {
+			if done, verr := s.id.EmailVerified(api.Ctx(ctx), in.Email); verr != nil || done {
+				err = cmp.Or(verr, error(identity.ErrAlreadyVerified))
+			}
+		}
 		fail(ctx, err)
 		return
 	}

@@ -109,7 +109,7 @@ func (r *Routes) Docs() []openapi.Op {
 			Errors: with(api.CodeEmailInUse)},
 		{Method: "POST", Path: "/v1/auth/verify-email", Tag: tag, Public: true, Summary: "Verify the email with its one-time code", Description: pubDesc + " A code dies after 5 wrong tries or 10 minutes.",
 			Body:      obj(map[string]openapi.Schema{"email": email, "otp": otp}, "email", "otp"),
-			Responses: message("verified"), Errors: with(api.CodeInvalidOTP)},
+			Responses: message("verified"), Errors: with(api.CodeInvalidOTP, api.CodeAlreadyVerified)},
 		{Method: "POST", Path: "/v1/auth/resend-otp", Tag: tag, Public: true, Summary: "Send a new one-time code (at most one a minute)",
 			Description: pubDesc + " The answer is the same whether or not the account exists, is verified, or had a code within the minute.",
 			Body:        obj(map[string]openapi.Schema{"email": email, "purpose": openapi.Enum(identity.PurposeVerifyEmail, identity.PurposeResetPassword)}, "email"),
