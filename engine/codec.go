@@ -79,10 +79,17 @@ func DecodeEvent(src []byte, e *Event) error {
 		copy(id[:], p[:16])
 		p = p[16:]
 	}
-	var ok bool
-	if e.Symbol, p, ok = readShortString(p); !ok {
+	// The symbol is one of a handful and a decoder reuses its Event: keep the string the
+	// last event held when the bytes are the same (the comparison does not allocate), so a
+	// replay does not allocate a symbol per event.
+	if len(p) < 1 || len(p) < 1+int(p[0]) {
 		return ErrBadEvent
 	}
+	if sym := p[1 : 1+int(p[0])]; string(sym) != e.Symbol {
+		e.Symbol = string(sym)
+	}
+	p = p[1+int(p[0]):]
+	var ok bool
 	if e.ClientOrderID, p, ok = readShortString(p); !ok {
 		return ErrBadEvent
 	}
