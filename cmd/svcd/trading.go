@@ -248,6 +248,11 @@ func (x *exchange) run() {
 		defer x.wg.Done()
 		x.snapshotLoop(ctx)
 	}()
+	x.wg.Add(1)
+	go func() { // the engine's clock: countdown-cancel-all fires on its ticks (issue 28)
+		defer x.wg.Done()
+		trading.RunClock(ctx, x.engine, nil)
+	}()
 }
 
 func (x *exchange) snapshotLoop(ctx context.Context) {

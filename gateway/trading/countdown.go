@@ -83,10 +83,13 @@ func (h *Handlers) countdownCancelAll(ctx *fasthttp.RequestCtx) {
 	api.OK(ctx, body)
 }
 
-// RunClock tells every exchange's symbols the time every ClockEvery until ctx is done,
-// so countdowns fire (the engine reads no clock). Several gateways may run it: a tick
-// fires only what is due, once.
-func (h *Handlers) RunClock(ctx context.Context) {
+// RunClock tells ex's symbols the time (clock; nil means time.Now) every ClockEvery until
+// ctx is done, so countdowns fire: the engine reads no clock. svcd runs it beside each
+// engine; a second clock on the same engine is harmless (a tick fires only what is due).
+func RunClock(ctx context.Context, ex Exchange, clock Clock) {
+	if clock == nil {
+		clock = time.Now
+	}
 	t := time.NewTicker(ClockEvery)
 	defer t.Stop()
 	for {
@@ -94,21 +97,24 @@ func (h *Handlers) RunClock(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			h.Tick()
+			Tick(ex, clock())
 		}
 	}
 }
 
-// Tick tells every exchange's symbols the time now (RunClock's step; tests call it).
+// Tick tells every symbol of ex the time now.
+func Tick(ex Exchange, now time.Time) {
+	for _, p := range ex.Pairs() {
+		// An engine that cannot take it now (busy, stopped) gets the next tick.
+		_, _ = ex.Submit(&engine.Command{Kind: engine.CmdTick, Symbol: p.Symbol, Time: now.UnixNano()})
+	}
+}
+
+// Tick runs one clock step on every exchange of h at h's clock (tests).
 func (h *Handlers) Tick() {
-	now := h.now().UnixNano()
 	for _, ex := range h.exchanges {
-		if ex == nil {
-			continue
-		}
-		for _, p := range ex.Pairs() {
-			// An engine that cannot take it now (busy, stopped) gets the next tick.
-			_, _ = ex.Submit(&engine.Command{Kind: engine.CmdTick, Symbol: p.Symbol, Time: now})
+		if ex != nil {
+			Tick(ex, h.now())
 		}
 	}
 }
