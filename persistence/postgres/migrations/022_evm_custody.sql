@@ -29,12 +29,15 @@ create table evm_blocks (
     primary key (chain, block_number)
 );
 
--- Token transfers to our deposit addresses, each recorded once per (tx hash, log index).
+-- Token transfers to our deposit addresses, each recorded once per (tx hash, ordinal): the
+-- ordinal is the log's place among the transaction's Transfer logs of our tokens, which stays
+-- the same when a reorganisation puts the transaction in another block (the log index may not).
 create table evm_transfers (
     id                uuid primary key,
     chain             text not null,
     tx_hash           text not null,
-    log_index         integer not null,
+    ordinal           integer not null,
+    log_index         integer not null,         -- in the block it was last seen in
     block_number      bigint not null,
     block_hash        text not null,
     token             text not null,            -- the token contract
@@ -49,7 +52,7 @@ create table evm_transfers (
     seen_at           timestamptz not null,
     credited_at       timestamptz,
     dropped_at        timestamptz,
-    constraint evm_transfers_once unique (chain, tx_hash, log_index)
+    constraint evm_transfers_once unique (chain, tx_hash, ordinal)
 );
 create index evm_transfers_open on evm_transfers (chain, block_number) where status = 'SEEN';
 create index evm_transfers_alerts on evm_transfers (dropped_at) where status = 'REORGED_AFTER_CREDIT';
@@ -71,6 +74,7 @@ create table evm_sends (
     asset           text not null,             -- USDT, USDC, or the chain's native coin for TOPUP
     token           text not null,             -- the token contract ('' for TOPUP)
     from_address    text not null,
+    signer_key      text not null,             -- the signer's name of the sending key (hot, deposit:<reference>)
     to_address      text not null,
     value           numeric(78, 0) not null,   -- token base units (wei for TOPUP)
     nonce           bigint,                    -- null while WAITING
