@@ -57,7 +57,7 @@ tidy-check:
 test: tidy-check
 	@url="$(DB_URL)"; test -n "$$url" || { echo "no database (see the messages above)"; exit 1; }; \
 	echo "database: $$url"; \
-	.ci/chromium || true; .ci/kcat || true; \
+	.ci/chromium || true; .ci/kcat || true; .ci/geth || true; \
 	DATABASE_URL="$$url" $(GO) test -count=1 -timeout 20m ./... && \
 	DATABASE_URL="$$url" $(GO) test -count=1 -race -timeout 20m ./engine/... ./gateway/... ./persistence/... ./payments/webhooks/... && \
 	DATABASE_URL="$$url" GO=$(GO) ./bench/smoke.sh
