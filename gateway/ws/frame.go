@@ -3,6 +3,7 @@ package ws
 import (
 	"encoding/binary"
 	"errors"
+	"unicode/utf8"
 )
 
 // frame is one server-to-client WebSocket frame, header and payload together (RFC 6455
@@ -28,6 +29,7 @@ const (
 	CloseNormal          = 1000
 	CloseGoingAway       = 1001
 	CloseProtocolError   = 1002
+	CloseInvalidPayload  = 1007 // a text message that is not UTF-8
 	ClosePolicyViolation = 1008
 	CloseMessageTooBig   = 1009
 	CloseInternalError   = 1011
@@ -63,8 +65,16 @@ func controlFrame(opcode byte, payload []byte) *frame {
 	return &frame{b: append(b, payload...)}
 }
 
-// closeFrame frames a close with code and reason (the reason is cut to fit).
+// closeFrame frames a close with code and reason. A reason longer than the 123 bytes a
+// close frame holds is cut at a character boundary: the client checks it as UTF-8.
 func closeFrame(code int, why string) *frame {
+	if len(why) > 123 {
+		n := 123
+		for n > 0 && !utf8.RuneStart(why[n]) {
+			n--
+		}
+		why = why[:n]
+	}
 	p := binary.BigEndian.AppendUint16(make([]byte, 0, 2+len(why)), uint16(code))
 	p = append(p, why...)
 	return controlFrame(opClose, p)
@@ -113,6 +123,9 @@ func parseFrame(b []byte, max int) (f inFrame, n int, err error) {
 			return f, 0, nil
 		}
 		u := binary.BigEndian.Uint64(b[2:])
+		if u>>63 != 0 {
+			return f, 0, errProtocol // the most significant bit must be 0 (RFC 6455 5.2)
+		}
 		if u > 1<<40 {
 			return f, 0, errTooBig
 		}

@@ -2,103 +2,10 @@ package ws
 
 import (
 	"encoding/json"
-	"errors"
 	"strconv"
 
 	"svc/gateway/api"
 )
-
-// received parses the bytes the poller read and handles each complete message.
-func (c *conn) received(data []byte) {
-	c.lastRead.Store(c.srv.clock.Load())
-	c.rmu.Lock()
-	defer c.rmu.Unlock()
-	buf := data
-	if len(c.rbuf) > 0 {
-		c.rbuf = append(c.rbuf, data...)
-		buf = c.rbuf
-	}
-	max := c.srv.cfg.MaxMessage
-	for len(buf) > 0 {
-		f, n, err := parseFrame(buf, max)
-		if err != nil {
-			c.rbuf = nil
-			if errors.Is(err, errTooBig) {
-				c.fail(CloseMessageTooBig, "message too big")
-			} else {
-				c.fail(CloseProtocolError, "protocol error")
-			}
-			return
-		}
-		if n == 0 {
-			break
-		}
-		buf = buf[n:]
-		if !c.frame(f) {
-			c.rbuf = nil
-			return
-		}
-	}
-	if len(buf) == 0 {
-		c.rbuf = nil
-	} else if len(c.rbuf) == 0 || &buf[0] != &c.rbuf[0] {
-		c.rbuf = append([]byte(nil), buf...) // the rest of a frame: keep a copy (data is the poller's)
-	} else {
-		c.rbuf = append(c.rbuf[:0], buf...)
-	}
-	if len(c.rbuf) > max+16 {
-		c.rbuf = nil
-		c.fail(CloseMessageTooBig, "message too big")
-	}
-}
-
-// frame handles one client frame (under rmu); false ends reading.
-func (c *conn) frame(f inFrame) bool {
-	switch f.opcode {
-	case opPing:
-		c.send(controlFrame(opPong, f.payload))
-		return true
-	case opPong:
-		return true
-	case opClose:
-		code := CloseNormal
-		if len(f.payload) >= 2 {
-			code = int(f.payload[0])<<8 | int(f.payload[1])
-		}
-		c.fail(code, "")
-		return false
-	case opText, opBinary:
-		if len(c.msg) > 0 || c.msgOp != 0 {
-			c.fail(CloseProtocolError, "protocol error")
-			return false
-		}
-		if !f.fin {
-			c.msgOp = f.opcode
-			c.msg = append(c.msg[:0], f.payload...)
-			return true
-		}
-		c.message(f.opcode, f.payload)
-		return true
-	case opContinuation:
-		if c.msgOp == 0 {
-			c.fail(CloseProtocolError, "protocol error")
-			return false
-		}
-		if len(c.msg)+len(f.payload) > c.srv.cfg.MaxMessage {
-			c.fail(CloseMessageTooBig, "message too big")
-			return false
-		}
-		c.msg = append(c.msg, f.payload...)
-		if f.fin {
-			op, m := c.msgOp, c.msg
-			c.msgOp, c.msg = 0, nil
-			c.message(op, m)
-		}
-		return true
-	}
-	c.fail(CloseProtocolError, "protocol error")
-	return false
-}
 
 func (c *conn) message(op byte, data []byte) {
 	if op != opText {
