@@ -41,6 +41,12 @@ func Can(p any, provider, operation string, need Need) error {
 	if !Configured(p) {
 		return &UnavailableError{Provider: provider, Operation: operation}
 	}
+	// A provider made of several (ChainCustody: a custodian per chain) may have none for
+	// this need: that is "not configured" (503), not "cannot" (422).
+	if cf, ok := p.(interface{ ConfiguredFor(Need) bool }); ok && !cf.ConfiguredFor(need) {
+		return &UnavailableError{Provider: provider, Operation: operation,
+			Reason: fmt.Sprintf("no %s partner is configured for %s in this environment", provider, needName(need))}
+	}
 	c, ok := p.(Capable)
 	if !ok {
 		return nil
@@ -89,6 +95,19 @@ func (e *UnsupportedError) Error() string {
 		msg += "; it offers " + strings.Join(offers, "; ")
 	}
 	return msg
+}
+
+func needName(n Need) string {
+	var parts []string
+	for _, s := range []string{string(n.Asset), string(n.Chain), n.Rail} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) == 0 {
+		return "this operation"
+	}
+	return strings.Join(parts, " on ")
 }
 
 func joinAssets(as []money.Asset) string {

@@ -206,3 +206,12 @@ func (c *Custody) BalancesOf(ctx context.Context, addr common.Address) (Balances
 func assetOf(s string) money.Asset { return money.Asset(s) }
 
 func moneyOf(t Token, minor int64) money.Amount { return money.New(t.Asset, minor) }
+
+// Capabilities are the custody's chain and the assets it has token contracts for.
+func (c *Custody) Capabilities() providers.Capabilities {
+	caps := providers.Capabilities{Chains: []providers.Chain{c.cfg.Chain}}
+	for _, t := range c.cfg.Tokens {
+		caps.Assets = append(caps.Assets, t.Asset)
+	}
+	return caps
+}
