@@ -8,6 +8,8 @@ import (
 	"io"
 
 	"svc/payments/ledger"
+	"svc/payments/money"
+	"svc/payments/treasury"
 	"svc/persistence/postgres"
 )
 
@@ -32,7 +34,10 @@ func runLedger(ctx context.Context, args []string, env func(string) string, stdo
 		fmt.Fprintln(stderr, "usage: svc ledger verify [--database-url URL] [--max N]\n\n"+
 			"Checks, in one consistent snapshot, that every ledger transaction sums to zero per asset, every\n"+
 			"balance equals the sum of its entries (and each entry's running balance is right), and no\n"+
-			"merchant or customer account is negative unless it is a receivable. Exits 1 on any violation.")
+			"merchant or customer account is negative unless it is a receivable; and that the ledger's system:fx\n"+
+			"equals the treasury's trades on the book plus what is in flight (every conversion recorded its hedge\n"+
+			"intent, every hedge's fill matches its projected trades, no trade of the treasury without its order).\n"+
+			"Exits 1 on any violation.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args[1:]); err != nil {
@@ -54,7 +59,17 @@ func runLedger(ctx context.Context, args []string, env func(string) string, stdo
 	if err != nil {
 		return err
 	}
+	// The treasury (issue 27): system:fx = the treasury's trades on the book + in flight.
+	tvs, recs, err := treasury.Verify(ctx, pool)
+	if err != nil {
+		return err
+	}
+	vs = append(vs, tvs...)
 	fmt.Fprintf(stdout, "checked %d accounts, %d transactions, %d entries\n", stats.Accounts, stats.Transactions, stats.Entries)
+	for _, r := range recs {
+		fmt.Fprintf(stdout, "treasury %s %s: system:fx %s = -(traded %s + in flight %s)\n", r.Env, r.Asset,
+			money.Format(r.Asset, r.LedgerFX), money.Format(r.Asset, r.Engine), money.Format(r.Asset, r.InFlight))
+	}
 	if len(vs) == 0 {
 		fmt.Fprintln(stdout, "ledger OK: every invariant holds")
 		return nil

@@ -34,6 +34,7 @@ func commands() []command {
 		{"mail", "mail kept when no SMTP server is configured: outbox", runMail},
 		{"journal", "exchange journal: inspect, replay --verify (rebuild and compare with the snapshot)", runJournal},
 		{"ledger", "payments ledger: verify (every invariant; exits 1 on any break)", runLedger},
+		{"treasury", "the treasuries: positions, result, pending hedges, limits, alerts", runTreasury},
 		{"watch", "watch SYMBOL: follow an order book over the WebSocket stream (top of book)", runWatch},
 	}
 }

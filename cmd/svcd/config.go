@@ -76,6 +76,7 @@ type config struct {
 	SandboxBankName string
 
 	MoneyIn  moneyInConfig  // rates, onramps, deposits, merchant balance (payments.go)
+	Treasury treasuryConfig // treasuries and market makers (treasury.go)
 	Partners partnersConfig // live partners (Paystack) and the partner-events route (partners.go)
 }
 
@@ -135,6 +136,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.SandboxBankCode, "sandbox-bank-code", env.str("sandbox-bank-code", "999"), "3-digit bank code of sandbox NGN virtual accounts (their NUBAN check digit uses it)")
 	fs.StringVar(&c.SandboxBankName, "sandbox-bank-name", env.str("sandbox-bank-name", "Svc Sandbox Bank"), "bank name shown on sandbox NGN virtual accounts")
 	c.MoneyIn.flags(fs, &env)
+	c.Treasury.flags(fs, &env)
 	c.Partners.flags(fs, &env)
 	c.Kafka.flags(fs, &env)
 	c.Cluster.flags(fs, &env)
@@ -187,6 +189,9 @@ func (c config) validate() error {
 		errs = append(errs, fmt.Errorf("-sandbox-bank-code %q: want 3 digits", c.SandboxBankCode))
 	}
 	if err := c.MoneyIn.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Treasury.validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.Partners.validate(); err != nil {

@@ -188,6 +188,7 @@ func Post(ctx context.Context, tx pgx.Tx, t Transaction) (Posted, error) {
 	b.Queue(`update ledger_accounts a set balance = u.balance, last_seq = u.last_seq, updated_at = $1
 		from unnest($2::uuid[], $3::bigint[], $4::bigint[]) as u(id, balance, last_seq)
 		where a.id = u.id`, createdAt, aIDs, aBal, aSeq)
+	queueFXIntents(b, t, id, net)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		if isNegativeBalance(err) { // the database's own guard (should be unreachable)
 			return Posted{}, &InsufficientBalanceError{}
@@ -195,6 +196,45 @@ func Post(ctx context.Context, tx pgx.Tx, t Transaction) (Posted, error) {
 		return Posted{}, fmt.Errorf("ledger: write entries: %w", err)
 	}
 	return posted, nil
+}
+
+// queueFXIntents queues, with the entries, the treasury's hedge intents of a transaction
+// that moves system:fx (issue 27): per asset the desk gave out (-) or took in (+), a row
+// telling the treasury (payments/treasury) to buy back what fx gave, or sell what it took,
+// on the book; the NGN side rides on the first row. Written here, in the posting's own
+// transaction, so no conversion can reach the ledger without its hedge, whichever service
+// posts it; the ledger is the table's only writer.
+func queueFXIntents(b *pgx.Batch, t Transaction, id uuid.UUID, net map[slot]int64) {
+	fx := map[money.Asset]int64{}
+	for k, v := range net {
+		if k.account.Owner == OwnerSystem && k.account.Purpose == FX && v != 0 {
+			fx[k.asset] += v
+		}
+	}
+	if len(fx) == 0 {
+		return
+	}
+	var assets []string
+	for a := range fx {
+		if a != money.NGN {
+			assets = append(assets, string(a))
+		}
+	}
+	sort.Strings(assets)
+	if len(assets) == 0 {
+		assets = []string{string(money.NGN)}
+	}
+	qty, ngn, refs := make([]int64, len(assets)), make([]int64, len(assets)), make([]string, len(assets))
+	for i, a := range assets {
+		if a != string(money.NGN) {
+			qty[i] = -fx[money.Asset(a)]
+		}
+		refs[i] = "ledger:" + id.String() + ":" + a
+	}
+	ngn[0] = fx[money.NGN]
+	b.Queue(`insert into treasury_intents (environment, asset, qty, ngn, reference)
+		select $1, u.asset, u.qty, u.ngn, u.reference from unnest($2::text[], $3::bigint[], $4::bigint[], $5::text[]) as u(asset, qty, ngn, reference)`,
+		t.Environment, assets, qty, ngn, refs)
 }
 
 // SystemShards is how many rows each system account of a merchant and environment is kept

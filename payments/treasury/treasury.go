@@ -3,9 +3,10 @@
 // rates, and the treasury executes them on the environment's own book from an engine
 // account of its own, so the desk's currency risk does not grow unhedged.
 //
-//   - Record writes a hedge intent in the same transaction as a conversion's ledger
-//     posting (deposits, offramps, transfers): what the treasury must buy or sell on the
-//     book, keyed by the posting's business step, so a replayed step records nothing twice.
+//   - The ledger writes a hedge intent (table treasury_intents) in the same transaction as
+//     every posting that moves system:fx (ledger.Post): what the treasury must buy or sell
+//     on the book. Deposits, offramps and their reversals need no call of their own, and no
+//     conversion can reach the ledger without its hedge.
 //   - Desk.Hedge, every Window, nets each asset's open position (the intents minus what
 //     was filled) into one IOC limit order inside the quoting band, from the treasury's
 //     engine account. The order's row (status placing, its engine order id and the
@@ -146,35 +147,6 @@ func New(pool *pgxpool.Pool, cfg Config) (*Desk, error) {
 		stats: map[string]map[money.Asset]*counters{}}, nil
 }
 
-// Record writes the hedge intent of one conversion in tx, the transaction that posts it:
-// qty is what the treasury must buy (+) or sell (-) on the book, in minor units of asset
-// (minus what system:fx gained in asset), and ngn what system:fx gained in NGN (kobo).
-// reference names the business step ("deposit:<id>:convert"); a second Record of it
-// changes nothing.
-func Record(ctx context.Context, tx postgres.Querier, env, reference string, asset money.Asset, qty, ngn int64) error {
-	if qty == 0 && ngn == 0 {
-		return nil
-	}
-	if _, err := tx.Exec(ctx, `insert into treasury_intents (environment, asset, qty, ngn, reference) values ($1, $2, $3, $4, $5)
-		on conflict (environment, reference) do nothing`, env, string(asset), qty, ngn, reference); err != nil {
-		return fmt.Errorf("treasury intent: %w", err)
-	}
-	return nil
-}
-
-// RecordConversion records a conversion that gave `out` from system:fx and took `in` into
-// it (one of them NGN): a deposit's NGN -> USDT is RecordConversion(tx, env, ref,
-// ngnIn, usdtOut), an offramp's USDT -> NGN RecordConversion(tx, env, ref, usdtIn, ngnOut).
-func RecordConversion(ctx context.Context, tx postgres.Querier, env, reference string, in, out money.Amount) error {
-	switch {
-	case in.Asset == money.NGN && out.Asset != money.NGN:
-		return Record(ctx, tx, env, reference, out.Asset, out.Minor, in.Minor)
-	case out.Asset == money.NGN && in.Asset != money.NGN:
-		return Record(ctx, tx, env, reference, in.Asset, -in.Minor, -out.Minor)
-	}
-	return fmt.Errorf("treasury: conversion %s -> %s is not against NGN", in.Asset, out.Asset)
-}
-
 // Covers implements rates.Treasury: whether env's treasury can take a conversion of units
 // of asset on side (rates.Buy: the customer buys the asset, the treasury must buy it on
 // the book) without its open position passing the asset's limit.
@@ -215,6 +187,29 @@ func (d *Desk) Run(ctx context.Context) {
 		for env := range d.cfg.Envs {
 			if err := d.Hedge(ctx, env); err != nil && ctx.Err() == nil {
 				d.cfg.Logger.Warn("treasury: hedge round failed; retried next window", "env", env, "error", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Watch refreshes the open positions Covers answers from every Window until ctx ends,
+// without hedging: for a process whose engine runs elsewhere (the desk of the engine's
+// process hedges).
+func (d *Desk) Watch(ctx context.Context) {
+	t := time.NewTicker(d.cfg.Window)
+	defer t.Stop()
+	for {
+		for env := range d.cfg.Envs {
+			open, err := OpenPositions(ctx, d.pool, env)
+			if err == nil {
+				d.mu.Lock()
+				d.open[env] = open
+				d.mu.Unlock()
 			}
 		}
 		select {
