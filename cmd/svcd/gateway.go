@@ -11,6 +11,8 @@ import (
 	"svc/cmd/internal/cli"
 	"svc/gateway"
 	"svc/gateway/auth"
+	gwidem "svc/gateway/idempotency"
+	"svc/payments/idempotency"
 )
 
 // newGateway builds the HTTP server over every subsystem's routes, with the metrics
@@ -23,7 +25,9 @@ func newGateway(cfg config, pool *pgxpool.Pool, log *slog.Logger, id *auth.Servi
 	market := rs.has(roleMarketData) && tr.market != nil && tr.ws != nil
 	var routes []gateway.RouteSet
 	if rs.has(roleGateway) {
-		routes = append(routes, id.Routes(), tr.orders)
+		// API keys' creates and revocations honour X-Idempotency-Key (issue 30).
+		keys := gwidem.Middleware(idempotency.New(pool, idempotency.Config{}))
+		routes = append(routes, id.Routes().Idempotent(keys), tr.orders)
 		domain.limits = append(domain.limits,
 			rateLimit{"merchant", func() uint64 { m, _ := id.RateLimited(); return m }},
 			rateLimit{"auth_address", func() uint64 { _, a := id.RateLimited(); return a }})

@@ -185,8 +185,8 @@ func newPayments(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 	offrampRoutes := gwofframps.New(ofs, keys, sandboxOfframps(cfg, ofs, inbound))
 	partnerEvents := partnerRoutes(cfg, inbound) // issue 19: POST /v1/partners/{provider}/events
 	p.partnerLimited = partnerEvents.RateLimited
-	p.routes = []gateway.RouteSet{hooks, gwevents.New(events.NewService(pool, rec), gwevents.Options{Idempotency: idem}),
-		gp.New(products.NewService(pool, nil)), gi.New(inv), pay,
+	p.routes = []gateway.RouteSet{hooks.Idempotent(idem), gwevents.New(events.NewService(pool, rec), gwevents.Options{Idempotency: idem}),
+		gp.New(products.NewService(pool, nil)).Idempotent(idem), gi.New(inv).Idempotent(idem), pay.Idempotent(idem),
 		gwcustomers.New(cs, idem), gwcustomers.NewKYC(cs, clientIP(cfg)), gwva.New(virtualaccounts.NewService(pool, rec, envs, nil), idem),
 		gwwithdrawals.New(wds, keys), offrampRoutes, gwrecipients.New(recipients.New(pool, nil), keys), gwtransfers.New(tfs, keys),
 		gwrates.New(rs), gwonramps.New(ons, idem), gwdeposits.New(sandboxDeposits(cfg, deps, ons, inbound), offrampRoutes.Dispatch), gwbalance.New(bal, idem),

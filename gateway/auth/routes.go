@@ -10,10 +10,17 @@ import (
 )
 
 // Routes is the RouteSet of identity and access (gateway.Deps.Routes).
-type Routes struct{ s *Service }
+type Routes struct {
+	s    *Service
+	idem api.Middleware
+}
 
 // Routes returns the route set to register on the gateway.
-func (s *Service) Routes() *Routes { return &Routes{s: s} }
+func (s *Service) Routes() *Routes { return &Routes{s: s, idem: api.OrNone(nil)} }
+
+// Idempotent honours X-Idempotency-Key on key creation and revocation (issue 30): m is
+// gateway/idempotency's middleware; nil changes nothing.
+func (r *Routes) Idempotent(m api.Middleware) *Routes { r.idem = api.OrNone(m); return r }
 
 // Register adds every /v1/auth, /v1/merchant and /v1/api-keys route. The public /v1/auth
 // routes are limited per client address; the rest go through protect.
@@ -36,9 +43,9 @@ func (r *Routes) Register(rt *router.Router, protect func(fasthttp.RequestHandle
 	rt.GET(whitelistPath, protect(s.handleGetWhitelist))
 	rt.PUT(whitelistPath, protect(s.handlePutWhitelist))
 
-	rt.POST("/v1/api-keys", protect(s.handleCreateKey))
+	rt.POST("/v1/api-keys", protect(r.idem(s.handleCreateKey)))
 	rt.GET("/v1/api-keys", protect(s.handleListKeys))
-	rt.PATCH("/v1/api-keys/{id}/revoke", protect(s.handleRevokeKey))
+	rt.PATCH("/v1/api-keys/{id}/revoke", protect(r.idem(s.handleRevokeKey)))
 	rt.DELETE("/v1/api-keys/{id}", protect(s.handleDeleteKey))
 }
 
@@ -152,7 +159,7 @@ func (r *Routes) Docs() []openapi.Op {
 		{Method: "PUT", Path: whitelistPath, Tag: mtag, Summary: "Replace the IP whitelist (applies from the next request, in every process)",
 			Body: whitelist, Responses: map[int]openapi.Response{200: {Description: "whitelist", Data: whitelist}},
 			Errors: []string{api.CodeValidation, api.CodeIPNotWhitelisted, api.CodeLiveCredRequired, api.CodeInsufficientScope}},
-		{Method: "POST", Path: "/v1/api-keys", Tag: ktag, Summary: "Create an API key; the full key is in this answer only",
+		{Method: "POST", Path: "/v1/api-keys", Idempotent: true, Tag: ktag, Summary: "Create an API key; the full key is in this answer only",
 			Description: "Either auth method. An API key may only create keys of its own environment (403 FORBIDDEN) and needs every scope. scopes defaults to all four.",
 			Body: obj(map[string]openapi.Schema{"name": openapi.Schema{"type": "string", "maxLength": 100}, "environment": openapi.Enum("sandbox", "live"),
 				"scopes": scopes}, "name"),
@@ -165,7 +172,7 @@ func (r *Routes) Docs() []openapi.Op {
 			},
 			Responses: map[int]openapi.Response{200: {Description: "data is the array; paging in top-level meta", Data: openapi.Arr(key)}},
 			Errors:    []string{api.CodeValidation, api.CodeForbidden}},
-		{Method: "PATCH", Path: "/v1/api-keys/{id}/revoke", Tag: ktag, Summary: "Revoke a key: refused from the very next request; stays in the list",
+		{Method: "PATCH", Path: "/v1/api-keys/{id}/revoke", Idempotent: true, Tag: ktag, Summary: "Revoke a key: refused from the very next request; stays in the list",
 			Responses: map[int]openapi.Response{200: {Description: "revoked", Data: key}}, Errors: []string{api.CodeNotFound, api.CodeInsufficientScope}},
 		{Method: "DELETE", Path: "/v1/api-keys/{id}", Tag: ktag, Summary: "Delete a key for good",
 			Responses: map[int]openapi.Response{200: {Description: "deleted", Data: obj(map[string]openapi.Schema{"id": openapi.UUID(""), "deleted": openapi.Bool("")})}},

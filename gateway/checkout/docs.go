@@ -33,7 +33,7 @@ func (rs *Routes) Docs() []o.Op {
 		410: {Description: "deleted link", ContentType: "text/html", Data: o.Str("")},
 		422: {Description: "out of stock", ContentType: "text/html", Data: o.Str("")}}
 	return []o.Op{
-		{Method: "POST", Path: "/v1/checkout-links", Tag: "checkout", Summary: "Create a checkout link",
+		{Method: "POST", Path: "/v1/checkout-links", Idempotent: true, Tag: "checkout", Summary: "Create a checkout link",
 			Description: "Three flavors: one-time (amount + currency, or line_items); invoice-linked (invoice_id); inline (customer_name + customer_email + line_items create a pending invoice and its link). amount, currency and the invoice are fixed after creation.",
 			Body: o.Obj(map[string]o.Schema{
 				"title": o.Str("required, at most 255"), "description": o.Str("at most 2000"), "type": o.Enum("one_time", "invoice"),

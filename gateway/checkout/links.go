@@ -24,18 +24,23 @@ type Routes struct {
 	svc     *pc.Service
 	limiter *ratelimit.Limiter
 	limits  PayLimits
+	idem    api.Middleware
 }
 
 // New returns the routes over svc, the hosted pages limited per client address by
 // DefaultPayLimits (see WithPayLimits).
 func New(svc *pc.Service) *Routes {
-	rs := &Routes{svc: svc, limiter: ratelimit.New(nil)}
+	rs := &Routes{svc: svc, limiter: ratelimit.New(nil), idem: api.OrNone(nil)}
 	return rs.WithPayLimits(DefaultPayLimits())
 }
 
+// Idempotent honours X-Idempotency-Key on the route set's creates and state-changing POSTs
+// (issue 30): m is gateway/idempotency's middleware; nil changes nothing.
+func (rs *Routes) Idempotent(m api.Middleware) *Routes { rs.idem = api.OrNone(m); return rs }
+
 // Register adds the API routes behind protect and the public hosted-page routes.
 func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandler) fasthttp.RequestHandler) {
-	r.POST("/v1/checkout-links", protect(rs.create))
+	r.POST("/v1/checkout-links", protect(rs.idem(rs.create)))
 	r.GET("/v1/checkout-links", protect(rs.list))
 	r.GET("/v1/checkout-links/{id}", protect(rs.get))
 	r.PATCH("/v1/checkout-links/{id}", protect(rs.update))

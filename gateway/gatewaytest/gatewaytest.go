@@ -24,8 +24,10 @@ import (
 	"svc/gateway/api"
 	"svc/gateway/auth"
 	"svc/gateway/auth/authtest"
+	gwidem "svc/gateway/idempotency"
 	"svc/gateway/openapi/openapitest"
 	"svc/identity"
+	"svc/payments/idempotency"
 	"svc/payments/providers/mail"
 )
 
@@ -64,7 +66,9 @@ func NewWithConfig(t testing.TB, pool *pgxpool.Pool, cfg gateway.Config, routes 
 		t.Fatal(err)
 	}
 	id.Start()
-	srv, err := gateway.New(cfg, gateway.Deps{Auth: authSvc, Routes: append([]gateway.RouteSet{authSvc.Routes()}, routes...)})
+	// The API keys' creates and revocations honour X-Idempotency-Key, as in svcd.
+	keyRoutes := authSvc.Routes().Idempotent(gwidem.Middleware(idempotency.New(pool, idempotency.Config{})))
+	srv, err := gateway.New(cfg, gateway.Deps{Auth: authSvc, Routes: append([]gateway.RouteSet{keyRoutes}, routes...)})
 	if err != nil {
 		t.Fatal(err)
 	}

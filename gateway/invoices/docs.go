@@ -29,7 +29,7 @@ var invoiceSchema = o.Named("Invoice", o.Obj(map[string]o.Schema{
 func (rs *Routes) Docs() []o.Op {
 	one := map[int]o.Response{200: {Description: "the invoice", Data: invoiceSchema}}
 	return []o.Op{
-		{Method: "POST", Path: "/v1/invoices", Tag: "invoices", Summary: "Create a draft invoice",
+		{Method: "POST", Path: "/v1/invoices", Idempotent: true, Tag: "invoices", Summary: "Create a draft invoice",
 			Body: o.Obj(map[string]o.Schema{
 				"title": o.Str("at most 255"), "customer_name": o.Str("at most 255"), "customer_email": o.Str(""),
 				"customer_id": o.UUID(""), "currency": o.Enum("NGN", "USD"), "issue_date": o.Str("YYYY-MM-DD, default today (UTC)"),
@@ -53,10 +53,10 @@ func (rs *Routes) Docs() []o.Op {
 			Description: "Its checkout links are deleted with it.",
 			Responses:   map[int]o.Response{200: {Description: "deleted", Data: o.Obj(map[string]o.Schema{"id": o.UUID("")})}},
 			Errors:      []string{"NOT_FOUND", "INVOICE_PAID"}},
-		{Method: "POST", Path: "/v1/invoices/{id}/send", Tag: "invoices", Summary: "Email the invoice with its pay link",
+		{Method: "POST", Path: "/v1/invoices/{id}/send", Idempotent: true, Tag: "invoices", Summary: "Email the invoice with its pay link",
 			Description: "Creates the invoice's checkout link when it has none; draft -> pending; a pending or overdue invoice is sent again as a reminder.",
 			Responses:   one, Errors: []string{"VALIDATION_ERROR", "NOT_FOUND", "INVOICE_PAID", "INVALID_STATE"}},
-		{Method: "POST", Path: "/v1/invoices/{id}/line-items", Tag: "invoices", Summary: "Add a line item (total recalculated)",
+		{Method: "POST", Path: "/v1/invoices/{id}/line-items", Idempotent: true, Tag: "invoices", Summary: "Add a line item (total recalculated)",
 			Body: shapes.LineBodySchema, Responses: map[int]o.Response{201: {Description: "the new line item", Data: shapes.LineSchema}},
 			Errors: []string{"VALIDATION_ERROR", "INVALID_JSON", "NOT_FOUND", "PRODUCT_INACTIVE", "INVOICE_PAID", "INVALID_STATE"}},
 		{Method: "DELETE", Path: "/v1/invoices/{id}/line-items/{lineItemId}", Tag: "invoices", Summary: "Remove a line item (total recalculated)",

@@ -18,21 +18,26 @@ import (
 
 // Routes is the RouteSet of /v1/invoices.
 type Routes struct {
-	svc *pi.Service
+	svc  *pi.Service
+	idem api.Middleware
 }
 
 // New returns the routes over svc.
-func New(svc *pi.Service) *Routes { return &Routes{svc: svc} }
+func New(svc *pi.Service) *Routes { return &Routes{svc: svc, idem: api.OrNone(nil)} }
+
+// Idempotent honours X-Idempotency-Key on the route set's creates and state-changing POSTs
+// (issue 30): m is gateway/idempotency's middleware; nil changes nothing.
+func (rs *Routes) Idempotent(m api.Middleware) *Routes { rs.idem = api.OrNone(m); return rs }
 
 // Register adds every route behind protect.
 func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandler) fasthttp.RequestHandler) {
-	r.POST("/v1/invoices", protect(rs.create))
+	r.POST("/v1/invoices", protect(rs.idem(rs.create)))
 	r.GET("/v1/invoices", protect(rs.list))
 	r.GET("/v1/invoices/{id}", protect(rs.get))
 	r.PATCH("/v1/invoices/{id}", protect(rs.update))
 	r.DELETE("/v1/invoices/{id}", protect(rs.delete))
-	r.POST("/v1/invoices/{id}/send", protect(rs.send))
-	r.POST("/v1/invoices/{id}/line-items", protect(rs.addLine))
+	r.POST("/v1/invoices/{id}/send", protect(rs.idem(rs.send)))
+	r.POST("/v1/invoices/{id}/line-items", protect(rs.idem(rs.addLine)))
 	r.DELETE("/v1/invoices/{id}/line-items/{lineItemId}", protect(rs.removeLine))
 }
 

@@ -377,6 +377,9 @@ func (r *renderer) operation(op Op) map[string]any {
 	if idempotent(op) {
 		byStatus[409] = append(byStatus[409], "IDEMPOTENCY_KEY_IN_USE")
 		byStatus[422] = append(byStatus[422], "IDEMPOTENCY_KEY_REUSED")
+		if !slices.Contains(byStatus[400], "VALIDATION_ERROR") { // a malformed key
+			byStatus[400] = append(byStatus[400], "VALIDATION_ERROR")
+		}
 	}
 	for status, codes := range byStatus {
 		if status == 0 {

@@ -41,7 +41,7 @@ var productBody = map[string]o.Schema{
 // Docs documents the product routes.
 func (rs *Routes) Docs() []o.Op {
 	return []o.Op{
-		{Method: "POST", Path: "/v1/products", Tag: "products", Summary: "Create a product",
+		{Method: "POST", Path: "/v1/products", Idempotent: true, Tag: "products", Summary: "Create a product",
 			Body:      o.Obj(productBody, "name", "price"),
 			Responses: map[int]o.Response{201: {Description: "the product", Data: productSchema}},
 			Errors:    []string{"VALIDATION_ERROR", "INVALID_JSON"}},

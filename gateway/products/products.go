@@ -18,15 +18,20 @@ import (
 
 // Routes is the RouteSet of /v1/products.
 type Routes struct {
-	svc *pp.Service
+	svc  *pp.Service
+	idem api.Middleware
 }
 
 // New returns the routes over svc.
-func New(svc *pp.Service) *Routes { return &Routes{svc: svc} }
+func New(svc *pp.Service) *Routes { return &Routes{svc: svc, idem: api.OrNone(nil)} }
+
+// Idempotent honours X-Idempotency-Key on the route set's creates and state-changing POSTs
+// (issue 30): m is gateway/idempotency's middleware; nil changes nothing.
+func (rs *Routes) Idempotent(m api.Middleware) *Routes { rs.idem = api.OrNone(m); return rs }
 
 // Register adds every route behind protect.
 func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandler) fasthttp.RequestHandler) {
-	r.POST("/v1/products", protect(rs.create))
+	r.POST("/v1/products", protect(rs.idem(rs.create)))
 	r.GET("/v1/products", protect(rs.list))
 	r.GET("/v1/products/{id}", protect(rs.get))
 	r.PATCH("/v1/products/{id}", protect(rs.update))

@@ -56,7 +56,8 @@ func (rs *Routes) Docs() []openapi.Op {
 	}))
 	return []openapi.Op{
 		{Method: "POST", Path: "/v1/webhooks/endpoints", Tag: tag, Summary: "Register a webhook endpoint",
-			Description: "The secret is returned only here and on rotate-secret. An empty events list subscribes to every event.",
+			Description: "The secret is returned only here and on rotate-secret. An empty events list subscribes to every event. Accepts X-Idempotency-Key.",
+			Idempotent:  true,
 			Body: openapi.Obj(map[string]openapi.Schema{
 				"url":    openapi.Str("HTTPS URL"),
 				"events": openapi.Arr(openapi.Enum(eventNames()...)),
@@ -78,10 +79,18 @@ func (rs *Routes) Docs() []openapi.Op {
 			Errors:    []string{api.CodeNotFound, api.CodeValidation, api.CodeInvalidJSON, api.CodeUnsupportedMedia}},
 		{Method: "DELETE", Path: "/v1/webhooks/endpoints/{id}", Tag: tag, Summary: "Delete a webhook endpoint; its pending deliveries stop",
 			Responses: map[int]openapi.Response{200: {Description: "deleted", Data: openapi.Obj(map[string]openapi.Schema{"id": openapi.UUID("")})}}, Errors: idErr},
-		{Method: "POST", Path: "/v1/webhooks/endpoints/{id}/rotate-secret", Tag: tag, Summary: "Replace the signing secret; the old one stops working at once",
+		{Method: "POST", Path: "/v1/webhooks/endpoints/{id}/rotate-secret", Tag: tag, Summary: "Replace the signing secret, keeping the old one valid for a while",
+			Description: "Until previous_secret_expires_at every delivery carries two signatures in X-Svc-Signature, separated by a space " +
+				"(the new secret's, then the old one's), so a receiver with either secret accepts it. expires_in is in seconds: default " +
+				"86400 (24 h), at most 604800 (7 days), 0 retires the old secret at once. A secret kept by an earlier rotation is dropped. " +
+				"The body is optional. Accepts X-Idempotency-Key.",
+			Body:       openapi.Obj(map[string]openapi.Schema{"expires_in": openapi.Int("seconds the old secret stays valid (0 to 604800, default 86400)")}),
+			Idempotent: true,
 			Responses: map[int]openapi.Response{200: {Description: "the new secret", Data: openapi.Obj(map[string]openapi.Schema{
 				"id": openapi.UUID(""), "secret": openapi.Str("whsec_..."),
-			}, "id", "secret")}}, Errors: idErr},
+				"previous_secret_expires_at": openapi.Nullable(openapi.Time("until when the old secret still signs; null when it stopped at once")),
+			}, "id", "secret", "previous_secret_expires_at")}},
+			Errors: []string{api.CodeNotFound, api.CodeValidation, api.CodeInvalidJSON}},
 		{Method: "POST", Path: "/v1/webhooks/endpoints/{id}/test", Tag: tag, Summary: "Send a test delivery now",
 			Description: "Sends the named event (default test.webhook) with sample data and X-Svc-Test-Mode: true, synchronously. The body is optional.",
 			Body:        openapi.Obj(map[string]openapi.Schema{"event": openapi.Enum(eventNames()...)}),

@@ -4,6 +4,7 @@ package webhooks
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/fasthttp/router"
@@ -22,7 +23,7 @@ type Service interface {
 	Get(ctx context.Context, t payments.Tenant, id uuid.UUID) (wh.Endpoint, error)
 	Update(ctx context.Context, t payments.Tenant, id uuid.UUID, in wh.UpdateInput) (wh.Endpoint, error)
 	Delete(ctx context.Context, t payments.Tenant, id uuid.UUID) error
-	RotateSecret(ctx context.Context, t payments.Tenant, id uuid.UUID) (wh.Created, error)
+	RotateSecret(ctx context.Context, t payments.Tenant, id uuid.UUID, in wh.RotateInput) (wh.Rotated, error)
 	Test(ctx context.Context, t payments.Tenant, id uuid.UUID, event string) (wh.TestResult, error)
 	Logs(ctx context.Context, t payments.Tenant, f wh.LogFilter) ([]wh.LogEntry, int64, error)
 }
@@ -31,20 +32,25 @@ var _ Service = (*wh.Service)(nil)
 
 // Routes is the RouteSet of /v1/webhooks.
 type Routes struct {
-	svc Service
+	svc  Service
+	idem api.Middleware
 }
 
 // New returns the routes over svc.
-func New(svc Service) *Routes { return &Routes{svc: svc} }
+func New(svc Service) *Routes { return &Routes{svc: svc, idem: api.OrNone(nil)} }
+
+// Idempotent honours X-Idempotency-Key on the route set's creates and state-changing POSTs
+// (issue 30): m is gateway/idempotency's middleware; nil changes nothing.
+func (rs *Routes) Idempotent(m api.Middleware) *Routes { rs.idem = api.OrNone(m); return rs }
 
 // Register adds every route, each behind protect (authentication).
 func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandler) fasthttp.RequestHandler) {
-	r.POST("/v1/webhooks/endpoints", protect(rs.create))
+	r.POST("/v1/webhooks/endpoints", protect(rs.idem(rs.create)))
 	r.GET("/v1/webhooks/endpoints", protect(rs.list))
 	r.GET("/v1/webhooks/endpoints/{id}", protect(rs.get))
 	r.PATCH("/v1/webhooks/endpoints/{id}", protect(rs.update))
 	r.DELETE("/v1/webhooks/endpoints/{id}", protect(rs.delete))
-	r.POST("/v1/webhooks/endpoints/{id}/rotate-secret", protect(rs.rotate))
+	r.POST("/v1/webhooks/endpoints/{id}/rotate-secret", protect(rs.idem(rs.rotate)))
 	r.POST("/v1/webhooks/endpoints/{id}/test", protect(rs.test))
 	r.GET("/v1/webhooks/logs", protect(rs.logs))
 }
@@ -136,10 +142,53 @@ func (rs *Routes) delete(ctx *fasthttp.RequestCtx) {
 	api.Delete(ctx, endpoint, rs.svc.Delete, "webhook endpoint deleted")
 }
 
+type rotateBody struct {
+	// ExpiresIn is how many seconds the replaced secret keeps signing deliveries (default
+	// 86400; 0: it stops at once).
+	ExpiresIn *int64 `json:"expires_in"`
+}
+
+type rotatedJSON struct {
+	ID                      string  `json:"id"`
+	Secret                  string  `json:"secret"`
+	PreviousSecretExpiresAt *string `json:"previous_secret_expires_at"`
+}
+
 func (rs *Routes) rotate(ctx *fasthttp.RequestCtx) {
-	api.On(ctx, endpoint, rs.svc.RotateSecret, func(e wh.Created) map[string]string {
-		return map[string]string{"id": e.ID.String(), "secret": e.Secret}
-	})
+	t, id, ok := api.Target(ctx, endpoint.NotFound)
+	if !ok {
+		return
+	}
+	var b rotateBody
+	if len(ctx.PostBody()) > 0 { // the body is optional
+		if err := api.Decode(ctx, &b); err != nil {
+			api.Fail(ctx, err)
+			return
+		}
+	}
+	var in wh.RotateInput
+	if b.ExpiresIn != nil {
+		max := int64(wh.MaxRotationOverlap / time.Second)
+		if *b.ExpiresIn < 0 || *b.ExpiresIn > max {
+			api.Fail(ctx, api.Invalid("expires_in", "must be from 0 to "+strconv.FormatInt(max, 10)+" seconds"))
+			return
+		}
+		d := time.Duration(*b.ExpiresIn) * time.Second
+		in.ExpiresIn = &d
+	}
+	c, cancel := endpoint.Context(ctx)
+	defer cancel()
+	r, err := rs.svc.RotateSecret(c, t, id, in)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	out := rotatedJSON{ID: r.ID.String(), Secret: r.Secret}
+	if r.PreviousExpiresAt != nil {
+		s := api.Time(*r.PreviousExpiresAt)
+		out.PreviousSecretExpiresAt = &s
+	}
+	api.OK(ctx, out)
 }
 
 type testBody struct {

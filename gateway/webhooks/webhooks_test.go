@@ -166,6 +166,18 @@ func TestEndpointsAPI(t *testing.T) {
 		if r.Status != 200 || rot.ID != ep.ID || rot.Secret == ep.Secret || !strings.HasPrefix(rot.Secret, "whsec_") {
 			t.Fatalf("rotate %+v %s", r, r.Data)
 		}
+		if !strings.Contains(string(r.Data), `"previous_secret_expires_at":"`) {
+			t.Fatalf("rotate without expires_in keeps the old secret 24 h: %s", r.Data)
+		}
+		r = m1.do("POST", "/v1/webhooks/endpoints/"+ep.ID+"/rotate-secret", `{"expires_in":0}`)
+		if r.Status != 200 || !strings.Contains(string(r.Data), `"previous_secret_expires_at":null`) {
+			t.Fatalf("rotate expires_in 0: %+v %s", r, r.Data)
+		}
+		for _, body := range []string{`{"expires_in":-1}`, `{"expires_in":604801}`, `{"expires_in":"1h"}`} {
+			if r = m1.do("POST", "/v1/webhooks/endpoints/"+ep.ID+"/rotate-secret", body); r.Status != 400 || len(r.Errors) != 1 || r.Errors[0].Field != "expires_in" {
+				t.Fatalf("rotate %s: %+v", body, r)
+			}
+		}
 		r = m1.do("POST", "/v1/webhooks/endpoints/"+ep.ID+"/test", `{"event":"deposit.failed"}`)
 		if r.Status != 200 || !strings.Contains(string(r.Data), `"success":true`) || !strings.Contains(string(r.Data), `"status_code":200`) {
 			t.Fatalf("test %+v %s", r, r.Data)

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"svc/payments"
+	"svc/payments/idempotency"
 	"svc/payments/invoices"
 	"svc/payments/products"
 	"svc/persistence/postgres"
@@ -123,7 +124,7 @@ func checkURL(p *payments.Problems, field string, v *string) {
 // invoice_id or product_id that is unknown or another tenant's.
 func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput) (Link, error) {
 	var out Link
-	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		l, err := s.create(ctx, tx, t, in)
 		out = l
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"svc/payments"
+	"svc/payments/idempotency"
 	"svc/persistence/postgres"
 )
 
@@ -53,7 +54,8 @@ func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput)
 	}
 	pr.CreatedAt = s.stamp()
 	pr.UpdatedAt = pr.CreatedAt
-	if err := insert(ctx, s.pool, pr); err != nil {
+	// In the request's idempotency scope when it has one (issue 30).
+	if err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error { return insert(ctx, tx, pr) }); err != nil {
 		return Product{}, err
 	}
 	return pr, nil

@@ -85,6 +85,20 @@ func (c *Cipher) seal(secret string, ad []byte) []byte {
 	return c.aead.Seal(out, nonce, []byte(secret), ad)
 }
 
+// openPair opens an endpoint's secret and, during a rotation's overlap, the one it replaced
+// ("" otherwise).
+func (c *Cipher) openPair(sp secretPair, ad []byte) (current, previous string, err error) {
+	if current, err = c.open(sp.current, ad); err != nil {
+		return "", "", err
+	}
+	if sp.previous != nil {
+		if previous, err = c.open(sp.previous, ad); err != nil {
+			return "", "", err
+		}
+	}
+	return current, previous, nil
+}
+
 func (c *Cipher) open(sealed, ad []byte) (string, error) {
 	n := c.aead.NonceSize()
 	if len(sealed) < 1+n || sealed[0] != cipherVersion {

@@ -108,6 +108,7 @@ type delivery struct {
 	data      []byte // JSON object
 	createdAt time.Time
 	secret    string
+	oldSecret string // during a rotation's overlap, the replaced secret: it signs too
 	test      bool
 }
 
@@ -161,7 +162,11 @@ func (s *Sender) post(ctx context.Context, rawURL string, body []byte, d deliver
 	h := req.Header
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", s.cfg.UserAgent)
-	h.Set(HeaderSignature, Sign(body, d.secret))
+	sig := Sign(body, d.secret)
+	if d.oldSecret != "" {
+		sig += " " + Sign(body, d.oldSecret) // the new secret's first, as Standard Webhooks lists them
+	}
+	h.Set(HeaderSignature, sig)
 	h.Set(HeaderEventID, d.eventID.String())
 	h.Set(HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
 	if d.test {

@@ -3,12 +3,15 @@ package webhooks
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"svc/payments"
+	"svc/payments/idempotency"
 	"svc/payments/events"
 )
 
@@ -42,7 +45,9 @@ func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput)
 	now := s.now().UTC().Truncate(time.Microsecond)
 	e := Endpoint{ID: uuid.Must(uuid.NewV7()), URL: in.URL, Events: evs, IsActive: true, CreatedAt: now, UpdatedAt: now}
 	secret := newSecret()
-	if err := insertEndpoint(ctx, s.pool, t, e, s.cipher.seal(secret, e.ID[:])); err != nil {
+	// In the request's idempotency scope when it has one (issue 30).
+	err = idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error { return insertEndpoint(ctx, tx, t, e, s.cipher.seal(secret, e.ID[:])) })
+	if err != nil {
 		return Created{}, err
 	}
 	return Created{Endpoint: e, Secret: secret}, nil
@@ -82,15 +87,33 @@ func (s *Service) Delete(ctx context.Context, t payments.Tenant, id uuid.UUID) e
 	return deleteEndpoint(ctx, s.pool, t, id, s.now().UTC())
 }
 
-// RotateSecret gives the endpoint a new secret; the old one is never used again, including
-// by deliveries already queued. Errors: ErrNotFound.
-func (s *Service) RotateSecret(ctx context.Context, t payments.Tenant, id uuid.UUID) (Created, error) {
-	secret := newSecret()
-	e, err := setSecret(ctx, s.pool, t, id, s.cipher.seal(secret, id[:]), s.now().UTC())
-	if err != nil {
-		return Created{}, err
+// RotateSecret gives the endpoint a new secret. The one it replaces keeps signing every
+// delivery beside the new one (two signatures in X-Svc-Signature) until in.ExpiresIn has
+// passed (default DefaultRotationOverlap; 0: it stops at once), so receivers can switch
+// secrets without failing deliveries in between. A secret kept from an earlier rotation
+// is dropped: at most two are valid at once. Errors: ErrNotFound, *payments.FieldError
+// (expires_in).
+func (s *Service) RotateSecret(ctx context.Context, t payments.Tenant, id uuid.UUID, in RotateInput) (Rotated, error) {
+	overlap := DefaultRotationOverlap
+	if in.ExpiresIn != nil {
+		overlap = *in.ExpiresIn
 	}
-	return Created{Endpoint: e, Secret: secret}, nil
+	if overlap < 0 || overlap > MaxRotationOverlap {
+		return Rotated{}, invalid("expires_in", fmt.Sprintf("must be from 0 to %d seconds", int(MaxRotationOverlap.Seconds())))
+	}
+	secret := newSecret()
+	now := s.now().UTC().Truncate(time.Microsecond)
+	var out Rotated
+	// In the request's idempotency scope when it has one (issue 30).
+	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		e, until, err := rotateSecret(ctx, tx, t, id, s.cipher.seal(secret, id[:]), overlap, now)
+		out = Rotated{Created: Created{Endpoint: e, Secret: secret}, PreviousExpiresAt: until}
+		return err
+	})
+	if err != nil {
+		return Rotated{}, err
+	}
+	return out, nil
 }
 
 // Test sends the named event (default test.webhook) with sample data to the endpoint now,
@@ -103,11 +126,11 @@ func (s *Service) Test(ctx context.Context, t payments.Tenant, id uuid.UUID, eve
 	if !events.Known(event) {
 		return TestResult{}, invalid("event", "unknown event name "+jsonQuote(event))
 	}
-	url, enc, err := endpointSecret(ctx, s.pool, t, id)
+	url, secrets, err := endpointSecret(ctx, s.pool, t, id, s.now())
 	if err != nil {
 		return TestResult{}, err
 	}
-	secret, err := s.cipher.open(enc, id[:])
+	secret, old, err := s.cipher.openPair(secrets, id[:])
 	if err != nil {
 		return TestResult{}, err
 	}
@@ -117,7 +140,7 @@ func (s *Service) Test(ctx context.Context, t payments.Tenant, id uuid.UUID, eve
 	}
 	now := s.now()
 	eventID := uuid.Must(uuid.NewV7())
-	body, o := s.sender.send(ctx, url, delivery{eventID: eventID, event: event, data: data, createdAt: now, secret: secret, test: true}, now)
+	body, o := s.sender.send(ctx, url, delivery{eventID: eventID, event: event, data: data, createdAt: now, secret: secret, oldSecret: old, test: true}, now)
 	entry := LogEntry{
 		ID: uuid.Must(uuid.NewV7()), EndpointID: id, EndpointURL: url, Event: event, Payload: body,
 		StatusCode: o.status, Success: o.success(), Error: o.err, Duration: o.duration, Attempt: 1, Test: true, CreatedAt: now,

@@ -90,31 +90,52 @@ func deleteEndpoint(ctx context.Context, q postgres.Querier, t payments.Tenant, 
 	return nil
 }
 
-func setSecret(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID, enc []byte, now time.Time) (Endpoint, error) {
-	return scanEndpoint(q.QueryRow(ctx, `update webhook_endpoints set secret_enc = $4, updated_at = $5
+// rotateSecret installs enc as the endpoint's secret; the secret it replaces stays valid
+// for overlap (none when 0). It returns the endpoint and when the replaced one expires.
+func rotateSecret(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID, enc []byte, overlap time.Duration, now time.Time) (Endpoint, *time.Time, error) {
+	var until *time.Time
+	if overlap > 0 {
+		u := now.Add(overlap)
+		until = &u
+	}
+	e, err := scanEndpoint(q.QueryRow(ctx, `update webhook_endpoints set
+			previous_secret_enc = case when $5::timestamptz is null then null else secret_enc end,
+			previous_secret_expires_at = $5, secret_enc = $4, updated_at = $6
 		where id = $1 and merchant_id = $2 and environment = $3 and deleted_at is null
-		returning `+endpointCols, id, t.MerchantID, t.Environment, enc, now))
+		returning `+endpointCols, id, t.MerchantID, t.Environment, enc, until, now))
+	return e, until, err
 }
 
-func endpointSecret(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID) (string, []byte, error) {
+// secretPair is an endpoint's sealed secret and, during a rotation's overlap, the one it
+// replaced (nil otherwise).
+type secretPair struct {
+	current, previous []byte
+}
+
+// previousSQL is the replaced secret while it is still valid at $now, else null.
+func previousSQL(now string) string {
+	return `case when previous_secret_expires_at > ` + now + ` then previous_secret_enc end`
+}
+
+func endpointSecret(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID, now time.Time) (string, secretPair, error) {
 	var (
 		url string
-		enc []byte
+		sp  secretPair
 	)
-	err := q.QueryRow(ctx, `select url, secret_enc from webhook_endpoints
+	err := q.QueryRow(ctx, `select url, secret_enc, `+previousSQL("$4")+` from webhook_endpoints
 		where id = $1 and merchant_id = $2 and environment = $3 and deleted_at is null`,
-		id, t.MerchantID, t.Environment).Scan(&url, &enc)
+		id, t.MerchantID, t.Environment, now).Scan(&url, &sp.current, &sp.previous)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", nil, ErrNotFound
+		return "", sp, ErrNotFound
 	}
-	return url, enc, err
+	return url, sp, err
 }
 
 // target is what the worker needs for one attempt, read afresh each time.
 type target struct {
 	tenant    payments.Tenant
 	url       string
-	secretEnc []byte
+	secrets   secretPair
 	active    bool
 	deleted   bool
 	event     string
@@ -124,14 +145,14 @@ type target struct {
 
 var errGone = errors.New("endpoint or event no longer exists for this tenant")
 
-func loadTarget(ctx context.Context, q postgres.Querier, endpointID, eventID uuid.UUID) (target, error) {
+func loadTarget(ctx context.Context, q postgres.Querier, endpointID, eventID uuid.UUID, now time.Time) (target, error) {
 	var t target
-	err := q.QueryRow(ctx, `select ep.merchant_id, ep.environment, ep.url, ep.secret_enc, ep.is_active,
+	err := q.QueryRow(ctx, `select ep.merchant_id, ep.environment, ep.url, ep.secret_enc, `+previousSQL("$3")+`, ep.is_active,
 			ep.deleted_at is not null, ev.type, ev.data, ev.created_at
 		from webhook_endpoints ep
 		join events ev on ev.id = $2 and ev.merchant_id = ep.merchant_id and ev.environment = ep.environment
-		where ep.id = $1`, endpointID, eventID).
-		Scan(&t.tenant.MerchantID, &t.tenant.Environment, &t.url, &t.secretEnc, &t.active, &t.deleted,
+		where ep.id = $1`, endpointID, eventID, now).
+		Scan(&t.tenant.MerchantID, &t.tenant.Environment, &t.url, &t.secrets.current, &t.secrets.previous, &t.active, &t.deleted,
 			&t.event, &t.data, &t.createdAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return t, errGone

@@ -30,6 +30,26 @@ type Created struct {
 	Secret string
 }
 
+// Overlap bounds of a rotation: how long the replaced secret still signs deliveries.
+const (
+	DefaultRotationOverlap = 24 * time.Hour
+	MaxRotationOverlap     = 7 * 24 * time.Hour
+)
+
+// RotateInput is POST /webhooks/endpoints/:id/rotate-secret.
+type RotateInput struct {
+	// ExpiresIn is how long the replaced secret stays valid; nil: DefaultRotationOverlap;
+	// 0: not at all.
+	ExpiresIn *time.Duration
+}
+
+// Rotated is the answer of RotateSecret: the new secret and until when the replaced one
+// still signs deliveries (nil: it stopped at once).
+type Rotated struct {
+	Created
+	PreviousExpiresAt *time.Time
+}
+
 // CreateInput is POST /webhooks/endpoints.
 type CreateInput struct {
 	URL    string

@@ -13,7 +13,7 @@ import (
 
 // Headers of a delivery.
 const (
-	HeaderSignature = "X-Svc-Signature" // sha256=<hex HMAC-SHA256 of the raw body, keyed with the secret>
+	HeaderSignature = "X-Svc-Signature" // sha256=<hex HMAC-SHA256 of the raw body, keyed with the secret>; two, space-separated, during a rotation's overlap
 	HeaderEventID   = "X-Svc-Event-Id"  // the event's id (also "id" in the body)
 	HeaderTimestamp = "X-Svc-Timestamp" // Unix seconds of this attempt (also "timestamp" in the body)
 	HeaderTestMode  = "X-Svc-Test-Mode" // "true" on test sends only
@@ -39,23 +39,40 @@ func Sign(body []byte, secret string) string {
 // as read (before any JSON parsing), header the X-Svc-Signature value, secret the endpoint's
 // whsec_ secret. The digests are compared in constant time.
 //
+// During a secret rotation's overlap the header carries two signatures separated by a
+// space (the new secret's, then the replaced one's, as Standard Webhooks does); the body is
+// authentic when any of them matches secret, so a receiver holding either secret accepts
+// it. Entries that are not sha256=<hex> are skipped (a later scheme); none at all is
+// ErrBadSignatureHeader.
+//
 // With tolerance > 0 it also checks that the body's signed "timestamp" (the time of this
 // attempt) is within tolerance of now, which refuses an old delivery replayed by someone
 // who captured it. Five minutes is a sensible tolerance; 0 skips the check.
 //
 // Errors: ErrBadSignatureHeader, ErrSignatureMismatch, ErrNoTimestamp, ErrTimestampOutside.
 func Verify(body []byte, header string, secret string, tolerance time.Duration, now time.Time) error {
-	hexSig, ok := strings.CutPrefix(strings.TrimSpace(header), "sha256=")
-	if !ok {
-		return ErrBadSignatureHeader
-	}
-	got, err := hex.DecodeString(hexSig)
-	if err != nil || len(got) != sha256.Size {
-		return ErrBadSignatureHeader
-	}
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write(body)
-	if !hmac.Equal(got, m.Sum(nil)) {
+	want := m.Sum(nil)
+	parsed, matched := 0, false
+	for _, sig := range strings.Fields(header) {
+		hexSig, ok := strings.CutPrefix(sig, "sha256=")
+		if !ok {
+			continue
+		}
+		got, err := hex.DecodeString(hexSig)
+		if err != nil || len(got) != sha256.Size {
+			continue
+		}
+		parsed++
+		if hmac.Equal(got, want) {
+			matched = true
+		}
+	}
+	if parsed == 0 {
+		return ErrBadSignatureHeader
+	}
+	if !matched {
 		return ErrSignatureMismatch
 	}
 	if tolerance <= 0 {

@@ -417,13 +417,87 @@ func TestRolledBackTransactionDeliversNothing(t *testing.T) {
 	}
 }
 
+// TestRotateSecretOverlap: during the overlap every delivery (queued before the rotation or
+// after, test sends too) carries both signatures, and a receiver holding either secret
+// accepts it; once the overlap ends only the new secret signs.
+func TestRotateSecretOverlap(t *testing.T) {
+	rc := newReceiver(t, nil)
+	h := newHarness(t, harnessOpts{caFile: rc.caFile})
+	tn := tenant()
+	ep := h.create(t, tn, rc.srv.URL)
+	h.record(t, tn, events.DepositSettled, nil) // queued under the old secret
+	before := time.Now()
+	rot, err := h.svc.RotateSecret(context.Background(), tn, ep.ID, webhooks.RotateInput{}) // the default: 24 h
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rot.PreviousExpiresAt == nil || rot.PreviousExpiresAt.Sub(before) < 24*time.Hour-time.Minute || rot.PreviousExpiresAt.Sub(before) > 24*time.Hour+time.Minute {
+		t.Fatalf("previous expires at %v", rot.PreviousExpiresAt)
+	}
+	h.start(t)
+	got := rc.wait(t)
+	sig := got.header.Get("X-Svc-Signature")
+	if parts := strings.Fields(sig); len(parts) != 2 || parts[0] != webhooks.Sign(got.body, rot.Secret) || parts[1] != webhooks.Sign(got.body, ep.Secret) {
+		t.Fatalf("signature header %q: want the new secret's then the old one's", sig)
+	}
+	for name, secret := range map[string]string{"new": rot.Secret, "old": ep.Secret} {
+		if err := webhooks.Verify(got.body, sig, secret, time.Minute, time.Now()); err != nil {
+			t.Fatalf("the %s secret does not verify: %v", name, err)
+		}
+	}
+	if !errors.Is(webhooks.Verify(got.body, sig, "whsec_other", 0, time.Now()), webhooks.ErrSignatureMismatch) {
+		t.Fatal("a stranger's secret verifies")
+	}
+	h.record(t, tn, events.DepositFailed, nil) // queued after the rotation: both too
+	got = rc.wait(t)
+	if err := webhooks.Verify(got.body, got.header.Get("X-Svc-Signature"), ep.Secret, time.Minute, time.Now()); err != nil {
+		t.Fatalf("a delivery after the rotation does not verify with the old secret: %v", err)
+	}
+
+	// A second rotation with a one-second overlap: the first secret is gone at once, the
+	// second signs for a second more, then only the third.
+	second := time.Second
+	rot2, err := h.svc.RotateSecret(context.Background(), tn, ep.ID, webhooks.RotateInput{ExpiresIn: &second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := h.svc.Test(context.Background(), tn, ep.ID, ""); err != nil || !res.Success {
+		t.Fatalf("test send: %+v %v", res, err)
+	}
+	got = rc.wait(t)
+	sig = got.header.Get("X-Svc-Signature")
+	if webhooks.Verify(got.body, sig, rot.Secret, 0, time.Now()) != nil || webhooks.Verify(got.body, sig, rot2.Secret, 0, time.Now()) != nil ||
+		webhooks.Verify(got.body, sig, ep.Secret, 0, time.Now()) == nil {
+		t.Fatalf("after the second rotation %q", sig)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if _, err := h.svc.Test(context.Background(), tn, ep.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	got = rc.wait(t)
+	sig = got.header.Get("X-Svc-Signature")
+	if strings.Contains(sig, " ") || webhooks.Verify(got.body, sig, rot2.Secret, 0, time.Now()) != nil {
+		t.Fatalf("after the overlap %q", sig)
+	}
+
+	for _, bad := range []time.Duration{-time.Second, webhooks.MaxRotationOverlap + time.Second} {
+		var fe *payments.FieldError
+		if _, err := h.svc.RotateSecret(context.Background(), tn, ep.ID, webhooks.RotateInput{ExpiresIn: &bad}); !errors.As(err, &fe) || fe.Field != "expires_in" {
+			t.Fatalf("expires_in %v: %v", bad, err)
+		}
+	}
+}
+
+// TestRotateSecretTakesEffectAtOnce: expires_in 0 retires the old secret at once, also for
+// deliveries already queued.
 func TestRotateSecretTakesEffectAtOnce(t *testing.T) {
 	rc := newReceiver(t, nil)
 	h := newHarness(t, harnessOpts{caFile: rc.caFile})
 	tn := tenant()
 	ep := h.create(t, tn, rc.srv.URL)
 	h.record(t, tn, events.DepositSettled, nil) // queued under the old secret
-	rot, err := h.svc.RotateSecret(context.Background(), tn, ep.ID)
+	zero := time.Duration(0)
+	rot, err := h.svc.RotateSecret(context.Background(), tn, ep.ID, webhooks.RotateInput{ExpiresIn: &zero})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -485,7 +559,7 @@ func TestDeliveriesStayWithTheirTenant(t *testing.T) {
 	if err := h.svc.Delete(ctx, m1, other.ID); !errors.Is(err, webhooks.ErrNotFound) {
 		t.Fatalf("delete: %v", err)
 	}
-	if _, err := h.svc.RotateSecret(ctx, m1, other.ID); !errors.Is(err, webhooks.ErrNotFound) {
+	if _, err := h.svc.RotateSecret(ctx, m1, other.ID, webhooks.RotateInput{}); !errors.Is(err, webhooks.ErrNotFound) {
 		t.Fatalf("rotate: %v", err)
 	}
 	if _, err := h.svc.Test(ctx, m1, other.ID, ""); !errors.Is(err, webhooks.ErrNotFound) {

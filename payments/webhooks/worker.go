@@ -98,7 +98,8 @@ func (w *Worker) NextRetry(job *river.Job[events.DeliveryArgs]) time.Time {
 // Work runs one attempt.
 func (w *Worker) Work(ctx context.Context, job *river.Job[events.DeliveryArgs]) error {
 	a := job.Args
-	t, err := loadTarget(ctx, w.pool, a.EndpointID, a.EventID)
+	now := w.cfg.Now()
+	t, err := loadTarget(ctx, w.pool, a.EndpointID, a.EventID, now)
 	if errors.Is(err, errGone) {
 		return river.JobCancel(err)
 	}
@@ -108,13 +109,12 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[events.DeliveryArgs]) 
 	if t.deleted || !t.active {
 		return river.JobCancel(errors.New("endpoint is disabled or deleted; delivery stopped"))
 	}
-	secret, err := w.cipher.open(t.secretEnc, a.EndpointID[:])
+	secret, old, err := w.cipher.openPair(t.secrets, a.EndpointID[:])
 	if err != nil {
 		return err
 	}
-	now := w.cfg.Now()
 	body, o := w.sender.send(ctx, t.url, delivery{
-		eventID: a.EventID, event: t.event, data: t.data, createdAt: t.createdAt, secret: secret,
+		eventID: a.EventID, event: t.event, data: t.data, createdAt: t.createdAt, secret: secret, oldSecret: old,
 	}, now)
 
 	// The attempt is logged even when the job's context was cancelled by a stop.
