@@ -111,13 +111,13 @@ func TestRates(t *testing.T) {
 	})
 	t.Run("an order far off the market neither moves a quote nor is quoted", func(t *testing.T) {
 		// Issue 15: one 1-unit buy at 10x the market on an empty side used to move the sell
-		// rate by 91%. Now it lies outside the band and cannot price anything (503 with
-		// Retry-After); on a side with depth it is skipped.
+		// rate by 91%. Issue 27: it lies outside the band and is ignored as if absent, so the
+		// side prices as an empty one (the reference), never from it; on a side with depth
+		// it is skipped.
 		r.place(t, "sandbox", "USDC-NGN", engine.Buy, 16000, 1)
-		rr := r.srv.Do(t, "GET", "/v1/payments/rates?to=USDC&side=sell", key, nil)
-		wantCode(t, rr, 503, "RATE_UNAVAILABLE")
-		if rr.Header["Retry-After"] == "" {
-			t.Fatal("503 without Retry-After")
+		q0 := decode[[]gwrates.RateJSON](t, r.srv.Must(t, 200, "GET", "/v1/payments/rates?to=USDC&side=sell", key, nil))
+		if len(q0) != 1 || q0[0].Source != "reference" || q0[0].Price != "1592.00" {
+			t.Fatalf("%+v", q0)
 		}
 		r.place(t, "sandbox", "USDT-NGN", engine.Sell, 16000, 1)
 		q := decode[[]gwrates.RateJSON](t, r.srv.Must(t, 200, "GET", "/v1/payments/rates?to=USDT&side=buy&amount=100000", key, nil))

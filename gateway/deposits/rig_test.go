@@ -34,6 +34,7 @@ import (
 	"svc/payments/partners"
 	"svc/payments/providers"
 	"svc/payments/rates"
+	"svc/payments/treasury"
 	"svc/payments/virtualaccounts"
 	"svc/persistence/eventlog"
 	"svc/persistence/journal"
@@ -76,6 +77,8 @@ type rigOptions struct {
 	fetchCooldown time.Duration
 	// settled is given to the deposits service (deposits.Config Settled), if set.
 	settled deposits.SettlementHook
+	// treasury gives the sandbox a treasury and a market maker, as svcd does (issue 27).
+	treasury bool
 }
 
 // rig is the whole money-in stack: sandbox and live engines on in-memory journals, the
@@ -92,6 +95,8 @@ type rig struct {
 	onramps  *onramps.Service
 	deposits *deposits.Service
 	balance  *balance.Service
+	desk     *treasury.Desk  // with rigOptions.treasury
+	maker    *treasury.Maker // with rigOptions.treasury
 }
 
 func newRig(t testing.TB, o rigOptions) *rig {
@@ -126,9 +131,18 @@ func newRig(t testing.TB, o rigOptions) *rig {
 		refs = nil
 	}
 	var err error
-	r.rates, err = rates.New(pool, rates.Config{Exchanges: rx, References: refs, Now: r.clock.Now})
+	late := &lateDesk{}
+	var desk rates.Treasury
+	if o.treasury {
+		desk = late
+	}
+	r.rates, err = rates.New(pool, rates.Config{Exchanges: rx, References: refs, Now: r.clock.Now, Treasury: desk})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if o.treasury {
+		r.desk, r.maker = newTreasury(t, pool, r.engines["sandbox"], r.rates)
+		late.desk = r.desk
 	}
 	if o.fetchCooldown == 0 {
 		o.fetchCooldown = 5 * time.Millisecond

@@ -104,7 +104,7 @@ func NewMaker(cfg MakerConfig) (*Maker, error) {
 // Run funds the account (when Fund) and keeps the ladders until ctx ends.
 func (m *Maker) Run(ctx context.Context) {
 	if m.cfg.Fund {
-		if err := m.fund(); err != nil {
+		if err := m.Fund(); err != nil {
 			m.cfg.Logger.Warn("market maker: funding failed; not quoting", "env", m.cfg.Env, "error", err)
 			return
 		}
@@ -123,9 +123,9 @@ func (m *Maker) Run(ctx context.Context) {
 	}
 }
 
-// fund credits the maker's inventory. Sandbox money: a fresh transfer id tops the account
-// up to Inventory at each start.
-func (m *Maker) fund() error {
+// Fund credits the maker's inventory (Run does it first when Config.Fund is set). Sandbox
+// money: a fresh transfer id tops the account up to Inventory at each start.
+func (m *Maker) Fund() error {
 	bal := m.cfg.Exchange.Balances(MakerAccount)
 	for a, target := range m.cfg.Inventory {
 		have := bal[a].Available + bal[a].Locked

@@ -73,7 +73,7 @@ func newRig(t *testing.T, limit int64) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.maker.fund(); err != nil {
+	if err := r.maker.Fund(); err != nil {
 		t.Fatal(err)
 	}
 	return r
