@@ -38,6 +38,27 @@ func (m Machine) Check(from, to string) error {
 	return &IllegalMoveError{Machine: m.Name, From: from, To: to}
 }
 
+// Change is Check for a write that may keep the status: nil when from == to (no move).
+func (m Machine) Change(from, to string) error {
+	if from == to {
+		return nil
+	}
+	return m.Check(from, to)
+}
+
+// From returns the statuses that may move to `to`, sorted: a compare-and-set update's
+// "where status = any(...)" built from the machine instead of written again beside it.
+func (m Machine) From(to string) []string {
+	var out []string
+	for from := range m.Moves {
+		if m.Can(from, to) {
+			out = append(out, from)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Statuses returns every status the machine names (as a source or a target), sorted: the
 // tests enumerate every pair of them.
 func (m Machine) Statuses() []string {

@@ -12,6 +12,12 @@ func TestMachineCheck(t *testing.T) {
 	if got, want := m.Statuses(), []string{"A", "B", "C"}; len(got) != len(want) || got[0] != "A" || got[2] != "C" {
 		t.Fatalf("Statuses = %v, want %v", got, want)
 	}
+	if got := m.From("C"); len(got) != 2 || got[0] != "A" || got[1] != "B" {
+		t.Errorf("From(C) = %v, want [A B]", got)
+	}
+	if m.Change("C", "C") != nil || m.Change("C", "A") == nil {
+		t.Error("Change: keeping a status is no move; C -> A is illegal")
+	}
 	for _, c := range []struct {
 		from, to string
 		ok       bool

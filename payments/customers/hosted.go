@@ -150,7 +150,7 @@ func (s *Service) CompleteHosted(ctx context.Context, environment, reference str
 		if ss.Tier == 2 {
 			tier, typ = Tier2, events.CustomerTier2Verified
 		}
-		if ss.Customer, err = s.setTier(ctx, tx, t, ss.CustomerID, tier); err != nil {
+		if ss.Customer, err = s.setTier(ctx, tx, t, ss.CustomerID, ss.Customer.KYCTier, tier); err != nil {
 			return err
 		}
 		_, err = s.recorder.Record(ctx, tx, t.MerchantID, t.Environment, typ, eventData(ss.Customer, nil))

@@ -143,7 +143,7 @@ func (s *Service) VerifyTier1(ctx context.Context, t payments.Tenant, id uuid.UU
 		if !d.Approved || TierRank(c.KYCTier) >= 1 {
 			return nil
 		}
-		if c, err = s.setTier(ctx, tx, t, id, Tier1); err != nil {
+		if c, err = s.setTier(ctx, tx, t, id, c.KYCTier, Tier1); err != nil {
 			return err
 		}
 		_, err = s.recorder.Record(ctx, tx, t.MerchantID, t.Environment, events.CustomerTier1Verified, eventData(c, nil))
@@ -195,7 +195,7 @@ func (s *Service) VerifyTier2(ctx context.Context, t payments.Tenant, id uuid.UU
 		if c.KYCTier == Tier2 {
 			return nil
 		}
-		if c, err = s.setTier(ctx, tx, t, id, Tier2); err != nil {
+		if c, err = s.setTier(ctx, tx, t, id, c.KYCTier, Tier2); err != nil {
 			return err
 		}
 		_, err = s.recorder.Record(ctx, tx, t.MerchantID, t.Environment, events.CustomerTier2Verified, eventData(c, nil))
@@ -204,10 +204,15 @@ func (s *Service) VerifyTier2(ctx context.Context, t payments.Tenant, id uuid.UU
 	return v.Verification, c, err
 }
 
-func (s *Service) setTier(ctx context.Context, tx pgx.Tx, t payments.Tenant, id uuid.UUID, tier string) (Customer, error) {
+// setTier moves the customer (locked in tx) from tier `from` to `tier` through TierMachine:
+// a move it forbids is a *payments.IllegalMoveError and nothing is written.
+func (s *Service) setTier(ctx context.Context, tx pgx.Tx, t payments.Tenant, id uuid.UUID, from, tier string) (Customer, error) {
+	if err := TierMachine.Check(from, tier); err != nil {
+		return Customer{}, err
+	}
 	return scanCustomer(tx.QueryRow(ctx, `update customers set kyc_tier = $4, updated_at = $5
-		where merchant_id = $1 and environment = $2 and id = $3 returning `+customerCols,
-		t.MerchantID, t.Environment, id, tier, s.clock()))
+		where merchant_id = $1 and environment = $2 and id = $3 and kyc_tier = $6 returning `+customerCols,
+		t.MerchantID, t.Environment, id, tier, s.clock(), from))
 }
 
 // Initiate starts a hosted verification flow of tier (1 or 2) at the KYC provider and

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"svc/payments"
 	"svc/payments/ledger"
 	"svc/payments/money"
 )
@@ -27,6 +28,13 @@ const (
 	Tier1 = "TIER_1"
 	Tier2 = "TIER_2"
 )
+
+// TierMachine is the KYC tier's state machine: a tier only rises, one step at a time;
+// every tier change goes through it (setTier).
+var TierMachine = payments.Machine{Name: "kyc tier", Moves: map[string][]string{
+	Tier0: {Tier1},
+	Tier1: {Tier2},
+}}
 
 // TierRank orders tiers: TIER_0 0, TIER_1 1, TIER_2 2.
 func TierRank(tier string) int {

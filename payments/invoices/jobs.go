@@ -76,9 +76,9 @@ func (w *OverdueWorker) Work(ctx context.Context, job *river.Job[OverdueArgs]) e
 // MarkOverdue moves the invoice to overdue when it is pending and due before now's date.
 func MarkOverdue(ctx context.Context, pool *pgxpool.Pool, id uuid.UUID, now time.Time) error {
 	now = now.UTC()
-	_, err := pool.Exec(ctx, `update invoices set status = 'overdue', updated_at = $3
-		where id = $1 and status = 'pending' and due_date is not null and due_date < $2::date`,
-		id, now.Format(dateLayout), now.Truncate(time.Microsecond))
+	_, err := pool.Exec(ctx, `update invoices set status = $4, updated_at = $3
+		where id = $1 and status = any($5) and due_date is not null and due_date < $2::date`,
+		id, now.Format(dateLayout), now.Truncate(time.Microsecond), StatusOverdue, Machine.From(StatusOverdue))
 	if err != nil {
 		return fmt.Errorf("mark invoice overdue: %w", err)
 	}

@@ -49,7 +49,16 @@ func insertInvoice(ctx context.Context, tx pgx.Tx, inv Invoice) error {
 	return nil
 }
 
+// updateInvoice writes inv; a status change goes through Machine (a move it forbids is a
+// *payments.IllegalMoveError and nothing is written).
 func updateInvoice(ctx context.Context, tx pgx.Tx, inv Invoice) error {
+	var from string
+	if err := tx.QueryRow(ctx, `select status from invoices where id = $1`, inv.ID).Scan(&from); err != nil {
+		return fmt.Errorf("update invoice: %w", err)
+	}
+	if err := Machine.Change(from, inv.Status); err != nil {
+		return err
+	}
 	_, err := tx.Exec(ctx, `update invoices set title=$2, customer_name=$3, customer_email=$4, currency=$5,
 		status=$6, total_amount=$7, issue_date=$8, due_date=$9, notes=$10, paid_at=$11, sent_at=$12, updated_at=$13
 		where id=$1`,

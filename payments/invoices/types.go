@@ -24,6 +24,15 @@ const (
 	StatusCanceled = "canceled"
 )
 
+// Machine is the invoice's state machine (the spec's state table); every status change goes
+// through it (updateInvoice, MarkOverdue): a draft is issued (pending) or canceled; a pending
+// invoice goes back to draft, is canceled, falls overdue or is paid; an overdue one is paid.
+var Machine = payments.Machine{Name: "invoice", Moves: map[string][]string{
+	StatusDraft:   {StatusPending, StatusCanceled},
+	StatusPending: {StatusDraft, StatusCanceled, StatusOverdue, StatusPaid},
+	StatusOverdue: {StatusPaid},
+}}
+
 // Statuses lists every status (filters, documentation).
 var Statuses = []string{StatusDraft, StatusPending, StatusPaid, StatusOverdue, StatusCanceled}
 

@@ -32,6 +32,9 @@ func (s *Service) ReversePayoutTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, 
 		why += ": " + reason
 	}
 	now := s.stamp()
+	if err := PayoutMachine.Check(PayoutSettled, PayoutFailed); err != nil {
+		return false, err
+	}
 	p, err := scanPayout(tx.QueryRow(ctx, `update payouts set status = 'FAILED', updated_at = $2, failure_reason = $3
 		where id = $1 and status = 'SETTLED' returning `+payoutCols, id, now, why))
 	if errors.Is(err, ErrNotFound) {

@@ -380,6 +380,9 @@ func (s *Service) AdvancePayout(ctx context.Context, id uuid.UUID) (time.Duratio
 
 func (s *Service) finishPayout(ctx context.Context, p Payout, to, providerRef, reason string) error {
 	t := p.Tenant
+	if err := PayoutMachine.Check(PayoutProcessing, to); err != nil {
+		return err
+	}
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		now := s.stamp()
 		p, err := scanPayout(tx.QueryRow(ctx, `update payouts set status = $2, updated_at = $3,

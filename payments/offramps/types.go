@@ -130,6 +130,13 @@ const (
 	PayoutFailed     = "FAILED"
 )
 
+// PayoutMachine is the offramp payout's state machine; every status change goes through it
+// (finishPayout, ReversePayoutTx). SETTLED -> FAILED is the bank's reversal after settlement.
+var PayoutMachine = payments.Machine{Name: "payout", Moves: map[string][]string{
+	PayoutProcessing: {PayoutSettled, PayoutFailed},
+	PayoutSettled:    {PayoutFailed},
+}}
+
 // Payout is the NGN payout of one offramp deposit.
 type Payout struct {
 	ID                uuid.UUID

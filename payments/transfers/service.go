@@ -318,6 +318,9 @@ func (s *Service) ReverseTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, reason
 	if reason != "" {
 		why += ": " + reason
 	}
+	if err := Machine.Check(Settled, Failed); err != nil {
+		return Transfer{}, false, err
+	}
 	tr, err = scan(tx.QueryRow(ctx, `update transfers set status = 'FAILED', updated_at = $2, failure_reason = $3
 		where id = $1 and status = 'SETTLED' returning `+cols, id, s.stamp(), why))
 	if errors.Is(err, ErrNotFound) {

@@ -78,8 +78,12 @@ func load(ctx context.Context, q postgres.Querier, t *payments.Tenant, id uuid.U
 	return tr, err
 }
 
-// move ends a PROCESSING transfer; ErrNotFound when it is no longer PROCESSING.
+// move ends a PROCESSING transfer; ErrNotFound when it is no longer PROCESSING. A move
+// Machine forbids is a *payments.IllegalMoveError, and nothing is written.
 func move(ctx context.Context, tx pgx.Tx, id uuid.UUID, to string, now time.Time, providerRef, reason string) (Transfer, error) {
+	if err := Machine.Check(Processing, to); err != nil {
+		return Transfer{}, err
+	}
 	tr, err := scan(tx.QueryRow(ctx, `update transfers set status = $2, updated_at = $3,
 		provider_reference = coalesce(nullif($4, ''), provider_reference), failure_reason = nullif($5, ''),
 		settled_at = case when $2 = 'SETTLED' then $3::timestamptz else null end

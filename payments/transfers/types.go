@@ -39,19 +39,16 @@ const (
 // Statuses lists every status.
 var Statuses = []string{Processing, Settled, Failed}
 
-// SETTLED -> FAILED is only the bank's reversal of a settled payout (ReverseTx): the spec
-// has no REVERSED transfer status, and FAILED (funds returned) is the closest.
-var transitions = map[string][]string{Processing: {Settled, Failed}, Settled: {Failed}}
+// Machine is the transfer's state machine; every status change goes through it (move,
+// ReverseTx). SETTLED -> FAILED is only the bank's reversal of a settled payout (ReverseTx):
+// the spec has no REVERSED transfer status, and FAILED (funds returned) is the closest.
+var Machine = payments.Machine{Name: "transfer", Moves: map[string][]string{
+	Processing: {Settled, Failed},
+	Settled:    {Failed},
+}}
 
 // CanMove reports whether the state machine allows from -> to.
-func CanMove(from, to string) bool {
-	for _, s := range transitions[from] {
-		if s == to {
-			return true
-		}
-	}
-	return false
-}
+func CanMove(from, to string) bool { return Machine.Can(from, to) }
 
 // Currencies transfers pay in.
 var Currencies = []string{string(money.NGN), string(money.USD)}

@@ -65,7 +65,13 @@ func load(ctx context.Context, q postgres.Querier, t *payments.Tenant, id uuid.U
 
 // move changes the status from one of `from` to `to` and returns the row; ErrNotFound when
 // it is no longer in one of `from` (another worker got there first).
+// A move Machine forbids is a *payments.IllegalMoveError, and nothing is written.
 func move(ctx context.Context, tx pgx.Tx, id uuid.UUID, from []string, to string, now time.Time, txHash, reason string) (Withdrawal, error) {
+	for _, f := range from {
+		if err := Machine.Check(f, to); err != nil {
+			return Withdrawal{}, err
+		}
+	}
 	w, err := scan(tx.QueryRow(ctx, `update withdrawals set status = $3, updated_at = $4,
 		tx_hash = coalesce(nullif($5, ''), tx_hash),
 		failure_reason = nullif($6, ''),

@@ -54,20 +54,14 @@ func ExpandStatus(s string) []string {
 	return nil
 }
 
-var transitions = map[string][]string{
+// Machine is the withdrawal's state machine; every status change goes through it (move).
+var Machine = payments.Machine{Name: "withdrawal", Moves: map[string][]string{
 	Pending:   {Submitted, Failed},
 	Submitted: {Settled, Failed},
-}
+}}
 
 // CanMove reports whether the state machine allows from -> to.
-func CanMove(from, to string) bool {
-	for _, s := range transitions[from] {
-		if s == to {
-			return true
-		}
-	}
-	return false
-}
+func CanMove(from, to string) bool { return Machine.Can(from, to) }
 
 // Token is the only token withdrawals send.
 const Token = "USDT"
