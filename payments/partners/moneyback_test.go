@@ -364,10 +364,27 @@ func TestMoneyForNoAccountIsRefundedThroughPaystack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Paystack's refund.processed prompts the refund's next step (which asks the API).
+	// Paystack's refund.processed only wakes the refund's job (one advancer per refund, issue
+	// 32): the notification itself asks nothing and moves nothing.
+	var woken int
+	if err := m.pool.QueryRow(ctx, `select count(*) from river_job where kind = 'partner_refund' and args->>'id' = $1`, r.ID.String()).
+		Scan(&woken); err != nil {
+		t.Fatal(err)
+	}
 	if _, res := m.deliver(t, partners.Paystack, processed.Body, processed.Signature); res.Status != partners.Processed ||
-		!strings.HasSuffix(res.Outcome, partners.RefundRefunded) {
+		!strings.Contains(res.Outcome, "its job asks the partner") {
 		t.Fatalf("refund.processed: %+v", res)
+	}
+	var after int
+	if err := m.pool.QueryRow(ctx, `select count(*) from river_job where kind = 'partner_refund' and args->>'id' = $1`, r.ID.String()).
+		Scan(&after); err != nil || after != woken+1 {
+		t.Fatalf("refund jobs %d -> %d %v: the notification must wake the job", woken, after, err)
+	}
+	if r, _ = m.svc.RefundOf(ctx, rc.ID); r.Status != partners.RefundSubmitted {
+		t.Fatalf("the notification advanced the refund itself: %+v", r)
+	}
+	if _, err := m.svc.AdvanceRefund(ctx, r.ID); err != nil { // the woken job's run
+		t.Fatal(err)
 	}
 	if r, _ = m.svc.RefundOf(ctx, rc.ID); r.Status != partners.RefundRefunded || len(m.ps.Refunds()) != 1 {
 		t.Fatalf("refunded: %+v", r)

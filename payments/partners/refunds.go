@@ -11,8 +11,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"svc/payments"
 	"svc/payments/money"
 	"svc/payments/providers"
+	"svc/persistence/postgres"
 )
 
 // Refunder returns money that arrived for no active account to its sender, through the
@@ -66,9 +68,11 @@ func (s *Service) giveBack(ctx context.Context, tx pgx.Tx, eventRow uuid.UUID, p
 	return "refund " + id.String() + " returns it to the sender", nil
 }
 
-// refundNotice applies a partner's word that a refund changed state: the refund of that
-// inbound payment (if it is one of ours) takes its next step at once, which asks the partner
-// (the API is the record, the notification only a prompt).
+// refundNotice applies a partner's word that a refund changed state: it only wakes the
+// refund's job (a new run enqueued with the notification's outcome), which asks the partner
+// under the row lock (the API is the record, the notification only a prompt). Advancing here
+// too would race the job: two askers at once, and a lost race writing FAILED over the
+// winner's REFUNDED (issue 32).
 func (s *Service) refundNotice(ctx context.Context, id uuid.UUID, p Partner, n providers.RefundNotice) (Result, error) {
 	var rid uuid.UUID
 	err := s.pool.QueryRow(ctx, `select id from partner_refunds where provider = $1 and provider_reference = $2
@@ -79,14 +83,26 @@ func (s *Service) refundNotice(ctx context.Context, id uuid.UUID, p Partner, n p
 	if err != nil {
 		return Result{}, fmt.Errorf("partners: find the refund: %w", err)
 	}
-	if _, err := s.AdvanceRefund(ctx, rid); err != nil {
+	var out Result
+	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		r, err := loadRow(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		if r.status != Received {
+			out = r.result()
+			return nil
+		}
+		if _, err := s.cfg.Jobs.InsertTx(ctx, tx, RefundArgs{ID: rid}, nil); err != nil {
+			return fmt.Errorf("partners: wake the refund job: %w", err)
+		}
+		out = Result{Status: Processed, Outcome: fmt.Sprintf("refund %s (%s notified): its job asks the partner", rid, n.Status)}
+		return s.finish(ctx, tx, id, out)
+	})
+	if err != nil {
 		return Result{}, err
 	}
-	r, err := scanRefund(s.pool.QueryRow(ctx, `select `+refundCols+` from partner_refunds where id = $1`, rid))
-	if err != nil {
-		return Result{}, fmt.Errorf("partners: load refund %s: %w", rid, err)
-	}
-	return s.settle(ctx, id, Result{Status: Processed, Outcome: fmt.Sprintf("refund %s (%s notified): %s", rid, n.Status, r.Status)})
+	return out, nil
 }
 
 // RefundRecord is one refund as recorded (for the operator and tests).
@@ -128,47 +144,86 @@ func (s *Service) RefundOf(ctx context.Context, eventRow uuid.UUID) (RefundRecor
 	return scanRefund(s.pool.QueryRow(ctx, `select `+refundCols+` from partner_refunds where partner_event_id = $1`, eventRow))
 }
 
+// RefundMachine is the refund's state machine: the partner asked (SUBMITTED, asked again
+// while it stays so), then paid back or failed.
+var RefundMachine = payments.Machine{Name: "refund", Moves: map[string][]string{
+	RefundPending:   {RefundSubmitted, RefundRefunded, RefundFailed},
+	RefundSubmitted: {RefundRefunded, RefundFailed},
+}}
+
 // AdvanceRefund takes one step of a refund (the job's work) and returns how long to wait
-// before asking the partner again (0: nothing left to do). PENDING or SUBMITTED: the
-// partner is asked (reference "refund:<id>"; asking again answers the same refund):
-// processed -> REFUNDED; refused or failed -> FAILED, logged as an error for the operator;
-// accepted -> SUBMITTED, asked again after Config.RefundPollEvery. A Go error (the partner
-// unavailable) is recorded on the row (last_error, attempts) and returned: the job retries.
+// before asking the partner again (0: nothing left to do). One advancer at a time: the step
+// holds the refund's row lock (select ... for update skip locked) from the read to the
+// recorded outcome, partner call included; a run that finds the row locked returns 0 at once,
+// since the holder takes the step and snoozes its own job if the partner has not finished.
+// PENDING or SUBMITTED: the partner is asked (reference "refund:<id>"; asking again answers
+// the same refund): processed -> REFUNDED; refused or failed -> FAILED, logged as an error
+// for the operator; accepted -> SUBMITTED, asked again after Config.RefundPollEvery; every
+// move checked by RefundMachine. A Go error (the partner unavailable) is recorded on the row
+// (last_error, attempts) and returned: the job retries.
 func (s *Service) AdvanceRefund(ctx context.Context, id uuid.UUID) (time.Duration, error) {
-	r, err := scanRefund(s.pool.QueryRow(ctx, `select `+refundCols+` from partner_refunds where id = $1`, id))
+	var (
+		wait    time.Duration
+		callErr error
+	)
+	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		r, err := scanRefund(tx.QueryRow(ctx, `select `+refundCols+` from partner_refunds where id = $1 for update skip locked`, id))
+		if errors.Is(err, pgx.ErrNoRows) {
+			var exists bool
+			if err := tx.QueryRow(ctx, `select exists(select 1 from partner_refunds where id = $1)`, id).Scan(&exists); err != nil {
+				return fmt.Errorf("partners: load refund %s: %w", id, err)
+			}
+			if !exists {
+				return fmt.Errorf("partners: load refund %s: %w", id, pgx.ErrNoRows)
+			}
+			return nil // another advancer holds it
+		}
+		if err != nil {
+			return fmt.Errorf("partners: load refund %s: %w", id, err)
+		}
+		if r.Status != RefundPending && r.Status != RefundSubmitted {
+			return nil
+		}
+		p, ok := s.partners[r.Provider]
+		if !ok || p.Refunder == nil {
+			return fmt.Errorf("partners: %q cannot refund in this process: will retry", r.Provider)
+		}
+		res, err := p.Refunder.Refund(ctx, providers.RefundRequest{Reference: "refund:" + r.ID.String(),
+			ProviderReference: r.ProviderReference, Amount: r.Amount, Reason: "returned: " + r.Reason})
+		if err != nil {
+			callErr = err
+			_, uerr := tx.Exec(ctx, `update partner_refunds set attempts = attempts + 1, last_error = $2, updated_at = $3
+				where id = $1`, id, err.Error(), s.stamp())
+			return uerr
+		}
+		to, next := RefundSubmitted, s.cfg.RefundPollEvery
+		switch res.Status {
+		case providers.RefundProcessed:
+			to, next = RefundRefunded, 0
+		case providers.RefundFailed:
+			to, next = RefundFailed, 0
+		}
+		if to != r.Status { // SUBMITTED asked again and still SUBMITTED is a poll, not a move
+			if err := RefundMachine.Check(r.Status, to); err != nil {
+				return err
+			}
+		}
+		now := s.stamp()
+		if _, err := tx.Exec(ctx, `update partner_refunds set status = $2, provider_refund_id = coalesce(nullif($3, ''), provider_refund_id),
+				failure_reason = nullif($4, ''), attempts = attempts + 1, last_error = null, updated_at = $5,
+				refunded_at = case when $2 = 'REFUNDED' then $5::timestamptz else refunded_at end
+			where id = $1`, id, to, res.ProviderReference, res.FailureReason, now); err != nil {
+			return fmt.Errorf("partners: record the refund: %w", err)
+		}
+		if to == RefundFailed {
+			s.log.Error("a refund to a sender failed: return the money by hand", "refund", id, "provider", r.Provider,
+				"charge", r.ProviderReference, "amount", r.Amount.String(), "reason", res.FailureReason)
+		}
+		wait = next
+		return nil
+	})
 	if err != nil {
-		return 0, fmt.Errorf("partners: load refund %s: %w", id, err)
+		return 0, err
 	}
-	if r.Status != RefundPending && r.Status != RefundSubmitted {
-		return 0, nil
-	}
-	p, ok := s.partners[r.Provider]
-	if !ok || p.Refunder == nil {
-		return 0, fmt.Errorf("partners: %q cannot refund in this process: will retry", r.Provider)
-	}
-	res, err := p.Refunder.Refund(ctx, providers.RefundRequest{Reference: "refund:" + r.ID.String(),
-		ProviderReference: r.ProviderReference, Amount: r.Amount, Reason: "returned: " + r.Reason})
-	if err != nil {
-		_, uerr := s.pool.Exec(ctx, `update partner_refunds set attempts = attempts + 1, last_error = $2, updated_at = $3
-			where id = $1`, id, err.Error(), s.stamp())
-		return 0, errors.Join(err, uerr)
-	}
-	to, wait := RefundSubmitted, s.cfg.RefundPollEvery
-	switch res.Status {
-	case providers.RefundProcessed:
-		to, wait = RefundRefunded, 0
-	case providers.RefundFailed:
-		to, wait = RefundFailed, 0
-		s.log.Error("a refund to a sender failed: return the money by hand", "refund", id, "provider", r.Provider,
-			"charge", r.ProviderReference, "amount", r.Amount.String(), "reason", res.FailureReason)
-	}
-	now := s.stamp()
-	_, err = s.pool.Exec(ctx, `update partner_refunds set status = $2, provider_refund_id = coalesce(nullif($3, ''), provider_refund_id),
-			failure_reason = nullif($4, ''), attempts = attempts + 1, last_error = null, updated_at = $5,
-			refunded_at = case when $2 = 'REFUNDED' then $5::timestamptz else refunded_at end
-		where id = $1 and status in ('PENDING', 'SUBMITTED')`, id, to, res.ProviderReference, res.FailureReason, now)
-	if err != nil {
-		return 0, fmt.Errorf("partners: record the refund: %w", err)
-	}
-	return wait, nil
+	return wait, callErr
 }
