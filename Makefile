@@ -15,7 +15,7 @@ LDFLAGS := -X svc/cmd/internal/cli.version=$(VERSION) -X svc/cmd/internal/cli.co
 # The database: yours if DATABASE_URL is set, else the private cluster (started on demand).
 DB_URL = $(if $(DATABASE_URL),$(DATABASE_URL),$(shell .ci/pg url))
 
-.PHONY: all build run demo test test-engine test-short tidy-check bench db-url db-stop fmt vet clean cluster cluster-stop cluster-status
+.PHONY: all build run demo test test-engine test-partitions soak-partitions test-short tidy-check bench db-url db-stop fmt vet clean cluster cluster-stop cluster-status
 
 all: build
 
@@ -57,10 +57,19 @@ tidy-check:
 test: tidy-check
 	@url="$(DB_URL)"; test -n "$$url" || { echo "no database (see the messages above)"; exit 1; }; \
 	echo "database: $$url"; \
-	.ci/chromium || true; .ci/kcat || true; .ci/geth || true; \
+	.ci/chromium || true; .ci/kcat || true; .ci/geth || true; .ci/nft || true; \
 	DATABASE_URL="$$url" $(GO) test -count=1 -timeout 20m ./... && \
 	DATABASE_URL="$$url" $(GO) test -count=1 -race -timeout 20m ./engine/... ./gateway/... ./persistence/... ./payments/webhooks/... && \
 	DATABASE_URL="$$url" GO=$(GO) ./bench/smoke.sh
+
+# The partition harness (docs/cluster.md, "Partitions"): network namespaces, root only (it
+# skips otherwise; `make test` as root runs it too, within ./...). Under 3 minutes.
+test-partitions:
+	@.ci/nft || true; $(GO) test -count=1 -run '^TestPartitions$$' -v -timeout 5m ./cmd/svcd
+
+# The same faults in random order for SVC_PARTITION_SOAK (default 10m).
+soak-partitions:
+	@.ci/nft || true; SVC_PARTITION_SOAK=$${SVC_PARTITION_SOAK:-10m} $(GO) test -count=1 -run '^TestPartitions$$' -v -timeout 60m ./cmd/svcd
 
 test-short:
 	@DATABASE_URL="$(DB_URL)" $(GO) test -count=1 -short ./...
