@@ -73,6 +73,7 @@ type paymentsSubsystem struct {
 	webhookStats   func() webhooks.DeliveryStats
 	payLimited     func() uint64
 	partnerLimited func() uint64 // the partner-events route's per-address limiter
+	treasury       *treasuryParts
 }
 
 // domainJobs collects what each domain registers on the working client.
@@ -120,8 +121,14 @@ func newPayments(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 	// Money in: rates over the exchanges' books, onramps, then commerce's pay links and the
 	// completer of checkout payments, deposits (which complete those payments in the
 	// settling transaction), the checkout paid through onramps and deposits, the balance.
-	rs, err := newRates(cfg, pool, xs)
+	late := &lateTreasury{}
+	rs, err := newRates(cfg, pool, xs, late)
 	if err != nil {
+		return nil, err
+	}
+	// The treasury executes the conversions on the books (issue 27): its desk quotes what
+	// the band cannot price, hedges, and the market makers keep the sandbox books two-sided.
+	if p.treasury, err = newTreasury(cfg, pool, xs, rs, late, log); err != nil {
 		return nil, err
 	}
 	ons := onramps.New(pool, onramps.Config{Rates: rs, Providers: envs, Customers: onramps.Directory, Events: rec, Jobs: inserter})
@@ -198,11 +205,13 @@ func newPayments(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 
 // start runs the job workers until stop.
 func (p *paymentsSubsystem) start(ctx context.Context) error {
+	p.treasury.start(ctx)
 	return p.jobs.Start(context.WithoutCancel(ctx))
 }
 
 // stop lets running jobs finish within timeout, then cancels them (they are retried later).
 func (p *paymentsSubsystem) stop(timeout time.Duration, log *slog.Logger) {
+	p.treasury.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := p.jobs.Stop(ctx); err != nil {
@@ -275,7 +284,7 @@ func newCustomerService(cfg config, pool *pgxpool.Pool, rec *events.Recorder, en
 }
 
 // newRates builds the rates service over each environment's book.
-func newRates(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAPI) (*rates.Service, error) {
+func newRates(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAPI, t rates.Treasury) (*rates.Service, error) {
 	spread, err := cfg.MoneyIn.spread()
 	if err != nil {
 		return nil, err
@@ -293,7 +302,7 @@ func newRates(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAPI) 
 		books[string(env)] = x
 	}
 	return rates.New(pool, rates.Config{Exchanges: books, Spread: spread, References: refs, TTL: cfg.MoneyIn.RateTTL,
-		Band: band, QuoteSize: cfg.MoneyIn.RateQuoteSize})
+		Band: band, QuoteSize: cfg.MoneyIn.RateQuoteSize, Treasury: t})
 }
 
 // balanceExchanges are the engines merchant balance transfers credit and debit.
