@@ -113,6 +113,17 @@ func (s *Service) Session(ctx context.Context, environment, reference string) (S
 // Errors: ErrSessionNotFound (unknown, or of the other environment), ErrSessionExpired.
 func (s *Service) CompleteHosted(ctx context.Context, environment, reference string, out HostedOutcome) (ss Session, replayed bool, err error) {
 	err = idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		ss, replayed, err = s.CompleteHostedTx(ctx, tx, environment, reference, out)
+		return err
+	})
+	return ss, replayed, err
+}
+
+// CompleteHostedTx is CompleteHosted in the caller's transaction (payments/partners applies
+// a partner's identification notification and records it in one transaction). A refusal
+// (ErrSessionNotFound, ErrSessionExpired) comes before any write.
+func (s *Service) CompleteHostedTx(ctx context.Context, tx pgx.Tx, environment, reference string, out HostedOutcome) (ss Session, replayed bool, err error) {
+	err = func() error {
 		var err error
 		ss, err = s.loadSession(ctx, tx, environment, reference, true)
 		if err != nil {
@@ -155,7 +166,7 @@ func (s *Service) CompleteHosted(ctx context.Context, environment, reference str
 		}
 		_, err = s.recorder.Record(ctx, tx, t.MerchantID, t.Environment, typ, eventData(ss.Customer, nil))
 		return err
-	})
+	}()
 	return ss, replayed, err
 }
 

@@ -19,10 +19,10 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"svc/payments"
+	"svc/payments/balance"
 	"svc/payments/customers"
 	"svc/payments/deposits"
 	"svc/payments/events"
-	"svc/payments/ledger"
 	"svc/payments/money"
 	"svc/payments/offramps"
 	"svc/payments/onramps"
@@ -328,9 +328,14 @@ func (s *Service) Process(ctx context.Context, id uuid.UUID) (Result, error) {
 	return s.settle(ctx, id, Result{Status: Ignored, Outcome: "nothing to do for " + r.eventType})
 }
 
-// settle records res unless another run already did; it answers the stored result.
-func (s *Service) settle(ctx context.Context, id uuid.UUID, res Result) (Result, error) {
-	out := res
+// apply runs a notification's effect and records its result in one transaction, with the
+// notification's row loaded and locked once: a row no longer RECEIVED (another run finished
+// it) answers its stored result and the effect is not run. Every notification's effect is
+// one call into the owner of what it changes (deposits, offramps, customers' funding and
+// KYC, the payout reversers, refunds), made here with the transaction (issue 32); an effect's
+// error rolls everything back and the job retries.
+func (s *Service) apply(ctx context.Context, id uuid.UUID, effect func(tx pgx.Tx) (Result, error)) (Result, error) {
+	var out Result
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		r, err := loadRow(ctx, tx, id, true)
 		if err != nil {
@@ -340,9 +345,20 @@ func (s *Service) settle(ctx context.Context, id uuid.UUID, res Result) (Result,
 			out = r.result()
 			return nil
 		}
-		return s.finish(ctx, tx, id, res)
+		if out, err = effect(tx); err != nil {
+			return err
+		}
+		return s.finish(ctx, tx, id, out)
 	})
-	return out, err
+	if err != nil {
+		return Result{}, err
+	}
+	return out, nil
+}
+
+// settle records res unless another run already did; it answers the stored result.
+func (s *Service) settle(ctx context.Context, id uuid.UUID, res Result) (Result, error) {
+	return s.apply(ctx, id, func(pgx.Tx) (Result, error) { return res, nil })
 }
 
 func (s *Service) reject(ctx context.Context, id uuid.UUID, why string, refusal error) (Result, error) {
@@ -368,55 +384,39 @@ func (s *Service) inbound(ctx context.Context, id uuid.UUID, p Partner, n Notifi
 				got.Amount, got.Amount.Asset, got.BankCode, got.AccountNumber, in.Amount, in.Amount.Asset, in.BankCode, in.AccountNumber), nil)
 		}
 	}
-	var out Result
-	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		r, err := loadRow(ctx, tx, id, true)
-		if err != nil {
-			return err
-		}
-		if r.status != Received {
-			out = r.result()
-			return nil
-		}
+	return s.apply(ctx, id, func(tx pgx.Tx) (Result, error) {
 		var oid, merchant uuid.UUID
-		err = tx.QueryRow(ctx, `select id, merchant_id from onramps where bank_code = $1 and account_number = $2 and environment = $3`,
+		err := tx.QueryRow(ctx, `select id, merchant_id from onramps where bank_code = $1 and account_number = $2 and environment = $3`,
 			in.BankCode, in.AccountNumber, p.Environment).Scan(&oid, &merchant)
 		if errors.Is(err, pgx.ErrNoRows) {
 			why := fmt.Sprintf("no virtual account %s at bank %s in %s", in.AccountNumber, in.BankCode, p.Environment)
 			back, err := s.giveBack(ctx, tx, id, p, in, nil, nil, why)
 			if err != nil {
-				return err
+				return Result{}, err
 			}
-			out = Result{Status: Rejected, Outcome: why + ": " + back, Refusal: onramps.ErrNotFound}
-			return s.finish(ctx, tx, id, out)
+			return Result{Status: Rejected, Outcome: why + ": " + back, Refusal: onramps.ErrNotFound}, nil
 		}
 		if err != nil {
-			return fmt.Errorf("partners: find the virtual account: %w", err)
+			return Result{}, fmt.Errorf("partners: find the virtual account: %w", err)
 		}
 		o, err := s.cfg.Onramps.GetTx(ctx, tx, payments.Tenant{MerchantID: merchant, Environment: p.Environment}, oid, true)
 		if err != nil {
-			return err
+			return Result{}, err
 		}
 		d, err := s.cfg.Deposits.Receive(ctx, tx, o, in.Amount, n.Flag)
 		if errors.Is(err, onramps.ErrNotActive) {
 			why := fmt.Sprintf("%s NGN arrived in onramp %s, which is %s", in.Amount, o.ID, o.StatusAt(s.cfg.Now().UTC()))
 			back, err := s.giveBack(ctx, tx, id, p, in, &merchant, &o.ID, why)
 			if err != nil {
-				return err
+				return Result{}, err
 			}
-			out = Result{Status: Rejected, Outcome: why + ": " + back, Refusal: onramps.ErrNotActive}
-			return s.finish(ctx, tx, id, out)
+			return Result{Status: Rejected, Outcome: why + ": " + back, Refusal: onramps.ErrNotActive}, nil
 		}
 		if err != nil {
-			return err
+			return Result{}, err
 		}
-		out = Result{Status: Processed, Outcome: "deposit " + d.ID.String() + " received", DepositID: &d.ID}
-		return s.finish(ctx, tx, id, out)
+		return Result{Status: Processed, Outcome: "deposit " + d.ID.String() + " received", DepositID: &d.ID}, nil
 	})
-	if err != nil {
-		return Result{}, err
-	}
-	return out, nil
 }
 
 // payout applies a payout's outcome: the payout or transfer behind our reference is advanced,
@@ -467,33 +467,18 @@ func (s *Service) reversal(ctx context.Context, id uuid.UUID, p Partner, kind st
 			o.FailureReason = got.FailureReason
 		}
 	}
-	var out Result
-	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		r, err := loadRow(ctx, tx, id, true)
-		if err != nil {
-			return err
-		}
-		if r.status != Received {
-			out = r.result()
-			return nil
-		}
+	return s.apply(ctx, id, func(tx pgx.Tx) (Result, error) {
 		applied, err := reverse(ctx, tx, pid, o.FailureReason)
 		switch {
 		case errors.Is(err, ErrNotReversible):
-			out = Result{Status: Rejected, Outcome: fmt.Sprintf("%s was reversed by the bank but is not settled here: %v", o.Reference, err)}
+			return Result{Status: Rejected, Outcome: fmt.Sprintf("%s was reversed by the bank but is not settled here: %v", o.Reference, err)}, nil
 		case err != nil:
-			return err
+			return Result{}, err
 		case applied:
-			out = Result{Status: Processed, Outcome: fmt.Sprintf("%s reversed by the bank after settlement (%s): FAILED, funds credited back", o.Reference, o.FailureReason)}
-		default:
-			out = Result{Status: Processed, Outcome: fmt.Sprintf("%s reversed by the bank: already FAILED with its funds returned", o.Reference)}
+			return Result{Status: Processed, Outcome: fmt.Sprintf("%s reversed by the bank after settlement (%s): FAILED, funds credited back", o.Reference, o.FailureReason)}, nil
 		}
-		return s.finish(ctx, tx, id, out)
+		return Result{Status: Processed, Outcome: fmt.Sprintf("%s reversed by the bank: already FAILED with its funds returned", o.Reference)}, nil
 	})
-	if err != nil {
-		return Result{}, err
-	}
-	return out, nil
 }
 
 // crypto credits an asset confirmed at one of our deposit addresses, once the custodian
@@ -513,54 +498,24 @@ func (s *Service) crypto(ctx context.Context, id uuid.UUID, p Partner, c CryptoD
 	if err != nil {
 		return s.reject(ctx, id, "deposit address reference "+c.Reference+" is not one of ours", nil)
 	}
-	var out Result
-	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		r, err := loadRow(ctx, tx, id, true)
-		if err != nil {
-			return err
-		}
-		if r.status != Received {
-			out = r.result()
-			return nil
-		}
-		desc := fmt.Sprintf("%s %s confirmed on %s (%s)", c.Amount, c.Amount.Asset, c.Chain, c.TxHash)
+	desc := fmt.Sprintf("%s %s confirmed on %s (%s)", c.Amount, c.Amount.Asset, c.Chain, c.TxHash)
+	return s.apply(ctx, id, func(tx pgx.Tx) (Result, error) {
 		switch kind {
 		case "merchant":
-			acct := ledger.Merchant(oid, ledger.Available)
-			posted, err := ledger.Post(ctx, tx, ledger.Transaction{MerchantID: oid, Environment: p.Environment,
-				Reference: "custody:" + id.String(), Kind: "funding.credit", Description: "Merchant funding: " + desc,
-				Postings: ledger.Move(ledger.System(ledger.External), acct, c.Amount),
-				Metadata: map[string]string{"tx_hash": c.TxHash, "partner_event": id.String()}})
+			_, err := balance.CreditFundingTx(ctx, tx, s.cfg.Events, balance.Funding{MerchantID: oid, Environment: p.Environment,
+				Chain: string(c.Chain), Address: c.Address, TxHash: c.TxHash, Amount: c.Amount, Reference: "custody:" + id.String(),
+				Description: desc, Metadata: map[string]string{"tx_hash": c.TxHash, "partner_event": id.String()}})
 			if err != nil {
-				return err
+				return Result{}, err
 			}
-			bal, _ := posted.Find(acct, c.Amount.Asset)
-			if _, err := s.cfg.Events.Record(ctx, tx, oid, p.Environment, events.MerchantBalanceCredited, events.MerchantBalance{
-				Asset: string(c.Amount.Asset), Amount: c.Amount.String(), Balance: bal.Amount.String(), Chain: string(c.Chain),
-				Address: c.Address, TxHash: c.TxHash,
-			}); err != nil {
-				return err
-			}
-			out = Result{Status: Processed, Outcome: "credited the merchant balance: " + desc}
+			return Result{Status: Processed, Outcome: "credited the merchant balance: " + desc}, nil
 		case "customer":
-			out, err = s.creditCustomer(ctx, tx, id, p.Environment, oid, c, desc)
-			if err != nil {
-				return err
-			}
+			return s.creditCustomer(ctx, tx, id, p.Environment, oid, c, desc)
 		case "offramp":
-			out, err = s.offramp(ctx, tx, p.Environment, oid, c, desc)
-			if err != nil {
-				return err
-			}
-		default:
-			out = Result{Status: Rejected, Outcome: "crypto at " + c.Reference + " addresses is not credited through custody notifications: " + desc}
+			return s.offramp(ctx, tx, p.Environment, oid, c, desc)
 		}
-		return s.finish(ctx, tx, id, out)
+		return Result{Status: Rejected, Outcome: "crypto at " + c.Reference + " addresses is not credited through custody notifications: " + desc}, nil
 	})
-	if err != nil {
-		return Result{}, err
-	}
-	return out, nil
 }
 
 // creditCustomer credits the customer's balance and completes the oldest open funding
