@@ -39,7 +39,10 @@ type Config struct {
 	MinTip       *big.Int
 	MaxFeeCap    *big.Int
 	ReplaceAfter time.Duration
-	GasLimit     uint64 // for a token transfer (default 100,000)
+	// GasLimit is the gas of a token transfer the node's estimate says would revert (it is
+	// sent all the same, so the chain records the refusal; default 200,000). Other sends use
+	// the node's estimate plus a quarter.
+	GasLimit uint64
 	// StartBlock is where a watcher with no stored cursor begins (0: the chain's head).
 	StartBlock uint64
 	// BlocksPerPoll bounds one log query (default 500 blocks).
@@ -100,7 +103,7 @@ func (c *Config) defaults() error {
 		c.ReplaceAfter = 3 * time.Minute
 	}
 	if c.GasLimit == 0 {
-		c.GasLimit = 100_000
+		c.GasLimit = 200_000
 	}
 	if c.BlocksPerPoll == 0 {
 		c.BlocksPerPoll = 500

@@ -123,7 +123,7 @@ func (r *rig) sendRaw(p payer, nonce uint64, to *common.Address, value *big.Int,
 	r.t.Helper()
 	chain := big.NewInt(evmtest.DevChainID)
 	tx := types.NewTx(&types.DynamicFeeTx{ChainID: chain, Nonce: nonce, GasTipCap: big.NewInt(tip), GasFeeCap: big.NewInt(50_000_000_000),
-		Gas: 100_000, To: to, Value: value, Data: data})
+		Gas: 400_000, To: to, Value: value, Data: data})
 	stx, err := types.SignTx(tx, types.LatestSignerForChainID(chain), p.key)
 	if err != nil {
 		r.t.Fatal(err)

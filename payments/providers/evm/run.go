@@ -119,7 +119,7 @@ func (c *Custody) sweepOne(ctx context.Context, t Token, hot, addr common.Addres
 	if err != nil {
 		return err
 	}
-	gas := new(big.Int).Mul(new(big.Int).SetUint64(c.cfg.GasLimit), f.feeCap)
+	gas := new(big.Int).Mul(new(big.Int).SetUint64(c.cfg.GasLimit), f.feeCap) // at least the sweep's estimate
 	native, err := c.client.BalanceAt(cctx, addr, nil)
 	if err != nil {
 		return c.unavailable("balance", err)

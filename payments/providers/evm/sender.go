@@ -170,6 +170,10 @@ func (c *Custody) sign(ctx context.Context, r sendRow) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	gas, err := c.estimate(ctx, r)
+	if err != nil {
+		return "", err
+	}
 	from := common.HexToAddress(r.From)
 	chainID := big.NewInt(c.cfg.ChainID)
 	var hash string
@@ -187,7 +191,7 @@ func (c *Custody) sign(ctx context.Context, r sendRow) (string, error) {
 		if err != nil {
 			return err
 		}
-		if err := c.covered(ctx, tx, r, f); err != nil {
+		if err := c.covered(ctx, tx, r, f, gas); err != nil {
 			return err
 		}
 		to, value, data, err := c.payload(r)
@@ -195,7 +199,7 @@ func (c *Custody) sign(ctx context.Context, r sendRow) (string, error) {
 			return err
 		}
 		utx := types.NewTx(&types.DynamicFeeTx{ChainID: chainID, Nonce: uint64(nonce), GasTipCap: f.tip, GasFeeCap: f.feeCap,
-			Gas: c.gasFor(r), To: &to, Value: value, Data: data})
+			Gas: gas, To: &to, Value: value, Data: data})
 		stx, err := c.cfg.Signer.SignTx(ctx, signer.Key(r.Key), utx, chainID)
 		if err != nil {
 			return fmt.Errorf("evm custody: sign %s: %w", r.Reference, err)
@@ -237,11 +241,27 @@ func (c *Custody) sign(ctx context.Context, r sendRow) (string, error) {
 	return hash, nil
 }
 
-func (c *Custody) gasFor(r sendRow) uint64 {
+// estimate is the gas of a send: the node's estimate plus a quarter (a native transfer: 21,000).
+// A transfer the node says would revert gets GasLimit and is sent all the same: the chain's
+// receipt is the record of the refusal (FAILED with its tx hash, the funds returned).
+func (c *Custody) estimate(ctx context.Context, r sendRow) (uint64, error) {
 	if r.Kind == kindTopUp {
-		return 21_000
+		return 21_000, nil
 	}
-	return c.cfg.GasLimit
+	to, value, data, err := c.payload(r)
+	if err != nil {
+		return 0, err
+	}
+	cctx, cancel := c.call(ctx)
+	defer cancel()
+	g, err := c.client.EstimateGas(cctx, ethereum.CallMsg{From: common.HexToAddress(r.From), To: &to, Value: value, Data: data})
+	if err != nil {
+		if strings.Contains(strings.ToLower(err.Error()), "revert") {
+			return c.cfg.GasLimit, nil
+		}
+		return 0, c.unavailable("gas estimate", err)
+	}
+	return g + g/4, nil
 }
 
 // nextNonce locks the sender's nonce row (created from the node's pending nonce on the
@@ -271,7 +291,7 @@ func (c *Custody) nextNonce(ctx context.Context, tx pgx.Tx, from common.Address)
 
 // covered checks, under the sender's nonce lock, that the sender holds the send's value on
 // top of what its signed, unconfirmed sends will take, and gas for it.
-func (c *Custody) covered(ctx context.Context, tx pgx.Tx, r sendRow, f fees) error {
+func (c *Custody) covered(ctx context.Context, tx pgx.Tx, r sendRow, f fees, gas uint64) error {
 	from := common.HexToAddress(r.From)
 	var committedToken, committedNative string
 	if err := tx.QueryRow(ctx, `select coalesce(sum(value) filter (where token = $3 and kind <> 'TOPUP'), 0)::text,
@@ -286,7 +306,7 @@ func (c *Custody) covered(ctx context.Context, tx pgx.Tx, r sendRow, f fees) err
 	if err != nil {
 		return c.unavailable("balance", err)
 	}
-	needNative := new(big.Int).Mul(new(big.Int).SetUint64(c.gasFor(r)), f.feeCap)
+	needNative := new(big.Int).Mul(new(big.Int).SetUint64(gas), f.feeCap)
 	cn, _ := new(big.Int).SetString(committedNative, 10)
 	needNative.Add(needNative, cn)
 	if r.Kind == kindTopUp {
@@ -436,9 +456,13 @@ func (c *Custody) replace(ctx context.Context, r sendRow, old signedTx, f fees) 
 	if err != nil {
 		return "", err
 	}
+	var prev types.Transaction
+	if err := prev.UnmarshalBinary(old.Raw); err != nil {
+		return "", fmt.Errorf("evm custody: stored transaction of %s: %w", r.Reference, err)
+	}
 	chainID := big.NewInt(c.cfg.ChainID)
 	utx := types.NewTx(&types.DynamicFeeTx{ChainID: chainID, Nonce: uint64(*r.Nonce), GasTipCap: nf.tip, GasFeeCap: nf.feeCap,
-		Gas: c.gasFor(r), To: &to, Value: value, Data: data})
+		Gas: prev.Gas(), To: &to, Value: value, Data: data})
 	stx, err := c.cfg.Signer.SignTx(ctx, signer.Key(r.Key), utx, chainID)
 	if err != nil {
 		return "", err

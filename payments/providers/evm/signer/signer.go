@@ -207,3 +207,10 @@ func (k *Keystore) SignTx(_ context.Context, name Key, tx *types.Transaction, ch
 	}
 	return types.SignTx(tx, types.LatestSignerForChainID(chainID), p)
 }
+
+// Secret derives a 32-byte secret for purpose from the master secret (HKDF-SHA256, apart
+// from every key): the same on every node, never stored. svcd signs the custody watcher's
+// notifications with one.
+func (k *Keystore) Secret(purpose string) ([]byte, error) {
+	return hkdf.Key(sha256.New, k.master, nil, "svc secret v1\x00"+purpose, 32)
+}
