@@ -1,5 +1,6 @@
 // Command svc is the operator's CLI: it works against the same database (and journal) as
-// svcd. Run `svc help` for the commands and `svc COMMAND -h` for each one's flags.
+// svcd. A few are the merchant's and need only an API key: watch, listen, trigger. Run
+// `svc help` for the commands and `svc COMMAND -h` for each one's flags.
 package main
 
 import (
@@ -36,6 +37,8 @@ func commands() []command {
 		{"ledger", "payments ledger: verify (every invariant; exits 1 on any break)", runLedger},
 		{"treasury", "the treasuries: positions, result, pending hedges, limits, alerts", runTreasury},
 		{"watch", "watch SYMBOL: follow an order book over the WebSocket stream (top of book)", runWatch},
+		{"listen", "listen --forward-to URL: forward your events to a local URL as signed webhooks (API key only)", runListen},
+		{"trigger", "trigger EVENT: make a sandbox event happen (customer, deposit, checkout, ...; API key only)", runTrigger},
 	}
 }
 

@@ -15,9 +15,11 @@ import (
 
 	"svc/engine"
 	"svc/gateway/api"
+	gwevents "svc/gateway/events"
 	"svc/gateway/market"
 	"svc/gateway/trading"
 	"svc/gateway/ws"
+	"svc/payments/events"
 	"svc/persistence/eventlog"
 	"svc/persistence/journal"
 	"svc/persistence/projection"
@@ -448,5 +450,7 @@ func (xs exchanges) marketRoutes(pool *pgxpool.Pool, auth ws.Authenticator, log 
 	for env, x := range xs {
 		sources[env], hubs[env] = x.hub, x.hub
 	}
-	return market.New(sources, market.NewStore(pool), nil), ws.NewServer(ws.Config{Hubs: hubs, Auth: auth, Log: log})
+	// The private events channel streams each merchant's payment events (issue 30: svc listen).
+	feed := &gwevents.Feed{Source: events.NewService(pool, nil), Log: log.With("component", "events-feed")}
+	return market.New(sources, market.NewStore(pool), nil), ws.NewServer(ws.Config{Hubs: hubs, Auth: auth, Log: log, Events: feed})
 }

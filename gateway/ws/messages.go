@@ -91,6 +91,9 @@ func (s *Server) handle(c *conn, data []byte) {
 			fail(api.CodeValidation, "channels is required", "")
 			return
 		}
+		if r.Channels = s.eventsOp(c, r, authed); len(r.Channels) == 0 {
+			return // the events channel alone: answered by eventsOp (events.go)
+		}
 		chs := make([]channel, 0, len(r.Channels))
 		for _, name := range r.Channels {
 			ch, err := c.hub.parseChannel(name)

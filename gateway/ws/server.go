@@ -41,6 +41,8 @@ type Config struct {
 	Hubs map[api.Environment]*Hub
 	Auth Authenticator
 	Log  *slog.Logger
+	// Events feeds the private events channel (events.go); nil: the channel is refused.
+	Events EventFeed
 
 	QueueLen         int           // frames queued per connection before it is a slow consumer (default 256)
 	QueueBytes       int           // bytes queued per connection before it is a slow consumer (default 4 MiB)
@@ -91,6 +93,7 @@ type Server struct {
 	stalled     atomic.Uint64
 	blocked     atomic.Uint64
 	checking    atomic.Bool
+	followers   followers // of the events channel (events.go)
 }
 
 // NewServer returns the endpoint over one hub per environment.
@@ -415,6 +418,7 @@ func (s *Server) shutdown(c *conn) {
 	s.poller.remove(c)
 	_ = c.nc.Close()
 	s.open.Add(-1)
+	s.unfollow(c)
 	c.rmu.Lock()
 	hub, chs := c.hub, make([]channel, 0, len(c.chans))
 	for _, ch := range c.chans {

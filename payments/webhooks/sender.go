@@ -112,6 +112,13 @@ type delivery struct {
 	test      bool
 }
 
+// Envelope is the body of a delivery of an event sent at sentAt, exactly as the delivery
+// worker encodes it ({id, event, data, timestamp, created_at}): `svc listen` forwards the
+// events stream to a local URL in this shape, signed with Sign.
+func Envelope(eventID uuid.UUID, event string, data []byte, createdAt, sentAt time.Time) []byte {
+	return delivery{eventID: eventID, event: event, data: data, createdAt: createdAt}.body(sentAt)
+}
+
 // body encodes the envelope {id, event, data, timestamp, created_at}: timestamp is the time
 // of this attempt (signed, so Verify can bound replays), created_at when the event happened.
 func (d delivery) body(sentAt time.Time) []byte {
