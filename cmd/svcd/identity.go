@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"svc/gateway/auth"
+	"svc/gateway/ratelimit"
 	"svc/identity"
 	"svc/payments/providers/mail"
 )
@@ -70,7 +71,11 @@ func newAuth(cfg config, pool *pgxpool.Pool, log *slog.Logger) (*auth.Service, e
 	if err != nil {
 		return nil, err
 	}
-	return auth.New(id, auth.Config{AuthRateLimit: cfg.AuthRateLimit, TrustedProxies: splitList(cfg.TrustedProxies)}, log)
+	ac := auth.Config{AuthRateLimit: cfg.AuthRateLimit, TrustedProxies: splitList(cfg.TrustedProxies)}
+	if cfg.Cluster.SharedRateLimit {
+		ac.Shared = ratelimit.NewShared(pool, ratelimit.SharedOptions{Log: log})
+	}
+	return auth.New(id, ac, log)
 }
 
 // seedDemo makes (or reuses) the demo merchant and prints a fresh sandbox key.

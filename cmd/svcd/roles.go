@@ -132,9 +132,15 @@ type clusterConfig struct {
 	// Engine RPC TLS (both sides): this process's certificate and key (PEM), and the CA
 	// that signs the other side's. None: plaintext, for loopback or a private network.
 	EngineTLSCert, EngineTLSKey, EngineTLSCA string
+
+	// SharedRateLimit counts each merchant's per-minute limit across every gateway in
+	// PostgreSQL (gateway/ratelimit.Shared) instead of per node.
+	SharedRateLimit bool
 }
 
 func (c *clusterConfig) flags(fs *flag.FlagSet, env *envDefaults) {
+	fs.BoolVar(&c.SharedRateLimit, "rate-limit-shared", env.bool("rate-limit-shared", true),
+		"count each merchant's per-minute limit across every gateway in PostgreSQL, from allowances held in memory (no round trip per request); false: each gateway counts its own")
 	c.RolesFlag = env.str("roles", "all")
 	if rs, err := parseRoles(c.RolesFlag); err == nil {
 		c.Roles = rs

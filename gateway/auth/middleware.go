@@ -61,11 +61,25 @@ func (s *Service) Authenticate(ctx *fasthttp.RequestCtx) (api.Principal, error) 
 		return p, err
 	}
 	d := s.merch.Take(tenantKey(p), limit)
+	if d.Allowed && s.cfg.Shared != nil {
+		if sd := s.cfg.Shared.Take(api.Ctx(ctx), sharedKey(p), limit); !sd.Allowed {
+			s.merch.CountRefusal()
+			d = sd
+		}
+	}
 	d.SetHeaders(ctx)
 	if !d.Allowed {
 		return p, rateLimited(d)
 	}
 	return p, nil
+}
+
+// sharedKey is tenantKey as text, for the shared counter's row.
+func sharedKey(p api.Principal) string {
+	if p.Environment == api.Live {
+		return "merchant:" + p.MerchantID.String() + ":live"
+	}
+	return "merchant:" + p.MerchantID.String() + ":sandbox"
 }
 
 // accountRoute reports whether path manages the merchant's own account (profile, KYC, IP

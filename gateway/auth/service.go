@@ -21,6 +21,10 @@ type Config struct {
 	AuthRateLimit  int      // requests per minute per client address on /v1/auth [10]
 	TrustedProxies []string // CIDRs whose X-Forwarded-For is believed
 	Now            func() time.Time
+	// Shared, if set, also counts each merchant's per-minute limit across every gateway
+	// (in PostgreSQL, from an allowance in memory): behind N gateways the limit is the
+	// limit, not N times it. The per-node bucket still applies first.
+	Shared *ratelimit.Shared
 }
 
 // Service serves identity over HTTP and authenticates every protected route
