@@ -40,7 +40,10 @@ func (s *Server) ready(ctx *fasthttp.RequestCtx) {
 	checks := map[string]string{}
 	var failed []string
 	for _, rc := range s.deps.Ready {
-		if err := rc.Check(c); err != nil {
+		if err := rc.Check(c); err != nil && rc.Degraded {
+			checks[rc.Name] = "degraded: " + err.Error()
+			continue
+		} else if err != nil {
 			checks[rc.Name] = err.Error()
 			failed = append(failed, rc.Name)
 			continue

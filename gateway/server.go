@@ -54,6 +54,10 @@ func DefaultConfig() Config {
 type ReadyCheck struct {
 	Name  string
 	Check func(ctx context.Context) error
+	// Degraded: a failure is shown in /ready's checks ("degraded: ...") without making the
+	// server unready, for a dependency only some operations need (a chain's node: svcd
+	// serves everything else meanwhile).
+	Degraded bool
 }
 
 // Authenticator proves who a request comes from. It answers an *api.Error (401, 403, 429)

@@ -78,6 +78,7 @@ type config struct {
 	MoneyIn  moneyInConfig  // rates, onramps, deposits, merchant balance (payments.go)
 	Treasury treasuryConfig // treasuries and market makers (treasury.go)
 	Partners partnersConfig // live partners (Paystack) and the partner-events route (partners.go)
+	Custody  custodyConfig  // live EVM custody (custody.go)
 }
 
 // flagSet declares the flags on fs with defaults taken from the environment.
@@ -138,6 +139,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	c.MoneyIn.flags(fs, &env)
 	c.Treasury.flags(fs, &env)
 	c.Partners.flags(fs, &env)
+	c.Custody.flags(fs, &env)
 	c.Kafka.flags(fs, &env)
 	c.Cluster.flags(fs, &env)
 	fs.DurationVar(&c.EngineLeaseTTL, "engine-lease-ttl", env.duration("engine-lease-ttl", lease.DefaultTTL), "how long one renewal keeps the engine lease on PostgreSQL's clock (renewed every third of it); the engine stops acknowledging a tenth of it earlier on its own clock, and a standby takes over once it has expired")
@@ -195,6 +197,9 @@ func (c config) validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.Partners.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Custody.validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.BodyLimit < 1024 {

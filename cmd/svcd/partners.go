@@ -127,11 +127,14 @@ func liveProviders(cfg config, log *slog.Logger) (providers.Set, *paystack.Clien
 
 // partnerSet is every partner whose notifications the route takes: the sandbox bank and
 // custody always, Paystack when configured.
-func partnerSet(cfg config, ps *paystack.Client) []partners.Partner {
+func partnerSet(cfg config, ps *paystack.Client, cust *custodyParts) []partners.Partner {
 	secret := cfg.Partners.sandboxSecret(cfg.DatabaseURL)
 	out := []partners.Partner{partners.SandboxBankPartner(secret), partners.SandboxCustodyPartner(secret)}
 	if ps != nil {
 		out = append(out, partners.PaystackPartner(ps))
+	}
+	if cust != nil {
+		out = append(out, cust.partner())
 	}
 	return out
 }
@@ -144,10 +147,10 @@ func partnerRoutes(cfg config, svc *partners.Service) *gwpartners.Routes {
 
 // newInbound builds the one inbound path for money (payments/partners) over the domains that
 // give value, and registers its job on dj.
-func newInbound(cfg config, pool *pgxpool.Pool, ps *paystack.Client, envs providers.Environments, rec *events.Recorder,
+func newInbound(cfg config, pool *pgxpool.Pool, ps *paystack.Client, cust *custodyParts, envs providers.Environments, rec *events.Recorder,
 	inserter *jobs.Client, deps *deposits.Service, ons *onramps.Service, ofs *offramps.Service, tfs *transfers.Service, cs *customers.Service,
 	dj domainJobs, log *slog.Logger) (*partners.Service, error) {
-	svc, err := partners.New(pool, partners.Config{Partners: partnerSet(cfg, ps), Jobs: inserter, Events: rec,
+	svc, err := partners.New(pool, partners.Config{Partners: partnerSet(cfg, ps, cust), Jobs: inserter, Events: rec,
 		Deposits: deps, Onramps: ons, Offramps: ofs, Providers: envs, Logger: log, Verifications: cs,
 		Payouts:   map[string]partners.PayoutAdvancer{"payout": ofs.AdvancePayout, "transfer": tfs.Advance},
 		Reversals: payoutReversals(tfs, ofs)})

@@ -73,6 +73,7 @@ type paymentsSubsystem struct {
 	webhookStats   func() webhooks.DeliveryStats
 	payLimited     func() uint64
 	partnerLimited func() uint64 // the partner-events route's per-address limiter
+	custody        *custodyParts // live EVM custody (nil: none configured)
 	treasury       *treasuryParts
 }
 
@@ -98,12 +99,20 @@ func newPayments(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 	if err != nil {
 		return nil, err
 	}
+	// Live crypto through the EVM custody, a custodian per configured chain (issue 31).
+	cust, err := newCustody(cfg, pool, log)
+	if err != nil {
+		return nil, err
+	}
+	if cust != nil {
+		live.Custody = cust.custody()
+	}
 	envs := providers.Environments{Live: live, Sandbox: providers.NewSandbox(providers.SandboxConfig{BankCode: cfg.SandboxBankCode,
 		BankName: cfg.SandboxBankName, KYCURL: cfg.PublicBaseURL + "/sandbox/kyc/"})}
 	keys := idempotency.New(pool, idempotency.Config{})
 	idem := gwidem.Middleware(keys)
 	dj := domainJobs{workers: river.NewWorkers(), queues: map[string]int{}}
-	p := &paymentsSubsystem{}
+	p := &paymentsSubsystem{custody: cust}
 
 	// Webhooks: endpoints and the delivery worker of every recorded event.
 	hooks, worker, err := newWebhooks(cfg, pool, log, dj)
@@ -161,10 +170,11 @@ func newPayments(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 
 	// Money arriving: partners' notifications (issue 19), processed through deposits,
 	// offramp payouts and transfers; the sandbox's simulations post through it too.
-	inbound, err := newInbound(cfg, pool, ps, envs, rec, inserter, deps, ons, ofs, tfs, cs, dj, log)
+	inbound, err := newInbound(cfg, pool, ps, cust, envs, rec, inserter, deps, ons, ofs, tfs, cs, dj, log)
 	if err != nil {
 		return nil, err
 	}
+	cust.setInbound(inbound)
 
 	// Housekeeping (issue 15): expired quotes and idempotency keys, outbox bodies.
 	periodic, err := jobs.RegisterHousekeeping(dj.workers, dj.queues, jobs.HousekeepingConfig{
@@ -206,12 +216,14 @@ func newPayments(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 // start runs the job workers until stop.
 func (p *paymentsSubsystem) start(ctx context.Context) error {
 	p.treasury.start(ctx)
+	p.custody.start(ctx)
 	return p.jobs.Start(context.WithoutCancel(ctx))
 }
 
 // stop lets running jobs finish within timeout, then cancels them (they are retried later).
 func (p *paymentsSubsystem) stop(timeout time.Duration, log *slog.Logger) {
 	p.treasury.stop()
+	p.custody.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := p.jobs.Stop(ctx); err != nil {
