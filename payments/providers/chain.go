@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
 )
 
 // Chain is a blockchain network (spec "Shared enumerations").
@@ -74,7 +77,8 @@ func (c Chain) Family() Family {
 }
 
 // ValidateAddress checks addr has the format of chain's addresses: 0x + 40 hex digits for
-// EVM chains (either case; no EIP-55 check), base58 of a 32-byte key for Solana, base58check
+// EVM chains, whose letters, when in mixed case, must be the EIP-55 checksum (all lower or
+// all upper case carries no checksum and is accepted), base58 of a 32-byte key for Solana, base58check
 // of a 0x41-prefixed 21-byte address for Tron, 0x + 64 hex digits for Aptos. The error is a
 // phrase fit for a field error.
 func ValidateAddress(chain Chain, addr string) error {
@@ -82,6 +86,10 @@ func ValidateAddress(chain Chain, addr string) error {
 	case EVM:
 		if !hexAddress(addr, 40) {
 			return fmt.Errorf("must be a %s address: 0x followed by 40 hex digits", chain)
+		}
+		if digits := addr[2:]; strings.ToLower(digits) != digits && strings.ToUpper(digits) != digits &&
+			common.HexToAddress(addr).Hex()[2:] != digits {
+			return fmt.Errorf("has a wrong EIP-55 checksum (mixed case that is not %s): a mistyped address; check it, or send it in lower case", common.HexToAddress(addr).Hex())
 		}
 	case AptosFamily:
 		if !hexAddress(addr, 64) {
