@@ -19,7 +19,7 @@ func runWatch(ctx context.Context, args []string, env func(string) string, stdou
 	fs.SetOutput(stderr)
 	url := fs.String("url", "ws://127.0.0.1:8080/v1/ws", "WebSocket URL of svcd")
 	key := fs.String("api-key", env("SVC_API_KEY"), "API key (default $SVC_API_KEY; none: public data of --environment)")
-	environment := fs.String("environment", "", "without a key: sandbox or live (the server's default is live)")
+	environment := fs.String("environment", "", "without a key: sandbox or live (the server's default is live); with a key the stream is the key's environment")
 	levels := fs.Int("levels", 1, "levels per side to print")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: svc watch [--url ws://HOST:PORT/v1/ws] [--api-key KEY | --environment sandbox|live] [--levels N] SYMBOL\n\nFollows SYMBOL's order book over the WebSocket stream and prints the top of book. The order book is public: no key is needed.")
@@ -33,6 +33,20 @@ func runWatch(ctx context.Context, args []string, env func(string) string, stdou
 		return fmt.Errorf("watch: want exactly one SYMBOL, got %d arguments", fs.NArg())
 	}
 	symbol := fs.Arg(0)
+	// With a key the stream is the key's environment (the server picks the hub from the
+	// key); the environment flag only chooses the public stream without one.
+	which := *environment
+	if *key != "" {
+		keyEnv := keyEnvironment(*key)
+		if which != "" && keyEnv != "" && which != keyEnv {
+			return fmt.Errorf("watch: --environment %s, but the API key is a %s key: the stream follows the key", which, keyEnv)
+		}
+		which = keyEnv
+	}
+	if which == "" {
+		which = "live" // the server's default for public streams
+	}
+	fmt.Fprintf(stdout, "watching %s on the %s exchange\n", symbol, which)
 	u := *url
 	if *key == "" && *environment != "" {
 		sep := "?"
@@ -67,6 +81,17 @@ func runWatch(ctx context.Context, args []string, env func(string) string, stdou
 		return errors.New("connection closed")
 	}
 	return err
+}
+
+// keyEnvironment is the environment an API key's prefix names ("" for another credential).
+func keyEnvironment(key string) string {
+	switch {
+	case strings.HasPrefix(key, "svc_sk_test_"):
+		return "sandbox"
+	case strings.HasPrefix(key, "svc_sk_live_"):
+		return "live"
+	}
+	return ""
 }
 
 func side(ls [][2]string) string {
