@@ -12,6 +12,7 @@ import (
 	"svc/gateway"
 	"svc/gateway/auth"
 	gwidem "svc/gateway/idempotency"
+	"svc/gateway/ws"
 	"svc/payments/idempotency"
 )
 
@@ -58,7 +59,7 @@ func newGateway(cfg config, pool *pgxpool.Pool, log *slog.Logger, id *auth.Servi
 	gcfg.Version = version
 	gcfg.Commit = cli.Commit()
 	gcfg.ShutdownTimeout = cfg.ShutdownTimeout
-	return gateway.New(gcfg, gateway.Deps{
+	srv, err := gateway.New(gcfg, gateway.Deps{
 		Logger:   log,
 		Metrics:  reg,
 		Gatherer: reg,
@@ -69,4 +70,9 @@ func newGateway(cfg config, pool *pgxpool.Pool, log *slog.Logger, id *auth.Servi
 		},
 		Routes: routes,
 	})
+	if err == nil && market && rs.has(roleGateway) {
+		// Order ops on the WebSocket run as the REST requests they stand for (issue 28).
+		tr.ws.SetOrderEntry(ws.OrderEntry{Handler: srv.Handler(), CancelOrders: tr.orders.CancelOrders})
+	}
+	return srv, err
 }

@@ -2,8 +2,10 @@ package trading
 
 import (
 	"context"
+	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
 	"svc/engine"
@@ -117,4 +119,46 @@ func (h *Handlers) Tick() {
 			Tick(ex, h.now())
 		}
 	}
+}
+
+// CancelOrders cancels orders ids of p's account (cancel-on-disconnect of a WebSocket
+// session: reason DISCONNECT) and returns how many it cancelled once every cancel is
+// durable. Orders already closed or unknown are skipped. It does not authenticate or
+// spend rate limit: the session that placed them was authenticated. The first engine
+// error (busy, unavailable) is returned after the rest were tried.
+func (h *Handlers) CancelOrders(p api.Principal, ids []uuid.UUID) (int, error) {
+	ex := h.exchanges[p.Environment]
+	if ex == nil {
+		return 0, api.Errorf(api.CodeEngineUnavailable, "the %s exchange is not running", p.Environment)
+	}
+	var (
+		mu        sync.Mutex
+		cancelled int
+		first     error
+		wg        sync.WaitGroup
+		next      = make(chan uuid.UUID)
+	)
+	for w := 0; w < min(8, len(ids)); w++ { // a few at a time: their journal waits overlap
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id := range next {
+				res, err := ex.Submit(&engine.Command{Kind: engine.CmdCancel, Account: engine.AccountID(p.MerchantID),
+					OrderID: engine.OrderID(id), Reason: engine.ReasonDisconnect, Time: h.now().UnixNano()})
+				mu.Lock()
+				if err != nil && first == nil {
+					first = engineError(err)
+				} else if err == nil && res.Code == engine.OK {
+					cancelled++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, id := range ids {
+		next <- id
+	}
+	close(next)
+	wg.Wait()
+	return cancelled, first
 }

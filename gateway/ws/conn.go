@@ -36,6 +36,7 @@ type conn struct {
 	authing   bool
 	held      [][]byte // messages that arrived while an auth message was being checked
 	info      upgradeInfo
+	sess      session // order entry and cancel-on-disconnect (orders.go, session.go)
 
 	lastRead atomic.Int64 // server clock (unix ns) of the last bytes read
 	opened   int64

@@ -31,6 +31,7 @@ type request struct {
 	ID       json.RawMessage `json:"id,omitempty"`
 	Channels []string        `json:"channels"`
 	APIKey   string          `json:"api_key"`
+	Params   json.RawMessage `json:"params,omitempty"` // order ops (orders.go)
 }
 
 type errorMsg struct {
@@ -133,8 +134,22 @@ func (s *Server) handle(c *conn, data []byte) {
 			c.chans[ch.name] = ch
 		}
 		hub.do(func() { hub.subscribe(c, chs, ack) })
+	case "session.cancel_on_disconnect":
+		if !authed {
+			c.sendBytes(opError(r.Op, r.ID, 401, api.CodeUnauthorized, "authenticate first: X-Api-Key on the upgrade or {\"op\":\"auth\",\"api_key\":...}", nil))
+			return
+		}
+		c.sendBytes(s.setCancelOnDisconnect(c, r))
 	default:
-		fail("UNKNOWN_OP", "op must be auth, subscribe, unsubscribe or ping", "")
+		if orderOps[r.Op] {
+			if !authed {
+				c.sendBytes(opError(r.Op, r.ID, 401, api.CodeUnauthorized, "authenticate first: X-Api-Key on the upgrade or {\"op\":\"auth\",\"api_key\":...}", nil))
+				return
+			}
+			s.orderOp(c, r)
+			return
+		}
+		fail("UNKNOWN_OP", "op must be auth, subscribe, unsubscribe, ping, order.place, order.cancel, order.amend, orders.cancel_all, orders.batch or session.cancel_on_disconnect", "")
 	}
 }
 
@@ -159,6 +174,9 @@ func (s *Server) authMessage(c *conn, r request) {
 	c.principal, c.hub = p, s.cfg.Hubs[p.Environment]
 	c.markPrivate()
 	c.setKey(r.APIKey)
+	c.sess.mu.Lock()
+	c.sess.cred = [2]string{"X-Api-Key", r.APIKey}
+	c.sess.mu.Unlock()
 	c.sendJSON(ackMsg{Type: "ack", Op: "auth", ID: r.ID, MerchantID: p.MerchantID.String(), Environment: string(p.Environment)})
 	held := c.held
 	c.held = nil

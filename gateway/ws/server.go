@@ -94,6 +94,8 @@ type Server struct {
 	blocked     atomic.Uint64
 	checking    atomic.Bool
 	followers   followers // of the events channel (events.go)
+
+	entry atomic.Pointer[OrderEntry] // order ops (orders.go); nil until SetOrderEntry
 }
 
 // NewServer returns the endpoint over one hub per environment.
@@ -244,6 +246,7 @@ func (s *Server) Docs() []o.Op {
 }
 
 type upgradeInfo struct {
+	cred    [2]string // the credential header of the upgrade, for order ops (orders.go)
 	remote  net.Addr
 	ipKey   string      // the client address's limiter key ("" when authenticated on the upgrade)
 	headers [][2]string // forwarding headers of the upgrade, for the auth message
@@ -266,6 +269,11 @@ func (s *Server) Upgrade(ctx *fasthttp.RequestCtx) {
 		if p, err = s.authenticate(ctx); err != nil {
 			api.Fail(ctx, err)
 			return
+		}
+		if len(key) > 0 {
+			info.cred = [2]string{"X-Api-Key", string(key)}
+		} else {
+			info.cred = [2]string{"Authorization", string(ctx.Request.Header.Peek("Authorization"))}
 		}
 		hub = s.cfg.Hubs[p.Environment]
 	} else {
@@ -359,6 +367,7 @@ func (s *Server) adopt(ws *websocket.Conn, p api.Principal, authed bool, key str
 	if key != "" {
 		c.setKey(key)
 	}
+	c.sess.cred = info.cred
 	c.lastRead.Store(now)
 	s.mu.Lock()
 	if !s.running.Load() {
@@ -418,6 +427,7 @@ func (s *Server) shutdown(c *conn) {
 	s.poller.remove(c)
 	_ = c.nc.Close()
 	s.open.Add(-1)
+	s.cancelOnDisconnect(c)
 	s.unfollow(c)
 	c.rmu.Lock()
 	hub, chs := c.hub, make([]channel, 0, len(c.chans))
@@ -493,6 +503,10 @@ func (s *Server) sweep(now int64) {
 			s.shutdown(c)
 		case now-c.lastRead.Load() > int64(s.cfg.IdleTimeout):
 			c.fail(CloseGoingAway, "idle timeout")
+		case c.codSilent(now):
+			// Cancel-on-disconnect with a shorter timeout: the session is dead for the
+			// trader's purpose; the socket goes now, so its orders are cancelled now.
+			s.shutdown(c)
 		case now-c.opened > int64(s.cfg.AuthTimeout) && c.idleAnonymous():
 			c.fail(ClosePolicyViolation, "authentication required: authenticate or subscribe in time")
 		case now-c.lastPing >= int64(s.cfg.PingEvery):
