@@ -181,8 +181,9 @@ func (s *Service) Balance(ctx context.Context, t payments.Tenant) (Balance, erro
 // FundingAssets are the assets a merchant can fund its balance with.
 var FundingAssets = []money.Asset{money.USDT, money.USDC}
 
-// Funding returns the merchant's deposit address for every chain and asset (stable: the
-// custodian derives them from the merchant's id).
+// Funding returns the merchant's deposit address for every chain and asset the environment's
+// custodian serves (stable: the custodian derives them from the merchant's id); in live, the
+// chains with a custodian configured only.
 //
 // Errors: providers.ErrProviderUnavailable (live without a custodian).
 func (s *Service) Funding(ctx context.Context, t payments.Tenant) ([]providers.Address, error) {
@@ -190,12 +191,19 @@ func (s *Service) Funding(ctx context.Context, t payments.Tenant) ([]providers.A
 	var out []providers.Address
 	for _, c := range providers.WalletChains {
 		for _, a := range FundingAssets {
+			need := providers.Need{Chain: c, Asset: a}
+			if err := providers.Can(custody, "custody", "deposit address", need); err != nil && providers.Configured(custody) {
+				continue // no custodian for this chain or asset (live): not offered
+			}
 			addr, err := custody.DepositAddress(ctx, providers.AddressRequest{Reference: "merchant:" + t.MerchantID.String(), Chain: c, Asset: a})
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, addr)
 		}
+	}
+	if len(out) == 0 {
+		return nil, &providers.UnavailableError{Provider: "custody", Operation: "deposit address"}
 	}
 	return out, nil
 }

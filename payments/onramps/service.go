@@ -154,6 +154,14 @@ func (s *Service) CreateTx(ctx context.Context, tx pgx.Tx, t payments.Tenant, in
 	if err := check(&in); err != nil {
 		return Onramp{}, err
 	}
+	// An ONCHAIN settlement is sent by the custodian of its chain: one the environment does
+	// not have (live TRON without a custodian) is refused now, not stalled after the payer paid.
+	if in.Settlement.Mode == ModeOnchain {
+		if err := providers.Can(s.cfg.Providers.For(t.Environment).Custody, "custody", "send",
+			providers.Need{Chain: providers.Chain(in.Settlement.Chain), Asset: in.Settlement.Asset}); err != nil {
+			return Onramp{}, err
+		}
+	}
 	now := s.stamp()
 	o := Onramp{ID: uuid.Must(uuid.NewV7()), Tenant: t, Type: in.Type, Status: Active, CustomerID: in.CustomerID,
 		Amount: in.Amount, Settlement: *in.Settlement, Reference: in.Reference, CreatedAt: now, UpdatedAt: now}
