@@ -13,6 +13,9 @@ var (
 	ErrSlugTaken = &payments.Error{Code: "SLUG_TAKEN", Message: "this slug is already taken", Family: products.Commerce}
 	// ErrLinkInactive: an inactive link takes no payments.
 	ErrLinkInactive = &payments.Error{Code: "INVALID_STATE", Message: "this payment link is not accepting payments", Family: products.Commerce}
+	// ErrAlreadyPaid: a one_time link that took its payment takes no other and cannot be
+	// made active again (issue 32: reactivating it let it be paid twice).
+	ErrAlreadyPaid = &payments.Error{Code: "INVALID_STATE", Message: "this one-time link was already paid", Family: products.Commerce}
 	// ErrNotPayable: the linked invoice is not open for payment (draft, paid or canceled).
 	ErrNotPayable = &payments.Error{Code: "INVALID_STATE", Message: "this invoice is not open for payment", Family: products.Commerce}
 	// ErrPaymentNotFound: no such payment on this link.

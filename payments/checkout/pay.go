@@ -75,6 +75,9 @@ func (s *Service) refusal(ctx context.Context, tx pgx.Tx, v PageView) (error, er
 	if v.Link.Status != StatusActive {
 		return ErrLinkInactive, nil
 	}
+	if v.Link.Type == TypeOneTime && v.Link.PaymentsCount > 0 {
+		return ErrAlreadyPaid, nil // read under the link's row lock when a payment starts
+	}
 	if v.Invoice != nil {
 		if v.Invoice.Status == invoices.StatusPaid {
 			return invoices.ErrPaid, nil
@@ -192,9 +195,13 @@ func (s *Service) SimulateTransfer(ctx context.Context, slug string, id uuid.UUI
 // onramp that no checkout created is none of its business (nil); a payment already
 // completed is left alone (nil), so a redelivered settlement is harmless.
 //
-// When stock ran out between the start of the payment and its settlement, the money has
-// still arrived: the payment is marked failed (OUT_OF_STOCK) for the merchant to refund,
-// and nothing else changes.
+// Money that arrives for a payment the link can no longer take follows one rule (issue 32,
+// docs/checkout.md): the deposit settles as every deposit does, so the money is credited to
+// the merchant's balance, never kept silently nor lost; the payment ends failed with the
+// refusal as its reason, checkout.payment.failed is recorded for the merchant to refund the
+// payer, and nothing else changes (no invoice paid, no stock taken). The refusals, checked
+// under the link's row lock: a one_time link already paid (payments_count), a link
+// deactivated or deleted since the payment started, an invoice no longer payable, stock gone.
 func (c *Completer) OnDepositSettled(ctx context.Context, tx pgx.Tx, d SettledDeposit) error {
 	p, err := scanPayment(tx.QueryRow(ctx, `select `+paymentColumns+` from checkout_payments where onramp_id=$1 for update`, d.OnrampID))
 	if errors.Is(err, ErrPaymentNotFound) {
@@ -224,23 +231,38 @@ func (c *Completer) OnDepositSettled(ctx context.Context, tx pgx.Tx, d SettledDe
 		if _, rerr := tx.Exec(ctx, `rollback to savepoint checkout_completion`); rerr != nil {
 			return fmt.Errorf("rollback to savepoint: %w", rerr)
 		}
-		_, uerr := tx.Exec(ctx, `update checkout_payments set status='failed', failure_reason=$2, deposit_id=$3, completed_at=$4 where id=$1`,
-			p.ID, pe.Code+": "+pe.Message, d.ID, at)
-		return uerr
+		if err := PaymentMachine.Check(p.Status, PaymentFailed); err != nil {
+			return err
+		}
+		reason := pe.Code + ": " + pe.Message
+		if _, err := tx.Exec(ctx, `update checkout_payments set status='failed', failure_reason=$2, deposit_id=$3, completed_at=$4 where id=$1`,
+			p.ID, reason, d.ID, at); err != nil {
+			return fmt.Errorf("fail checkout payment: %w", err)
+		}
+		_, err = c.events.Record(ctx, tx, p.Tenant.MerchantID, p.Tenant.Environment, events.CheckoutPaymentFailed,
+			paymentEvent(p, d, invoiceEmail, &reason))
+		return err
+	}
+	if err := PaymentMachine.Check(p.Status, PaymentCompleted); err != nil {
+		return err
 	}
 	if _, err := tx.Exec(ctx, `update checkout_payments set status='completed', deposit_id=$2, completed_at=$3 where id=$1`, p.ID, d.ID, at); err != nil {
 		return fmt.Errorf("complete checkout payment: %w", err)
 	}
+	_, err = c.events.Record(ctx, tx, p.Tenant.MerchantID, p.Tenant.Environment, events.CheckoutPaymentCompleted,
+		paymentEvent(p, d, invoiceEmail, nil))
+	return err
+}
+
+// paymentEvent is the data of checkout.payment.completed and checkout.payment.failed.
+func paymentEvent(p Payment, d SettledDeposit, email, reason *string) events.CheckoutPayment {
 	var invID *string
 	if p.InvoiceID != nil {
 		id := p.InvoiceID.String()
 		invID = &id
 	}
-	_, err = c.events.Record(ctx, tx, p.Tenant.MerchantID, p.Tenant.Environment, events.CheckoutPaymentCompleted, events.CheckoutPayment{
-		ID: d.ID, CheckoutLinkID: p.LinkID.String(), InvoiceID: invID,
-		Amount: products.FormatAmount(p.Currency, p.Amount), Currency: p.Currency, CustomerEmail: invoiceEmail,
-	})
-	return err
+	return events.CheckoutPayment{ID: d.ID, CheckoutLinkID: p.LinkID.String(), InvoiceID: invID,
+		Amount: products.FormatAmount(p.Currency, p.Amount), Currency: p.Currency, CustomerEmail: email, FailureReason: reason}
 }
 
 // complete applies the payment's effects; it returns the invoice's customer email, if any.
@@ -254,8 +276,13 @@ func (c *Completer) complete(ctx context.Context, tx pgx.Tx, p Payment, at time.
 		return nil, err
 	}
 	items := lines[0].Lines
-	if l.Type == TypeOneTime && l.PaymentsCount > 0 {
-		return nil, &payments.Error{Code: ErrLinkInactive.Code, Message: "this one-time link was already paid", Family: products.Commerce}
+	switch {
+	case l.Type == TypeOneTime && l.PaymentsCount > 0:
+		return nil, ErrAlreadyPaid
+	case l.DeletedAt != nil:
+		return nil, &payments.Error{Code: ErrLinkInactive.Code, Message: "the payment link was deleted before the money arrived", Family: products.Commerce}
+	case l.Status != StatusActive:
+		return nil, &payments.Error{Code: ErrLinkInactive.Code, Message: "the payment link was deactivated before the money arrived", Family: products.Commerce}
 	}
 	var email *string
 	if p.InvoiceID != nil {

@@ -271,9 +271,10 @@ func (s *Service) List(ctx context.Context, t payments.Tenant, f Filter) ([]Link
 	return listLinks(ctx, s.pool, t, f)
 }
 
-// Update changes title, description, redirect_url, success_message and status.
+// Update changes title, description, redirect_url, success_message and status. A one_time
+// link already paid cannot be made active again (it would take a second payment).
 //
-// Errors: ErrNotFound, *payments.ValidationError.
+// Errors: ErrNotFound, *payments.ValidationError, ErrAlreadyPaid.
 func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, in UpdateInput) (Link, error) {
 	var out Link
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
@@ -314,6 +315,9 @@ func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, i
 		}
 		if err := p.Err(); err != nil {
 			return err
+		}
+		if in.Status.Set && l.Status == StatusActive && l.Type == TypeOneTime && l.PaymentsCount > 0 {
+			return ErrAlreadyPaid
 		}
 		l.UpdatedAt = s.stamp()
 		if _, err := tx.Exec(ctx, `update checkout_links set title=$2, description=$3, redirect_url=$4, success_message=$5,

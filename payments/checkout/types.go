@@ -99,6 +99,13 @@ const (
 	PaymentExpired   = "expired"
 )
 
+// PaymentMachine is the checkout payment's state machine: an awaiting payment ends completed
+// or failed when the deposit into its onramp settles (expired is awaiting seen after the
+// onramp's expiry, never stored).
+var PaymentMachine = payments.Machine{Name: "checkout payment", Moves: map[string][]string{
+	PaymentAwaiting: {PaymentCompleted, PaymentFailed},
+}}
+
 // Payment is one attempt to pay a link by bank transfer into a TEMPORARY onramp.
 type Payment struct {
 	ID            uuid.UUID

@@ -36,6 +36,12 @@ const (
 	// Extension (issue 19): the spec names no event for crypto arriving at a merchant's own
 	// funding address (GET /payments/merchant/funding); named after customer.balance.credited.
 	MerchantBalanceCredited Type = "merchant.balance.credited" // merchant's payments balance credited by a deposit to its funding address
+
+	// Extension (issue 32): money that arrives for a checkout payment its link can no longer
+	// take (a one-time link already paid, a link deactivated or deleted meanwhile, an invoice
+	// no longer payable, stock gone) is credited to the merchant as every deposit is, and the
+	// payment ends failed with this event, so the merchant can refund the payer.
+	CheckoutPaymentFailed Type = "checkout.payment.failed" // money arrived for a checkout payment its link refused: credited to the merchant, for it to refund
 )
 
 var catalogue = []Type{
@@ -43,7 +49,7 @@ var catalogue = []Type{
 	WithdrawalCompleted, OnrampCompleted, OfframpCompleted, TransferCompleted, PayoutCompleted,
 	CustomerCreated, CustomerTier1Verified, CustomerTier2Verified, CustomerTier2Rejected,
 	CustomerBalanceCredited, CustomerBalanceRefunded, CheckoutPaymentCompleted,
-	VirtualAccountCreated, TestWebhook, WithdrawalFailed, TransferFailed, MerchantBalanceCredited,
+	VirtualAccountCreated, TestWebhook, WithdrawalFailed, TransferFailed, MerchantBalanceCredited, CheckoutPaymentFailed,
 }
 
 // All returns every event name of the catalogue, in the spec's order.

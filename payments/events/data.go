@@ -109,7 +109,7 @@ type MerchantBalance struct {
 	TxHash  string `json:"tx_hash"`
 }
 
-// CheckoutPayment is the data of checkout.payment.completed.
+// CheckoutPayment is the data of checkout.payment.completed and checkout.payment.failed.
 type CheckoutPayment struct {
 	ID             string  `json:"id"` // the payment (deposit) id
 	CheckoutLinkID string  `json:"checkout_link_id"`
@@ -117,6 +117,9 @@ type CheckoutPayment struct {
 	Amount         string  `json:"amount"`
 	Currency       string  `json:"currency"`
 	CustomerEmail  *string `json:"customer_email"`
+	// checkout.payment.failed only: why the link refused the payment; the money is in the
+	// merchant's balance (the deposit settled) for the merchant to refund.
+	FailureReason *string `json:"failure_reason,omitempty"`
 }
 
 // VirtualAccount is the data of virtual_account.created.

@@ -44,6 +44,10 @@ func Sample(typ Type) any {
 	case CheckoutPaymentCompleted:
 		return CheckoutPayment{ID: "test_deposit", CheckoutLinkID: "test_checkout", InvoiceID: s("test_invoice"),
 			Amount: "150000.00", Currency: "NGN", CustomerEmail: s("customer@example.com")}
+	case CheckoutPaymentFailed:
+		return CheckoutPayment{ID: "test_deposit", CheckoutLinkID: "test_checkout", InvoiceID: s("test_invoice"),
+			Amount: "150000.00", Currency: "NGN", CustomerEmail: s("customer@example.com"),
+			FailureReason: s("INVALID_STATE: this one-time link was already paid")}
 	case VirtualAccountCreated:
 		return VirtualAccount{ID: "test_virtual_account", Type: "PERMANENT", CustomerID: s("test_customer"),
 			AccountNumber: "0000000000", AccountName: "Test Customer", BankName: "Test Bank"}
