@@ -293,6 +293,9 @@ func (r *renderer) operation(op Op) map[string]any {
 			in = "query"
 		}
 		param := map[string]any{"name": p.Name, "in": in, "required": p.Required, "schema": r.schema(s)}
+		if s["type"] == "object" { // name[KEY]=VALUE (metadata filters)
+			param["style"], param["explode"] = "deepObject", true
+		}
 		if p.Description != "" {
 			param["description"] = p.Description
 		}

@@ -19,9 +19,10 @@ var productSchema = o.Named("Product", o.Obj(map[string]o.Schema{
 	"tax_rate":       o.Number("percent (up to 4 places) when percentage; an amount per unit when fixed"),
 	"discount_type":  shapes.AdjustType,
 	"discount":       o.Number("percent when percentage; an amount per unit when fixed"),
+	"metadata":       o.Metadata(),
 	"created_at":     o.Time(""),
 	"updated_at":     o.Time(""),
-}, "id", "name", "type", "price", "currency", "status"))
+}, "id", "name", "type", "price", "currency", "status", "metadata"))
 
 var productBody = map[string]o.Schema{
 	"name":           o.Str("required, at most 255 characters"),
@@ -36,6 +37,17 @@ var productBody = map[string]o.Schema{
 	"tax_rate":       o.Number("required unless tax_type is none"),
 	"discount_type":  shapes.AdjustType,
 	"discount":       o.Number("required unless discount_type is none"),
+	"metadata":       o.Metadata(),
+}
+
+// withMetadataPatch is body with metadata as an update takes it.
+func withMetadataPatch(body map[string]o.Schema) map[string]o.Schema {
+	out := make(map[string]o.Schema, len(body))
+	for k, v := range body {
+		out[k] = v
+	}
+	out["metadata"] = o.MetadataPatch()
+	return out
 }
 
 // Docs documents the product routes.
@@ -46,14 +58,14 @@ func (rs *Routes) Docs() []o.Op {
 			Responses: map[int]o.Response{201: {Description: "the product", Data: productSchema}},
 			Errors:    []string{"VALIDATION_ERROR", "INVALID_JSON"}},
 		{Method: "GET", Path: "/v1/products", Tag: "products", Summary: "List products",
-			Query:     append([]o.Param{{Name: "status", Schema: o.Enum("active", "inactive", "archived")}, {Name: "search", Description: "part of the name, case-insensitive"}}, o.PagingParams("100")...),
+			Query:     append([]o.Param{{Name: "status", Schema: o.Enum("active", "inactive", "archived")}, {Name: "search", Description: "part of the name, case-insensitive"}, o.MetadataFilter()}, o.PagingParams("100")...),
 			Responses: map[int]o.Response{200: {Description: "a page of products", Data: o.Obj(map[string]o.Schema{"items": o.Arr(productSchema), "meta": o.PageMeta})}},
 			Errors:    []string{"VALIDATION_ERROR"}},
 		{Method: "GET", Path: "/v1/products/{id}", Tag: "products", Summary: "Get a product",
 			Responses: map[int]o.Response{200: {Description: "the product", Data: productSchema}}, Errors: []string{"NOT_FOUND"}},
 		{Method: "PATCH", Path: "/v1/products/{id}", Tag: "products", Summary: "Update a product",
-			Description: "Only the fields sent change. description: null clears it; stock_quantity: null makes stock unlimited; status moves between active, inactive and archived.",
-			Body:        o.Obj(productBody),
+			Description: "Only the fields sent change. metadata: the keys sent are set, a key sent as \"\" is removed. description: null clears it; stock_quantity: null makes stock unlimited; status moves between active, inactive and archived.",
+			Body:        o.Obj(withMetadataPatch(productBody)),
 			Responses:   map[int]o.Response{200: {Description: "the product", Data: productSchema}},
 			Errors:      []string{"VALIDATION_ERROR", "INVALID_JSON", "NOT_FOUND"}},
 		{Method: "DELETE", Path: "/v1/products/{id}", Tag: "products", Summary: "Delete a product (irreversible)",

@@ -13,6 +13,7 @@ import (
 	"svc/gateway/api"
 	"svc/gateway/api/shapes"
 	"svc/payments"
+	"svc/payments/metadata"
 	pp "svc/payments/products"
 )
 
@@ -39,21 +40,22 @@ func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandle
 }
 
 type productJSON struct {
-	ID            string   `json:"id"`
-	Name          string   `json:"name"`
-	Description   *string  `json:"description"`
-	Type          string   `json:"type"`
-	Price         api.Num  `json:"price"`
-	Currency      string   `json:"currency"`
-	Status        string   `json:"status"`
-	StockQuantity *int64   `json:"stock_quantity"`
-	ImageURLs     []string `json:"image_urls"`
-	TaxType       string   `json:"tax_type"`
-	TaxRate       api.Num  `json:"tax_rate"`
-	DiscountType  string   `json:"discount_type"`
-	Discount      api.Num  `json:"discount"`
-	CreatedAt     string   `json:"created_at"`
-	UpdatedAt     string   `json:"updated_at"`
+	ID            string            `json:"id"`
+	Name          string            `json:"name"`
+	Description   *string           `json:"description"`
+	Type          string            `json:"type"`
+	Price         api.Num           `json:"price"`
+	Currency      string            `json:"currency"`
+	Status        string            `json:"status"`
+	StockQuantity *int64            `json:"stock_quantity"`
+	ImageURLs     []string          `json:"image_urls"`
+	TaxType       string            `json:"tax_type"`
+	TaxRate       api.Num           `json:"tax_rate"`
+	DiscountType  string            `json:"discount_type"`
+	Discount      api.Num           `json:"discount"`
+	Metadata      metadata.Metadata `json:"metadata"`
+	CreatedAt     string            `json:"created_at"`
+	UpdatedAt     string            `json:"updated_at"`
 }
 
 func productOut(p pp.Product) productJSON {
@@ -62,23 +64,24 @@ func productOut(p pp.Product) productJSON {
 		Price: shapes.Amount(p.Currency, p.Price), Currency: p.Currency, Status: p.Status, StockQuantity: p.StockQuantity,
 		ImageURLs: p.ImageURLs, TaxType: p.Tax.Type, TaxRate: shapes.Adjustment(p.Tax, p.Currency),
 		DiscountType: p.Discount.Type, Discount: shapes.Adjustment(p.Discount, p.Currency),
-		CreatedAt: api.Time(p.CreatedAt), UpdatedAt: api.Time(p.UpdatedAt),
+		Metadata: p.Metadata.OrEmpty(), CreatedAt: api.Time(p.CreatedAt), UpdatedAt: api.Time(p.UpdatedAt),
 	}
 }
 
 type createBody struct {
-	Name          string       `json:"name"`
-	Description   *string      `json:"description"`
-	Type          string       `json:"type"`
-	Price         *json.Number `json:"price"`
-	Currency      string       `json:"currency"`
-	Status        string       `json:"status"`
-	StockQuantity *int64       `json:"stock_quantity"`
-	ImageURLs     []string     `json:"image_urls"`
-	TaxType       string       `json:"tax_type"`
-	TaxRate       *json.Number `json:"tax_rate"`
-	DiscountType  string       `json:"discount_type"`
-	Discount      *json.Number `json:"discount"`
+	Name          string          `json:"name"`
+	Description   *string         `json:"description"`
+	Type          string          `json:"type"`
+	Price         *json.Number    `json:"price"`
+	Currency      string          `json:"currency"`
+	Status        string          `json:"status"`
+	StockQuantity *int64          `json:"stock_quantity"`
+	ImageURLs     []string        `json:"image_urls"`
+	TaxType       string          `json:"tax_type"`
+	TaxRate       *json.Number    `json:"tax_rate"`
+	DiscountType  string          `json:"discount_type"`
+	Discount      *json.Number    `json:"discount"`
+	Metadata      json.RawMessage `json:"metadata"`
 }
 
 // product is the products resource for the generic handlers of api.
@@ -88,7 +91,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 	api.Create(ctx, product, func(c context.Context, t payments.Tenant, b createBody) (pp.Product, error) {
 		in := pp.CreateInput{Name: b.Name, Description: b.Description, Type: b.Type, Currency: b.Currency, Status: b.Status,
 			StockQuantity: b.StockQuantity, ImageURLs: b.ImageURLs, TaxType: b.TaxType, TaxRate: api.NumText(b.TaxRate),
-			DiscountType: b.DiscountType, Discount: api.NumText(b.Discount)}
+			DiscountType: b.DiscountType, Discount: api.NumText(b.Discount), Metadata: b.Metadata}
 		if b.Price != nil {
 			in.Price = b.Price.String()
 		}
@@ -98,7 +101,11 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	api.ListPage(ctx, product, func(c context.Context, q api.Listing) ([]pp.Product, int64, error) {
-		return rs.svc.List(c, q.Tenant, pp.Filter{Status: q.Status, Search: string(ctx.QueryArgs().Peek("search")), Page: q.Page, Limit: q.Limit})
+		md, err := api.MetadataFilter(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		return rs.svc.List(c, q.Tenant, pp.Filter{Status: q.Status, Search: string(ctx.QueryArgs().Peek("search")), Metadata: md, Page: q.Page, Limit: q.Limit})
 	}, productOut, pp.Statuses...)
 }
 
@@ -117,6 +124,7 @@ type updateBody struct {
 	TaxRate       pp.Patch[json.Number] `json:"tax_rate"`
 	DiscountType  pp.Patch[string]      `json:"discount_type"`
 	Discount      pp.Patch[json.Number] `json:"discount"`
+	Metadata      json.RawMessage       `json:"metadata"`
 }
 
 func (rs *Routes) update(ctx *fasthttp.RequestCtx) {

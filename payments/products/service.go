@@ -12,6 +12,7 @@ import (
 
 	"svc/payments"
 	"svc/payments/idempotency"
+	"svc/payments/metadata"
 	"svc/persistence/postgres"
 )
 
@@ -48,6 +49,9 @@ func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput)
 	pr.Price = parsePrice(&p, in.Price, pr.Currency)
 	pr.Tax = ParseAdjustment(&p, "tax_type", "tax_rate", in.TaxType, in.TaxRate, pr.Currency)
 	pr.Discount = ParseAdjustment(&p, "discount_type", "discount", in.DiscountType, in.Discount, pr.Currency)
+	md, _, err := metadata.Parse(in.Metadata, false)
+	p.Merge("", err)
+	pr.Metadata = md.OrEmpty()
 	pr.validate(&p)
 	if err := p.Err(); err != nil {
 		return Product{}, err
@@ -125,6 +129,13 @@ func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, i
 		}
 		pr.Tax = patchAdjustment(&p, "tax_type", "tax_rate", in.TaxType, in.TaxRate, pr.Tax, pr.Currency)
 		pr.Discount = patchAdjustment(&p, "discount_type", "discount", in.DiscountType, in.Discount, pr.Discount, pr.Currency)
+		if patch, set, err := metadata.Parse(in.Metadata, true); !p.Merge("", err) {
+			return err
+		} else if set && err == nil {
+			merged, err := metadata.Merge(pr.Metadata, patch)
+			p.Merge("", err)
+			pr.Metadata = merged
+		}
 		pr.validate(&p)
 		if err := p.Err(); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -14,13 +15,13 @@ import (
 )
 
 const productColumns = `id, merchant_id, environment, name, description, type, price, currency, status,
-	stock_quantity, image_urls, tax_type, tax_rate, discount_type, discount, created_at, updated_at`
+	stock_quantity, image_urls, tax_type, tax_rate, discount_type, discount, created_at, updated_at, metadata`
 
 func scanProduct(row pgx.Row) (Product, error) {
 	var p Product
 	err := row.Scan(&p.ID, &p.Tenant.MerchantID, &p.Tenant.Environment, &p.Name, &p.Description, &p.Type,
 		&p.Price, &p.Currency, &p.Status, &p.StockQuantity, &p.ImageURLs, &p.Tax.Type, &p.Tax.Value,
-		&p.Discount.Type, &p.Discount.Value, &p.CreatedAt, &p.UpdatedAt)
+		&p.Discount.Type, &p.Discount.Value, &p.CreatedAt, &p.UpdatedAt, &p.Metadata)
 	if p.ImageURLs == nil {
 		p.ImageURLs = []string{}
 	}
@@ -29,10 +30,10 @@ func scanProduct(row pgx.Row) (Product, error) {
 
 func insert(ctx context.Context, q postgres.Querier, p Product) error {
 	_, err := q.Exec(ctx, `insert into products (`+productColumns+`)
-		values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17)`,
+		values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18)`,
 		p.ID, p.Tenant.MerchantID, p.Tenant.Environment, p.Name, p.Description, p.Type, p.Price, p.Currency,
 		p.Status, p.StockQuantity, p.ImageURLs, p.Tax.Type, p.Tax.Value, p.Discount.Type, p.Discount.Value,
-		p.CreatedAt, p.UpdatedAt)
+		p.CreatedAt, p.UpdatedAt, p.Metadata.OrEmpty())
 	if err != nil {
 		return fmt.Errorf("insert product: %w", err)
 	}
@@ -42,10 +43,11 @@ func insert(ctx context.Context, q postgres.Querier, p Product) error {
 func update(ctx context.Context, q postgres.Querier, p Product) error {
 	_, err := q.Exec(ctx, `update products set name=$3, description=$4, type=$5, price=$6, currency=$7,
 		status=$8, stock_quantity=$9, image_urls=$10, tax_type=$11, tax_rate=$12, discount_type=$13,
-		discount=$14, updated_at=$15
+		discount=$14, updated_at=$15, metadata=$17
 		where merchant_id=$1 and environment=$2 and id=$16`,
 		p.Tenant.MerchantID, p.Tenant.Environment, p.Name, p.Description, p.Type, p.Price, p.Currency, p.Status,
-		p.StockQuantity, p.ImageURLs, p.Tax.Type, p.Tax.Value, p.Discount.Type, p.Discount.Value, p.UpdatedAt, p.ID)
+		p.StockQuantity, p.ImageURLs, p.Tax.Type, p.Tax.Value, p.Discount.Type, p.Discount.Value, p.UpdatedAt, p.ID,
+		p.Metadata.OrEmpty())
 	if err != nil {
 		return fmt.Errorf("update product: %w", err)
 	}
@@ -76,12 +78,17 @@ func escapeLike(s string) string {
 func list(ctx context.Context, q postgres.Querier, t payments.Tenant, f Filter) ([]Product, int64, error) {
 	where := `merchant_id=$1 and environment=$2 and ($3 = '' or status = $3) and ($4 = '' or name ilike '%' || $4 || '%')`
 	args := []any{t.MerchantID, t.Environment, f.Status, escapeLike(f.Search)}
+	if f.Metadata != nil { // containment, served by products_metadata (GIN)
+		args = append(args, f.Metadata.JSON())
+		where += ` and metadata @> $` + strconv.Itoa(len(args)) + `::jsonb`
+	}
 	var total int64
 	if err := q.QueryRow(ctx, `select count(*) from products where `+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count products: %w", err)
 	}
+	n := len(args)
 	rows, err := q.Query(ctx, `select `+productColumns+` from products where `+where+`
-		order by created_at desc, id desc limit $5 offset $6`, append(args, f.Limit, (f.Page-1)*f.Limit)...)
+		order by created_at desc, id desc limit $`+strconv.Itoa(n+1)+` offset $`+strconv.Itoa(n+2), append(args, f.Limit, (f.Page-1)*f.Limit)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list products: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"svc/payments"
+	"svc/payments/metadata"
 	"time"
 
 	"github.com/google/uuid"
@@ -52,6 +53,7 @@ type Product struct {
 	ImageURLs     []string
 	Tax           Adjustment
 	Discount      Adjustment
+	Metadata      metadata.Metadata // the merchant's own keys (issue 30)
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
 }
@@ -71,6 +73,7 @@ type CreateInput struct {
 	TaxRate       *string
 	DiscountType  string // default none
 	Discount      *string
+	Metadata      json.RawMessage // the request's metadata field, checked by payments/metadata
 }
 
 // UpdateInput changes only the fields that are Set.
@@ -87,14 +90,16 @@ type UpdateInput struct {
 	TaxRate       Patch[json.Number]
 	DiscountType  Patch[string]
 	Discount      Patch[json.Number]
+	Metadata      json.RawMessage // keys to set or ("") remove (metadata.Merge)
 }
 
 // Filter selects products in a list.
 type Filter struct {
-	Status string // "" for any
-	Search string // case-insensitive substring of the name
-	Page   int
-	Limit  int
+	Status   string          // "" for any
+	Search   string          // case-insensitive substring of the name
+	Metadata metadata.Filter // nil for any
+	Page     int
+	Limit    int
 }
 
 // DefaultCurrency is the currency of a product, invoice or link that names none.
