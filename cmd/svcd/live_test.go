@@ -127,6 +127,13 @@ type liveSvcd struct {
 // webhookKey (hex), and returns once it answers /health.
 func startLiveSvcd(t *testing.T, secret, webhookKey string) *liveSvcd {
 	t.Helper()
+	return startLiveSvcdWith(t, secret, webhookKey, nil, nil)
+}
+
+// startLiveSvcdWith is startLiveSvcd with extra flags and environment variables (the chain
+// tests' custody configuration and keystore passphrase).
+func startLiveSvcdWith(t *testing.T, secret, webhookKey string, extra []string, extraEnv map[string]string) *liveSvcd {
+	t.Helper()
 	pool, dbURL := pgtest.New(t)
 	ps := paystacktest.New(secret)
 	t.Cleanup(ps.Close)
@@ -136,12 +143,15 @@ func startLiveSvcd(t *testing.T, secret, webhookKey string) *liveSvcd {
 	out := &safeBuffer{}
 	done := make(chan error, 1)
 	env := map[string]string{"SVC_PAYSTACK_SECRET_KEY": ps.Secret}
+	for k, v := range extraEnv {
+		env[k] = v
+	}
 	go func() {
-		done <- run(ctx, []string{"--addr", addr, "--database-url", dbURL, "--journal-dir", dir + "/journal",
+		done <- run(ctx, append([]string{"--addr", addr, "--database-url", dbURL, "--journal-dir", dir + "/journal",
 			"--snapshot-dir", dir + "/snapshots", "--access-log=false", "--webhook-allow-insecure", "--webhook-retry-base", "100ms",
 			"--webhook-secret-key", webhookKey,
 			"--paystack-base-url", ps.URL, "--paystack-phone", "+2348000000000", "--paystack-email-domain", "dva.example.com",
-		}, func(k string) string { return env[k] }, out, out)
+		}, extra...), func(k string) string { return env[k] }, out, out)
 	}()
 	var once sync.Once
 	var runErr error
