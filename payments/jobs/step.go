@@ -32,3 +32,9 @@ func (w *StepWorker[A]) Work(ctx context.Context, job *river.Job[A]) error {
 	}
 	return nil
 }
+
+// AddStepWorker adds to workers the StepWorker of A that takes step: the one line a domain's
+// Register needs per job kind.
+func AddStepWorker[A river.JobArgs](workers *river.Workers, step func(ctx context.Context, args A) (time.Duration, error)) error {
+	return river.AddWorkerSafely(workers, &StepWorker[A]{Step: step})
+}

@@ -10,8 +10,6 @@ import (
 
 	"svc/payments/deposits"
 	"svc/payments/events"
-	"svc/payments/ledger"
-	"svc/payments/money"
 )
 
 // ErrPayoutNotSettled: the payout is still PROCESSING, so there is no settlement to reverse.
@@ -51,11 +49,9 @@ func (s *Service) ReversePayoutTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, 
 		return false, fmt.Errorf("offramps: reverse payout: %w", err)
 	}
 	t := p.Tenant
-	acct := ledger.Customer(p.CustomerID, ledger.Available)
-	posted, err := ledger.Post(ctx, tx, ledger.Transaction{MerchantID: t.MerchantID, Environment: t.Environment,
-		Reference: "payout:" + p.ID.String() + ":reversal", Kind: "payout.reversal", Description: "NGN payout to " + p.Bank.AccountNumber + " " + why,
-		Postings: ledger.Move(ledger.System(ledger.External), acct, p.Amount),
-		Metadata: map[string]string{"payout_id": p.ID.String(), "provider_reference": p.ProviderReference}})
+	f := payoutFunds(p)
+	f.Metadata = map[string]string{"payout_id": p.ID.String(), "provider_reference": p.ProviderReference}
+	posted, err := f.Reverse(ctx, tx, "NGN payout to "+p.Bank.AccountNumber+" "+why)
 	if err != nil {
 		return false, err
 	}
@@ -64,15 +60,12 @@ func (s *Service) ReversePayoutTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, 
 		return false, fmt.Errorf("offramps: deposit: %w", err)
 	}
 	// deposit.failed with status REVERSED, as a merchant's reversal of a settled deposit
-	// (the spec has no deposit.reversed; docs/decisions.md "Deposit reversal event").
+	// (the spec has no deposit.reversed; docs/decisions.md "Money has one owner").
 	if _, err := s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.DepositFailed, deposits.EventData(dep)); err != nil {
 		return false, err
 	}
-	bal, _ := posted.Find(acct, money.NGN)
-	depID := p.DepositID.String()
-	_, err = s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.CustomerBalanceCredited, events.CustomerBalance{
-		CustomerID: p.CustomerID.String(), Asset: "NGN", Amount: p.Amount.String(), Balance: bal.Amount.String(),
-		DepositID: &depID, Reason: &why,
-	})
-	return err == nil, err
+	if err := s.credited(ctx, tx, p, posted, why); err != nil {
+		return false, err
+	}
+	return true, nil
 }

@@ -12,8 +12,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"svc/payments"
 	"svc/payments/deposits"
@@ -21,21 +19,11 @@ import (
 	"svc/payments/idempotency"
 	"svc/payments/ledger"
 	"svc/payments/money"
+	"svc/payments/moneyout"
 	"svc/payments/onramps"
 	"svc/payments/providers"
 	"svc/payments/rates"
-	"svc/persistence/postgres"
 )
-
-// Recorder records an event in the caller's transaction; *events.Recorder is one.
-type Recorder interface {
-	Record(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, environment string, typ events.Type, data any) (uuid.UUID, error)
-}
-
-// JobInserter enqueues river jobs in the caller's transaction; *jobs.Client is one.
-type JobInserter interface {
-	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
-}
 
 // Rates locks quotes and reads market prices; *rates.Service is one.
 type Rates interface {
@@ -48,8 +36,8 @@ type Config struct {
 	Providers providers.Environments // custody (deposit addresses) and bank (payouts)
 	Rates     Rates
 	Customers Customers // nil: requests naming a customer answer 503
-	Events    Recorder
-	Jobs      JobInserter
+	Events    moneyout.Recorder
+	Jobs      moneyout.JobInserter
 	Lifetime  time.Duration // of TEMPORARY offramps (default TemporaryLifetime)
 	// PollEvery is how long a payout the bank accepted but has not settled waits before the
 	// bank is asked again (default 5 s).
@@ -153,12 +141,7 @@ func (s *Service) Get(ctx context.Context, t payments.Tenant, id uuid.UUID) (Off
 
 // List returns a page of the tenant's offramps, newest first, and the total.
 func (s *Service) List(ctx context.Context, t payments.Tenant, f Filter) ([]Offramp, int64, error) {
-	if f.Page < 1 {
-		f.Page = 1
-	}
-	if f.Limit < 1 {
-		f.Limit = 20
-	}
+	moneyout.Page(&f.Page, &f.Limit)
 	return list(ctx, s.pool, t, f, s.cfg.Now().UTC())
 }
 
@@ -358,24 +341,27 @@ func (s *Service) AdvancePayout(ctx context.Context, id uuid.UUID) (time.Duratio
 	if err != nil || p.Status != PayoutProcessing {
 		return 0, err
 	}
-	res, err := s.cfg.Providers.For(p.Tenant.Environment).Bank.Payout(ctx, providers.PayoutRequest{
+	return moneyout.AdvancePayout(ctx, s.cfg.Providers.For(p.Tenant.Environment).Bank, providers.PayoutRequest{
 		Reference: "payout:" + p.ID.String(), Rail: providers.RailNGN, Amount: p.Amount,
 		BankCode: p.Bank.BankCode, AccountNumber: p.Bank.AccountNumber, AccountName: p.Bank.AccountName,
+	}, s.cfg.PollEvery, func(to, providerRef, reason string) error { return s.finishPayout(ctx, p, to, providerRef, reason) })
+}
+
+// payoutFunds is what payout p moves out of its customer's NGN ("payout:<id>:...").
+func payoutFunds(p Payout) moneyout.Funds {
+	return moneyout.Funds{Tenant: p.Tenant, Customer: &p.CustomerID, Amount: p.Amount, Ref: "payout:" + p.ID.String(), Kind: "payout"}
+}
+
+// credited records customer.balance.credited for payout p's NGN back on the customer's
+// available balance (posted), with why.
+func (s *Service) credited(ctx context.Context, tx pgx.Tx, p Payout, posted ledger.Posted, why string) error {
+	bal, _ := posted.Find(ledger.Customer(p.CustomerID, ledger.Available), money.NGN)
+	depID := p.DepositID.String()
+	_, err := s.cfg.Events.Record(ctx, tx, p.Tenant.MerchantID, p.Tenant.Environment, events.CustomerBalanceCredited, events.CustomerBalance{
+		CustomerID: p.CustomerID.String(), Asset: "NGN", Amount: p.Amount.String(), Balance: bal.Amount.String(),
+		DepositID: &depID, Reason: &why,
 	})
-	if err != nil {
-		return 0, err
-	}
-	switch res.Status {
-	case providers.PayoutSettled:
-		return 0, s.finishPayout(ctx, p, PayoutSettled, res.ProviderReference, "")
-	case providers.PayoutFailed:
-		reason := res.FailureReason
-		if reason == "" {
-			reason = "the bank refused the payout"
-		}
-		return 0, s.finishPayout(ctx, p, PayoutFailed, res.ProviderReference, reason)
-	}
-	return s.cfg.PollEvery, nil
+	return err
 }
 
 func (s *Service) finishPayout(ctx context.Context, p Payout, to, providerRef, reason string) error {
@@ -383,7 +369,7 @@ func (s *Service) finishPayout(ctx context.Context, p Payout, to, providerRef, r
 	if err := PayoutMachine.Check(PayoutProcessing, to); err != nil {
 		return err
 	}
-	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	return moneyout.Step(ctx, s.pool, ErrNotFound, func(tx pgx.Tx) error {
 		now := s.stamp()
 		p, err := scanPayout(tx.QueryRow(ctx, `update payouts set status = $2, updated_at = $3,
 			provider_reference = nullif($4, ''), failure_reason = nullif($5, ''),
@@ -392,32 +378,22 @@ func (s *Service) finishPayout(ctx context.Context, p Payout, to, providerRef, r
 		if err != nil {
 			return err
 		}
-		depStatus := deposits.Settled
-		post := ledger.Transaction{MerchantID: t.MerchantID, Environment: t.Environment}
-		if to == PayoutSettled {
-			post.Reference, post.Kind, post.Description = "payout:"+p.ID.String()+":settle", "payout.settle", "NGN payout to "+p.Bank.AccountNumber
-			post.Postings = ledger.Move(ledger.Customer(p.CustomerID, ledger.Pending), ledger.System(ledger.External), p.Amount)
-		} else {
-			depStatus = deposits.Failed
-			post.Reference, post.Kind, post.Description = "payout:"+p.ID.String()+":release", "payout.release", "NGN payout failed: "+reason
-			post.Postings = ledger.Move(ledger.Customer(p.CustomerID, ledger.Pending), ledger.Customer(p.CustomerID, ledger.Available), p.Amount)
+		if to == PayoutFailed {
+			posted, err := payoutFunds(p).Release(ctx, tx, "NGN payout failed: "+reason)
+			if err != nil {
+				return err
+			}
+			if _, err := deposits.MoveTx(ctx, tx, p.DepositID, deposits.Failed, reason, now); err != nil {
+				return fmt.Errorf("offramps: deposit: %w", err)
+			}
+			return s.credited(ctx, tx, p, posted, reason)
 		}
-		posted, err := ledger.Post(ctx, tx, post)
-		if err != nil {
+		if _, err := payoutFunds(p).Settle(ctx, tx, "NGN payout to "+p.Bank.AccountNumber); err != nil {
 			return err
 		}
-		dep, err := deposits.MoveTx(ctx, tx, p.DepositID, depStatus, reason, now)
+		dep, err := deposits.MoveTx(ctx, tx, p.DepositID, deposits.Settled, "", now)
 		if err != nil {
 			return fmt.Errorf("offramps: deposit: %w", err)
-		}
-		if to == PayoutFailed {
-			bal, _ := posted.Find(ledger.Customer(p.CustomerID, ledger.Available), money.NGN)
-			depID := p.DepositID.String()
-			_, err = s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.CustomerBalanceCredited, events.CustomerBalance{
-				CustomerID: p.CustomerID.String(), Asset: "NGN", Amount: p.Amount.String(), Balance: bal.Amount.String(),
-				DepositID: &depID, Reason: &reason,
-			})
-			return err
 		}
 		if _, err := s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.PayoutCompleted, events.Payout{
 			ID: p.ID.String(), SourceType: "offramp", SourceID: p.OfframpID.String(), Amount: p.Amount.String(), Currency: "NGN",
@@ -426,16 +402,12 @@ func (s *Service) finishPayout(ctx context.Context, p Payout, to, providerRef, r
 			return err
 		}
 		_, err = s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.OfframpCompleted, events.Offramp{
-			ID: dep.OfframpID.String(), Status: depStatus, Asset: string(dep.Settlement.Asset), Chain: dep.Settlement.Chain,
+			ID: dep.OfframpID.String(), Status: dep.Status, Asset: string(dep.Settlement.Asset), Chain: dep.Settlement.Chain,
 			AmountCrypto: dep.Amount.String(), AmountNGN: p.Amount.String(),
 			SettlementMode: ModePayout, TxHash: dep.TxHash,
 		})
 		return err
 	})
-	if errors.Is(err, ErrNotFound) { // finished by another worker
-		return nil
-	}
-	return err
 }
 
 // Payouts returns the payouts of one offramp of the tenant, newest first.

@@ -11,30 +11,17 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"svc/payments"
 	"svc/payments/events"
 	"svc/payments/idempotency"
 	"svc/payments/jobs"
-	"svc/payments/ledger"
 	"svc/payments/money"
+	"svc/payments/moneyout"
 	"svc/payments/providers"
 	"svc/payments/rates"
 	"svc/payments/recipients"
-	"svc/persistence/postgres"
 )
-
-// Recorder records an event in the caller's transaction; *events.Recorder is one.
-type Recorder interface {
-	Record(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, environment string, typ events.Type, data any) (uuid.UUID, error)
-}
-
-// JobInserter enqueues river jobs in the caller's transaction; *jobs.Client is one.
-type JobInserter interface {
-	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
-}
 
 // Prices is the market price of USDT in NGN; *rates.Service is one.
 type Prices interface {
@@ -45,8 +32,8 @@ type Prices interface {
 type Config struct {
 	Providers providers.Environments // the bank partner of each environment
 	Prices    Prices
-	Events    Recorder
-	Jobs      JobInserter
+	Events    moneyout.Recorder
+	Jobs      moneyout.JobInserter
 	// PollEvery is how long a payout the bank has accepted but not settled waits before the
 	// bank is asked again (default 5 s).
 	PollEvery time.Duration
@@ -171,12 +158,7 @@ func (s *Service) Create(ctx context.Context, t payments.Tenant, r Request) (Tra
 			return err
 		}
 		// Posted last: the hold locks the merchant's balance rows until the commit.
-		_, err := ledger.Post(ctx, tx, ledger.Transaction{
-			MerchantID: t.MerchantID, Environment: t.Environment, Reference: "transfer:" + tr.ID.String() + ":hold",
-			Kind: "transfer.hold", Description: "Transfer " + tr.Reference + ": " + tr.Amount.String() + " " + string(tr.Amount.Asset),
-			Postings: ledger.Move(ledger.Merchant(t.MerchantID, ledger.Available), ledger.Merchant(t.MerchantID, ledger.Pending), tr.SourceAmount),
-		})
-		return err
+		return funds(tr).Hold(ctx, tx, "Transfer "+tr.Reference+": "+tr.Amount.String()+" "+string(tr.Amount.Asset))
 	})
 	if err != nil {
 		return Transfer{}, err
@@ -191,13 +173,13 @@ func (s *Service) Get(ctx context.Context, t payments.Tenant, id uuid.UUID) (Tra
 
 // List returns a page of the tenant's transfers, newest first, and the total.
 func (s *Service) List(ctx context.Context, t payments.Tenant, f Filter) ([]Transfer, int64, error) {
-	if f.Page < 1 {
-		f.Page = 1
-	}
-	if f.Limit < 1 {
-		f.Limit = 20
-	}
+	moneyout.Page(&f.Page, &f.Limit)
 	return list(ctx, s.pool, t, f)
+}
+
+// funds is what transfer tr moves out of its merchant's USDT ("transfer:<id>:...").
+func funds(tr Transfer) moneyout.Funds {
+	return moneyout.Funds{Tenant: tr.Tenant, Amount: tr.SourceAmount, Ref: "transfer:" + tr.ID.String(), Kind: "transfer"}
 }
 
 // payoutRequest is what the bank is asked.
@@ -241,46 +223,27 @@ func (s *Service) Advance(ctx context.Context, id uuid.UUID) (time.Duration, err
 	if err != nil || tr.Status != Processing {
 		return 0, err
 	}
-	res, err := s.cfg.Providers.For(tr.Tenant.Environment).Bank.Payout(ctx, payoutRequest(tr))
-	if err != nil {
-		return 0, err
-	}
-	switch res.Status {
-	case providers.PayoutSettled:
-		return 0, s.finish(ctx, tr, Settled, res.ProviderReference, "")
-	case providers.PayoutFailed:
-		reason := res.FailureReason
-		if reason == "" {
-			reason = "the bank refused the payout"
-		}
-		return 0, s.finish(ctx, tr, Failed, res.ProviderReference, reason)
-	}
-	return s.cfg.PollEvery, nil
+	return moneyout.AdvancePayout(ctx, s.cfg.Providers.For(tr.Tenant.Environment).Bank, payoutRequest(tr), s.cfg.PollEvery,
+		func(to, providerRef, reason string) error { return s.finish(ctx, tr, to, providerRef, reason) })
 }
 
 func (s *Service) finish(ctx context.Context, tr Transfer, to, providerRef, reason string) error {
 	t := tr.Tenant
-	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	return moneyout.Step(ctx, s.pool, ErrNotFound, func(tx pgx.Tx) error {
 		tr, err := move(ctx, tx, tr.ID, to, s.stamp(), providerRef, reason)
 		if err != nil {
 			return err
 		}
-		post := ledger.Transaction{MerchantID: t.MerchantID, Environment: t.Environment}
-		if to == Settled {
-			post.Reference, post.Kind, post.Description = "transfer:"+tr.ID.String()+":settle", "transfer.settle", "Transfer "+tr.Reference+" settled"
-			post.Postings = ledger.Move(ledger.Merchant(t.MerchantID, ledger.Pending), ledger.System(ledger.External), tr.SourceAmount)
-		} else {
-			post.Reference, post.Kind, post.Description = "transfer:"+tr.ID.String()+":release", "transfer.release", "Transfer "+tr.Reference+" failed: "+reason
-			post.Postings = ledger.Move(ledger.Merchant(t.MerchantID, ledger.Pending), ledger.Merchant(t.MerchantID, ledger.Available), tr.SourceAmount)
-		}
-		if _, err := ledger.Post(ctx, tx, post); err != nil {
-			return err
-		}
 		if to != Settled {
-			_, err := s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.TransferFailed, EventData(tr)) // issue 11
+			if _, err := funds(tr).Release(ctx, tx, "Transfer "+tr.Reference+" failed: "+reason); err != nil {
+				return err
+			}
+			return s.event(ctx, tx, tr, events.TransferFailed) // issue 11
+		}
+		if _, err := funds(tr).Settle(ctx, tx, "Transfer "+tr.Reference+" settled"); err != nil {
 			return err
 		}
-		if _, err := s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.TransferCompleted, EventData(tr)); err != nil {
+		if err := s.event(ctx, tx, tr, events.TransferCompleted); err != nil {
 			return err
 		}
 		if tr.Amount.Asset == money.NGN && tr.Destination.Details.BankAccount != nil {
@@ -293,9 +256,10 @@ func (s *Service) finish(ctx context.Context, tr Transfer, to, providerRef, reas
 		}
 		return err
 	})
-	if errors.Is(err, ErrNotFound) { // finished by another worker
-		return nil
-	}
+}
+
+func (s *Service) event(ctx context.Context, tx pgx.Tx, tr Transfer, typ events.Type) error {
+	_, err := s.cfg.Events.Record(ctx, tx, tr.Tenant.MerchantID, tr.Tenant.Environment, typ, EventData(tr))
 	return err
 }
 
@@ -336,16 +300,12 @@ func (s *Service) ReverseTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, reason
 	if err != nil {
 		return Transfer{}, false, fmt.Errorf("transfers: reverse: %w", err)
 	}
-	t := tr.Tenant
-	if _, err := ledger.Post(ctx, tx, ledger.Transaction{MerchantID: t.MerchantID, Environment: t.Environment,
-		Reference: "transfer:" + tr.ID.String() + ":reversal", Kind: "transfer.reversal",
-		Description: "Transfer " + tr.Reference + " " + why,
-		Postings:    ledger.Move(ledger.System(ledger.External), ledger.Merchant(t.MerchantID, ledger.Available), tr.SourceAmount),
-		Metadata:    map[string]string{"transfer_id": tr.ID.String(), "provider_reference": tr.ProviderReference},
-	}); err != nil {
+	f := funds(tr)
+	f.Metadata = map[string]string{"transfer_id": tr.ID.String(), "provider_reference": tr.ProviderReference}
+	if _, err := f.Reverse(ctx, tx, "Transfer "+tr.Reference+" "+why); err != nil {
 		return Transfer{}, false, err
 	}
-	if _, err := s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.TransferFailed, EventData(tr)); err != nil {
+	if err := s.event(ctx, tx, tr, events.TransferFailed); err != nil {
 		return Transfer{}, false, err
 	}
 	return tr, true, nil

@@ -12,6 +12,7 @@ import (
 
 	"svc/payments"
 	"svc/payments/money"
+	"svc/payments/moneyout"
 	"svc/persistence/postgres"
 )
 
@@ -60,22 +61,13 @@ func insert(ctx context.Context, tx pgx.Tx, tr Transfer) error {
 	return nil
 }
 
+// table reads transfers (moneyout.Table: one record, or a page with its total).
+var table = moneyout.Table[Transfer]{Name: "transfers", Cols: cols, NotFound: ErrNotFound,
+	Scan: func(row pgx.Row) (Transfer, error) { return scan(row) }}
+
 // load reads one transfer; t nil reads any tenant's (the jobs know only the id).
 func load(ctx context.Context, q postgres.Querier, t *payments.Tenant, id uuid.UUID) (Transfer, error) {
-	var (
-		tr  Transfer
-		err error
-	)
-	if t == nil {
-		tr, err = scan(q.QueryRow(ctx, `select `+cols+` from transfers where id = $1`, id))
-	} else {
-		tr, err = scan(q.QueryRow(ctx, `select `+cols+` from transfers where id = $1 and merchant_id = $2 and environment = $3`,
-			id, t.MerchantID, t.Environment))
-	}
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		err = fmt.Errorf("transfers: load: %w", err)
-	}
-	return tr, err
+	return table.Get(ctx, q, t, id)
 }
 
 // move ends a PROCESSING transfer; ErrNotFound when it is no longer PROCESSING. A move
@@ -95,25 +87,5 @@ func move(ctx context.Context, tx pgx.Tx, id uuid.UUID, to string, now time.Time
 }
 
 func list(ctx context.Context, q postgres.Querier, t payments.Tenant, f Filter) ([]Transfer, int64, error) {
-	where := `merchant_id = $1 and environment = $2 and ($3 = '' or status = $3) and ($4 = '' or currency = $4)`
-	var total int64
-	if err := q.QueryRow(ctx, `select count(*) from transfers where `+where, t.MerchantID, t.Environment, f.Status, f.Currency).
-		Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("transfers: count: %w", err)
-	}
-	rows, err := q.Query(ctx, `select `+cols+` from transfers where `+where+`
-		order by created_at desc, id desc limit $5 offset $6`, t.MerchantID, t.Environment, f.Status, f.Currency, f.Limit, (f.Page-1)*f.Limit)
-	if err != nil {
-		return nil, 0, fmt.Errorf("transfers: list: %w", err)
-	}
-	defer rows.Close()
-	var out []Transfer
-	for rows.Next() {
-		tr, err := scan(rows)
-		if err != nil {
-			return nil, 0, fmt.Errorf("transfers: list: %w", err)
-		}
-		out = append(out, tr)
-	}
-	return out, total, rows.Err()
+	return table.List(ctx, q, t, `($3 = '' or status = $3) and ($4 = '' or currency = $4)`, []any{f.Status, f.Currency}, f.Page, f.Limit)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"svc/engine"
 	"svc/payments"
@@ -208,6 +209,16 @@ func TestConversionsAreHedgedNettedAndReconciled(t *testing.T) {
 		if p.Open != open[p.Asset] || p.Placing != 0 {
 			t.Fatalf("%+v", p)
 		}
+	}
+	// The metrics: exposure, limits, alerts, inventory, counts and the result.
+	if problems, err := testutil.CollectAndLint(r.desk.Collector()); err != nil || len(problems) > 0 {
+		t.Fatal(problems, err)
+	}
+	if n := testutil.CollectAndCount(r.desk.Collector(), "svc_treasury_hedge_orders_total"); n != len(Assets) {
+		t.Fatal(n)
+	}
+	if n := testutil.CollectAndCount(r.desk.Collector(), "svc_treasury_result_ngn"); n != 1 {
+		t.Fatal(n)
 	}
 }
 

@@ -2,40 +2,26 @@ package withdrawals
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"svc/payments"
 	"svc/payments/events"
 	"svc/payments/idempotency"
 	"svc/payments/jobs"
-	"svc/payments/ledger"
 	"svc/payments/money"
+	"svc/payments/moneyout"
 	"svc/payments/providers"
-	"svc/persistence/postgres"
 )
-
-// Recorder records an event in the caller's transaction; *events.Recorder is one.
-type Recorder interface {
-	Record(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, environment string, typ events.Type, data any) (uuid.UUID, error)
-}
-
-// JobInserter enqueues river jobs in the caller's transaction; *jobs.Client is one.
-type JobInserter interface {
-	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
-}
 
 // Config is what the service is built with.
 type Config struct {
 	Providers providers.Environments // the chain custodian of each environment
-	Events    Recorder
-	Jobs      JobInserter
+	Events    moneyout.Recorder
+	Jobs      moneyout.JobInserter
 	// ConfirmEvery is how long a SUBMITTED withdrawal waits before the custodian is asked
 	// again whether it is confirmed (default 2 s).
 	ConfirmEvery time.Duration
@@ -68,7 +54,10 @@ type Request struct {
 	DestinationAddress string
 }
 
-func holdRef(id uuid.UUID) string { return "withdrawal:" + id.String() + ":hold" }
+// funds is what withdrawal w moves out of its merchant's USDT ("withdrawal:<id>:...").
+func funds(w Withdrawal) moneyout.Funds {
+	return moneyout.Funds{Tenant: w.Tenant, Amount: w.Amount, Ref: "withdrawal:" + w.ID.String(), Kind: "withdrawal"}
+}
 
 // Create records a PENDING withdrawal, holds its amount (merchant available -> pending USDT)
 // and enqueues its processing, in one transaction (the request's idempotency scope, if any).
@@ -94,12 +83,7 @@ func (s *Service) Create(ctx context.Context, t payments.Tenant, r Request) (Wit
 		if err := jobs.InsertTx(ctx, s.cfg.Jobs, tx, ProcessArgs{WithdrawalID: w.ID}, nil); err != nil {
 			return err
 		}
-		_, err := ledger.Post(ctx, tx, ledger.Transaction{
-			MerchantID: t.MerchantID, Environment: t.Environment, Reference: holdRef(w.ID),
-			Kind: "withdrawal.hold", Description: "Withdrawal to " + w.DestinationAddress + " on " + string(w.Chain),
-			Postings: ledger.Move(ledger.Merchant(t.MerchantID, ledger.Available), ledger.Merchant(t.MerchantID, ledger.Pending), w.Amount),
-		})
-		return err
+		return funds(w).Hold(ctx, tx, "Withdrawal to "+w.DestinationAddress+" on "+string(w.Chain))
 	})
 	if err != nil {
 		return Withdrawal{}, err
@@ -114,12 +98,7 @@ func (s *Service) Get(ctx context.Context, t payments.Tenant, id uuid.UUID) (Wit
 
 // List returns a page of the tenant's withdrawals, newest first, and the total.
 func (s *Service) List(ctx context.Context, t payments.Tenant, f Filter) ([]Withdrawal, int64, error) {
-	if f.Page < 1 {
-		f.Page = 1
-	}
-	if f.Limit < 1 {
-		f.Limit = 20
-	}
+	moneyout.Page(&f.Page, &f.Limit)
 	return list(ctx, s.pool, t, f)
 }
 
@@ -166,60 +145,40 @@ func (s *Service) Advance(ctx context.Context, id uuid.UUID) (time.Duration, err
 }
 
 func (s *Service) submit(ctx context.Context, w Withdrawal, txHash string) error {
-	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	return moneyout.Step(ctx, s.pool, ErrNotFound, func(tx pgx.Tx) error {
 		_, err := move(ctx, tx, w.ID, []string{Pending}, Submitted, s.stamp(), txHash, "")
 		return err
 	})
-	if errors.Is(err, ErrNotFound) { // moved on by another worker
-		return nil
-	}
-	return err
 }
 
 func (s *Service) settle(ctx context.Context, w Withdrawal, txHash string) error {
-	t := w.Tenant
-	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	return moneyout.Step(ctx, s.pool, ErrNotFound, func(tx pgx.Tx) error {
 		w, err := move(ctx, tx, w.ID, []string{Submitted}, Settled, s.stamp(), txHash, "")
 		if err != nil {
 			return err
 		}
-		if _, err := ledger.Post(ctx, tx, ledger.Transaction{
-			MerchantID: t.MerchantID, Environment: t.Environment, Reference: "withdrawal:" + w.ID.String() + ":settle",
-			Kind: "withdrawal.settle", Description: "Withdrawal " + w.TxHash + " confirmed",
-			Postings: ledger.Move(ledger.Merchant(t.MerchantID, ledger.Pending), ledger.System(ledger.External), w.Amount),
-		}); err != nil {
+		if _, err := funds(w).Settle(ctx, tx, "Withdrawal "+w.TxHash+" confirmed"); err != nil {
 			return err
 		}
-		_, err = s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.WithdrawalCompleted, EventData(w))
-		return err
+		return s.event(ctx, tx, w, events.WithdrawalCompleted)
 	})
-	if errors.Is(err, ErrNotFound) {
-		return nil
-	}
-	return err
 }
 
 func (s *Service) fail(ctx context.Context, w Withdrawal, reason string) error {
-	t := w.Tenant
-	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	return moneyout.Step(ctx, s.pool, ErrNotFound, func(tx pgx.Tx) error {
 		w, err := move(ctx, tx, w.ID, []string{Pending, Submitted}, Failed, s.stamp(), "", reason)
 		if err != nil {
 			return err
 		}
-		_, err = ledger.Post(ctx, tx, ledger.Transaction{
-			MerchantID: t.MerchantID, Environment: t.Environment, Reference: "withdrawal:" + w.ID.String() + ":release",
-			Kind: "withdrawal.release", Description: "Withdrawal failed: " + reason,
-			Postings: ledger.Move(ledger.Merchant(t.MerchantID, ledger.Pending), ledger.Merchant(t.MerchantID, ledger.Available), w.Amount),
-		})
-		if err != nil {
+		if _, err := funds(w).Release(ctx, tx, "Withdrawal failed: "+reason); err != nil {
 			return err
 		}
-		_, err = s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.WithdrawalFailed, EventData(w)) // issue 11
-		return err
+		return s.event(ctx, tx, w, events.WithdrawalFailed) // issue 11
 	})
-	if errors.Is(err, ErrNotFound) {
-		return nil
-	}
+}
+
+func (s *Service) event(ctx context.Context, tx pgx.Tx, w Withdrawal, typ events.Type) error {
+	_, err := s.cfg.Events.Record(ctx, tx, w.Tenant.MerchantID, w.Tenant.Environment, typ, EventData(w))
 	return err
 }
 

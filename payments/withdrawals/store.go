@@ -11,6 +11,7 @@ import (
 
 	"svc/payments"
 	"svc/payments/money"
+	"svc/payments/moneyout"
 	"svc/payments/providers"
 	"svc/persistence/postgres"
 )
@@ -45,22 +46,12 @@ func insert(ctx context.Context, tx pgx.Tx, w Withdrawal) error {
 	return nil
 }
 
+// table reads withdrawals (moneyout.Table: one record, or a page with its total).
+var table = moneyout.Table[Withdrawal]{Name: "withdrawals", Cols: cols, Scan: scan, NotFound: ErrNotFound}
+
 // load reads one withdrawal; t nil reads any tenant's (the jobs know only the id).
 func load(ctx context.Context, q postgres.Querier, t *payments.Tenant, id uuid.UUID) (Withdrawal, error) {
-	var (
-		w   Withdrawal
-		err error
-	)
-	if t == nil {
-		w, err = scan(q.QueryRow(ctx, `select `+cols+` from withdrawals where id = $1`, id))
-	} else {
-		w, err = scan(q.QueryRow(ctx, `select `+cols+` from withdrawals where id = $1 and merchant_id = $2 and environment = $3`,
-			id, t.MerchantID, t.Environment))
-	}
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		err = fmt.Errorf("withdrawals: load: %w", err)
-	}
-	return w, err
+	return table.Get(ctx, q, t, id)
 }
 
 // move changes the status from one of `from` to `to` and returns the row; ErrNotFound when
@@ -85,41 +76,5 @@ func move(ctx context.Context, tx pgx.Tx, id uuid.UUID, from []string, to string
 }
 
 func list(ctx context.Context, q postgres.Querier, t payments.Tenant, f Filter) ([]Withdrawal, int64, error) {
-	rows, err := q.Query(ctx, `select `+cols+`, count(*) over () from withdrawals
-		where merchant_id = $1 and environment = $2 and ($3::text[] is null or status = any($3))
-		order by created_at desc, id desc limit $4 offset $5`,
-		t.MerchantID, t.Environment, f.Statuses, f.Limit, (f.Page-1)*f.Limit)
-	if err != nil {
-		return nil, 0, fmt.Errorf("withdrawals: list: %w", err)
-	}
-	defer rows.Close()
-	var (
-		out   []Withdrawal
-		total int64
-	)
-	for rows.Next() {
-		var (
-			w      Withdrawal
-			amount int64
-			chain  string
-		)
-		if err := rows.Scan(&w.ID, &w.Tenant.MerchantID, &w.Tenant.Environment, &amount, &w.Token, &chain, &w.DestinationAddress,
-			&w.Status, &w.TxHash, &w.FailureReason, &w.CreatedAt, &w.UpdatedAt, &w.SubmittedAt, &w.SettledAt, &total); err != nil {
-			return nil, 0, fmt.Errorf("withdrawals: list: %w", err)
-		}
-		w.Amount = money.New(money.USDT, amount)
-		w.Chain = providers.Chain(chain)
-		out = append(out, w)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("withdrawals: list: %w", err)
-	}
-	if len(out) == 0 && f.Page > 1 {
-		err := q.QueryRow(ctx, `select count(*) from withdrawals where merchant_id = $1 and environment = $2
-			and ($3::text[] is null or status = any($3))`, t.MerchantID, t.Environment, f.Statuses).Scan(&total)
-		if err != nil {
-			return nil, 0, fmt.Errorf("withdrawals: count: %w", err)
-		}
-	}
-	return out, total, nil
+	return table.List(ctx, q, t, `$3::text[] is null or status = any($3)`, []any{f.Statuses}, f.Page, f.Limit)
 }
