@@ -2,7 +2,6 @@ package ws
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,8 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/google/uuid"
 
 	"svc/engine"
 	"svc/engine/marketdata"
@@ -105,8 +102,6 @@ type symbolState struct {
 
 	bids, asks []marketdata.Level // scratch
 }
-
-type privateSubs struct{ orders, balances subSet }
 
 // NewHub returns a hub over the exchange's pairs; call Seed, then run Run.
 func NewHub(cfg HubConfig) *Hub {
@@ -265,6 +260,7 @@ func (h *Hub) Run(ctx context.Context) {
 				h.resyncAll()
 			}
 			h.publishTickers()
+			h.evictPrivate()
 			// A subscriber marked stale by the last batch before trading went quiet is
 			// refreshed here once its queue has drained, not at the next trade of its symbol.
 			for _, s := range h.symbols {
@@ -581,6 +577,8 @@ func (h *Hub) parseChannel(name string) (channel, error) {
 		return channel{name: name, kind: 'o', private: true}, nil
 	case "balances":
 		return channel{name: name, kind: 'B', private: true}, nil
+	case "trades": // the account's own fills (private.go); trades:SYMBOL is the public tape
+		return channel{name: name, kind: 'T', private: true}, nil
 	}
 	kind, rest, ok := cut(name)
 	if !ok {
@@ -633,14 +631,13 @@ func (h *Hub) set(c *conn, ch channel) *subSet {
 	case 'c':
 		return &ch.sym.klines[ch.iv]
 	}
-	acct := engine.AccountID(c.principal.MerchantID)
-	ps := h.private[acct]
-	if ps == nil {
-		ps = &privateSubs{}
-		h.private[acct] = ps
-	}
-	if ch.kind == 'o' {
+	ps := h.account(engine.AccountID(c.principal.MerchantID))
+	ps.idleSince = time.Time{}
+	switch ch.kind {
+	case 'o':
 		return &ps.orders
+	case 'T':
+		return &ps.trades
 	}
 	return &ps.balances
 }
@@ -690,13 +687,6 @@ func (h *Hub) unsubscribe(c *conn, chs []channel, ack []byte) {
 	}
 }
 
-func (h *Hub) prunePrivate(c *conn) {
-	acct := engine.AccountID(c.principal.MerchantID)
-	if ps := h.private[acct]; ps != nil && ps.orders.len() == 0 && ps.balances.len() == 0 {
-		delete(h.private, acct)
-	}
-}
-
 // closeAll closes every connection subscribed to anything (shutdown).
 func (h *Hub) closeAll() {
 	seen := map[*conn]bool{}
@@ -717,69 +707,16 @@ func (h *Hub) closeAll() {
 	for _, ps := range h.private {
 		ps.orders.each(visit)
 		ps.balances.each(visit)
+		ps.trades.each(visit)
 	}
-}
-
-// privateEvent sends an order or balance update to the subscribers of the accounts the
-// event concerns: only the merchant's own connections of this environment.
-func (h *Hub) privateEvent(e *engine.Event) {
-	if e.Kind == engine.EventTrade {
-		h.orderUpdate(e.Account, e, e.OrderID, e.Side, "taker")
-		other := engine.Sell
-		if e.Side == engine.Sell {
-			other = engine.Buy
-		}
-		h.orderUpdate(e.MakerAccount, e, e.MakerOrderID, other, "maker")
-	} else if e.Symbol != "" && e.Kind != engine.EventCountdown {
-		h.orderUpdate(e.Account, e, e.OrderID, e.Side, "")
-	}
-	for i := 0; i < int(e.NDeltas); i++ {
-		d := &e.Deltas[i]
-		ps := h.private[d.Account]
-		if ps == nil || ps.balances.len() == 0 {
-			continue
-		}
-		msg, _ := json.Marshal(balanceMsg{Type: "balance", Channel: "balances", Data: balanceData{
-			Asset: d.Asset.String(), AvailableDelta: engine.FormatAmount(d.Asset, d.Available),
-			LockedDelta: engine.FormatAmount(d.Asset, d.Locked), Cause: e.Kind.String(),
-			Symbol: e.Symbol, Sequence: e.Seq,
-		}, Timestamp: e.Time / 1e6})
-		ps.balances.each(func(c *conn) { c.sendBytes(msg) })
-	}
-}
-
-func (h *Hub) orderUpdate(acct engine.AccountID, e *engine.Event, id engine.OrderID, side engine.Side, liquidity string) {
-	ps := h.private[acct]
-	if ps == nil || ps.orders.len() == 0 {
-		return
-	}
-	s := h.bySymbol[e.Symbol]
-	if s == nil {
-		return
-	}
-	d := orderData{Event: e.Kind.String(), OrderID: uuid.UUID(id).String(), Symbol: e.Symbol, Side: side.String(),
-		Quantity: s.pair.FormatQty(e.Qty), Sequence: e.Seq, Liquidity: liquidity}
-	if e.Price > 0 {
-		p := s.pair.FormatPrice(e.Price)
-		d.Price = &p
-	}
-	switch e.Kind {
-	case engine.EventAccepted:
-		d.Type, d.ClientOrderID, d.TimeInForce = e.Type.String(), e.ClientOrderID, e.TIF.String()
-	case engine.EventCancelled:
-		d.Reason = e.Reason.String()
-	case engine.EventAmended: // price and quantity are the new ones; quantity is what is open
-		d.Type, d.TimeInForce = e.Type.String(), e.TIF.String()
-	}
-	msg, _ := json.Marshal(orderMsg{Type: "order", Channel: "orders", Data: d, Timestamp: e.Time / 1e6})
-	ps.orders.each(func(c *conn) { c.sendBytes(msg) })
 }
 
 type orderMsg struct {
-	Type      string    `json:"type"`
-	Channel   string    `json:"channel"`
-	Data      orderData `json:"data"`
-	Timestamp int64     `json:"timestamp"`
+	Type       string    `json:"type"`
+	Channel    string    `json:"channel"`
+	Data       orderData `json:"data"`
+	Timestamp  int64     `json:"timestamp"`
+	AccountSeq uint64    `json:"account_seq"` // the account's private sequence (private.go)
 }
 
 type orderData struct {
@@ -798,10 +735,11 @@ type orderData struct {
 }
 
 type balanceMsg struct {
-	Type      string      `json:"type"`
-	Channel   string      `json:"channel"`
-	Data      balanceData `json:"data"`
-	Timestamp int64       `json:"timestamp"`
+	Type       string      `json:"type"`
+	Channel    string      `json:"channel"`
+	Data       balanceData `json:"data"`
+	Timestamp  int64       `json:"timestamp"`
+	AccountSeq uint64      `json:"account_seq"` // the account's private sequence (private.go)
 }
 
 type balanceData struct {

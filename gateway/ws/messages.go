@@ -32,6 +32,7 @@ type request struct {
 	Channels []string        `json:"channels"`
 	APIKey   string          `json:"api_key"`
 	Params   json.RawMessage `json:"params,omitempty"` // order ops (orders.go)
+	Since    *uint64         `json:"since,omitempty"`  // subscribe: resume the private channels after this sequence
 }
 
 type errorMsg struct {
@@ -133,7 +134,11 @@ func (s *Server) handle(c *conn, data []byte) {
 		for _, ch := range chs {
 			c.chans[ch.name] = ch
 		}
-		hub.do(func() { hub.subscribe(c, chs, ack) })
+		since := r.Since
+		hub.do(func() {
+			hub.subscribe(c, chs, ack)
+			hub.resume(c, chs, since) // before any later event of the account: same goroutine
+		})
 	case "session.cancel_on_disconnect":
 		if !authed {
 			c.sendBytes(opError(r.Op, r.ID, 401, api.CodeUnauthorized, "authenticate first: X-Api-Key on the upgrade or {\"op\":\"auth\",\"api_key\":...}", nil))

@@ -435,3 +435,121 @@ func TestCancelOnDisconnect(t *testing.T) {
 		}
 	})
 }
+
+// privMsg is a private channel message as the client reads it.
+type privMsg struct {
+	Type       string          `json:"type"`
+	Channel    string          `json:"channel"`
+	Status     string          `json:"status"`
+	Count      int             `json:"count"`
+	AccountSeq uint64          `json:"account_seq"`
+	Data       json.RawMessage `json:"data"`
+}
+
+func readPriv(t *testing.T, c *ws.Client) privMsg {
+	t.Helper()
+	_ = c.Conn().SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, data, err := c.Conn().ReadMessage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m privMsg
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// A client that reconnects and subscribes with "since" gets exactly the private messages
+// it missed (orders, balances, trades; account_seq without gaps) before new ones; one
+// whose since the window cannot serve is told so and gets a snapshot first.
+func TestPrivateStreamResumes(t *testing.T) {
+	e := newEntry(t, ws.Config{})
+	key := e.a.SandboxKey
+	trader, err := ws.Dial(e.url, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer trader.Close()
+	w1, err := ws.Dial(e.url, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w1.Subscribe("orders", "balances", "trades"); err != nil {
+		t.Fatal(err)
+	}
+	if m := readPriv(t, w1); m.Type != "ack" {
+		t.Fatalf("ack: %+v", m)
+	}
+	call(t, trader, "order.place", 1, limit("buy", "2", "1500", ""))
+	var last uint64
+	for i := 0; i < 2; i++ { // ORDER_ACCEPTED and the lock on the balance
+		m := readPriv(t, w1)
+		if last != 0 && m.AccountSeq != last+1 {
+			t.Fatalf("account_seq %d after %d", m.AccountSeq, last)
+		}
+		last = m.AccountSeq
+	}
+	_ = w1.Conn().UnderlyingConn().Close() // gone without a word
+
+	// missed: an amend, a fill against b (order, trade and balance messages), a cancel
+	o := call(t, trader, "order.place", 2, limit("buy", "1", "1400", "")).order(t)
+	call(t, trader, "order.amend", 3, map[string]any{"order_id": o.ID, "quantity": "3"})
+	e.gw.Must(t, 201, "POST", "/v1/trading/orders", e.b.SandboxKey, limit("sell", "1", "1500", ""))
+	call(t, trader, "order.cancel", 4, map[string]any{"order_id": o.ID})
+
+	w2, err := ws.Dial(e.url, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	if err := w2.Send(map[string]any{"op": "subscribe", "channels": []string{"orders", "balances", "trades"}, "since": last}); err != nil {
+		t.Fatal(err)
+	}
+	if m := readPriv(t, w2); m.Type != "ack" {
+		t.Fatalf("ack: %+v", m)
+	}
+	r := readPriv(t, w2)
+	if r.Type != "resume" || r.Status != "replayed" || r.Count < 8 {
+		t.Fatalf("resume: %+v", r)
+	}
+	channels := map[string]int{}
+	for i := 0; i < r.Count; i++ {
+		m := readPriv(t, w2)
+		if m.AccountSeq != last+1 {
+			t.Fatalf("replayed account_seq %d after %d", m.AccountSeq, last)
+		}
+		last = m.AccountSeq
+		channels[m.Channel]++
+	}
+	if channels["orders"] < 4 || channels["trades"] != 1 || channels["balances"] < 3 {
+		t.Fatalf("replayed %v", channels)
+	}
+	// then live messages go on from there
+	call(t, trader, "order.place", 5, limit("buy", "1", "1300", ""))
+	if m := readPriv(t, w2); m.AccountSeq != last+1 || m.Channel != "orders" {
+		t.Fatalf("live after replay: %+v (last %d)", m, last)
+	}
+
+	// a since the window cannot serve: told so, then a snapshot
+	w3, err := ws.Dial(e.url, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w3.Close()
+	if err := w3.Send(map[string]any{"op": "subscribe", "channels": []string{"orders", "balances"}, "since": 1}); err != nil {
+		t.Fatal(err)
+	}
+	readPriv(t, w3) // ack
+	if r := readPriv(t, w3); r.Type != "resume" || r.Status != "snapshot" {
+		t.Fatalf("resume from 1: %+v", r)
+	}
+	snapOrders := readPriv(t, w3)
+	var open []struct{ Status string }
+	if err := json.Unmarshal(snapOrders.Data, &open); err != nil || snapOrders.Type != "snapshot" || snapOrders.Channel != "orders" || len(open) != 2 {
+		t.Fatalf("orders snapshot: %+v %v", snapOrders, err)
+	}
+	if m := readPriv(t, w3); m.Type != "snapshot" || m.Channel != "balances" {
+		t.Fatalf("balances snapshot: %+v", m)
+	}
+}
