@@ -50,6 +50,9 @@ func newGateway(cfg config, pool *pgxpool.Pool, log *slog.Logger, id *auth.Servi
 			rateLimit{"public_market_data", tr.ws.RateLimited})
 	}
 	reg.MustRegister(domain)
+	if pay != nil && pay.treasury != nil {
+		reg.MustRegister(pay.treasury.desk.Collector()) // svc_treasury_* (issue 27)
+	}
 
 	gcfg := gateway.DefaultConfig()
 	gcfg.Addr = cfg.Addr
