@@ -104,7 +104,7 @@ fi
 rc=0
 timeout 300 "$BIN/svcbench" orders --url "http://127.0.0.1:$PORT" \
 	--seed-merchants "$MERCHANTS" --conns "$CONNS" --duration "$DURATION" --rounds "$ROUNDS" \
-	--half-peak --plot "$OUT/orders-latency.png" 2>&1 | tee "$OUT/svcbench-orders.txt" || rc=$?
+	--durable-dir "$DATA/durable-bare" --half-peak --plot "$OUT/orders-latency.png" 2>&1 | tee "$OUT/svcbench-orders.txt" || rc=$?
 
 echo
 echo "results: $OUT/{machine,engine,journal,gateway,svcbench-orders}.txt, plot $OUT/orders-latency.png, svcd log $OUT/svcd.log"

@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	commands["orders"] = command{summary: "HTTP order placement load against svcd, side by side with a bare fasthttp server", run: runOrders}
+	commands["orders"] = command{summary: "HTTP order placement load against svcd, in alternating rounds with a bare fasthttp server and a durable bare one (journal group commit)", run: runOrders}
 	commands["bare"] = command{summary: "the same load against only the in-process bare fasthttp server (the ceiling)", run: runBare}
 }
 
@@ -35,6 +35,8 @@ type ordersConfig struct {
 	MaxRequests   int64   // per run; 0 = only the duration bounds it
 	Timeout       time.Duration
 	CompareBare   bool
+	Durable       bool     // also the durable bare server (the body through the journal's group commit)
+	DurableDir    string   // its journal folder ("" = a temporary one)
 	HalfPeak      bool     // after the closed-loop run, an open-loop run at half its rate
 	Rounds        int      // bare+svcd pairs, alternated; medians reported
 	Symbols       []string // connection i trades Symbols[i % len]
@@ -84,6 +86,8 @@ func parseOrdersFlags(args []string, bare bool, stderr io.Writer) (ordersConfig,
 	fs.Int64Var(&c.MaxRequests, "max-requests", 5_000_000, "upper bound on requests per run (0: the duration only)")
 	fs.DurationVar(&c.Timeout, "timeout", 5*time.Second, "per-request timeout")
 	fs.BoolVar(&c.CompareBare, "compare-bare", true, "run the same load against an in-process bare fasthttp server answering a fixed body, and print the ratio")
+	fs.BoolVar(&c.Durable, "durable", true, "also run the same load against an in-process durable bare server: a bare fasthttp handler that appends each body to the project's file journal (group commit, fdatasync) and answers after the sync; ratios to it are printed")
+	fs.StringVar(&c.DurableDir, "durable-dir", "", "the durable bare server's journal folder, emptied first (default: a temporary folder; give one on svcd's journal disk)")
 	fs.BoolVar(&c.HalfPeak, "half-peak", false, "then run open loop against svcd at half the closed-loop peak and report its p99 (the 'p99 at half of the peak rate' figure)")
 	fs.IntVar(&c.Rounds, "rounds", 1, "alternating bare/svcd rounds; medians are reported")
 	var symbols string
@@ -207,18 +211,36 @@ func runOrders(args []string, stdout, stderr io.Writer) error {
 		}
 		defer bare.Close()
 	}
-	var svcRuns, bareRuns []*runResult
+	var durable *durableServer
+	if cfg.Durable {
+		if durable, err = startDurable(cfg.DurableDir); err != nil {
+			return fmt.Errorf("durable bare server: %w", err)
+		}
+		defer durable.Close()
+		fmt.Fprintf(stdout, "%s\n", durable)
+	}
+	var svcRuns, bareRuns, durRuns []*runResult
 	for r := 0; r < cfg.Rounds; r++ {
 		if bare != nil {
 			res := runLoad(context.Background(), "bare fasthttp", newWorkload(cfg, bare.Addr(), []string{"bare"}), cfg.Rate)
 			printResult(stdout, res)
 			bareRuns = append(bareRuns, res)
 		}
+		if durable != nil {
+			res := runLoad(context.Background(), "durable bare", newWorkload(cfg, durable.Addr(), []string{"bare"}), cfg.Rate)
+			printResult(stdout, res)
+			durRuns = append(durRuns, res)
+		}
 		res := runLoad(context.Background(), "svcd", newWorkload(cfg, addr, keys), cfg.Rate)
 		printResult(stdout, res)
 		svcRuns = append(svcRuns, res)
 		if bare != nil {
-			fmt.Fprintf(stdout, "round %d: svcd/bare = %.1f%%\n\n", r+1, 100*res.RPS()/bareRuns[r].RPS())
+			fmt.Fprintf(stdout, "round %d: svcd/bare = %.1f%%", r+1, 100*res.RPS()/bareRuns[r].RPS())
+			if durable != nil {
+				fmt.Fprintf(stdout, ", svcd/durable bare = %.1f%% (p99 %.2fx)", 100*res.RPS()/durRuns[r].RPS(),
+					float64(res.Summary().P99)/float64(max(1, durRuns[r].Summary().P99)))
+			}
+			fmt.Fprintf(stdout, " (load %s)\n\n", loadAvg())
 		}
 	}
 	svc := medianRun(svcRuns)
@@ -230,8 +252,20 @@ func runOrders(args []string, stdout, stderr io.Writer) error {
 		plotRuns = append(plotRuns, b)
 		fmt.Fprintf(stdout, "== bare fasthttp: %.0f req/s (median of %d), p50 %s p99 %s p99.9 %s\n", b.RPS(), len(bareRuns),
 			fmtMicros(b.Summary().P50), fmtMicros(b.Summary().P99), fmtMicros(b.Summary().P999))
-		fmt.Fprintf(stdout, "== ratio svcd/bare: %.1f%% (median of the per-round ratios: %.1f%%; target >= 60%%)\n",
+		fmt.Fprintf(stdout, "== ratio svcd/bare: %.1f%% (median of the per-round ratios: %.1f%%)\n",
 			100*svc.RPS()/b.RPS(), 100*medianRatio(svcRuns, bareRuns))
+	}
+	if durable != nil {
+		d := medianRun(durRuns)
+		plotRuns = append(plotRuns, d)
+		fmt.Fprintf(stdout, "== durable bare: %.0f req/s (median of %d), p50 %s p99 %s p99.9 %s\n", d.RPS(), len(durRuns),
+			fmtMicros(d.Summary().P50), fmtMicros(d.Summary().P99), fmtMicros(d.Summary().P999))
+		if bare != nil {
+			fmt.Fprintf(stdout, "== ratio durable bare/bare: %.1f%% (median of the per-round ratios; what the group-committed fdatasync costs)\n",
+				100*medianRatio(durRuns, bareRuns))
+		}
+		fmt.Fprintf(stdout, "== ratio svcd/durable bare: %.1f%% (median of the per-round ratios; target >= 80%%)\n", 100*medianRatio(svcRuns, durRuns))
+		fmt.Fprintf(stdout, "== p99 svcd/durable bare: %.2fx (median of the per-round ratios; target <= 2x)\n", medianP99Ratio(svcRuns, durRuns))
 	}
 	if len(svcRuns) > 1 {
 		first, last := svcRuns[0].RPS(), svcRuns[len(svcRuns)-1].RPS()
