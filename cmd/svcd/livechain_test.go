@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math/big"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"svc/gateway/auth/authtest"
+	"svc/payments/providers/paystack/paystacktest"
 	"svc/payments/providers/evm/evmtest"
 	"svc/payments/providers/evm/signer"
 )
@@ -174,5 +176,59 @@ func TestLiveChainFundingWithdrawalAndRefusals(t *testing.T) {
 	_ = lc.pool.QueryRow(context.Background(), `select count(*) from onramps where environment = 'live'`).Scan(&onramps)
 	if after != before || offramps != 0 || onramps != 0 {
 		t.Fatalf("refused requests wrote rows: withdrawals %d -> %d, offramps %d, onramps %d", before, after, offramps, onramps)
+	}
+}
+
+// TestLiveChainOfframpPaidOutInNGN: an offramp's deposit address on BASE receives a real
+// token transfer; after the confirmations the watcher's notification settles the offramp,
+// whose NGN payout goes out through Paystack (the contract server) and completes on its
+// transfer.success notification: payout.completed and offramp.completed reach the merchant.
+func TestLiveChainOfframpPaidOutInNGN(t *testing.T) {
+	lc := startLiveChain(t)
+	c := client{t: t, base: lc.base}
+	m := authtest.New(t, lc.pool)
+	lc.ps.AddAccount("058", "0123456789", "ADA OBI")
+	c.must(201, "POST", "/v1/webhooks/endpoints", m.LiveKey, map[string]any{"url": lc.hookURL + "/hooks"}, nil)
+	var o struct {
+		ID             string `json:"id"`
+		DepositAddress string `json:"deposit_address"`
+	}
+	code, raw := c.do("GET", "/v1/payments/rates?from=USDT&to=NGN&side=sell", m.LiveKey, nil)
+	var rates []struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(raw, &rates); code != 200 || err != nil || len(rates) == 0 {
+		t.Fatalf("live sell rate: %d %s", code, raw)
+	}
+	c.must(201, "POST", "/v1/payments/offramps", m.LiveKey, map[string]any{"type": "TEMPORARY",
+		"customer": map[string]any{"email": "ada@example.com", "first_name": "Ada", "last_name": "Obi"}, "chain": "BASE", "asset": "USDT",
+		"settlement": map[string]any{"mode": "NGN_PAYOUT", "rate_id": rates[0].ID, "destination_bank": map[string]any{"account_name": "Ada Obi",
+			"account_number": "0123456789", "bank_code": "058"}}}, &o)
+	if common.HexToAddress(o.DepositAddress).Hex() != o.DepositAddress {
+		t.Fatalf("offramp deposit address %q is not an EIP-55 address", o.DepositAddress)
+	}
+	lc.pay(t, o.DepositAddress, 20_000_000)
+	var payout string
+	eventually(t, "Paystack holds the offramp's payout", func() bool {
+		for _, tr := range lc.ps.Transfers() {
+			payout = tr.Reference
+			return true
+		}
+		return false
+	})
+	done, err := lc.ps.Finish(payout, "success", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, err := paystacktest.Deliver(context.Background(), http.DefaultClient, lc.base+"/v1/partners/paystack/events", done); err != nil || status != 200 {
+		t.Fatalf("transfer.success: %d %v", status, err)
+	}
+	eventually(t, "payout.completed and offramp.completed", func() bool {
+		return lc.hooks.has("payout.completed") && lc.hooks.has("offramp.completed")
+	})
+	var deposits int
+	_ = lc.pool.QueryRow(context.Background(), `select count(*) from deposits where offramp_id = $1`, o.ID).Scan(&deposits)
+	if deposits != 1 || len(lc.ps.Transfers()) != 1 {
+		t.Fatalf("%d deposits, %d payouts for one transfer", deposits, len(lc.ps.Transfers()))
 	}
 }
