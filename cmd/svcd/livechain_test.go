@@ -13,9 +13,9 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"svc/gateway/auth/authtest"
-	"svc/payments/providers/paystack/paystacktest"
 	"svc/payments/providers/evm/evmtest"
 	"svc/payments/providers/evm/signer"
+	"svc/payments/providers/paystack/paystacktest"
 )
 
 // liveChain is svcd in live mode with the EVM custody on BASE over a real geth --dev node
