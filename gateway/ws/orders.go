@@ -350,15 +350,12 @@ func envelopeFields(field, msg string) []byte {
 }
 
 // track remembers an order the session placed (its REST answer's body), for
-// cancel-on-disconnect.
+// cancel-on-disconnect. The body is the gateway's own encoding of an order (its "id" and
+// "symbol" come first, plain strings), so they are cut out rather than decoded.
 func (c *conn) track(body []byte) {
-	var env struct {
-		Data struct {
-			ID     uuid.UUID `json:"id"`
-			Symbol string    `json:"symbol"`
-		} `json:"data"`
-	}
-	if json.Unmarshal(body, &env) != nil || env.Data.ID == uuid.Nil {
+	id, ok := uuid.Parse(string(field(body, `"data":{"id":"`)))
+	sym := string(field(body, `"symbol":"`))
+	if ok != nil || sym == "" {
 		return
 	}
 	se := &c.sess
@@ -375,6 +372,19 @@ func (c *conn) track(body []byte) {
 			}
 		}
 	}
-	se.placed[env.Data.ID] = env.Data.Symbol
+	se.placed[id] = sym
 	se.mu.Unlock()
+}
+
+// field returns the string value after the first key (which ends with its opening quote).
+func field(body []byte, key string) []byte {
+	i := bytes.Index(body, []byte(key))
+	if i < 0 {
+		return nil
+	}
+	v := body[i+len(key):]
+	if j := bytes.IndexByte(v, '"'); j >= 0 {
+		return v[:j]
+	}
+	return nil
 }
