@@ -59,8 +59,8 @@ type history struct {
 
 	mu       sync.Mutex
 	acks     []ack
-	lastOK   [2]time.Time  // the last answer from the engine (201, or 422) per gateway
-	oks      []time.Time   // every such answer's time, in order
+	lastOK   [2]time.Time  // the last 201 per gateway
+	oks      []time.Time   // every 201's answer time, in order
 	unknown  int           // no answer
 	refused  map[int]int   // by status
 	faults   []faultResult // in order
@@ -173,13 +173,7 @@ func (c *pclient) place(h *history, gw int) {
 		if o.Status == "OPEN" || o.Status == "PARTIALLY_FILLED" {
 			c.open = append(c.open, o.ID)
 		}
-	case status == http.StatusUnprocessableEntity:
-		// The engine answered (funds locked in resting orders): it serves, for the recovery
-		// and steadiness measures as much as a 201.
-		h.refused[status]++
-		h.lastOK[gw] = recv
-		h.oks = append(h.oks, recv)
-	case status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests:
+	case status == http.StatusUnprocessableEntity || status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests:
 		h.refused[status]++
 	default:
 		h.c.t.Errorf("place through gw-%d: %d %s", gw+1, status, body)

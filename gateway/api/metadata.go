@@ -1,8 +1,12 @@
 package api
 
 import (
+	"encoding/json"
+	"errors"
+
 	"github.com/valyala/fasthttp"
 
+	"svc/payments"
 	"svc/payments/metadata"
 )
 
@@ -12,4 +16,18 @@ func MetadataFilter(ctx *fasthttp.RequestCtx) (metadata.Filter, error) {
 	return metadata.ParseFilter(func(f func(name, value string)) {
 		ctx.QueryArgs().VisitAll(func(k, v []byte) { f(string(k), string(v)) })
 	})
+}
+
+// Metadata checks a request's metadata field with payments/metadata (the one place its
+// limits live) and adds every problem to v; patch reads it as an update (see
+// metadata.Parse). It returns the metadata and whether the field was given.
+func (v *Validator) Metadata(raw json.RawMessage, patch bool) (metadata.Metadata, bool) {
+	m, present, err := metadata.Parse(raw, patch)
+	var ve *payments.ValidationError
+	if errors.As(err, &ve) {
+		for _, f := range ve.Fields {
+			v.Add(f.Field, f.Message)
+		}
+	}
+	return m, present
 }

@@ -38,7 +38,7 @@ func TestRefusalsWordForWord(t *testing.T) {
 		r("get id", "GET", "/v1/customers/nope", "", 404, `{"success":false,"message":"NOT_FOUND","detail":"customer not found"}`),
 		r("patch id before body", "PATCH", "/v1/customers/nope", `{not json`, 404, `{"success":false,"message":"NOT_FOUND","detail":"customer not found"}`),
 		r("patch empty", "PATCH", id, `{}`, 400,
-			invalid+`{"field":"first_name","message":"at least one of first_name and last_name is required"}]}`),
+			invalid+`{"field":"first_name","message":"at least one of first_name, last_name and metadata is required"}]}`),
 		r("patch body", "PATCH", id, `{"first_name":""}`, 400,
 			invalid+`{"field":"first_name","message":"is required"}]}`),
 		r("patch not json", "PATCH", id, `{not json`, 400, `{"success":false,"message":"INVALID_JSON","detail":"malformed JSON at byte 2: invalid character 'n' looking for beginning of object key string"}`),

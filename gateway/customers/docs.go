@@ -11,9 +11,10 @@ var customerSchema = o.Named("Customer", o.Obj(map[string]o.Schema{
 	"first_name": o.Str("1 to 100 characters"),
 	"last_name":  o.Str("1 to 100 characters"),
 	"kyc_tier":   o.Enum("TIER_0", "TIER_1", "TIER_2"),
+	"metadata":   o.Metadata(),
 	"created_at": o.Time(""),
 	"updated_at": o.Time(""),
-}, "id", "email", "first_name", "last_name", "kyc_tier", "created_at", "updated_at"))
+}, "id", "email", "first_name", "last_name", "kyc_tier", "metadata", "created_at", "updated_at"))
 
 var verificationSchema = o.Named("KYCVerification", o.Obj(map[string]o.Schema{
 	"id":               o.Nullable(o.UUID("verification id; null when the customer was already verified")),
@@ -52,19 +53,20 @@ func (h *Routes) Docs() []o.Op {
 	return []o.Op{
 		{Method: "POST", Path: "/v1/customers", Tag: "customers", Summary: "Create a customer",
 			Description: "Starts at TIER_0; records customer.created." + idem,
-			Body: o.Obj(map[string]o.Schema{"email": str("valid address"), "first_name": str("1 to 100 characters"), "last_name": str("1 to 100 characters")},
-				"email", "first_name", "last_name"),
+			Body: o.Obj(map[string]o.Schema{"email": str("valid address"), "first_name": str("1 to 100 characters"), "last_name": str("1 to 100 characters"),
+				"metadata": o.Metadata()}, "email", "first_name", "last_name"),
 			Responses: map[int]o.Response{201: {Description: "the customer", Data: customerSchema}},
 			Errors:    []string{"VALIDATION_ERROR", "INVALID_JSON", "CUSTOMER_EXISTS"}},
 		{Method: "GET", Path: "/v1/customers", Tag: "customers", Summary: "List customers (newest first, cursor paging)",
 			Query: []o.Param{{Name: "limit", Schema: o.Int("default 20, at most 200")}, {Name: "cursor", Description: "next_cursor of the previous page"},
-				{Name: "email", Description: "exact match"}, {Name: "kyc_tier", Schema: o.Enum("TIER_0", "UNVERIFIED", "TIER_1", "TIER_2")}},
+				{Name: "email", Description: "exact match"}, {Name: "kyc_tier", Schema: o.Enum("TIER_0", "UNVERIFIED", "TIER_1", "TIER_2")}, o.MetadataFilter()},
 			Responses: map[int]o.Response{200: {Description: "a page", Data: o.Obj(map[string]o.Schema{"items": o.Arr(customerSchema), "next_cursor": o.Nullable(o.Str("null on the last page"))})}},
 			Errors:    []string{"VALIDATION_ERROR"}},
 		{Method: "GET", Path: "/v1/customers/{id}", Tag: "customers", Summary: "Get a customer",
 			Responses: map[int]o.Response{200: {Description: "the customer", Data: customerSchema}}, Errors: nf},
-		{Method: "PATCH", Path: "/v1/customers/{id}", Tag: "customers", Summary: "Update a customer's names",
-			Body:      o.Obj(map[string]o.Schema{"first_name": str("1 to 100 characters"), "last_name": str("1 to 100 characters")}),
+		{Method: "PATCH", Path: "/v1/customers/{id}", Tag: "customers", Summary: "Update a customer's names and metadata",
+			Body: o.Obj(map[string]o.Schema{"first_name": str("1 to 100 characters"), "last_name": str("1 to 100 characters"),
+				"metadata": o.MetadataPatch()}),
 			Responses: map[int]o.Response{200: {Description: "the customer", Data: customerSchema}},
 			Errors:    []string{"VALIDATION_ERROR", "INVALID_JSON", "NOT_FOUND"}},
 		{Method: "POST", Path: "/v1/customers/{id}/tier1-verification", Tag: "customers", Summary: "Submit tier 1 KYC (BVN and selfie)",

@@ -18,6 +18,7 @@ import (
 	"svc/payments"
 	"svc/payments/customers"
 	"svc/payments/ledger"
+	"svc/payments/metadata"
 	"svc/payments/money"
 	"svc/payments/providers"
 )
@@ -65,17 +66,18 @@ func (h *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandler
 }
 
 type customerJSON struct {
-	ID        string `json:"id"`
-	Email     string `json:"email"`
-	FirstName string `json:"first_name"`
-	LastName  string `json:"last_name"`
-	KYCTier   string `json:"kyc_tier"`
-	CreatedAt string `json:"created_at"`
-	UpdatedAt string `json:"updated_at"`
+	ID        string            `json:"id"`
+	Email     string            `json:"email"`
+	FirstName string            `json:"first_name"`
+	LastName  string            `json:"last_name"`
+	KYCTier   string            `json:"kyc_tier"`
+	Metadata  map[string]string `json:"metadata"`
+	CreatedAt string            `json:"created_at"`
+	UpdatedAt string            `json:"updated_at"`
 }
 
 func customerOut(c customers.Customer) customerJSON {
-	return customerJSON{c.ID.String(), c.Email, c.FirstName, c.LastName, c.KYCTier, api.Time(c.CreatedAt), api.Time(c.UpdatedAt)}
+	return customerJSON{c.ID.String(), c.Email, c.FirstName, c.LastName, c.KYCTier, c.Metadata.OrEmpty(), api.Time(c.CreatedAt), api.Time(c.UpdatedAt)}
 }
 
 // customer is the customers resource for the generic handlers of api: every route under
@@ -83,9 +85,10 @@ func customerOut(c customers.Customer) customerJSON {
 var customer = api.Resource{NotFound: customers.ErrNotFound}
 
 type createBody struct {
-	Email     string `json:"email"`
-	FirstName string `json:"first_name"`
-	LastName  string `json:"last_name"`
+	Email     string          `json:"email"`
+	FirstName string          `json:"first_name"`
+	LastName  string          `json:"last_name"`
+	Metadata  json.RawMessage `json:"metadata"`
 }
 
 func (h *Routes) create(ctx *fasthttp.RequestCtx) {
@@ -100,17 +103,19 @@ func (h *Routes) createChecked(c context.Context, t payments.Tenant, b createBod
 	}
 	v.Length("first_name", b.FirstName, 1, 100)
 	v.Length("last_name", b.LastName, 1, 100)
+	md, _ := v.Metadata(b.Metadata, false)
 	if err := v.Err(); err != nil {
 		return customers.Customer{}, err
 	}
-	return h.svc.Create(c, t, customers.CreateInput{Email: b.Email, FirstName: b.FirstName, LastName: b.LastName})
+	return h.svc.Create(c, t, customers.CreateInput{Email: b.Email, FirstName: b.FirstName, LastName: b.LastName, Metadata: md})
 }
 
 func (h *Routes) get(ctx *fasthttp.RequestCtx) { api.Get(ctx, customer, h.svc.Get, customerOut) }
 
 type updateBody struct {
-	FirstName *string `json:"first_name"`
-	LastName  *string `json:"last_name"`
+	FirstName *string         `json:"first_name"`
+	LastName  *string         `json:"last_name"`
+	Metadata  json.RawMessage `json:"metadata"`
 }
 
 func (h *Routes) update(ctx *fasthttp.RequestCtx) {
@@ -120,8 +125,9 @@ func (h *Routes) update(ctx *fasthttp.RequestCtx) {
 // updateChecked checks the body, then changes the customer.
 func (h *Routes) updateChecked(c context.Context, t payments.Tenant, id uuid.UUID, b updateBody) (customers.Customer, error) {
 	var v api.Validator
-	if b.FirstName == nil && b.LastName == nil {
-		v.Add("first_name", "at least one of first_name and last_name is required")
+	md, hasMD := v.Metadata(b.Metadata, true)
+	if b.FirstName == nil && b.LastName == nil && !hasMD {
+		v.Add("first_name", "at least one of first_name, last_name and metadata is required")
 	}
 	if b.FirstName != nil {
 		v.Length("first_name", *b.FirstName, 1, 100)
@@ -132,7 +138,10 @@ func (h *Routes) updateChecked(c context.Context, t payments.Tenant, id uuid.UUI
 	if err := v.Err(); err != nil {
 		return customers.Customer{}, err
 	}
-	return h.svc.Update(c, t, id, customers.UpdateInput{FirstName: b.FirstName, LastName: b.LastName})
+	if hasMD && md == nil {
+		md = metadata.Metadata{} // {}: nothing to change, but the field was given
+	}
+	return h.svc.Update(c, t, id, customers.UpdateInput{FirstName: b.FirstName, LastName: b.LastName, Metadata: md})
 }
 
 func (h *Routes) list(ctx *fasthttp.RequestCtx) {
@@ -161,6 +170,12 @@ func (h *Routes) list(ctx *fasthttp.RequestCtx) {
 			f.KYCTier = tier
 		}
 	}
+	md, err := api.MetadataFilter(ctx)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	f.Metadata = md
 	if err := v.Err(); err != nil {
 		api.Fail(ctx, err)
 		return

@@ -350,12 +350,15 @@ func envelopeFields(field, msg string) []byte {
 }
 
 // track remembers an order the session placed (its REST answer's body), for
-// cancel-on-disconnect. The body is the gateway's own encoding of an order (its "id" and
-// "symbol" come first, plain strings), so they are cut out rather than decoded.
+// cancel-on-disconnect.
 func (c *conn) track(body []byte) {
-	id, ok := uuid.Parse(string(field(body, `"data":{"id":"`)))
-	sym := string(field(body, `"symbol":"`))
-	if ok != nil || sym == "" {
+	var env struct {
+		Data struct {
+			ID     uuid.UUID `json:"id"`
+			Symbol string    `json:"symbol"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(body, &env) != nil || env.Data.ID == uuid.Nil {
 		return
 	}
 	se := &c.sess
@@ -372,19 +375,6 @@ func (c *conn) track(body []byte) {
 			}
 		}
 	}
-	se.placed[id] = sym
+	se.placed[env.Data.ID] = env.Data.Symbol
 	se.mu.Unlock()
-}
-
-// field returns the string value after the first key (which ends with its opening quote).
-func field(body []byte, key string) []byte {
-	i := bytes.Index(body, []byte(key))
-	if i < 0 {
-		return nil
-	}
-	v := body[i+len(key):]
-	if j := bytes.IndexByte(v, '"'); j >= 0 {
-		return v[:j]
-	}
-	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"svc/payments/events"
 	"svc/payments/idempotency"
 	"svc/payments/ledger"
+	"svc/payments/metadata"
 	"svc/payments/money"
 	"svc/payments/providers"
 )
@@ -39,7 +40,8 @@ func NewService(pool *pgxpool.Pool, recorder *events.Recorder, envs providers.En
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
 
 func eventData(c Customer, reason *string) events.Customer {
-	return events.Customer{ID: c.ID.String(), Email: c.Email, FirstName: c.FirstName, LastName: c.LastName, KYCTier: c.KYCTier, Reason: reason}
+	return events.Customer{ID: c.ID.String(), Email: c.Email, FirstName: c.FirstName, LastName: c.LastName, KYCTier: c.KYCTier, Reason: reason,
+		Metadata: c.Metadata.OrEmpty()}
 }
 
 // NormalizeEmail is how emails are stored and matched: trimmed and lower-cased.
@@ -50,12 +52,15 @@ func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSp
 func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput) (Customer, error) {
 	now := s.clock()
 	c := Customer{ID: uuid.Must(uuid.NewV7()), Email: NormalizeEmail(in.Email), FirstName: in.FirstName, LastName: in.LastName,
-		KYCTier: Tier0, CreatedAt: now, UpdatedAt: now}
+		KYCTier: Tier0, Metadata: in.Metadata.OrEmpty(), CreatedAt: now, UpdatedAt: now}
+	if err := c.Metadata.Validate(); err != nil {
+		return Customer{}, err
+	}
 	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `insert into customers (id, merchant_id, environment, email, first_name, last_name, kyc_tier, created_at, updated_at)
-			values ($1, $2, $3, $4, $5, $6, $7, $8, $8)
+		tag, err := tx.Exec(ctx, `insert into customers (id, merchant_id, environment, email, first_name, last_name, kyc_tier, created_at, updated_at, metadata)
+			values ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9)
 			on conflict (merchant_id, environment, email) do nothing`,
-			c.ID, t.MerchantID, t.Environment, c.Email, c.FirstName, c.LastName, c.KYCTier, now)
+			c.ID, t.MerchantID, t.Environment, c.Email, c.FirstName, c.LastName, c.KYCTier, now, c.Metadata)
 		if err != nil {
 			return fmt.Errorf("customers: insert: %w", err)
 		}
@@ -73,15 +78,29 @@ func (s *Service) Get(ctx context.Context, t payments.Tenant, id uuid.UUID) (Cus
 	return Load(ctx, s.pool, t, id, false)
 }
 
-// Update changes the given names. Errors: ErrNotFound.
+// Update changes the given names and merges the metadata given (an empty value removes a
+// key). Errors: ErrNotFound, *payments.ValidationError (metadata beyond 50 keys).
 func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, in UpdateInput) (Customer, error) {
 	var c Customer
 	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var md *metadata.Metadata
+		if in.Metadata != nil {
+			cur, err := Load(ctx, tx, t, id, true)
+			if err != nil {
+				return err
+			}
+			merged, err := metadata.Merge(cur.Metadata, in.Metadata)
+			if err != nil {
+				return err
+			}
+			md = &merged
+		}
 		var err error
 		c, err = scanCustomer(tx.QueryRow(ctx, `update customers
-			set first_name = coalesce($4, first_name), last_name = coalesce($5, last_name), updated_at = $6
+			set first_name = coalesce($4, first_name), last_name = coalesce($5, last_name), updated_at = $6,
+			    metadata = coalesce($7, metadata)
 			where merchant_id = $1 and environment = $2 and id = $3
-			returning `+customerCols, t.MerchantID, t.Environment, id, in.FirstName, in.LastName, s.clock()))
+			returning `+customerCols, t.MerchantID, t.Environment, id, in.FirstName, in.LastName, s.clock(), md))
 		return err
 	})
 	return c, err

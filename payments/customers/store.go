@@ -12,11 +12,11 @@ import (
 	"svc/persistence/postgres"
 )
 
-const customerCols = `id, email, first_name, last_name, kyc_tier, created_at, updated_at`
+const customerCols = `id, email, first_name, last_name, kyc_tier, created_at, updated_at, metadata`
 
 func scanCustomer(row pgx.Row) (Customer, error) {
 	var c Customer
-	err := row.Scan(&c.ID, &c.Email, &c.FirstName, &c.LastName, &c.KYCTier, &c.CreatedAt, &c.UpdatedAt)
+	err := row.Scan(&c.ID, &c.Email, &c.FirstName, &c.LastName, &c.KYCTier, &c.CreatedAt, &c.UpdatedAt, &c.Metadata)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, ErrNotFound
 	}
@@ -39,11 +39,17 @@ func Load(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UU
 }
 
 func listCustomers(ctx context.Context, q postgres.Querier, t payments.Tenant, f ListFilter) ([]Customer, error) {
+	args := []any{t.MerchantID, t.Environment, f.Email, f.KYCTier, f.After, f.Limit}
+	cond := ""
+	if f.Metadata != nil { // containment, served by the GIN index customers_metadata
+		args = append(args, f.Metadata.JSON())
+		cond = ` and metadata @> $7::jsonb`
+	}
 	rows, err := q.Query(ctx, `select `+customerCols+` from customers
 		where merchant_id = $1 and environment = $2
 		  and ($3 = '' or email = $3) and ($4 = '' or kyc_tier = $4)
-		  and ($5 = '00000000-0000-0000-0000-000000000000'::uuid or id < $5)
-		order by id desc limit $6`, t.MerchantID, t.Environment, f.Email, f.KYCTier, f.After, f.Limit)
+		  and ($5 = '00000000-0000-0000-0000-000000000000'::uuid or id < $5)`+cond+`
+		order by id desc limit $6`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("customers: list: %w", err)
 	}

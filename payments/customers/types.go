@@ -17,6 +17,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"svc/payments/metadata"
+
 	"svc/payments"
 	"svc/payments/ledger"
 	"svc/payments/money"
@@ -54,6 +56,7 @@ type Customer struct {
 	FirstName string
 	LastName  string
 	KYCTier   string
+	Metadata  metadata.Metadata // the merchant's own keys (issue 30)
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -66,20 +69,23 @@ type CreateInput struct {
 	Email     string
 	FirstName string
 	LastName  string
+	Metadata  metadata.Metadata // checked by payments/metadata
 }
 
 // UpdateInput changes the names given (nil: unchanged).
 type UpdateInput struct {
 	FirstName *string
 	LastName  *string
+	Metadata  metadata.Metadata // keys to set or ("") remove (metadata.Merge); nil: unchanged
 }
 
 // ListFilter selects a page of customers, newest first.
 type ListFilter struct {
-	Email   string    // exact match (case-insensitive); "" for all
-	KYCTier string    // "" for all
-	After   uuid.UUID // cursor: customers older than this id; uuid.Nil for the first page
-	Limit   int
+	Email    string          // exact match (case-insensitive); "" for all
+	KYCTier  string          // "" for all
+	After    uuid.UUID       // cursor: customers older than this id; uuid.Nil for the first page
+	Metadata metadata.Filter // nil for any
+	Limit    int
 }
 
 // Verification statuses.

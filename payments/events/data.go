@@ -86,6 +86,8 @@ type Customer struct {
 	LastName  string  `json:"last_name"`
 	KYCTier   string  `json:"kyc_tier"` // TIER_0, TIER_1, TIER_2
 	Reason    *string `json:"reason"`   // tier2_rejected only
+	// Metadata is the customer's metadata as it is when the event happens (issue 30).
+	Metadata map[string]string `json:"metadata"`
 }
 
 // CustomerBalance is the data of customer.balance.credited and customer.balance.refunded.
