@@ -36,6 +36,7 @@ func commands() []command {
 		{"journal", "exchange journal: inspect, replay --verify (rebuild and compare with the snapshot)", runJournal},
 		{"ledger", "payments ledger: verify (every invariant; exits 1 on any break)", runLedger},
 		{"treasury", "the treasuries: positions, result, pending hedges, limits, alerts", runTreasury},
+		{"custody", "live EVM custody: keystore create|address, alerts (reorganised credits), sends, balances", runCustody},
 		{"watch", "watch SYMBOL: follow an order book over the WebSocket stream (top of book)", runWatch},
 		{"listen", "listen --forward-to URL: forward your events to a local URL as signed webhooks (API key only)", runListen},
 		{"trigger", "trigger EVENT: make a sandbox event happen (customer, deposit, checkout, ...; API key only)", runTrigger},
