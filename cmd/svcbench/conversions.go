@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+func init() {
+	commands["conversions"] = command{summary: "order placement load against svcd in alternating rounds without and with a steady flow of conversions (sandbox onramps paid by deposits, which the treasury hedges on the book); prints the orders/s ratio", run: runConversions}
+}
+
+// runConversions is `svcbench conversions [--conversion-rate N] <svcbench orders flags>`:
+// issue 27's check that the order path is not slowed by the payments trading on the book.
+// Each round runs the orders load twice on the same svcd, first alone, then while
+// conversions arrive at --conversion-rate per second (each an onramp created and paid by a
+// sandbox deposit: the deposit's conversion posts against system:fx, and the treasury
+// places its hedge on the book); the per-round ratios' median is printed.
+func runConversions(args []string, stdout, stderr io.Writer) error {
+	rate := 20.0
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case strings.HasPrefix(a, "--conversion-rate="):
+			v, err := strconv.ParseFloat(strings.TrimPrefix(a, "--conversion-rate="), 64)
+			if err != nil || v <= 0 {
+				return fmt.Errorf("--conversion-rate: want a positive number")
+			}
+			rate = v
+		case a == "--conversion-rate" && i+1 < len(args):
+			v, err := strconv.ParseFloat(args[i+1], 64)
+			if err != nil || v <= 0 {
+				return fmt.Errorf("--conversion-rate: want a positive number")
+			}
+			rate, i = v, i+1
+		default:
+			rest = append(rest, a)
+		}
+	}
+	cfg, err := parseOrdersFlags(rest, false, stderr)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	keys, err := gatherKeys(ctx, cfg, stdout)
+	cancel()
+	if err != nil {
+		return err
+	}
+	u, _ := url.Parse(cfg.URL)
+	addr := u.Host
+	if u.Port() == "" {
+		addr += ":80"
+	}
+	if cfg.Fund {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := fundKeys(ctx, addr, keys, cfg, stdout)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "svcbench conversions: %s, %d conns, %s (+%s warm-up) per run, %d key(s), %d round(s), %.0f conversions/s in the second run of each round\n",
+		cfg.URL, cfg.Conns, cfg.Duration, cfg.Warmup, len(keys), cfg.Rounds, rate)
+	var ratios []float64
+	var without, with []*runResult
+	for r := 0; r < cfg.Rounds; r++ {
+		a := runLoad(context.Background(), "svcd alone", newWorkload(cfg, addr, keys), cfg.Rate)
+		printResult(stdout, a)
+		flow := startConversionFlow(addr, keys[0], rate)
+		b := runLoad(context.Background(), "svcd + conversions", newWorkload(cfg, addr, keys), cfg.Rate)
+		done, failed := flow.stop()
+		printResult(stdout, b)
+		ratio := b.RPS() / a.RPS()
+		ratios = append(ratios, ratio)
+		without, with = append(without, a), append(with, b)
+		fmt.Fprintf(stdout, "round %d: %d conversions (%d failed) during the run; orders/s with/without = %.1f%% (load %s)\n\n",
+			r+1, done, failed, 100*ratio, loadAvg())
+	}
+	sort.Float64s(ratios)
+	m := ratios[len(ratios)/2]
+	fmt.Fprintf(stdout, "== orders/s without conversions %.0f, with %.0f (medians of %d); median per-round ratio %.1f%% (target >= 95%%)\n",
+		medianRun(without).RPS(), medianRun(with).RPS(), cfg.Rounds, 100*m)
+	if cfg.CancelAtEnd {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		cancelAll(ctx, addr, keys, cfg.Symbols, stdout)
+		cancel()
+	}
+	return nil
+}
+
+// conversionFlow creates and pays sandbox onramps at a steady rate until stopped.
+type conversionFlow struct {
+	stopCh       chan struct{}
+	wg           sync.WaitGroup
+	done, failed atomic.Int64
+}
+
+func startConversionFlow(addr, key string, rate float64) *conversionFlow {
+	f := &conversionFlow{stopCh: make(chan struct{})}
+	c := &fasthttp.HostClient{Addr: addr, MaxConns: 8, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second}
+	every := time.Duration(float64(time.Second) / rate)
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		var inflight sync.WaitGroup
+		defer inflight.Wait()
+		for {
+			select {
+			case <-f.stopCh:
+				return
+			case <-t.C:
+			}
+			inflight.Add(1)
+			go func() {
+				defer inflight.Done()
+				if f.one(c, addr, key) != nil {
+					f.failed.Add(1)
+					return
+				}
+				f.done.Add(1)
+			}()
+		}
+	}()
+	return f
+}
+
+func (f *conversionFlow) one(c *fasthttp.HostClient, addr, key string) error {
+	code, body, err := call(c, addr, key, "POST", "/v1/payments/onramps", []byte(`{"type":"TEMPORARY","amount":50000}`))
+	if err != nil || code != 201 {
+		return fmt.Errorf("onramp: %d %v", code, err)
+	}
+	var o struct {
+		Data struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &o); err != nil {
+		return err
+	}
+	code, _, err = call(c, addr, key, "POST", "/v1/payments/sandbox/deposits", []byte(`{"onramp_id":"`+o.Data.ID+`"}`))
+	if err != nil || code >= 300 {
+		return fmt.Errorf("deposit: %d %v", code, err)
+	}
+	return nil
+}
+
+func (f *conversionFlow) stop() (done, failed int64) {
+	close(f.stopCh)
+	f.wg.Wait()
+	return f.done.Load(), f.failed.Load()
+}
