@@ -89,6 +89,7 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 	flush := fs.Duration("flush", 20*time.Millisecond, "hub FlushEvery (diff conflation)")
 	rounds := fs.Int("rounds", 3, "rounds per subscriber count (medians reported)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the first round per count to FILE.N")
+	withBare := fs.Bool("bare", true, "alternate each round with the bare broadcaster (the anchor): the same diff frames at the same flush interval to as many subscribers, sent by a minimal server")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -207,12 +208,45 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 		return n.Load()
 	}
 
-	drive(time.Second) // warm up
+	// Warm up, and meanwhile record the levels of the diffs the hub sends: the bare
+	// broadcaster sends frames of the same sizes.
+	var levels [][]byte
+	if capt, err := ws.Dial(url, wsBenchKey); err == nil {
+		_ = capt.Subscribe("orderbook:" + wsSymbol)
+		got := make(chan struct{})
+		go func() {
+			defer close(got)
+			for len(levels) < 4096 {
+				_, m, err := capt.Conn().ReadMessage()
+				if err != nil {
+					return
+				}
+				if l := diffLevels(m); l != nil {
+					levels = append(levels, l)
+				}
+			}
+		}()
+		drive(time.Second)
+		_ = capt.Close()
+		<-got
+	} else {
+		drive(time.Second)
+	}
+	var bare *bareBroadcaster
+	if *withBare {
+		if bare, err = startBareBroadcaster(*flush, levels); err != nil {
+			return err
+		}
+		defer bare.Close()
+		fmt.Fprintf(stdout, "bare broadcaster on %s: %d captured diff bodies, %d bytes on average\n", bare.URL(), len(levels), avgLen(levels))
+	}
 	type row struct {
 		conns                        int
 		orders, msgs, p50, p99, pmax []float64
 		memPerConn                   float64
 		closed                       int64
+		perCPU, bMsgs, bP50, bP99    []float64 // the hub's messages per server CPU-second; the bare broadcaster's figures
+		bPerCPU                      []float64
 	}
 	baseline := []float64{}
 	for r := 0; r < *rounds; r++ {
@@ -241,6 +275,28 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 		line, err := readLine() // "ready N"
 		if err != nil {
 			return err
+		}
+		var bChild *exec.Cmd
+		var bIn io.WriteCloser
+		var bRead func() (string, error)
+		if bare != nil {
+			bChild = exec.Command(os.Args[0], "ws-clients", "--url", bare.URL(), "--n", strconv.Itoa(n))
+			bChild.Stderr = stderr
+			bIn, _ = bChild.StdinPipe()
+			bOut, _ := bChild.StdoutPipe()
+			if err := bChild.Start(); err != nil {
+				return err
+			}
+			bsc := bufio.NewScanner(bOut)
+			bRead = func() (string, error) {
+				if !bsc.Scan() {
+					return "", errors.New("ws-clients (bare) ended: " + fmt.Sprint(bsc.Err()))
+				}
+				return bsc.Text(), nil
+			}
+			if _, err := bRead(); err != nil {
+				return err
+			}
 		}
 		time.Sleep(time.Second)
 		after := memInUse()
@@ -275,9 +331,40 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 			rw.msgs = append(rw.msgs, float64(st.Messages)/st.Seconds)
 			rw.p50, rw.p99, rw.pmax = append(rw.p50, st.P50ms), append(rw.p99, st.P99ms), append(rw.pmax, st.MaxMs)
 			rw.closed = st.Closed
-			fmt.Fprintf(stdout, "  round %d: orders/s %.0f, messages/s %.0f, delay p50 %.1f ms p99 %.1f ms max %.1f ms, closed %d, gaps %d, slow consumers %d, hub drops %d; CPU cores used: server %.2f, subscribers %.2f; socket-full waits %d; load %s\n",
+			rw.perCPU = append(rw.perCPU, float64(st.Messages)/max(cpuSrv, 0.01))
+			fmt.Fprintf(stdout, "  round %d: orders/s %.0f, messages/s %.0f, delay p50 %.1f ms p99 %.1f ms max %.1f ms, closed %d, gaps %d, slow consumers %d, hub drops %d; CPU cores used: server %.2f, subscribers %.2f; %.0f messages per server CPU-second; socket-full waits %d; load %s\n",
 				r+1, float64(ord)/dur.Seconds(), float64(st.Messages)/st.Seconds, st.P50ms, st.P99ms, st.MaxMs, st.Closed, st.Gaps, srv.SlowConsumers(), hub.Dropped(),
-				cpuSrv/dur.Seconds(), cpuCli/dur.Seconds(), srv.Blocked()-blocked0, loadAvg())
+				cpuSrv/dur.Seconds(), cpuCli/dur.Seconds(), float64(st.Messages)/max(cpuSrv, 0.01), srv.Blocked()-blocked0, loadAvg())
+			if bare == nil {
+				continue
+			}
+			// The anchor's round: no orders, no hub work; the process's CPU is the bare
+			// broadcaster's (the hub's idle subscribers cost nothing).
+			cpuSrv0, cpuCli0 = procCPU(os.Getpid()), procCPU(bChild.Process.Pid)
+			fmt.Fprintln(bIn, "start")
+			bare.on.Store(true)
+			time.Sleep(*dur)
+			bare.on.Store(false)
+			cpuSrv, cpuCli = procCPU(os.Getpid())-cpuSrv0, procCPU(bChild.Process.Pid)-cpuCli0
+			fmt.Fprintln(bIn, "stop")
+			if line, err = bRead(); err != nil {
+				return err
+			}
+			var bs wsStats
+			if err := json.Unmarshal([]byte(line), &bs); err != nil {
+				return fmt.Errorf("ws-clients (bare): %q: %w", line, err)
+			}
+			rw.bMsgs = append(rw.bMsgs, float64(bs.Messages)/bs.Seconds)
+			rw.bP50, rw.bP99 = append(rw.bP50, bs.P50ms), append(rw.bP99, bs.P99ms)
+			rw.bPerCPU = append(rw.bPerCPU, float64(bs.Messages)/max(cpuSrv, 0.01))
+			fmt.Fprintf(stdout, "  round %d, bare broadcaster: messages/s %.0f, delay p50 %.1f ms p99 %.1f ms max %.1f ms, closed %d, gaps %d; CPU cores used: server %.2f, subscribers %.2f; %.0f messages per server CPU-second; hub/bare per CPU-second %.1f%%, p99 %.2fx; load %s\n",
+				r+1, float64(bs.Messages)/bs.Seconds, bs.P50ms, bs.P99ms, bs.MaxMs, bs.Closed, bs.Gaps, cpuSrv/dur.Seconds(), cpuCli/dur.Seconds(),
+				float64(bs.Messages)/max(cpuSrv, 0.01), 100*rw.perCPU[r]/rw.bPerCPU[r], st.P99ms/max(bs.P99ms, 0.001), loadAvg())
+		}
+		if bChild != nil {
+			_ = bIn.Close()
+			_ = bChild.Process.Kill() // its connections are the bare server's: closing them from here is the quickest
+			_ = bChild.Wait()
 		}
 		_ = in.Close()
 		_ = child.Wait()
@@ -292,6 +379,20 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 	for _, rw := range rows {
 		fmt.Fprintf(stdout, "| %d | %.0f | %.1f ms | %.1f ms | %.1f KB | %.0f | %.0f%% |\n", rw.conns, median(rw.msgs), median(rw.p50), median(rw.p99),
 			rw.memPerConn/1024, median(rw.orders), 100*median(rw.orders)/median(baseline))
+	}
+	if bare != nil {
+		fmt.Fprintf(stdout, "\n| subscribers | hub msgs per server CPU-s | bare msgs per server CPU-s | hub/bare | hub p99 | bare p99 | p99 hub/bare | bare messages/s |\n|---|---|---|---|---|---|---|---|\n")
+		for _, rw := range rows {
+			fmt.Fprintf(stdout, "| %d | %.0f | %.0f | %.1f%% | %.1f ms | %.1f ms | %.2fx | %.0f |\n", rw.conns, median(rw.perCPU), median(rw.bPerCPU),
+				100*medianOfRatios(rw.perCPU, rw.bPerCPU), median(rw.p99), median(rw.bP99), medianOfRatios(rw.p99, rw.bP99), median(rw.bMsgs))
+		}
+	}
+	for _, rw := range rows {
+		fmt.Fprintf(stdout, "== ws %d subscribers: orders %.1f%% of no subscribers (target >= 60%%)\n", rw.conns, 100*median(rw.orders)/median(baseline))
+		if bare != nil {
+			fmt.Fprintf(stdout, "== ws %d subscribers: messages per server CPU-second, hub/bare broadcaster %.1f%% (target >= 80%%)\n", rw.conns, 100*medianOfRatios(rw.perCPU, rw.bPerCPU))
+			fmt.Fprintf(stdout, "== ws %d subscribers: p99 delay hub/bare broadcaster %.2fx (%.1f ms / %.1f ms; target <= 2x)\n", rw.conns, medianOfRatios(rw.p99, rw.bP99), median(rw.p99), median(rw.bP99))
+		}
 	}
 	return nil
 }
