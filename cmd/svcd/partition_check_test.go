@@ -59,8 +59,8 @@ type history struct {
 
 	mu       sync.Mutex
 	acks     []ack
-	lastOK   [2]time.Time  // the last 201 per gateway
-	oks      []time.Time   // every 201's answer time, in order
+	lastOK   [2]time.Time  // the last answer from the engine (201, or 422) per gateway
+	oks      []time.Time   // every such answer's time, in order
 	unknown  int           // no answer
 	refused  map[int]int   // by status
 	faults   []faultResult // in order
@@ -173,7 +173,13 @@ func (c *pclient) place(h *history, gw int) {
 		if o.Status == "OPEN" || o.Status == "PARTIALLY_FILLED" {
 			c.open = append(c.open, o.ID)
 		}
-	case status == http.StatusUnprocessableEntity || status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests:
+	case status == http.StatusUnprocessableEntity:
+		// The engine answered (funds locked in resting orders): it serves, for the recovery
+		// and steadiness measures as much as a 201.
+		h.refused[status]++
+		h.lastOK[gw] = recv
+		h.oks = append(h.oks, recv)
+	case status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests:
 		h.refused[status]++
 	default:
 		h.c.t.Errorf("place through gw-%d: %d %s", gw+1, status, body)
@@ -244,7 +250,7 @@ func (h *history) balances(t *testing.T) map[uuid.UUID]engine.Balances {
 type pfault struct {
 	name   string
 	hold   time.Duration
-	inject func(c *pcluster) (heal func())
+	inject func(c *pcluster, leader *pproc) (heal func())
 }
 
 func partitionFaults(c *pcluster) []pfault {
@@ -262,20 +268,19 @@ func partitionFaults(c *pcluster) []pfault {
 		}
 	}
 	return []pfault{
-		{name: "leader <-> PostgreSQL", hold: 3 * ttl, inject: func(c *pcluster) func() {
-			return cut([2]string{c.leader().role, "pg"})
+		{name: "leader <-> PostgreSQL", hold: 3 * ttl, inject: func(c *pcluster, l *pproc) func() {
+			return cut([2]string{l.role, "pg"})
 		}},
-		{name: "leader <-> Kafka", hold: 3 * ttl, inject: func(c *pcluster) func() {
-			return cut([2]string{c.leader().role, "kafka"})
+		{name: "leader <-> Kafka", hold: 3 * ttl, inject: func(c *pcluster, l *pproc) func() {
+			return cut([2]string{l.role, "kafka"})
 		}},
-		{name: "gateway gw-1 <-> engines", hold: 2 * ttl, inject: func(c *pcluster) func() {
+		{name: "gateway gw-1 <-> engines", hold: 2 * ttl, inject: func(c *pcluster, _ *pproc) func() {
 			return cut([2]string{"gw-1", "engine-a"}, [2]string{"gw-1", "engine-b"})
 		}},
-		{name: "standby <-> Kafka", hold: 2 * ttl, inject: func(c *pcluster) func() {
-			return cut([2]string{c.other(c.leader()).role, "kafka"})
+		{name: "standby <-> Kafka", hold: 2 * ttl, inject: func(c *pcluster, l *pproc) func() {
+			return cut([2]string{c.other(l).role, "kafka"})
 		}},
-		{name: "leader paused (SIGSTOP) past its lease", hold: 2*ttl + time.Second, inject: func(c *pcluster) func() {
-			l := c.leader()
+		{name: "leader paused (SIGSTOP) past its lease", hold: 2*ttl + time.Second, inject: func(c *pcluster, l *pproc) func() {
 			l.signal(syscall.SIGSTOP)
 			return func() { l.signal(syscall.SIGCONT) }
 		}},
@@ -283,8 +288,9 @@ func partitionFaults(c *pcluster) []pfault {
 }
 
 // waitSteady waits until one engine leads, the other waits as its standby, and both
-// gateways acknowledged an order in the last seconds (or the load is off).
-func (c *pcluster) waitSteady(h *history) {
+// gateways acknowledged an order in the last seconds (or the load is off). It returns the
+// leader.
+func (c *pcluster) waitSteady(h *history) *pproc {
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		l := c.leader()
@@ -301,7 +307,7 @@ func (c *pcluster) waitSteady(h *history) {
 			steady = fresh || !loadOn
 		}
 		if steady {
-			return
+			return l
 		}
 		if time.Now().After(deadline) {
 			c.t.Fatalf("the cluster did not settle within 90 s (leader %v)", l != nil)
@@ -314,9 +320,9 @@ func (c *pcluster) waitSteady(h *history) {
 // recovery: from the heal until every gateway acknowledged an order again, and the longest
 // time without any acknowledgement from the injection to then.
 func (c *pcluster) runFault(h *history, f pfault) {
-	c.waitSteady(h)
+	leader := c.waitSteady(h)
 	r := faultResult{name: f.name, injected: time.Now()}
-	heal := f.inject(c)
+	heal := f.inject(c, leader)
 	time.Sleep(f.hold)
 	heal()
 	r.healed = time.Now()
