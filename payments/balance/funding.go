@@ -11,11 +11,6 @@ import (
 	"svc/payments/money"
 )
 
-// Recorder records an event in the caller's transaction; *events.Recorder is one.
-type Recorder interface {
-	Record(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, environment string, typ events.Type, data any) (uuid.UUID, error)
-}
-
 // Funding is crypto confirmed at one of the merchant's funding addresses (a custody
 // partner's notification, payments/partners).
 type Funding struct {
@@ -35,7 +30,7 @@ type Funding struct {
 // CreditFundingTx credits the merchant's available balance with f (system:external ->
 // merchant available) and records merchant.balance.credited, in the caller's transaction.
 // It returns the balance after the credit.
-func CreditFundingTx(ctx context.Context, tx pgx.Tx, rec Recorder, f Funding) (money.Amount, error) {
+func CreditFundingTx(ctx context.Context, tx pgx.Tx, rec events.Writer, f Funding) (money.Amount, error) {
 	acct := ledger.Merchant(f.MerchantID, ledger.Available)
 	posted, err := ledger.Post(ctx, tx, ledger.Transaction{MerchantID: f.MerchantID, Environment: f.Environment,
 		Reference: f.Reference, Kind: "funding.credit", Description: "Merchant funding: " + f.Description,

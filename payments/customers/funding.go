@@ -39,11 +39,6 @@ type FundingCredited struct {
 	Balance    money.Amount // the customer's available balance after the credit
 }
 
-// Recorder records an event in the caller's transaction; *events.Recorder is one.
-type Recorder interface {
-	Record(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, environment string, typ events.Type, data any) (uuid.UUID, error)
-}
-
 // CreditFundingTx applies crypto arriving at a customer's deposit address, in the caller's
 // transaction: the oldest PENDING funding request for that address and asset (an
 // amount-bound request only for its amount) moves to COMPLETED, the customer's available
@@ -52,7 +47,7 @@ type Recorder interface {
 // crypto_funding_requests (issue 32).
 //
 // Errors: ErrNotFound (no such customer in the environment), the database's.
-func CreditFundingTx(ctx context.Context, tx pgx.Tx, rec Recorder, a FundingArrival) (FundingCredited, error) {
+func CreditFundingTx(ctx context.Context, tx pgx.Tx, rec events.Writer, a FundingArrival) (FundingCredited, error) {
 	var out FundingCredited
 	err := tx.QueryRow(ctx, `select merchant_id from customers where id = $1 and environment = $2`, a.CustomerID, a.Environment).
 		Scan(&out.MerchantID)

@@ -39,9 +39,7 @@ import (
 const Queue = "money_out"
 
 // Recorder records an event in the caller's transaction; *events.Recorder is one.
-type Recorder interface {
-	Record(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, environment string, typ events.Type, data any) (uuid.UUID, error)
-}
+type Recorder = events.Writer
 
 // JobInserter enqueues river jobs in the caller's transaction; *jobs.Client is one.
 type JobInserter interface {
@@ -107,6 +105,20 @@ func Step(ctx context.Context, pool *pgxpool.Pool, moved error, fn func(tx pgx.T
 	}
 	return err
 }
+
+// Defaults fills what a money-out service's configuration left zero: its clock (time.Now)
+// and how long a record whose partner is still working waits before it is asked again.
+func Defaults(now *func() time.Time, poll *time.Duration, def time.Duration) {
+	if *now == nil {
+		*now = time.Now
+	}
+	if *poll <= 0 {
+		*poll = def
+	}
+}
+
+// Stamp is now() in UTC at the tables' precision (microseconds).
+func Stamp(now func() time.Time) time.Time { return now().UTC().Truncate(time.Microsecond) }
 
 // Page applies the lists' paging defaults: page 1, 20 a page.
 func Page(page, limit *int) {

@@ -1,35 +1,26 @@
 package offramps
 
 import (
-	"context"
-	"time"
-
-	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
-	"svc/payments/jobs"
 	"svc/payments/moneyout"
 )
 
 // Queue is the river queue of the money-out jobs (shared with withdrawals and transfers).
 const Queue = moneyout.Queue
 
+// payout names the offramp payout's job ("offramp_payout", {"payout_id": ...}).
+type payout struct{}
+
+func (payout) Kind() string    { return "offramp_payout" }
+func (payout) IDField() string { return "payout_id" }
+
 // PayoutArgs is the job that pays out one offramp deposit in NGN, enqueued in the
-// transaction that converts the deposit; its worker (a jobs.StepWorker) takes a step, and a
-// payout the bank has not settled yet is snoozed.
-type PayoutArgs struct {
-	PayoutID uuid.UUID `json:"payout_id"`
-}
-
-// Kind is the river job kind.
-func (PayoutArgs) Kind() string { return "offramp_payout" }
-
-// InsertOpts puts the job on the money-out queue.
-func (PayoutArgs) InsertOpts() river.InsertOpts { return jobs.Retried(Queue) }
+// transaction that converts the deposit (a moneyout.Job); a payout the bank has not settled
+// yet is snoozed.
+type PayoutArgs = moneyout.Job[payout]
 
 // Register adds the payout worker.
 func Register(workers *river.Workers, svc *Service) error {
-	return jobs.AddStepWorker(workers, func(ctx context.Context, a PayoutArgs) (time.Duration, error) {
-		return svc.AdvancePayout(ctx, a.PayoutID)
-	})
+	return moneyout.Register[payout](workers, svc.AdvancePayout)
 }

@@ -54,19 +54,14 @@ type Service struct {
 
 // New returns the service.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	moneyout.Defaults(&cfg.Now, &cfg.PollEvery, 5*time.Second)
 	if cfg.Lifetime <= 0 {
 		cfg.Lifetime = TemporaryLifetime
-	}
-	if cfg.PollEvery <= 0 {
-		cfg.PollEvery = 5 * time.Second
 	}
 	return &Service{pool: pool, cfg: cfg}
 }
 
-func (s *Service) stamp() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
+func (s *Service) stamp() time.Time { return moneyout.Stamp(s.cfg.Now) }
 
 // Create makes an ACTIVE offramp from a body validated with CreateInput.Validate: the
 // customer (looked up by id, or by email and created when missing), the deposit address from
@@ -309,7 +304,7 @@ func (s *Service) receive(ctx context.Context, tx pgx.Tx, t payments.Tenant, o O
 			p.Bank.AccountName, now); err != nil {
 			return fmt.Errorf("offramps: insert payout: %w", err)
 		}
-		if _, err := s.cfg.Jobs.InsertTx(ctx, tx, PayoutArgs{PayoutID: p.ID}, nil); err != nil {
+		if _, err := s.cfg.Jobs.InsertTx(ctx, tx, PayoutArgs{ID: p.ID}, nil); err != nil {
 			return err
 		}
 		d.Payout = &p

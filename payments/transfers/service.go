@@ -48,16 +48,11 @@ type Service struct {
 
 // New returns the service.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.PollEvery <= 0 {
-		cfg.PollEvery = 5 * time.Second
-	}
+	moneyout.Defaults(&cfg.Now, &cfg.PollEvery, 5*time.Second)
 	return &Service{pool: pool, cfg: cfg}
 }
 
-func (s *Service) stamp() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
+func (s *Service) stamp() time.Time { return moneyout.Stamp(s.cfg.Now) }
 
 // Source returns the USDT that pays amount (NGN or USD) at price (minor units of amount's
 // currency per USDT), rounded up to the micro-USDT.
@@ -154,7 +149,7 @@ func (s *Service) Create(ctx context.Context, t payments.Tenant, r Request) (Tra
 		if err := insert(ctx, tx, tr); err != nil {
 			return err
 		}
-		if err := jobs.InsertTx(ctx, s.cfg.Jobs, tx, PayoutArgs{TransferID: tr.ID}, nil); err != nil {
+		if err := jobs.InsertTx(ctx, s.cfg.Jobs, tx, PayoutArgs{ID: tr.ID}, nil); err != nil {
 			return err
 		}
 		// Posted last: the hold locks the merchant's balance rows until the commit.

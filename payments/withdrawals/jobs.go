@@ -1,35 +1,25 @@
 package withdrawals
 
 import (
-	"context"
-	"time"
-
-	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
-	"svc/payments/jobs"
 	"svc/payments/moneyout"
 )
 
 // Queue is the river queue of the money-out jobs (withdrawals, transfers, payouts).
 const Queue = moneyout.Queue
 
+// process names the withdrawal's job ("withdrawal_process", {"withdrawal_id": ...}).
+type process struct{}
+
+func (process) Kind() string    { return "withdrawal_process" }
+func (process) IDField() string { return "withdrawal_id" }
+
 // ProcessArgs is the job that drives one withdrawal to SETTLED or FAILED, enqueued in the
-// transaction that creates it; its worker (a jobs.StepWorker) takes steps until the
-// withdrawal is terminal or has to wait (snoozed).
-type ProcessArgs struct {
-	WithdrawalID uuid.UUID `json:"withdrawal_id"`
-}
-
-// Kind is the river job kind.
-func (ProcessArgs) Kind() string { return "withdrawal_process" }
-
-// InsertOpts puts the job on the money-out queue.
-func (ProcessArgs) InsertOpts() river.InsertOpts { return jobs.Retried(Queue) }
+// transaction that creates it (a moneyout.Job).
+type ProcessArgs = moneyout.Job[process]
 
 // Register adds the withdrawal worker.
 func Register(workers *river.Workers, svc *Service) error {
-	return jobs.AddStepWorker(workers, func(ctx context.Context, a ProcessArgs) (time.Duration, error) {
-		return svc.Advance(ctx, a.WithdrawalID)
-	})
+	return moneyout.Register[process](workers, svc.Advance)
 }

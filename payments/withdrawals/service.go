@@ -36,16 +36,11 @@ type Service struct {
 
 // New returns the service.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.ConfirmEvery <= 0 {
-		cfg.ConfirmEvery = 2 * time.Second
-	}
+	moneyout.Defaults(&cfg.Now, &cfg.ConfirmEvery, 2*time.Second)
 	return &Service{pool: pool, cfg: cfg}
 }
 
-func (s *Service) stamp() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
+func (s *Service) stamp() time.Time { return moneyout.Stamp(s.cfg.Now) }
 
 // Request is a validated withdrawal (CreateInput.Validate).
 type Request struct {
@@ -80,7 +75,7 @@ func (s *Service) Create(ctx context.Context, t payments.Tenant, r Request) (Wit
 		if err := insert(ctx, tx, w); err != nil {
 			return err
 		}
-		if err := jobs.InsertTx(ctx, s.cfg.Jobs, tx, ProcessArgs{WithdrawalID: w.ID}, nil); err != nil {
+		if err := jobs.InsertTx(ctx, s.cfg.Jobs, tx, ProcessArgs{ID: w.ID}, nil); err != nil {
 			return err
 		}
 		return funds(w).Hold(ctx, tx, "Withdrawal to "+w.DestinationAddress+" on "+string(w.Chain))
