@@ -247,8 +247,7 @@ type Command struct {
 	// Reason of a Cancel or CancelAll: ReasonNone (user) or ReasonDisconnect.
 	Reason CancelReason
 
-	// Credit, Debit; Countdown (Amount: nanoseconds from Time, 0 clears it; TransferID:
-	// the countdown's owner, zero for the account's own).
+	// Credit, Debit; Countdown (Amount: nanoseconds from Time, 0 clears it).
 	Asset      Asset
 	Amount     int64 // units of Asset, > 0
 	TransferID TransferID

@@ -20,9 +20,10 @@ var linkSchema = o.Named("CheckoutLink", o.Obj(map[string]o.Schema{
 	"invoice_id":      o.Nullable(o.UUID("")),
 	"line_items":      o.Arr(shapes.LineSchema),
 	"payments_count":  o.Int("completed payments"),
+	"metadata":        o.Metadata(),
 	"created_at":      o.Time(""),
 	"updated_at":      o.Time(""),
-}, "id", "title", "url", "slug", "type", "amount", "currency", "status", "created_at"))
+}, "id", "title", "url", "slug", "type", "amount", "currency", "status", "metadata", "created_at"))
 
 // Docs documents the checkout-link routes and the hosted page.
 func (rs *Routes) Docs() []o.Op {
@@ -41,18 +42,19 @@ func (rs *Routes) Docs() []o.Op {
 				"redirect_url": o.Str("http(s) URL the payer goes to after paying"), "success_message": o.Str("at most 500"),
 				"amount": o.Number("one_time without line_items"), "invoice_id": o.UUID(""), "customer_name": o.Str(""),
 				"customer_email": o.Str(""), "line_items": o.Arr(shapes.LineBodySchema),
+				"metadata": o.Metadata(),
 			}, "title"),
 			Responses: map[int]o.Response{201: {Description: "the link", Data: linkSchema}},
 			Errors:    []string{"VALIDATION_ERROR", "INVALID_JSON", "NOT_FOUND", "SLUG_TAKEN", "PRODUCT_INACTIVE", "INVOICE_PAID", "INVALID_STATE"}},
 		{Method: "GET", Path: "/v1/checkout-links", Tag: "checkout", Summary: "List checkout links",
-			Query:     append([]o.Param{{Name: "status", Schema: o.Enum("active", "inactive")}}, o.PagingParams("100")...),
+			Query:     append([]o.Param{{Name: "status", Schema: o.Enum("active", "inactive")}, o.MetadataFilter()}, o.PagingParams("100")...),
 			Responses: map[int]o.Response{200: {Description: "a page of links", Data: o.Obj(map[string]o.Schema{"items": o.Arr(linkSchema), "meta": o.PageMeta})}},
 			Errors:    []string{"VALIDATION_ERROR"}},
 		{Method: "GET", Path: "/v1/checkout-links/{id}", Tag: "checkout", Summary: "Get a checkout link", Responses: one, Errors: []string{"NOT_FOUND"}},
 		{Method: "PATCH", Path: "/v1/checkout-links/{id}", Tag: "checkout", Summary: "Update a checkout link",
-			Description: "title, description (null clears), redirect_url (null removes), success_message (null clears), status (active or inactive). amount, currency and invoice_id cannot change (400). A one_time link already paid cannot be made active again (422 INVALID_STATE).",
+			Description: "title, description (null clears), redirect_url (null removes), success_message (null clears), status (active or inactive), metadata (the keys sent are set, a key sent as \"\" is removed). amount, currency and invoice_id cannot change (400). A one_time link already paid cannot be made active again (422 INVALID_STATE).",
 			Body: o.Obj(map[string]o.Schema{"title": o.Str(""), "description": o.Nullable(o.Str("")), "redirect_url": o.Nullable(o.Str("")),
-				"success_message": o.Nullable(o.Str("")), "status": o.Enum("active", "inactive")}),
+				"success_message": o.Nullable(o.Str("")), "status": o.Enum("active", "inactive"), "metadata": o.MetadataPatch()}),
 			Responses: one, Errors: []string{"VALIDATION_ERROR", "INVALID_JSON", "NOT_FOUND", "INVALID_STATE"}},
 		{Method: "DELETE", Path: "/v1/checkout-links/{id}", Tag: "checkout", Summary: "Delete a checkout link (irreversible)",
 			Description: "The hosted page answers 410 Gone at once; the slug is never reused.",

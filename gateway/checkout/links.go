@@ -6,6 +6,7 @@ package checkout
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/fasthttp/router"
 	"github.com/google/uuid"
@@ -16,6 +17,7 @@ import (
 	"svc/gateway/ratelimit"
 	"svc/payments"
 	pc "svc/payments/checkout"
+	"svc/payments/metadata"
 	pp "svc/payments/products"
 )
 
@@ -68,6 +70,7 @@ type linkJSON struct {
 	InvoiceID      *string           `json:"invoice_id"`
 	LineItems      []shapes.LineJSON `json:"line_items"`
 	PaymentsCount  int               `json:"payments_count"`
+	Metadata       metadata.Metadata `json:"metadata"`
 	CreatedAt      string            `json:"created_at"`
 	UpdatedAt      string            `json:"updated_at"`
 }
@@ -76,7 +79,7 @@ func (rs *Routes) linkOut(l pc.Link) linkJSON {
 	out := linkJSON{ID: l.ID.String(), Title: l.Title, Description: l.Description, URL: rs.svc.URL(l.Slug), Slug: l.Slug,
 		Type: l.Type, Amount: shapes.Amount(l.Currency, l.Amount), Currency: l.Currency, Status: l.Status,
 		RedirectURL: l.RedirectURL, SuccessMessage: l.SuccessMessage, LineItems: shapes.LinesOut(l.Lines, l.Currency),
-		PaymentsCount: l.PaymentsCount, CreatedAt: api.Time(l.CreatedAt), UpdatedAt: api.Time(l.UpdatedAt)}
+		PaymentsCount: l.PaymentsCount, Metadata: l.Metadata.OrEmpty(), CreatedAt: api.Time(l.CreatedAt), UpdatedAt: api.Time(l.UpdatedAt)}
 	if l.InvoiceID != nil {
 		s := l.InvoiceID.String()
 		out.InvoiceID = &s
@@ -97,6 +100,7 @@ type createBody struct {
 	CustomerName   string            `json:"customer_name"`
 	CustomerEmail  string            `json:"customer_email"`
 	LineItems      []shapes.LineBody `json:"line_items"`
+	Metadata       json.RawMessage   `json:"metadata"`
 }
 
 // link is the checkout links resource for the generic handlers of api.
@@ -106,13 +110,18 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 	api.Create(ctx, link, func(c context.Context, t payments.Tenant, b createBody) (pc.Link, error) {
 		return rs.svc.Create(c, t, pc.CreateInput{Title: b.Title, Description: b.Description, Type: b.Type, Slug: b.Slug,
 			Currency: b.Currency, RedirectURL: b.RedirectURL, SuccessMessage: b.SuccessMessage, Amount: api.NumText(b.Amount),
-			InvoiceID: b.InvoiceID, CustomerName: b.CustomerName, CustomerEmail: b.CustomerEmail, Lines: shapes.LineInputs(b.LineItems)})
+			InvoiceID: b.InvoiceID, CustomerName: b.CustomerName, CustomerEmail: b.CustomerEmail, Lines: shapes.LineInputs(b.LineItems),
+			Metadata: b.Metadata})
 	}, rs.linkOut)
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	api.ListPage(ctx, link, func(c context.Context, q api.Listing) ([]pc.Link, int64, error) {
-		return rs.svc.List(c, q.Tenant, pc.Filter{Status: q.Status, Page: q.Page, Limit: q.Limit})
+		md, err := api.MetadataFilter(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		return rs.svc.List(c, q.Tenant, pc.Filter{Status: q.Status, Metadata: md, Page: q.Page, Limit: q.Limit})
 	}, rs.linkOut, pc.StatusActive, pc.StatusInactive)
 }
 
@@ -124,6 +133,7 @@ type updateBody struct {
 	RedirectURL    pp.Patch[string] `json:"redirect_url"`
 	SuccessMessage pp.Patch[string] `json:"success_message"`
 	Status         pp.Patch[string] `json:"status"`
+	Metadata       json.RawMessage  `json:"metadata"`
 	// Fixed after creation: sending them is an error, not a silent no-op.
 	Amount    pp.Patch[jsonNumber] `json:"amount"`
 	Currency  pp.Patch[string]     `json:"currency"`
@@ -140,7 +150,7 @@ func (rs *Routes) update(ctx *fasthttp.RequestCtx) {
 			return pc.Link{}, err
 		}
 		return rs.svc.Update(c, t, id, pc.UpdateInput{Title: b.Title, Description: b.Description, RedirectURL: b.RedirectURL,
-			SuccessMessage: b.SuccessMessage, Status: b.Status})
+			SuccessMessage: b.SuccessMessage, Status: b.Status, Metadata: b.Metadata})
 	}, rs.linkOut)
 }
 

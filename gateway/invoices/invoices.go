@@ -4,6 +4,7 @@ package invoices
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/fasthttp/router"
 	"github.com/google/uuid"
@@ -13,6 +14,7 @@ import (
 	"svc/gateway/api/shapes"
 	"svc/payments"
 	pi "svc/payments/invoices"
+	"svc/payments/metadata"
 	pp "svc/payments/products"
 )
 
@@ -57,6 +59,7 @@ type invoiceJSON struct {
 	PaidAt        *string           `json:"paid_at"`
 	SentAt        *string           `json:"sent_at"`
 	LineItems     []shapes.LineJSON `json:"line_items"`
+	Metadata      metadata.Metadata `json:"metadata"`
 	CreatedAt     string            `json:"created_at"`
 	UpdatedAt     string            `json:"updated_at"`
 }
@@ -66,7 +69,7 @@ func invoiceOut(inv pi.Invoice) invoiceJSON {
 		CustomerName: inv.CustomerName, CustomerEmail: inv.CustomerEmail, Currency: inv.Currency, Status: inv.Status,
 		TotalAmount: shapes.Amount(inv.Currency, inv.TotalAmount), IssueDate: pi.FormatDate(inv.IssueDate), Notes: inv.Notes,
 		PaidAt: api.TimePtr(inv.PaidAt), SentAt: api.TimePtr(inv.SentAt), LineItems: shapes.LinesOut(inv.Lines, inv.Currency),
-		CreatedAt: api.Time(inv.CreatedAt), UpdatedAt: api.Time(inv.UpdatedAt)}
+		Metadata: inv.Metadata.OrEmpty(), CreatedAt: api.Time(inv.CreatedAt), UpdatedAt: api.Time(inv.UpdatedAt)}
 	if inv.CustomerID != nil {
 		s := inv.CustomerID.String()
 		out.CustomerID = &s
@@ -88,6 +91,7 @@ type createBody struct {
 	DueDate       *string           `json:"due_date"`
 	Notes         *string           `json:"notes"`
 	LineItems     []shapes.LineBody `json:"line_items"`
+	Metadata      json.RawMessage   `json:"metadata"`
 }
 
 // invoice is the invoices resource for the generic handlers of api.
@@ -97,13 +101,17 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 	api.Create(ctx, invoice, func(c context.Context, t payments.Tenant, b createBody) (pi.Invoice, error) {
 		return rs.svc.Create(c, t, pi.CreateInput{Title: b.Title, CustomerName: b.CustomerName, CustomerEmail: b.CustomerEmail,
 			CustomerID: b.CustomerID, Currency: b.Currency, IssueDate: b.IssueDate, DueDate: b.DueDate, Notes: b.Notes,
-			Lines: shapes.LineInputs(b.LineItems)})
+			Lines: shapes.LineInputs(b.LineItems), Metadata: b.Metadata})
 	}, invoiceOut)
 }
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	api.ListPage(ctx, invoice, func(c context.Context, q api.Listing) ([]pi.Invoice, int64, error) {
-		return rs.svc.List(c, q.Tenant, pi.Filter{Status: q.Status, Search: string(ctx.QueryArgs().Peek("search")), Page: q.Page, Limit: q.Limit})
+		md, err := api.MetadataFilter(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		return rs.svc.List(c, q.Tenant, pi.Filter{Status: q.Status, Metadata: md, Search: string(ctx.QueryArgs().Peek("search")), Page: q.Page, Limit: q.Limit})
 	}, invoiceOut, pi.Statuses...)
 }
 
@@ -118,6 +126,7 @@ type updateBody struct {
 	DueDate       pp.Patch[string] `json:"due_date"`
 	Notes         pp.Patch[string] `json:"notes"`
 	Status        pp.Patch[string] `json:"status"`
+	Metadata      json.RawMessage  `json:"metadata"`
 }
 
 func (rs *Routes) update(ctx *fasthttp.RequestCtx) {

@@ -239,8 +239,11 @@ func (c *Completer) OnDepositSettled(ctx context.Context, tx pgx.Tx, d SettledDe
 			p.ID, reason, d.ID, at); err != nil {
 			return fmt.Errorf("fail checkout payment: %w", err)
 		}
-		_, err = c.events.Record(ctx, tx, p.Tenant.MerchantID, p.Tenant.Environment, events.CheckoutPaymentFailed,
-			paymentEvent(p, d, invoiceEmail, &reason))
+		ev := paymentEvent(p, d, invoiceEmail, &reason)
+		if ev.Metadata, err = linkMetadata(ctx, tx, p.LinkID); err != nil {
+			return err
+		}
+		_, err = c.events.Record(ctx, tx, p.Tenant.MerchantID, p.Tenant.Environment, events.CheckoutPaymentFailed, ev)
 		return err
 	}
 	if err := PaymentMachine.Check(p.Status, PaymentCompleted); err != nil {
@@ -249,9 +252,21 @@ func (c *Completer) OnDepositSettled(ctx context.Context, tx pgx.Tx, d SettledDe
 	if _, err := tx.Exec(ctx, `update checkout_payments set status='completed', deposit_id=$2, completed_at=$3 where id=$1`, p.ID, d.ID, at); err != nil {
 		return fmt.Errorf("complete checkout payment: %w", err)
 	}
-	_, err = c.events.Record(ctx, tx, p.Tenant.MerchantID, p.Tenant.Environment, events.CheckoutPaymentCompleted,
-		paymentEvent(p, d, invoiceEmail, nil))
+	ev := paymentEvent(p, d, invoiceEmail, nil)
+	if ev.Metadata, err = linkMetadata(ctx, tx, p.LinkID); err != nil {
+		return err
+	}
+	_, err = c.events.Record(ctx, tx, p.Tenant.MerchantID, p.Tenant.Environment, events.CheckoutPaymentCompleted, ev)
 	return err
+}
+
+// linkMetadata is the link's metadata for its payment's event (issue 30).
+func linkMetadata(ctx context.Context, tx pgx.Tx, linkID uuid.UUID) (map[string]string, error) {
+	md := map[string]string{}
+	if err := tx.QueryRow(ctx, `select metadata from checkout_links where id = $1`, linkID).Scan(&md); err != nil {
+		return nil, fmt.Errorf("checkout link metadata: %w", err)
+	}
+	return md, nil
 }
 
 // paymentEvent is the data of checkout.payment.completed and checkout.payment.failed.

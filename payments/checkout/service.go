@@ -17,6 +17,7 @@ import (
 	"svc/payments"
 	"svc/payments/idempotency"
 	"svc/payments/invoices"
+	"svc/payments/metadata"
 	"svc/payments/products"
 	"svc/persistence/postgres"
 )
@@ -147,6 +148,9 @@ func (s *Service) create(ctx context.Context, tx pgx.Tx, t payments.Tenant, in C
 	checkText(&p, "description", in.Description, MaxDescriptionLen)
 	checkText(&p, "success_message", in.SuccessMessage, MaxSuccessMessageLen)
 	checkURL(&p, "redirect_url", in.RedirectURL)
+	md, _, err := metadata.Parse(in.Metadata, false)
+	p.Merge("", err)
+	l.Metadata = md.OrEmpty()
 	if in.Slug != "" {
 		p.Check(ValidSlug(in.Slug), "slug", "must be 3 to 100 lowercase letters, digits and dashes (no leading, trailing or double dash)")
 	} else {
@@ -313,6 +317,13 @@ func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, i
 				l.Status = in.Status.Value
 			}
 		}
+		if patch, set, err := metadata.Parse(in.Metadata, true); !p.Merge("", err) {
+			return err
+		} else if set && err == nil {
+			merged, err := metadata.Merge(l.Metadata, patch)
+			p.Merge("", err)
+			l.Metadata = merged
+		}
 		if err := p.Err(); err != nil {
 			return err
 		}
@@ -321,8 +332,8 @@ func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, i
 		}
 		l.UpdatedAt = s.stamp()
 		if _, err := tx.Exec(ctx, `update checkout_links set title=$2, description=$3, redirect_url=$4, success_message=$5,
-			status=$6, updated_at=$7 where id=$1`, l.ID, l.Title, l.Description, l.RedirectURL, l.SuccessMessage,
-			l.Status, l.UpdatedAt); err != nil {
+			status=$6, updated_at=$7, metadata=$8 where id=$1`, l.ID, l.Title, l.Description, l.RedirectURL, l.SuccessMessage,
+			l.Status, l.UpdatedAt, l.Metadata.OrEmpty()); err != nil {
 			return fmt.Errorf("update checkout link: %w", err)
 		}
 		out = l

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -16,14 +17,14 @@ import (
 // linkSelect reads links with the effective amount (the invoice's total for invoice links).
 const linkSelect = `select l.id, l.merchant_id, l.environment, l.slug, l.title, l.description, l.type,
 	coalesce(l.amount, i.total_amount, 0), l.currency, l.status, l.redirect_url, l.success_message, l.invoice_id,
-	l.payments_count, l.created_at, l.updated_at, l.deleted_at
+	l.payments_count, l.created_at, l.updated_at, l.deleted_at, l.metadata
 	from checkout_links l left join invoices i on i.id = l.invoice_id `
 
 func scanLink(row pgx.Row) (Link, error) {
 	var l Link
 	err := row.Scan(&l.ID, &l.Tenant.MerchantID, &l.Tenant.Environment, &l.Slug, &l.Title, &l.Description, &l.Type,
 		&l.Amount, &l.Currency, &l.Status, &l.RedirectURL, &l.SuccessMessage, &l.InvoiceID, &l.PaymentsCount,
-		&l.CreatedAt, &l.UpdatedAt, &l.DeletedAt)
+		&l.CreatedAt, &l.UpdatedAt, &l.DeletedAt, &l.Metadata)
 	return l, err
 }
 
@@ -33,10 +34,10 @@ func insertLink(ctx context.Context, tx pgx.Tx, l Link) error {
 		amount = &l.Amount
 	}
 	_, err := tx.Exec(ctx, `insert into checkout_links (id, merchant_id, environment, slug, title, description, type,
-		amount, currency, status, redirect_url, success_message, invoice_id, created_at, updated_at)
-		values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)`,
+		amount, currency, status, redirect_url, success_message, invoice_id, created_at, updated_at, metadata)
+		values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)`,
 		l.ID, l.Tenant.MerchantID, l.Tenant.Environment, l.Slug, l.Title, l.Description, l.Type, amount, l.Currency,
-		l.Status, l.RedirectURL, l.SuccessMessage, l.InvoiceID, l.CreatedAt, l.UpdatedAt)
+		l.Status, l.RedirectURL, l.SuccessMessage, l.InvoiceID, l.CreatedAt, l.UpdatedAt, l.Metadata.OrEmpty())
 	if postgres.IsUniqueViolation(err, "checkout_links_slug_key") {
 		return ErrSlugTaken
 	}
@@ -104,12 +105,16 @@ func linkBySlug(ctx context.Context, q postgres.Querier, slug string, lock bool)
 func listLinks(ctx context.Context, q postgres.Querier, t payments.Tenant, f Filter) ([]Link, int64, error) {
 	where := `l.merchant_id=$1 and l.environment=$2 and l.deleted_at is null and ($3 = '' or l.status = $3)`
 	args := []any{t.MerchantID, t.Environment, f.Status}
+	if f.Metadata != nil { // containment, served by checkout_links_metadata (GIN)
+		args = append(args, f.Metadata.JSON())
+		where += ` and l.metadata @> $4::jsonb`
+	}
 	var total int64
 	if err := q.QueryRow(ctx, `select count(*) from checkout_links l where `+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count checkout links: %w", err)
 	}
-	rows, err := q.Query(ctx, linkSelect+`where `+where+` order by l.created_at desc, l.id desc limit $4 offset $5`,
-		append(args, f.Limit, (f.Page-1)*f.Limit)...)
+	rows, err := q.Query(ctx, linkSelect+`where `+where+` order by l.created_at desc, l.id desc limit $`+
+		strconv.Itoa(len(args)+1)+` offset $`+strconv.Itoa(len(args)+2), append(args, f.Limit, (f.Page-1)*f.Limit)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list checkout links: %w", err)
 	}

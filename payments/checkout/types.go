@@ -7,6 +7,7 @@ package checkout
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,6 +16,7 @@ import (
 	"svc/payments"
 	"svc/payments/events"
 	"svc/payments/invoices"
+	"svc/payments/metadata"
 	"svc/payments/products"
 )
 
@@ -52,6 +54,7 @@ type Link struct {
 	SuccessMessage *string
 	InvoiceID      *uuid.UUID
 	PaymentsCount  int
+	Metadata       metadata.Metadata // the merchant's own keys (issue 30)
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	DeletedAt      *time.Time
@@ -72,6 +75,7 @@ type CreateInput struct {
 	CustomerName   string
 	CustomerEmail  string
 	Lines          []invoices.LineInput
+	Metadata       json.RawMessage // the request's metadata field, checked by payments/metadata
 }
 
 // UpdateInput changes only the fields that are set; amount, currency and invoice are fixed.
@@ -81,13 +85,15 @@ type UpdateInput struct {
 	RedirectURL    products.Patch[string] // null removes
 	SuccessMessage products.Patch[string] // null clears
 	Status         products.Patch[string]
+	Metadata       json.RawMessage // keys to set or ("") remove (metadata.Merge)
 }
 
 // Filter selects links in a list.
 type Filter struct {
-	Status string
-	Page   int
-	Limit  int
+	Status   string
+	Metadata metadata.Filter // nil for any
+	Page     int
+	Limit    int
 }
 
 // Payment statuses: awaiting the transfer, completed, or failed (e.g. sold out meanwhile).

@@ -122,6 +122,8 @@ type CheckoutPayment struct {
 	// checkout.payment.failed only: why the link refused the payment; the money is in the
 	// merchant's balance (the deposit settled) for the merchant to refund.
 	FailureReason *string `json:"failure_reason,omitempty"`
+	// Metadata is the checkout link's metadata when the payment ends (issue 30).
+	Metadata map[string]string `json:"metadata"`
 }
 
 // VirtualAccount is the data of virtual_account.created.

@@ -16,6 +16,7 @@ import (
 
 	"svc/payments"
 	"svc/payments/idempotency"
+	"svc/payments/metadata"
 	"svc/payments/products"
 	"svc/persistence/postgres"
 )
@@ -126,6 +127,9 @@ func (s *Service) CreateTx(ctx context.Context, tx pgx.Tx, t payments.Tenant, in
 	if in.Status == StatusPending {
 		inv.Status = StatusPending
 	}
+	md, _, err := metadata.Parse(in.Metadata, false)
+	p.Merge("", err)
+	inv.Metadata = md.OrEmpty()
 	if in.IssueDate != "" {
 		if d, ok := parseDate(&p, "issue_date", in.IssueDate); ok {
 			inv.IssueDate = d
@@ -258,6 +262,13 @@ func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, i
 				"status", "must be one of [draft pending canceled]") {
 				inv.Status = in.Status.Value
 			}
+		}
+		if patch, set, err := metadata.Parse(in.Metadata, true); !p.Merge("", err) {
+			return err
+		} else if set && err == nil {
+			merged, err := metadata.Merge(inv.Metadata, patch)
+			p.Merge("", err)
+			inv.Metadata = merged
 		}
 		validateHeader(&p, &inv)
 		if err := p.Err(); err != nil {

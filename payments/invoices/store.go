@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -14,13 +15,13 @@ import (
 )
 
 const invoiceColumns = `id, merchant_id, environment, number, title, customer_name, customer_email, customer_id,
-	currency, status, total_amount, issue_date, due_date, notes, paid_at, sent_at, created_at, updated_at`
+	currency, status, total_amount, issue_date, due_date, notes, paid_at, sent_at, created_at, updated_at, metadata`
 
 func scanInvoice(row pgx.Row) (Invoice, error) {
 	var inv Invoice
 	err := row.Scan(&inv.ID, &inv.Tenant.MerchantID, &inv.Tenant.Environment, &inv.Number, &inv.Title,
 		&inv.CustomerName, &inv.CustomerEmail, &inv.CustomerID, &inv.Currency, &inv.Status, &inv.TotalAmount,
-		&inv.IssueDate, &inv.DueDate, &inv.Notes, &inv.PaidAt, &inv.SentAt, &inv.CreatedAt, &inv.UpdatedAt)
+		&inv.IssueDate, &inv.DueDate, &inv.Notes, &inv.PaidAt, &inv.SentAt, &inv.CreatedAt, &inv.UpdatedAt, &inv.Metadata)
 	return inv, err
 }
 
@@ -39,10 +40,10 @@ func nextNumber(ctx context.Context, tx pgx.Tx, t payments.Tenant) (int64, error
 
 func insertInvoice(ctx context.Context, tx pgx.Tx, inv Invoice) error {
 	_, err := tx.Exec(ctx, `insert into invoices (`+invoiceColumns+`)
-		values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18)`,
+		values ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19)`,
 		inv.ID, inv.Tenant.MerchantID, inv.Tenant.Environment, inv.Number, inv.Title, inv.CustomerName,
 		inv.CustomerEmail, inv.CustomerID, inv.Currency, inv.Status, inv.TotalAmount, inv.IssueDate, inv.DueDate,
-		inv.Notes, inv.PaidAt, inv.SentAt, inv.CreatedAt, inv.UpdatedAt)
+		inv.Notes, inv.PaidAt, inv.SentAt, inv.CreatedAt, inv.UpdatedAt, inv.Metadata.OrEmpty())
 	if err != nil {
 		return fmt.Errorf("insert invoice: %w", err)
 	}
@@ -60,10 +61,11 @@ func updateInvoice(ctx context.Context, tx pgx.Tx, inv Invoice) error {
 		return err
 	}
 	_, err := tx.Exec(ctx, `update invoices set title=$2, customer_name=$3, customer_email=$4, currency=$5,
-		status=$6, total_amount=$7, issue_date=$8, due_date=$9, notes=$10, paid_at=$11, sent_at=$12, updated_at=$13
+		status=$6, total_amount=$7, issue_date=$8, due_date=$9, notes=$10, paid_at=$11, sent_at=$12, updated_at=$13,
+		metadata=$14
 		where id=$1`,
 		inv.ID, inv.Title, inv.CustomerName, inv.CustomerEmail, inv.Currency, inv.Status, inv.TotalAmount,
-		inv.IssueDate, inv.DueDate, inv.Notes, inv.PaidAt, inv.SentAt, inv.UpdatedAt)
+		inv.IssueDate, inv.DueDate, inv.Notes, inv.PaidAt, inv.SentAt, inv.UpdatedAt, inv.Metadata.OrEmpty())
 	if err != nil {
 		return fmt.Errorf("update invoice: %w", err)
 	}
@@ -143,12 +145,18 @@ func listInvoices(ctx context.Context, q postgres.Querier, t payments.Tenant, f 
 		customer_name ilike '%' || $4 || '%' or customer_email ilike '%' || $4 || '%' or
 		('INV-' || lpad(number::text, 6, '0')) ilike '%' || $4 || '%')`
 	args := []any{t.MerchantID, t.Environment, f.Status, escapeLike(f.Search)}
+	if f.Metadata != nil { // containment, served by invoices_metadata (GIN)
+		args = append(args, f.Metadata.JSON())
+		where += ` and metadata @> $5::jsonb`
+	}
 	var total int64
 	if err := q.QueryRow(ctx, `select count(*) from invoices where `+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count invoices: %w", err)
 	}
+	n := strconv.Itoa(len(args) + 1)
+	m := strconv.Itoa(len(args) + 2)
 	rows, err := q.Query(ctx, `select `+invoiceColumns+` from invoices where `+where+`
-		order by created_at desc, id desc limit $5 offset $6`, append(args, f.Limit, (f.Page-1)*f.Limit)...)
+		order by created_at desc, id desc limit $`+n+` offset $`+m, append(args, f.Limit, (f.Page-1)*f.Limit)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list invoices: %w", err)
 	}

@@ -6,12 +6,14 @@
 package invoices
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 
 	"svc/payments"
+	"svc/payments/metadata"
 	"svc/payments/products"
 )
 
@@ -64,6 +66,7 @@ type Invoice struct {
 	Notes         *string
 	PaidAt        *time.Time
 	SentAt        *time.Time
+	Metadata      metadata.Metadata // the merchant's own keys (issue 30)
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
 	Lines         []Line
@@ -116,7 +119,8 @@ type CreateInput struct {
 	Notes         *string
 	Lines         []LineInput
 	// Status is the starting status: "" or draft; checkout's inline flavor starts pending.
-	Status string
+	Status   string
+	Metadata json.RawMessage // the request's metadata field, checked by payments/metadata
 }
 
 // UpdateInput changes only the fields that are set.
@@ -129,14 +133,16 @@ type UpdateInput struct {
 	DueDate       products.Patch[string] // null removes
 	Notes         products.Patch[string] // null clears
 	Status        products.Patch[string] // draft, pending or canceled
+	Metadata      json.RawMessage        // keys to set or ("") remove (metadata.Merge)
 }
 
 // Filter selects invoices in a list.
 type Filter struct {
-	Status string
-	Search string // customer name, email or invoice number; case-insensitive substring
-	Page   int
-	Limit  int
+	Status   string
+	Metadata metadata.Filter // nil for any
+	Search   string          // customer name, email or invoice number; case-insensitive substring
+	Page     int
+	Limit    int
 }
 
 const dateLayout = "2006-01-02"
