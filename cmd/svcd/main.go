@@ -91,6 +91,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return fmt.Errorf("start jobs: %w", err)
 		}
 		defer pay.stop(cfg.ShutdownTimeout, log)
+	} else if pay != nil {
+		// Without the workers, the treasury still follows its positions for the quotes.
+		pay.treasury.start(ctx)
+		defer pay.treasury.stop()
 	}
 	// An engine of a pair (--engine-standby) that can no longer serve stops the process, so
 	// its supervisor restarts it as the standby (cluster.go, exitOnEngineLoss).
