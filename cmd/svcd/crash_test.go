@@ -102,7 +102,8 @@ func runCrash(t *testing.T, bin string, seed uint64, kills int, jc crashJournal)
 	pool, dbURL := pgtest.New(t)
 	dir := t.TempDir()
 	journalDir, snapDir := filepath.Join(dir, "journal"), filepath.Join(dir, "snapshots")
-	args := []string{"--database-url", dbURL, "--demo", "--access-log=false", "--log-format", "text",
+	// No sandbox market maker: the clients' balances are conserved among themselves.
+	args := []string{"--database-url", dbURL, "--demo", "--access-log=false", "--log-format", "text", "--sandbox-market-maker=false",
 		"--snapshot-dir", snapDir, "--snapshot-every", "250ms", "--shutdown-timeout", "5s"}
 	var svcArgs []string // where `svc journal` finds the same journal
 	if jc.kind == "kafka" {

@@ -118,7 +118,8 @@ func runFailover(t *testing.T, svcd string, seed uint64) (toReady, toFirst201 ti
 	if v := os.Getenv("SVC_FAILOVER_TTL"); v != "" {
 		ttl = v
 	}
-	common := []string{"--database-url", dbURL, "--access-log=false", "--log-format", "text",
+	// No sandbox market maker: the clients' balances are conserved among themselves.
+	common := []string{"--database-url", dbURL, "--access-log=false", "--log-format", "text", "--sandbox-market-maker=false",
 		"--shutdown-timeout", "5s", "--engine-lease-ttl", ttl, "--snapshot-every", "250ms",
 		"--journal", "kafka", "--kafka-brokers", strings.Join(jc.brokers, ","), "--kafka-topic", jc.topic, "--kafka-dev"}
 	dirA, dirB := t.TempDir(), t.TempDir()
