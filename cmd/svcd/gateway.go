@@ -53,6 +53,15 @@ func newGateway(cfg config, pool *pgxpool.Pool, log *slog.Logger, id *auth.Servi
 	if pay != nil && pay.treasury != nil {
 		reg.MustRegister(pay.treasury.desk.Collector()) // svc_treasury_* (issue 27)
 	}
+	ready := []gateway.ReadyCheck{
+		{Name: "postgres", Check: func(ctx context.Context) error { return pool.Ping(ctx) }},
+		{Name: "exchange", Check: tr.ready},
+	}
+	if pay != nil && pay.custody != nil {
+		// A chain node down or lagging shows here and in svc_custody_*; svcd serves the rest.
+		reg.MustRegister(pay.custody.collector())
+		ready = append(ready, gateway.ReadyCheck{Name: "custody", Check: pay.custody.ready, Degraded: true})
+	}
 
 	gcfg := gateway.DefaultConfig()
 	gcfg.Addr = cfg.Addr
@@ -67,15 +76,12 @@ func newGateway(cfg config, pool *pgxpool.Pool, log *slog.Logger, id *auth.Servi
 		Metrics:  reg,
 		Gatherer: reg,
 		Auth:     id,
-		Ready: []gateway.ReadyCheck{
-			{Name: "postgres", Check: func(ctx context.Context) error { return pool.Ping(ctx) }},
-			{Name: "exchange", Check: tr.ready},
-		},
-		Routes: routes,
+		Ready:    ready,
+		Routes:   routes,
 	})
 	if err == nil && market && rs.has(roleGateway) {
 		// Order ops on the WebSocket run as the REST requests they stand for (issue 28).
-		tr.ws.SetOrderEntry(ws.OrderEntry{Handler: srv.Handler(), CancelOrders: tr.orders.CancelOrders})
+		tr.ws.SetOrderEntry(ws.OrderEntry{Handler: srv.Handler(), CancelOrders: tr.orders.CancelOrders, Lease: tr.orders.Lease})
 	}
 	return srv, err
 }

@@ -162,3 +162,31 @@ func (h *Handlers) CancelOrders(p api.Principal, ids []uuid.UUID) (int, error) {
 	wg.Wait()
 	return cancelled, first
 }
+
+// Lease arms (d > 0) or clears (d 0) the engine countdown owned by owner (a WebSocket
+// session's id) on each of symbols (every pair when empty) for p's account: the stand-in
+// for the session's cancel-on-disconnect should its gateway die. Like CancelOrders it
+// does not authenticate; the session was.
+func (h *Handlers) Lease(p api.Principal, owner uuid.UUID, symbols []string, d time.Duration) error {
+	ex := h.exchanges[p.Environment]
+	if ex == nil {
+		return api.Errorf(api.CodeEngineUnavailable, "the %s exchange is not running", p.Environment)
+	}
+	if len(symbols) == 0 {
+		for _, pc := range ex.Pairs() {
+			symbols = append(symbols, pc.Symbol)
+		}
+	}
+	now := h.now().UnixNano()
+	for _, sym := range symbols {
+		res, err := ex.Submit(&engine.Command{Kind: engine.CmdCountdown, Account: engine.AccountID(p.MerchantID), Symbol: sym,
+			TransferID: engine.TransferID(owner), Amount: int64(d), Time: now})
+		if err != nil {
+			return engineError(err)
+		}
+		if err := resultError(res.Code); err != nil {
+			return err
+		}
+	}
+	return nil
+}

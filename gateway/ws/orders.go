@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
@@ -36,6 +37,10 @@ type OrderEntry struct {
 	// DISCONNECT) and returns once the cancels are durable. It does not authenticate:
 	// the session was, and its key may be gone by the time it closes.
 	CancelOrders func(p api.Principal, ids []uuid.UUID) (int, error)
+	// Lease arms (d > 0) or clears (d 0) the engine countdown owned by a session on
+	// symbols (all when empty): should this gateway die, the engine cancels the account's
+	// orders there once the session stops renewing it. Optional.
+	Lease func(p api.Principal, owner uuid.UUID, symbols []string, d time.Duration) error
 }
 
 // SetOrderEntry enables the order ops (svcd sets it once the gateway is built; before,
@@ -69,6 +74,7 @@ type session struct {
 	codSyms map[string]bool // nil: every symbol
 	codIdle int64           // ns without a message that close the connection (0: the idle timeout)
 	placed  map[uuid.UUID]string
+	lease   *lease // the engine's stand-in while cancel-on-disconnect is on (session.go)
 }
 
 // maxTracked bounds the orders a session remembers for cancel-on-disconnect; past it the
@@ -350,15 +356,12 @@ func envelopeFields(field, msg string) []byte {
 }
 
 // track remembers an order the session placed (its REST answer's body), for
-// cancel-on-disconnect.
+// cancel-on-disconnect. The body is the gateway's own encoding of an order (its "id" and
+// "symbol" come first, plain strings), so they are cut out rather than decoded.
 func (c *conn) track(body []byte) {
-	var env struct {
-		Data struct {
-			ID     uuid.UUID `json:"id"`
-			Symbol string    `json:"symbol"`
-		} `json:"data"`
-	}
-	if json.Unmarshal(body, &env) != nil || env.Data.ID == uuid.Nil {
+	id, ok := uuid.Parse(string(field(body, `"data":{"id":"`)))
+	sym := string(field(body, `"symbol":"`))
+	if ok != nil || sym == "" {
 		return
 	}
 	se := &c.sess
@@ -375,6 +378,19 @@ func (c *conn) track(body []byte) {
 			}
 		}
 	}
-	se.placed[env.Data.ID] = env.Data.Symbol
+	se.placed[id] = sym
 	se.mu.Unlock()
+}
+
+// field returns the string value after the first key (which ends with its opening quote).
+func field(body []byte, key string) []byte {
+	i := bytes.Index(body, []byte(key))
+	if i < 0 {
+		return nil
+	}
+	v := body[i+len(key):]
+	if j := bytes.IndexByte(v, '"'); j >= 0 {
+		return v[:j]
+	}
+	return nil
 }

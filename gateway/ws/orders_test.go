@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,6 +34,7 @@ type entry struct {
 	srv     *ws.Server
 	a, b    authtest.Merchant
 	engines map[api.Environment]*engine.Engine
+	h       *trading.Handlers
 }
 
 func newEntry(t *testing.T, cfg ws.Config) *entry {
@@ -78,7 +80,8 @@ func newEntry(t *testing.T, cfg ws.Config) *entry {
 	if err := e.srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	e.srv.SetOrderEntry(ws.OrderEntry{Handler: e.gw.Server.Handler(), CancelOrders: h.CancelOrders})
+	e.h = h
+	e.srv.SetOrderEntry(ws.OrderEntry{Handler: e.gw.Server.Handler(), CancelOrders: h.CancelOrders, Lease: h.Lease})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -432,6 +435,51 @@ func TestCancelOnDisconnect(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 		if st, _ := e.orderStatus(t, key, o.ID); st != "OPEN" {
 			t.Fatalf("an order of a session without cancel-on-disconnect is %s", st)
+		}
+	})
+
+	t.Run("the gateway dies", func(t *testing.T) {
+		// The gateway is made unable to act (as if its process were gone): it renews and
+		// clears nothing and cancels nothing. The engine's lease of the session runs out
+		// on the engine's clock and cancels the account's orders on the session's symbols.
+		var dead atomic.Bool
+		armed := make(chan struct{}, 16)
+		e.srv.SetOrderEntry(ws.OrderEntry{Handler: e.gw.Server.Handler(),
+			CancelOrders: func(p api.Principal, ids []uuid.UUID) (int, error) {
+				if dead.Load() {
+					return 0, nil
+				}
+				return e.h.CancelOrders(p, ids)
+			},
+			Lease: func(p api.Principal, owner uuid.UUID, syms []string, d time.Duration) error {
+				if dead.Load() {
+					return nil
+				}
+				if d > 0 {
+					armed <- struct{}{}
+				}
+				return e.h.Lease(p, owner, syms, d)
+			}})
+		c, err := ws.Dial(e.url, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		call(t, c, "session.cancel_on_disconnect", "cod", map[string]any{"enabled": true, "symbols": []string{"USDT-NGN"}})
+		select {
+		case <-armed:
+		case <-time.After(5 * time.Second):
+			t.Fatal("no lease armed")
+		}
+		o := call(t, c, "order.place", 1, limit("buy", "1", "1420", "")).order(t)
+		dead.Store(true)
+		_ = c.Conn().UnderlyingConn().Close()
+		time.Sleep(300 * time.Millisecond)
+		if st, _ := e.orderStatus(t, key, o.ID); st != "OPEN" {
+			t.Fatalf("a dead gateway cancelled: %s", st)
+		}
+		trading.Tick(e.engines[api.Sandbox], time.Now().Add(ws.LeaseFor+time.Second)) // the engine's clock, later
+		if reason := e.waitStatus(t, key, o.ID, "CANCELLED"); reason != "COUNTDOWN" {
+			t.Fatalf("cancelled with %q", reason)
 		}
 	})
 }

@@ -19,6 +19,62 @@ import (
 // journaled like any other). timeout_ms (1000 to the server's idle timeout, default the
 // idle timeout) closes the connection when nothing at all arrived from the client for
 // that long: a client that enables it sends pings (frames or {"op":"ping"}) more often.
+//
+// The gateway cancels those orders itself; should the gateway process die, it cannot. So
+// while cancel-on-disconnect is on, the session also holds a lease in the engine: a
+// countdown owned by the session on its symbols (all symbols when none were given),
+// renewed every LeaseFor/3 and cleared when the session ends or turns it off. A lease
+// that runs out (its gateway died) cancels all the account's open orders on those symbols:
+// the engine does not know which session placed an order, so it errs on the side of
+// cancelling. The countdown is journaled, so an engine restart keeps it.
+
+// LeaseFor is how long after its last renewal a dead gateway's session lease cancels.
+const LeaseFor = 30 * time.Second
+
+// lease is a session's renewal loop.
+type lease struct {
+	stop chan struct{}
+	done chan struct{}
+}
+
+// startLease renews the engine lease of a session every LeaseFor/3 until stop, then
+// clears it.
+func (s *Server) startLease(p api.Principal, syms []string) *lease {
+	oe := s.entry.Load()
+	if oe == nil || oe.Lease == nil {
+		return nil
+	}
+	l := &lease{stop: make(chan struct{}), done: make(chan struct{})}
+	id := uuid.New()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer close(l.done)
+		t := time.NewTicker(LeaseFor / 3)
+		defer t.Stop()
+		for {
+			if err := oe.Lease(p, id, syms, LeaseFor); err != nil {
+				s.cfg.Log.Warn("cancel-on-disconnect lease", "merchant_id", p.MerchantID, "error", err)
+			}
+			select {
+			case <-l.stop:
+				if err := oe.Lease(p, id, syms, 0); err != nil {
+					s.cfg.Log.Warn("cancel-on-disconnect lease clear", "merchant_id", p.MerchantID, "error", err)
+				}
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return l
+}
+
+// end stops the loop, which clears the lease (nil-safe).
+func (l *lease) end() {
+	if l != nil {
+		close(l.stop)
+	}
+}
 
 type codParams struct {
 	Enabled   *bool    `json:"enabled"`
@@ -62,18 +118,25 @@ func (s *Server) setCancelOnDisconnect(c *conn, r request) []byte {
 		ae := api.From(err)
 		return opError(op, r.ID, 400, ae.Code, ae.Detail, ae.Fields)
 	}
+	list := make([]string, 0, len(syms))
+	for sym := range syms {
+		list = append(list, sym)
+	}
+	sort.Strings(list)
+	var l *lease
+	if *p.Enabled {
+		l = s.startLease(c.principal, list)
+	}
 	se := &c.sess
 	se.mu.Lock()
 	se.cod, se.codSyms, se.codIdle = *p.Enabled, syms, 0
 	if se.cod && idle < int64(s.cfg.IdleTimeout) {
 		se.codIdle = idle
 	}
+	old := se.lease
+	se.lease = l
 	se.mu.Unlock()
-	list := make([]string, 0, len(syms))
-	for sym := range syms {
-		list = append(list, sym)
-	}
-	sort.Strings(list)
+	old.end()
 	data, _ := json.Marshal(struct {
 		Enabled   bool     `json:"enabled"`
 		Symbols   []string `json:"symbols"`
@@ -102,8 +165,11 @@ func (c *conn) codSilent(now int64) bool {
 func (s *Server) cancelOnDisconnect(c *conn) {
 	se := &c.sess
 	se.mu.Lock()
-	if !se.cod || len(se.placed) == 0 {
+	l := se.lease
+	se.lease = nil
+	if !se.cod {
 		se.mu.Unlock()
+		l.end()
 		return
 	}
 	ids := make([]uuid.UUID, 0, len(se.placed))
@@ -119,12 +185,14 @@ func (s *Server) cancelOnDisconnect(c *conn) {
 	c.rmu.Unlock()
 	oe := s.entry.Load()
 	if oe == nil || oe.CancelOrders == nil || len(ids) == 0 {
+		l.end()
 		return
 	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		n, err := oe.CancelOrders(p, ids)
+		l.end() // the session's own cancels are durable: the engine's stand-in can go
 		if err != nil {
 			s.cfg.Log.Error("cancel-on-disconnect", "merchant_id", p.MerchantID, "environment", p.Environment, "orders", len(ids), "cancelled", n, "error", err)
 			return
