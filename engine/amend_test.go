@@ -169,7 +169,7 @@ func TestCountdownFiresOnTickAndSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []*core{c2, replay(t, x.events, 64, rand.New(rand.NewPCG(5, 6)))} {
-		if got := c.countdownsOf(a); got["USDT-NGN"] != t0+1001 {
+		if got := c.countdownsOf(a, TransferID{}); got["USDT-NGN"] != t0+1001 {
 			t.Fatalf("restored countdowns %v", got)
 		}
 	}
@@ -188,7 +188,7 @@ func TestCountdownFiresOnTickAndSurvivesRestart(t *testing.T) {
 		if r.Cancelled != 2 {
 			t.Fatalf("tick cancelled %d, want a's 2 orders", r.Cancelled)
 		}
-		if len(c.countdownsOf(a)) != 0 {
+		if len(c.countdownsOf(a, TransferID{})) != 0 {
 			t.Fatal("a fired countdown stays armed")
 		}
 		if v, _ := orderOfCore(c, a, oid(1)); v.State != Cancelled || v.Reason != ReasonCountdown {
@@ -303,8 +303,32 @@ func TestAmendAndCountdownRecovery(t *testing.T) {
 		if v, _ := r.Order(a, oid(1)); v != want || v.Qty != 4*one {
 			t.Fatalf("%s: order %+v, want %+v", name, v, want)
 		}
-		if cd := r.core.countdownsOf(a); cd["USDT-NGN"] == 0 {
+		if cd := r.core.countdownsOf(a, TransferID{}); cd["USDT-NGN"] == 0 {
 			t.Fatalf("%s: countdown lost", name)
 		}
 	}
+}
+
+// Countdowns of one account with different owners are independent: clearing one leaves
+// the other armed, and whichever runs out cancels all the account's orders on the symbol.
+func TestCountdownOwners(t *testing.T) {
+	x, a, _ := funded(t)
+	x.limit(a, 1, Buy, 1500*px, one)
+	session := TransferID{9}
+	t0 := x.now
+	x.c.execAt(Command{Kind: CmdCountdown, Symbol: "USDT-NGN", Account: a, Amount: 1000}, t0)
+	x.c.execAt(Command{Kind: CmdCountdown, Symbol: "USDT-NGN", Account: a, Amount: 5000, TransferID: session}, t0)
+	x.c.execAt(Command{Kind: CmdCountdown, Symbol: "USDT-NGN", Account: a, Amount: 0}, t0+1)
+	if r := x.c.execAt(Command{Kind: CmdTick, Symbol: "USDT-NGN"}, t0+2000); r.Cancelled != 0 {
+		t.Fatalf("the cleared countdown fired: %d", r.Cancelled)
+	}
+	if r := x.c.execAt(Command{Kind: CmdTick, Symbol: "USDT-NGN"}, t0+6000); r.Cancelled != 1 {
+		t.Fatalf("the session's lease cancelled %d, want 1", r.Cancelled)
+	}
+	x.flush()
+	if len(x.c.countdownsOf(a, session)) != 0 || len(x.c.countdownsOf(a, TransferID{})) != 0 {
+		t.Fatal("countdowns left armed")
+	}
+	x.check()
+	sameState(t, "replay", x.c, replay(t, x.events, 64, rand.New(rand.NewPCG(9, 10))))
 }

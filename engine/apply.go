@@ -134,7 +134,7 @@ func (m *market) apply(e *Event) error {
 	case EventAmended:
 		return m.applyAmended(e)
 	case EventCountdown:
-		m.setCountdown(e.Account, e.Amount)
+		m.setCountdown(countdownKey{e.Account, e.TransferID}, e.Amount)
 	default:
 		return fmt.Errorf("engine: apply: unknown event kind %v", e.Kind)
 	}

@@ -8,13 +8,29 @@ import (
 
 // Countdowns are the dead-man switch of an account on a symbol (CmdCountdown): armed
 // with a deadline (the command's Time plus Amount nanoseconds), renewed by arming it
-// again, cleared with Amount 0. The engine reads no clock: the caller's clock reaches a
+// again, cleared with Amount 0. An account may hold several on a symbol, told apart by
+// the command's TransferID, the countdown's owner: zero for the account's own countdown
+// (the REST route), a WebSocket session's id for the lease that stands in for that
+// session if its gateway dies. Whichever runs out cancels all the account's orders there. The engine reads no clock: the caller's clock reaches a
 // market as CmdTick, and a tick at or after a deadline clears that countdown and cancels
 // every open order of the account on the symbol (ReasonCountdown). Countdowns are
 // journaled (EventCountdown), replayed and kept in snapshots, so they survive a restart:
 // the first tick after it fires whatever ran out meanwhile.
 
-// countdown arms or clears c.Account's countdown on m.
+// countdownKey names one countdown of a market: its account and its owner.
+type countdownKey struct {
+	acct  AccountID
+	owner TransferID
+}
+
+func compareKeys(x, y countdownKey) int {
+	if c := bytes.Compare(x.acct[:], y.acct[:]); c != 0 {
+		return c
+	}
+	return bytes.Compare(x.owner[:], y.owner[:])
+}
+
+// countdown arms or clears c.Account's countdown (owner c.TransferID) on m.
 func (m *market) countdown(c *Command, r *Result) {
 	if c.Amount < 0 || c.Time > 1<<62 || c.Amount > 1<<62 {
 		r.Code = RejectInvalidAmount
@@ -24,45 +40,46 @@ func (m *market) countdown(c *Command, r *Result) {
 	if c.Amount > 0 {
 		deadline = c.Time + c.Amount
 	}
-	if m.countdowns[c.Account] == deadline {
+	k := countdownKey{c.Account, c.TransferID}
+	if m.countdowns[k] == deadline {
 		r.Code = OK
 		return
 	}
-	m.setCountdown(c.Account, deadline)
+	m.setCountdown(k, deadline)
 	e := m.event(EventCountdown, c.Time)
-	e.Account, e.Amount = c.Account, deadline
+	e.Account, e.TransferID, e.Amount = c.Account, c.TransferID, deadline
 	r.Code, r.Seq = OK, m.seq
 }
 
-func (m *market) setCountdown(acct AccountID, deadline int64) {
+func (m *market) setCountdown(k countdownKey, deadline int64) {
 	if deadline == 0 {
-		delete(m.countdowns, acct)
+		delete(m.countdowns, k)
 		return
 	}
 	if m.countdowns == nil {
-		m.countdowns = make(map[AccountID]int64)
+		m.countdowns = make(map[countdownKey]int64)
 	}
-	m.countdowns[acct] = deadline
+	m.countdowns[k] = deadline
 }
 
-// tick fires the countdowns due at c.Time, accounts in id order.
+// tick fires the countdowns due at c.Time, in (account, owner) order.
 func (m *market) tick(c *Command, r *Result) {
 	r.Code = OK
 	if len(m.countdowns) == 0 {
 		return
 	}
-	var due []AccountID
-	for acct, d := range m.countdowns {
+	var due []countdownKey
+	for k, d := range m.countdowns {
 		if d <= c.Time {
-			due = append(due, acct)
+			due = append(due, k)
 		}
 	}
-	slices.SortFunc(due, func(x, y AccountID) int { return bytes.Compare(x[:], y[:]) })
-	for _, acct := range due {
-		m.setCountdown(acct, 0)
+	slices.SortFunc(due, compareKeys)
+	for _, k := range due {
+		m.setCountdown(k, 0)
 		e := m.event(EventCountdown, c.Time)
-		e.Account = acct
-		r.Cancelled += m.cancelAccount(acct, ReasonCountdown, c.Time)
+		e.Account, e.TransferID = k.acct, k.owner
+		r.Cancelled += m.cancelAccount(k.acct, ReasonCountdown, c.Time)
 	}
 	if len(due) > 0 {
 		r.Seq = m.seq
@@ -93,12 +110,12 @@ func (m *market) cancelAccount(acct AccountID, reason CancelReason, now int64) i
 	return n
 }
 
-// Countdowns returns the armed countdowns of acct: symbol -> deadline (unix ns). It reads
-// the markets' maps, so it is for tests and a stopped engine only.
-func (c *core) countdownsOf(acct AccountID) map[string]int64 {
+// countdownsOf returns the armed countdowns of acct with owner: symbol -> deadline (unix
+// ns). It reads the markets' maps, so it is for tests and a stopped engine only.
+func (c *core) countdownsOf(acct AccountID, owner TransferID) map[string]int64 {
 	out := map[string]int64{}
 	for _, m := range c.markets {
-		if d, ok := m.countdowns[acct]; ok {
+		if d, ok := m.countdowns[countdownKey{acct, owner}]; ok {
 			out[m.symbol] = d
 		}
 	}

@@ -33,8 +33,9 @@ const (
 	// queue at the new price (the event's Seq is its new time priority), and trades that
 	// follow in the same command have it as the taker.
 	EventAmended
-	// EventCountdown: Account's countdown on Symbol was armed (Amount: the deadline, unix
-	// ns) or cleared (Amount 0: turned off, or it fired; the cancels follow it).
+	// EventCountdown: Account's countdown on Symbol owned by TransferID (zero: the
+	// account's own; else a session's lease) was armed (Amount: the deadline, unix ns) or
+	// cleared (Amount 0: turned off, or it fired; the cancels follow it).
 	EventCountdown
 )
 

@@ -18,7 +18,7 @@ type market struct {
 	closed    []*order // recently closed orders, oldest evicted first
 	closedPos int
 
-	countdowns map[AccountID]int64 // armed countdowns: deadline, unix ns (countdown.go)
+	countdowns map[countdownKey]int64 // armed countdowns: deadline, unix ns (countdown.go)
 
 	scratch []*order
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // SnapshotVersion is the first byte after the magic of every snapshot. Version 2 adds
-// each market's countdowns after its closed orders; Restore still reads version 1.
+// each market's countdowns (account, owner, deadline) after its closed orders; Restore
+// still reads version 1.
 const SnapshotVersion byte = 2
 
 var snapshotMagic = []byte("SVCENG")
@@ -156,15 +157,16 @@ func (c *core) snapshot(dst []byte, offset uint64) []byte {
 		for _, o := range closed {
 			writeOrder(w, o)
 		}
-		cds := make([]AccountID, 0, len(m.countdowns))
-		for a := range m.countdowns {
-			cds = append(cds, a)
+		cds := make([]countdownKey, 0, len(m.countdowns))
+		for k := range m.countdowns {
+			cds = append(cds, k)
 		}
-		slices.SortFunc(cds, func(x, y AccountID) int { return bytes.Compare(x[:], y[:]) })
+		slices.SortFunc(cds, compareKeys)
 		w.u(uint64(len(cds)))
-		for _, a := range cds {
-			w.id(a)
-			w.i(m.countdowns[a])
+		for _, k := range cds {
+			w.id(k.acct)
+			w.id(k.owner)
+			w.i(m.countdowns[k])
 		}
 	}
 	return w.b
@@ -305,11 +307,11 @@ func (c *core) restore(data []byte) (uint64, error) {
 		if version < 2 {
 			continue
 		}
-		nD := r.count(17)
+		nD := r.count(33)
 		for j := 0; j < nD && r.err == nil; j++ {
-			a, d := AccountID(r.id()), r.i()
-			if r.err == nil {
-				m.setCountdown(a, d)
+			k := countdownKey{AccountID(r.id()), TransferID(r.id())}
+			if d := r.i(); r.err == nil {
+				m.setCountdown(k, d)
 			}
 		}
 	}

@@ -247,7 +247,8 @@ type Command struct {
 	// Reason of a Cancel or CancelAll: ReasonNone (user) or ReasonDisconnect.
 	Reason CancelReason
 
-	// Credit, Debit; Countdown (Amount: nanoseconds from Time, 0 clears it).
+	// Credit, Debit; Countdown (Amount: nanoseconds from Time, 0 clears it; TransferID:
+	// the countdown's owner, zero for the account's own).
 	Asset      Asset
 	Amount     int64 // units of Asset, > 0
 	TransferID TransferID

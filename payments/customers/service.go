@@ -418,7 +418,10 @@ func (s *Service) Balance(ctx context.Context, t payments.Tenant, id uuid.UUID) 
 		return Balance{}, err
 	}
 	b := Balance{NGN: money.Zero(money.NGN), USD: money.Zero(money.USD), Accounts: accts, UpdatedAt: c.CreatedAt}
-	var micro int64 // USD-equivalent in 10^-6
+	// The USD figure sums USD, USDT and USDC 1:1 in USDT's minor unit (the assets' places
+	// come from payments/money), every step checked, and is rounded down to the cent once:
+	// it never shows more than is there.
+	usd := money.Zero(money.USDT)
 	for _, a := range accts {
 		if a.UpdatedAt.After(b.UpdatedAt) {
 			b.UpdatedAt = a.UpdatedAt
@@ -429,15 +432,24 @@ func (s *Service) Balance(ctx context.Context, t payments.Tenant, id uuid.UUID) 
 		switch a.Amount.Asset {
 		case money.NGN:
 			b.NGN = a.Amount
-		case money.USD:
-			micro += a.Amount.Minor * 10_000
-		case money.USDT, money.USDC:
-			micro += a.Amount.Minor
+		case money.USD, money.USDT, money.USDC:
+			u, err := money.Convert(a.Amount, money.USDT, par, money.Down)
+			if err == nil {
+				usd, err = usd.Add(u)
+			}
+			if err != nil {
+				return Balance{}, fmt.Errorf("customers: USD balance of %s: %w", id, err)
+			}
 		}
 	}
-	b.USD = money.New(money.USD, micro/10_000) // rounded down: never shows more than is there
+	if b.USD, err = money.Convert(usd, money.USD, par, money.Down); err != nil {
+		return Balance{}, fmt.Errorf("customers: USD balance of %s: %w", id, err)
+	}
 	return b, nil
 }
+
+// par is 1:1, the rate at which USD, USDT and USDC add up in the customer's USD balance.
+var par = money.MustRate("1")
 
 // Ledger lists the entries of the customer's accounts, newest first. Errors: ErrNotFound.
 func (s *Service) Ledger(ctx context.Context, t payments.Tenant, id uuid.UUID, limit, offset int) ([]ledger.Entry, int64, error) {

@@ -133,11 +133,14 @@ func BuildLine(ctx context.Context, q postgres.Querier, t payments.Tenant, curre
 	l.Tax = products.ParseAdjustment(p, field+"tax_type", field+"tax_rate", in.TaxType, in.TaxRate, currency)
 	l.Discount = products.ParseAdjustment(p, field+"discount_type", field+"discount", in.DiscountType, in.Discount, currency)
 	if prod != nil {
+		var ok bool
 		if in.TaxType == "" {
-			l.Tax = perUnit(prod.Tax, l.Quantity)
+			l.Tax, ok = perUnit(prod.Tax, l.Quantity)
+			p.Check(ok, field+"quantity", "gives the product's tax an amount that is too large")
 		}
 		if in.DiscountType == "" {
-			l.Discount = perUnit(prod.Discount, l.Quantity)
+			l.Discount, ok = perUnit(prod.Discount, l.Quantity)
+			p.Check(ok, field+"quantity", "gives the product's discount an amount that is too large")
 		}
 	}
 	if !p.Ok() {
@@ -149,9 +152,16 @@ func BuildLine(ctx context.Context, q postgres.Querier, t payments.Tenant, curre
 	return l, nil
 }
 
-func perUnit(a products.Adjustment, qty int64) products.Adjustment {
-	if a.Type == products.AdjustFixed && qty > 0 && a.Value <= math.MaxInt64/8/qty {
-		a.Value *= qty
+// perUnit is a product's fixed tax or discount for qty units (a percentage stays as it is);
+// ok is false when the product would overflow (it was silently kept per unit before: a line
+// of 3 charged the tax of 1).
+func perUnit(a products.Adjustment, qty int64) (products.Adjustment, bool) {
+	if a.Type != products.AdjustFixed || qty <= 0 {
+		return a, true
 	}
-	return a
+	if a.Value > math.MaxInt64/8/qty {
+		return a, false
+	}
+	a.Value *= qty
+	return a, true
 }

@@ -160,7 +160,14 @@ func Post(ctx context.Context, tx pgx.Tx, t Transaction) (Posted, error) {
 	for i, p := range t.Postings {
 		r := rows[slot{shard.of(p.Account), p.Amount.Asset}]
 		r.lastSeq++
-		r.balance += p.Amount.Minor
+		// The running balance after each entry, checked: the net checks above bound only the
+		// final balance, and an account moved up and down in one transaction passes through
+		// the balances between.
+		after, err := money.New(p.Amount.Asset, r.balance).Add(p.Amount)
+		if err != nil {
+			return Posted{}, invalid("balance of %s %s would overflow after entry %d", p.Account, p.Amount.Asset, i+1)
+		}
+		r.balance = after.Minor
 		if eIDs[i], err = uuid.NewV7(); err != nil {
 			return Posted{}, err
 		}
