@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math/big"
 	"time"
 
 	"github.com/google/uuid"
@@ -143,12 +142,11 @@ func (s *Service) List(ctx context.Context, t payments.Tenant, f Filter) ([]Offr
 // ngnDown is amount of the asset at price (kobo per unit), rounded down to the kobo: a payout
 // never exceeds what the crypto is worth.
 func ngnDown(a money.Amount, price int64) (money.Amount, error) {
-	n := new(big.Int).Mul(big.NewInt(a.Minor), big.NewInt(price))
-	n.Quo(n, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(a.Asset.Places())), nil))
-	if !n.IsInt64() {
-		return money.Amount{}, money.ErrOverflow
+	rate, err := money.RateOfMinor(price, money.NGN.Places()) // NGN per unit of the asset
+	if err != nil {
+		return money.Amount{}, err
 	}
-	return money.New(money.NGN, n.Int64()), nil
+	return money.Convert(a, money.NGN, rate, money.Down)
 }
 
 // ErrCryptoDepositNotFound: no crypto deposit of that id at the tenant's offramps (404).

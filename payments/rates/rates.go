@@ -366,19 +366,17 @@ func (s *Service) depthPriceWithin(x Exchange, asset money.Asset, side string, s
 	if len(levels) == 0 {
 		return nil, false, nil
 	}
-	// A price unit is 10^-PriceDecimals NGN, a lot 10^-QtyDecimals of the asset.
-	kobo := func(p engine.Price) *big.Int { // price in kobo per unit (exact when PriceDecimals <= 2)
-		v := big.NewInt(int64(p))
-		if pc.PriceDecimals <= 2 {
-			return v.Mul(v, pow10Big(2-pc.PriceDecimals))
-		}
-		return v.Quo(v, pow10Big(pc.PriceDecimals-2))
+	// A price unit is 10^-PriceDecimals NGN, a lot 10^-QtyDecimals of the asset. A level's
+	// price in kobo per unit is exact (a fraction of a kobo when PriceDecimals > 2): the one
+	// rounding is applySpread's, through payments/money (issue 32: no rounding by hand).
+	kobo := func(p engine.Price) *big.Rat {
+		return new(big.Rat).SetFrac(new(big.Int).Mul(big.NewInt(int64(p)), big.NewInt(100)), pow10Big(pc.PriceDecimals))
 	}
 	// Only levels inside the band count: a far-off order (at ten times the market, or a
 	// tenth of it) is skipped, so it can neither move the price nor block the quote.
 	in := levels[:0:0]
 	for _, l := range levels {
-		p := new(big.Rat).SetInt(kobo(l.Price))
+		p := kobo(l.Price)
 		if l.Qty > 0 && (band == nil || p.Cmp(band[0]) >= 0 && p.Cmp(band[1]) <= 0) {
 			in = append(in, l)
 		}
@@ -388,7 +386,7 @@ func (s *Service) depthPriceWithin(x Exchange, asset money.Asset, side string, s
 	}
 	levels = in
 	lotsPerUnit := pow10Big(pc.QtyDecimals)
-	notional := new(big.Int) // sum of kobo price x lots
+	notional := new(big.Rat) // sum of kobo price x lots
 	filled := new(big.Int)   // lots
 	if size.Asset == asset { // fill a quantity: lots = minor x 10^qd / 10^places, rounded up
 		need := new(big.Int).Mul(big.NewInt(size.Minor), lotsPerUnit)
@@ -398,7 +396,7 @@ func (s *Service) depthPriceWithin(x Exchange, asset money.Asset, side string, s
 			if q := big.NewInt(int64(l.Qty)); q.Cmp(take) < 0 {
 				take = q
 			}
-			notional.Add(notional, new(big.Int).Mul(kobo(l.Price), take))
+			notional.Add(notional, new(big.Rat).Mul(kobo(l.Price), new(big.Rat).SetInt(take)))
 			filled.Add(filled, take)
 			if filled.Cmp(need) >= 0 {
 				break
@@ -408,17 +406,18 @@ func (s *Service) depthPriceWithin(x Exchange, asset money.Asset, side string, s
 			return nil, false, ErrRateUnavailable
 		}
 	} else { // fill an NGN notional: sum(kobo price x lots) >= minor x 10^qd
-		need := new(big.Int).Mul(big.NewInt(size.Minor), lotsPerUnit)
+		need := new(big.Rat).SetInt(new(big.Int).Mul(big.NewInt(size.Minor), lotsPerUnit))
 		for _, l := range levels {
 			p := kobo(l.Price)
 			if p.Sign() <= 0 {
 				continue
 			}
-			take := ceilDiv(new(big.Int).Sub(need, notional), p)
+			left := new(big.Rat).Quo(new(big.Rat).Sub(need, notional), p) // lots still needed at p
+			take := ceilDiv(left.Num(), left.Denom())
 			if q := big.NewInt(int64(l.Qty)); q.Cmp(take) < 0 {
 				take = q
 			}
-			notional.Add(notional, new(big.Int).Mul(p, take))
+			notional.Add(notional, new(big.Rat).Mul(p, new(big.Rat).SetInt(take)))
 			filled.Add(filled, take)
 			if notional.Cmp(need) >= 0 {
 				break
@@ -428,7 +427,7 @@ func (s *Service) depthPriceWithin(x Exchange, asset money.Asset, side string, s
 			return nil, false, ErrRateUnavailable
 		}
 	}
-	vwap = new(big.Rat).SetFrac(notional, filled)
+	vwap = new(big.Rat).Quo(notional, new(big.Rat).SetInt(filled))
 	if band != nil && (vwap.Cmp(band[0]) < 0 || vwap.Cmp(band[1]) > 0) { // cannot happen (an average of in-band prices); kept as the last guard
 		return nil, false, ErrRateUnavailable
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"time"
 
 	"github.com/google/uuid"
@@ -57,18 +56,11 @@ func (s *Service) stamp() time.Time { return moneyout.Stamp(s.cfg.Now) }
 // Source returns the USDT that pays amount (NGN or USD) at price (minor units of amount's
 // currency per USDT), rounded up to the micro-USDT.
 func Source(amount money.Amount, price int64) (money.Amount, error) {
-	if price <= 0 {
-		return money.Amount{}, money.ErrBadRate
+	rate, err := money.RateOfMinor(price, amount.Asset.Places()) // amount's currency per USDT
+	if err != nil {
+		return money.Amount{}, err
 	}
-	n := new(big.Int).Mul(big.NewInt(amount.Minor), big.NewInt(1_000_000))
-	q, m := new(big.Int).QuoRem(n, big.NewInt(price), new(big.Int))
-	if m.Sign() > 0 {
-		q.Add(q, big.NewInt(1))
-	}
-	if !q.IsInt64() {
-		return money.Amount{}, money.ErrOverflow
-	}
-	return money.New(money.USDT, q.Int64()), nil
+	return money.ConvertAtPrice(amount, money.USDT, rate, money.Up)
 }
 
 // rail is the payout rail of a destination.

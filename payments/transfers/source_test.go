@@ -1,6 +1,8 @@
 package transfers
 
 import (
+	"errors"
+	"math"
 	"testing"
 
 	"svc/payments/money"
@@ -26,6 +28,10 @@ func TestSourceRoundsUpToTheMicroUSDT(t *testing.T) {
 	}
 	if _, err := Source(money.MustParse(money.USD, "1"), 0); err == nil {
 		t.Fatal("zero price accepted")
+	}
+	// Past int64 micro-USDT: refused (issue 32 item 5: rounding and range in payments/money).
+	if _, err := Source(money.New(money.NGN, math.MaxInt64/10), 1); !errors.Is(err, money.ErrOverflow) {
+		t.Fatalf("overflow: %v", err)
 	}
 	if !CanMove(Processing, Settled) || !CanMove(Processing, Failed) || !CanMove(Settled, Failed) || CanMove(Failed, Settled) || CanMove(Failed, Processing) {
 		t.Fatal("state machine")
