@@ -558,6 +558,87 @@ func (e DepositDetailType) Valid() bool {
 	}
 }
 
+// Defines values for EventEvent.
+const (
+	EventEventCheckoutPaymentCompleted EventEvent = "checkout.payment.completed"
+	EventEventCheckoutPaymentFailed    EventEvent = "checkout.payment.failed"
+	EventEventCustomerBalanceCredited  EventEvent = "customer.balance.credited"
+	EventEventCustomerBalanceRefunded  EventEvent = "customer.balance.refunded"
+	EventEventCustomerCreated          EventEvent = "customer.created"
+	EventEventCustomerTier1Verified    EventEvent = "customer.tier1_verified"
+	EventEventCustomerTier2Rejected    EventEvent = "customer.tier2_rejected"
+	EventEventCustomerTier2Verified    EventEvent = "customer.tier2_verified"
+	EventEventDepositFailed            EventEvent = "deposit.failed"
+	EventEventDepositFlagged           EventEvent = "deposit.flagged"
+	EventEventDepositPendingWithdrawal EventEvent = "deposit.pending_withdrawal"
+	EventEventDepositReceived          EventEvent = "deposit.received"
+	EventEventDepositSettled           EventEvent = "deposit.settled"
+	EventEventMerchantBalanceCredited  EventEvent = "merchant.balance.credited"
+	EventEventOfframpCompleted         EventEvent = "offramp.completed"
+	EventEventOnrampCompleted          EventEvent = "onramp.completed"
+	EventEventPayoutCompleted          EventEvent = "payout.completed"
+	EventEventTestWebhook              EventEvent = "test.webhook"
+	EventEventTransferCompleted        EventEvent = "transfer.completed"
+	EventEventTransferFailed           EventEvent = "transfer.failed"
+	EventEventVirtualAccountCreated    EventEvent = "virtual_account.created"
+	EventEventWithdrawalCompleted      EventEvent = "withdrawal.completed"
+	EventEventWithdrawalFailed         EventEvent = "withdrawal.failed"
+)
+
+// Valid indicates whether the value is a known member of the EventEvent enum.
+func (e EventEvent) Valid() bool {
+	switch e {
+	case EventEventCheckoutPaymentCompleted:
+		return true
+	case EventEventCheckoutPaymentFailed:
+		return true
+	case EventEventCustomerBalanceCredited:
+		return true
+	case EventEventCustomerBalanceRefunded:
+		return true
+	case EventEventCustomerCreated:
+		return true
+	case EventEventCustomerTier1Verified:
+		return true
+	case EventEventCustomerTier2Rejected:
+		return true
+	case EventEventCustomerTier2Verified:
+		return true
+	case EventEventDepositFailed:
+		return true
+	case EventEventDepositFlagged:
+		return true
+	case EventEventDepositPendingWithdrawal:
+		return true
+	case EventEventDepositReceived:
+		return true
+	case EventEventDepositSettled:
+		return true
+	case EventEventMerchantBalanceCredited:
+		return true
+	case EventEventOfframpCompleted:
+		return true
+	case EventEventOnrampCompleted:
+		return true
+	case EventEventPayoutCompleted:
+		return true
+	case EventEventTestWebhook:
+		return true
+	case EventEventTransferCompleted:
+		return true
+	case EventEventTransferFailed:
+		return true
+	case EventEventVirtualAccountCreated:
+		return true
+	case EventEventWithdrawalCompleted:
+		return true
+	case EventEventWithdrawalFailed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for InvoiceCurrency.
 const (
 	InvoiceCurrencyNGN InvoiceCurrency = "NGN"
@@ -1013,6 +1094,8 @@ func (e OnrampType) Valid() bool {
 
 // Defines values for OrderCancelReason.
 const (
+	COUNTDOWN           OrderCancelReason = "COUNTDOWN"
+	DISCONNECT          OrderCancelReason = "DISCONNECT"
 	FOKUNFILLABLE       OrderCancelReason = "FOK_UNFILLABLE"
 	INSUFFICIENTFUNDS   OrderCancelReason = "INSUFFICIENT_FUNDS"
 	IOCREMAINDER        OrderCancelReason = "IOC_REMAINDER"
@@ -1023,6 +1106,10 @@ const (
 // Valid indicates whether the value is a known member of the OrderCancelReason enum.
 func (e OrderCancelReason) Valid() bool {
 	switch e {
+	case COUNTDOWN:
+		return true
+	case DISCONNECT:
+		return true
 	case FOKUNFILLABLE:
 		return true
 	case INSUFFICIENTFUNDS:
@@ -1815,6 +1902,7 @@ func (e VirtualAccountType) Valid() bool {
 // Defines values for WebhookEndpointEvents.
 const (
 	WebhookEndpointEventsCheckoutPaymentCompleted WebhookEndpointEvents = "checkout.payment.completed"
+	WebhookEndpointEventsCheckoutPaymentFailed    WebhookEndpointEvents = "checkout.payment.failed"
 	WebhookEndpointEventsCustomerBalanceCredited  WebhookEndpointEvents = "customer.balance.credited"
 	WebhookEndpointEventsCustomerBalanceRefunded  WebhookEndpointEvents = "customer.balance.refunded"
 	WebhookEndpointEventsCustomerCreated          WebhookEndpointEvents = "customer.created"
@@ -1842,6 +1930,8 @@ const (
 func (e WebhookEndpointEvents) Valid() bool {
 	switch e {
 	case WebhookEndpointEventsCheckoutPaymentCompleted:
+		return true
+	case WebhookEndpointEventsCheckoutPaymentFailed:
 		return true
 	case WebhookEndpointEventsCustomerBalanceCredited:
 		return true
@@ -1893,6 +1983,7 @@ func (e WebhookEndpointEvents) Valid() bool {
 // Defines values for WebhookEndpointWithSecretEvents.
 const (
 	WebhookEndpointWithSecretEventsCheckoutPaymentCompleted WebhookEndpointWithSecretEvents = "checkout.payment.completed"
+	WebhookEndpointWithSecretEventsCheckoutPaymentFailed    WebhookEndpointWithSecretEvents = "checkout.payment.failed"
 	WebhookEndpointWithSecretEventsCustomerBalanceCredited  WebhookEndpointWithSecretEvents = "customer.balance.credited"
 	WebhookEndpointWithSecretEventsCustomerBalanceRefunded  WebhookEndpointWithSecretEvents = "customer.balance.refunded"
 	WebhookEndpointWithSecretEventsCustomerCreated          WebhookEndpointWithSecretEvents = "customer.created"
@@ -1920,6 +2011,8 @@ const (
 func (e WebhookEndpointWithSecretEvents) Valid() bool {
 	switch e {
 	case WebhookEndpointWithSecretEventsCheckoutPaymentCompleted:
+		return true
+	case WebhookEndpointWithSecretEventsCheckoutPaymentFailed:
 		return true
 	case WebhookEndpointWithSecretEventsCustomerBalanceCredited:
 		return true
@@ -3222,6 +3315,60 @@ func (e GetCustomersIdVirtualAccountsParamsXSvcEnvironment) Valid() bool {
 	case GetCustomersIdVirtualAccountsParamsXSvcEnvironmentLive:
 		return true
 	case GetCustomersIdVirtualAccountsParamsXSvcEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetEventsParamsXSvcEnvironment.
+const (
+	GetEventsParamsXSvcEnvironmentLive    GetEventsParamsXSvcEnvironment = "live"
+	GetEventsParamsXSvcEnvironmentSandbox GetEventsParamsXSvcEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetEventsParamsXSvcEnvironment enum.
+func (e GetEventsParamsXSvcEnvironment) Valid() bool {
+	switch e {
+	case GetEventsParamsXSvcEnvironmentLive:
+		return true
+	case GetEventsParamsXSvcEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetEventsIdParamsXSvcEnvironment.
+const (
+	GetEventsIdParamsXSvcEnvironmentLive    GetEventsIdParamsXSvcEnvironment = "live"
+	GetEventsIdParamsXSvcEnvironmentSandbox GetEventsIdParamsXSvcEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetEventsIdParamsXSvcEnvironment enum.
+func (e GetEventsIdParamsXSvcEnvironment) Valid() bool {
+	switch e {
+	case GetEventsIdParamsXSvcEnvironmentLive:
+		return true
+	case GetEventsIdParamsXSvcEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostEventsIdResendParamsXSvcEnvironment.
+const (
+	PostEventsIdResendParamsXSvcEnvironmentLive    PostEventsIdResendParamsXSvcEnvironment = "live"
+	PostEventsIdResendParamsXSvcEnvironmentSandbox PostEventsIdResendParamsXSvcEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the PostEventsIdResendParamsXSvcEnvironment enum.
+func (e PostEventsIdResendParamsXSvcEnvironment) Valid() bool {
+	switch e {
+	case PostEventsIdResendParamsXSvcEnvironmentLive:
+		return true
+	case PostEventsIdResendParamsXSvcEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -6129,6 +6276,63 @@ func (e GetTradingOrdersByClientIdClientOrderIdParamsXSvcEnvironment) Valid() bo
 	}
 }
 
+// Defines values for PatchTradingOrdersByClientIdClientOrderIdParamsXSvcEnvironment.
+const (
+	PatchTradingOrdersByClientIdClientOrderIdParamsXSvcEnvironmentLive    PatchTradingOrdersByClientIdClientOrderIdParamsXSvcEnvironment = "live"
+	PatchTradingOrdersByClientIdClientOrderIdParamsXSvcEnvironmentSandbox PatchTradingOrdersByClientIdClientOrderIdParamsXSvcEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the PatchTradingOrdersByClientIdClientOrderIdParamsXSvcEnvironment enum.
+func (e PatchTradingOrdersByClientIdClientOrderIdParamsXSvcEnvironment) Valid() bool {
+	switch e {
+	case PatchTradingOrdersByClientIdClientOrderIdParamsXSvcEnvironmentLive:
+		return true
+	case PatchTradingOrdersByClientIdClientOrderIdParamsXSvcEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostTradingOrdersCountdownCancelAllParamsXSvcEnvironment.
+const (
+	PostTradingOrdersCountdownCancelAllParamsXSvcEnvironmentLive    PostTradingOrdersCountdownCancelAllParamsXSvcEnvironment = "live"
+	PostTradingOrdersCountdownCancelAllParamsXSvcEnvironmentSandbox PostTradingOrdersCountdownCancelAllParamsXSvcEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the PostTradingOrdersCountdownCancelAllParamsXSvcEnvironment enum.
+func (e PostTradingOrdersCountdownCancelAllParamsXSvcEnvironment) Valid() bool {
+	switch e {
+	case PostTradingOrdersCountdownCancelAllParamsXSvcEnvironmentLive:
+		return true
+	case PostTradingOrdersCountdownCancelAllParamsXSvcEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostTradingOrdersCountdownCancelAllJSONBodySymbol.
+const (
+	PostTradingOrdersCountdownCancelAllJSONBodySymbolUSDCNGN PostTradingOrdersCountdownCancelAllJSONBodySymbol = "USDC-NGN"
+	PostTradingOrdersCountdownCancelAllJSONBodySymbolUSDNGN  PostTradingOrdersCountdownCancelAllJSONBodySymbol = "USD-NGN"
+	PostTradingOrdersCountdownCancelAllJSONBodySymbolUSDTNGN PostTradingOrdersCountdownCancelAllJSONBodySymbol = "USDT-NGN"
+)
+
+// Valid indicates whether the value is a known member of the PostTradingOrdersCountdownCancelAllJSONBodySymbol enum.
+func (e PostTradingOrdersCountdownCancelAllJSONBodySymbol) Valid() bool {
+	switch e {
+	case PostTradingOrdersCountdownCancelAllJSONBodySymbolUSDCNGN:
+		return true
+	case PostTradingOrdersCountdownCancelAllJSONBodySymbolUSDNGN:
+		return true
+	case PostTradingOrdersCountdownCancelAllJSONBodySymbolUSDTNGN:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeleteTradingOrdersIdParamsXSvcEnvironment.
 const (
 	DeleteTradingOrdersIdParamsXSvcEnvironmentLive    DeleteTradingOrdersIdParamsXSvcEnvironment = "live"
@@ -6159,6 +6363,24 @@ func (e GetTradingOrdersIdParamsXSvcEnvironment) Valid() bool {
 	case GetTradingOrdersIdParamsXSvcEnvironmentLive:
 		return true
 	case GetTradingOrdersIdParamsXSvcEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PatchTradingOrdersIdParamsXSvcEnvironment.
+const (
+	PatchTradingOrdersIdParamsXSvcEnvironmentLive    PatchTradingOrdersIdParamsXSvcEnvironment = "live"
+	PatchTradingOrdersIdParamsXSvcEnvironmentSandbox PatchTradingOrdersIdParamsXSvcEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the PatchTradingOrdersIdParamsXSvcEnvironment enum.
+func (e PatchTradingOrdersIdParamsXSvcEnvironment) Valid() bool {
+	switch e {
+	case PatchTradingOrdersIdParamsXSvcEnvironmentLive:
+		return true
+	case PatchTradingOrdersIdParamsXSvcEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -6321,6 +6543,7 @@ func (e PostWebhooksEndpointsParamsXSvcEnvironment) Valid() bool {
 // Defines values for PostWebhooksEndpointsJSONBodyEvents.
 const (
 	PostWebhooksEndpointsJSONBodyEventsCheckoutPaymentCompleted PostWebhooksEndpointsJSONBodyEvents = "checkout.payment.completed"
+	PostWebhooksEndpointsJSONBodyEventsCheckoutPaymentFailed    PostWebhooksEndpointsJSONBodyEvents = "checkout.payment.failed"
 	PostWebhooksEndpointsJSONBodyEventsCustomerBalanceCredited  PostWebhooksEndpointsJSONBodyEvents = "customer.balance.credited"
 	PostWebhooksEndpointsJSONBodyEventsCustomerBalanceRefunded  PostWebhooksEndpointsJSONBodyEvents = "customer.balance.refunded"
 	PostWebhooksEndpointsJSONBodyEventsCustomerCreated          PostWebhooksEndpointsJSONBodyEvents = "customer.created"
@@ -6348,6 +6571,8 @@ const (
 func (e PostWebhooksEndpointsJSONBodyEvents) Valid() bool {
 	switch e {
 	case PostWebhooksEndpointsJSONBodyEventsCheckoutPaymentCompleted:
+		return true
+	case PostWebhooksEndpointsJSONBodyEventsCheckoutPaymentFailed:
 		return true
 	case PostWebhooksEndpointsJSONBodyEventsCustomerBalanceCredited:
 		return true
@@ -6453,6 +6678,7 @@ func (e PatchWebhooksEndpointsIdParamsXSvcEnvironment) Valid() bool {
 // Defines values for PatchWebhooksEndpointsIdJSONBodyEvents.
 const (
 	PatchWebhooksEndpointsIdJSONBodyEventsCheckoutPaymentCompleted PatchWebhooksEndpointsIdJSONBodyEvents = "checkout.payment.completed"
+	PatchWebhooksEndpointsIdJSONBodyEventsCheckoutPaymentFailed    PatchWebhooksEndpointsIdJSONBodyEvents = "checkout.payment.failed"
 	PatchWebhooksEndpointsIdJSONBodyEventsCustomerBalanceCredited  PatchWebhooksEndpointsIdJSONBodyEvents = "customer.balance.credited"
 	PatchWebhooksEndpointsIdJSONBodyEventsCustomerBalanceRefunded  PatchWebhooksEndpointsIdJSONBodyEvents = "customer.balance.refunded"
 	PatchWebhooksEndpointsIdJSONBodyEventsCustomerCreated          PatchWebhooksEndpointsIdJSONBodyEvents = "customer.created"
@@ -6480,6 +6706,8 @@ const (
 func (e PatchWebhooksEndpointsIdJSONBodyEvents) Valid() bool {
 	switch e {
 	case PatchWebhooksEndpointsIdJSONBodyEventsCheckoutPaymentCompleted:
+		return true
+	case PatchWebhooksEndpointsIdJSONBodyEventsCheckoutPaymentFailed:
 		return true
 	case PatchWebhooksEndpointsIdJSONBodyEventsCustomerBalanceCredited:
 		return true
@@ -6567,6 +6795,7 @@ func (e PostWebhooksEndpointsIdTestParamsXSvcEnvironment) Valid() bool {
 // Defines values for PostWebhooksEndpointsIdTestJSONBodyEvent.
 const (
 	PostWebhooksEndpointsIdTestJSONBodyEventCheckoutPaymentCompleted PostWebhooksEndpointsIdTestJSONBodyEvent = "checkout.payment.completed"
+	PostWebhooksEndpointsIdTestJSONBodyEventCheckoutPaymentFailed    PostWebhooksEndpointsIdTestJSONBodyEvent = "checkout.payment.failed"
 	PostWebhooksEndpointsIdTestJSONBodyEventCustomerBalanceCredited  PostWebhooksEndpointsIdTestJSONBodyEvent = "customer.balance.credited"
 	PostWebhooksEndpointsIdTestJSONBodyEventCustomerBalanceRefunded  PostWebhooksEndpointsIdTestJSONBodyEvent = "customer.balance.refunded"
 	PostWebhooksEndpointsIdTestJSONBodyEventCustomerCreated          PostWebhooksEndpointsIdTestJSONBodyEvent = "customer.created"
@@ -6594,6 +6823,8 @@ const (
 func (e PostWebhooksEndpointsIdTestJSONBodyEvent) Valid() bool {
 	switch e {
 	case PostWebhooksEndpointsIdTestJSONBodyEventCheckoutPaymentCompleted:
+		return true
+	case PostWebhooksEndpointsIdTestJSONBodyEventCheckoutPaymentFailed:
 		return true
 	case PostWebhooksEndpointsIdTestJSONBodyEventCustomerBalanceCredited:
 		return true
@@ -6645,6 +6876,7 @@ func (e PostWebhooksEndpointsIdTestJSONBodyEvent) Valid() bool {
 // Defines values for GetWebhooksLogsParamsEvent.
 const (
 	GetWebhooksLogsParamsEventCheckoutPaymentCompleted GetWebhooksLogsParamsEvent = "checkout.payment.completed"
+	GetWebhooksLogsParamsEventCheckoutPaymentFailed    GetWebhooksLogsParamsEvent = "checkout.payment.failed"
 	GetWebhooksLogsParamsEventCustomerBalanceCredited  GetWebhooksLogsParamsEvent = "customer.balance.credited"
 	GetWebhooksLogsParamsEventCustomerBalanceRefunded  GetWebhooksLogsParamsEvent = "customer.balance.refunded"
 	GetWebhooksLogsParamsEventCustomerCreated          GetWebhooksLogsParamsEvent = "customer.created"
@@ -6672,6 +6904,8 @@ const (
 func (e GetWebhooksLogsParamsEvent) Valid() bool {
 	switch e {
 	case GetWebhooksLogsParamsEventCheckoutPaymentCompleted:
+		return true
+	case GetWebhooksLogsParamsEventCheckoutPaymentFailed:
 		return true
 	case GetWebhooksLogsParamsEventCustomerBalanceCredited:
 		return true
@@ -6870,6 +7104,9 @@ type CheckoutLink struct {
 		UnitPrice *float32 `json:"unit_price,omitempty"`
 	} `json:"line_items,omitempty"`
 
+	// Metadata your own keys and values: at most 50 keys of 1 to 40 characters, string values up to 500 characters
+	Metadata map[string]string `json:"metadata"`
+
 	// PaymentsCount completed payments
 	PaymentsCount *int    `json:"payments_count,omitempty"`
 	RedirectUrl   *string `json:"redirect_url,omitempty"`
@@ -6969,6 +7206,9 @@ type Customer struct {
 	// LastName 1 to 100 characters
 	LastName string `json:"last_name"`
 
+	// Metadata your own keys and values: at most 50 keys of 1 to 40 characters, string values up to 500 characters
+	Metadata map[string]string `json:"metadata"`
+
 	// UpdatedAt Example: 2026-01-02T15:04:05.000Z
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -6986,6 +7226,14 @@ type CustomerCursorPage struct {
 
 // CustomerVerification defines model for CustomerVerification.
 type CustomerVerification struct {
+	BankAccount *struct {
+		// AccountNumberLast4 the account number's last 4 digits (the number is not stored)
+		AccountNumberLast4 string `json:"account_number_last4"`
+
+		// BankCode the bank the hosted flow was started with
+		BankCode string `json:"bank_code"`
+	} `json:"bank_account,omitempty"`
+
 	// CreatedAt Example: 2026-01-02T15:04:05.000Z
 	CreatedAt time.Time `json:"created_at"`
 	Customer  *Customer `json:"customer,omitempty"`
@@ -7260,6 +7508,36 @@ type Error struct {
 	Success bool `json:"success"`
 }
 
+// Event defines model for Event.
+type Event struct {
+	// CreatedAt when it happened
+	//
+	// Example: 2026-01-02T15:04:05.000Z
+	CreatedAt time.Time `json:"created_at"`
+
+	// Data the same data its webhook deliveries carry (docs/events.md)
+	Data map[string]interface{} `json:"data"`
+
+	// Event Example: deposit.received
+	Event EventEvent `json:"event"`
+
+	// Id the event's id, as X-Svc-Event-Id and id in its deliveries
+	//
+	// Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
+	Id openapi_types.UUID `json:"id"`
+}
+
+// EventEvent Example: deposit.received
+type EventEvent string
+
+// EventCursorPage defines model for EventCursorPage.
+type EventCursorPage struct {
+	Items []Event `json:"items"`
+
+	// NextCursor pass as cursor for the next page; null on the last page
+	NextCursor *string `json:"next_cursor"`
+}
+
 // FieldError defines model for FieldError.
 type FieldError struct {
 	// Field the request field (a JSON path such as items[0].quantity, or a query or header name)
@@ -7328,7 +7606,10 @@ type Invoice struct {
 		Total     *float32 `json:"total,omitempty"`
 		UnitPrice *float32 `json:"unit_price,omitempty"`
 	} `json:"line_items"`
-	Notes *string `json:"notes,omitempty"`
+
+	// Metadata your own keys and values: at most 50 keys of 1 to 40 characters, string values up to 500 characters
+	Metadata map[string]string `json:"metadata"`
+	Notes    *string           `json:"notes,omitempty"`
 
 	// PaidAt Example: 2026-01-02T15:04:05.000Z
 	PaidAt *time.Time `json:"paid_at,omitempty"`
@@ -7373,6 +7654,14 @@ type InvoicePage struct {
 
 // KYCVerification defines model for KYCVerification.
 type KYCVerification struct {
+	BankAccount *struct {
+		// AccountNumberLast4 the account number's last 4 digits (the number is not stored)
+		AccountNumberLast4 string `json:"account_number_last4"`
+
+		// BankCode the bank the hosted flow was started with
+		BankCode string `json:"bank_code"`
+	} `json:"bank_account,omitempty"`
+
 	// CreatedAt Example: 2026-01-02T15:04:05.000Z
 	CreatedAt *time.Time `json:"created_at,omitempty"`
 	Customer  *Customer  `json:"customer,omitempty"`
@@ -7851,6 +8140,9 @@ type Product struct {
 	// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
 	Id        openapi_types.UUID `json:"id"`
 	ImageUrls *[]string          `json:"image_urls,omitempty"`
+
+	// Metadata your own keys and values: at most 50 keys of 1 to 40 characters, string values up to 500 characters
+	Metadata map[string]string `json:"metadata"`
 
 	// Name at most 255 characters
 	Name string `json:"name"`
@@ -8659,6 +8951,9 @@ type PostApiKeysJSONBody struct {
 
 // PostApiKeysParams defines parameters for PostApiKeys.
 type PostApiKeysParams struct {
+	// XIdempotencyKey 1 to 255 printable ASCII characters making a retry safe: the same key, method, path and body within 24 hours replays the stored response (header Idempotent-Replayed: true); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Scoped by merchant and environment.
+	XIdempotencyKey *IdempotencyKey `json:"X-Idempotency-Key,omitempty"`
+
 	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
 	XSvcEnvironment *PostApiKeysParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
 }
@@ -8683,6 +8978,9 @@ type DeleteApiKeysIdParamsXSvcEnvironment string
 
 // PatchApiKeysIdRevokeParams defines parameters for PatchApiKeysIdRevoke.
 type PatchApiKeysIdRevokeParams struct {
+	// XIdempotencyKey 1 to 255 printable ASCII characters making a retry safe: the same key, method, path and body within 24 hours replays the stored response (header Idempotent-Replayed: true); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Scoped by merchant and environment.
+	XIdempotencyKey *IdempotencyKey `json:"X-Idempotency-Key,omitempty"`
+
 	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
 	XSvcEnvironment *PatchApiKeysIdRevokeParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
 }
@@ -8781,8 +9079,11 @@ type PostAuthVerifyEmailJSONBody struct {
 // GetCheckoutLinksParams defines parameters for GetCheckoutLinks.
 type GetCheckoutLinksParams struct {
 	Status *GetCheckoutLinksParamsStatus `form:"status,omitempty" json:"status,omitempty"`
-	Page   *int                          `form:"page,omitempty" json:"page,omitempty"`
-	Limit  *int                          `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Metadata metadata[KEY]=VALUE: only records whose metadata has KEY set to VALUE (repeat for several keys)
+	Metadata *map[string]string `json:"metadata,omitempty"`
+	Page     *int               `form:"page,omitempty" json:"page,omitempty"`
+	Limit    *int               `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
 	XSvcEnvironment *GetCheckoutLinksParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
@@ -8837,6 +9138,9 @@ type PostCheckoutLinksJSONBody struct {
 		UnitPrice *float32 `json:"unit_price,omitempty"`
 	} `json:"line_items,omitempty"`
 
+	// Metadata your own keys and values: at most 50 keys of 1 to 40 characters, string values up to 500 characters
+	Metadata *map[string]string `json:"metadata,omitempty"`
+
 	// RedirectUrl http(s) URL the payer goes to after paying
 	RedirectUrl *string `json:"redirect_url,omitempty"`
 
@@ -8855,6 +9159,9 @@ type PostCheckoutLinksJSONBody struct {
 
 // PostCheckoutLinksParams defines parameters for PostCheckoutLinks.
 type PostCheckoutLinksParams struct {
+	// XIdempotencyKey 1 to 255 printable ASCII characters making a retry safe: the same key, method, path and body within 24 hours replays the stored response (header Idempotent-Replayed: true); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Scoped by merchant and environment.
+	XIdempotencyKey *IdempotencyKey `json:"X-Idempotency-Key,omitempty"`
+
 	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
 	XSvcEnvironment *PostCheckoutLinksParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
 }
@@ -8895,7 +9202,10 @@ type GetCheckoutLinksIdParamsXSvcEnvironment string
 // PatchCheckoutLinksIdJSONBody defines parameters for PatchCheckoutLinksId.
 type PatchCheckoutLinksIdJSONBody struct {
 	Description *string `json:"description,omitempty"`
-	RedirectUrl *string `json:"redirect_url,omitempty"`
+
+	// Metadata keys to set; a key set to "" is removed; keys not named stay (at most 50 after the change)
+	Metadata    *map[string]string `json:"metadata,omitempty"`
+	RedirectUrl *string            `json:"redirect_url,omitempty"`
 
 	// Status Example: active
 	Status         *PatchCheckoutLinksIdJSONBodyStatus `json:"status,omitempty"`
@@ -8926,6 +9236,9 @@ type GetCustomersParams struct {
 	Email   *string                    `form:"email,omitempty" json:"email,omitempty"`
 	KycTier *GetCustomersParamsKycTier `form:"kyc_tier,omitempty" json:"kyc_tier,omitempty"`
 
+	// Metadata metadata[KEY]=VALUE: only records whose metadata has KEY set to VALUE (repeat for several keys)
+	Metadata *map[string]string `json:"metadata,omitempty"`
+
 	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
 	XSvcEnvironment *GetCustomersParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
 }
@@ -8946,6 +9259,9 @@ type PostCustomersJSONBody struct {
 
 	// LastName 1 to 100 characters
 	LastName string `json:"last_name"`
+
+	// Metadata your own keys and values: at most 50 keys of 1 to 40 characters, string values up to 500 characters
+	Metadata *map[string]string `json:"metadata,omitempty"`
 }
 
 // PostCustomersParams defines parameters for PostCustomers.
@@ -8976,6 +9292,9 @@ type PatchCustomersIdJSONBody struct {
 
 	// LastName 1 to 100 characters
 	LastName *string `json:"last_name,omitempty"`
+
+	// Metadata keys to set; a key set to "" is removed; keys not named stay (at most 50 after the change)
+	Metadata *map[string]string `json:"metadata,omitempty"`
 }
 
 // PatchCustomersIdParams defines parameters for PatchCustomersId.
@@ -9077,8 +9396,19 @@ type GetCustomersIdCryptoWalletsParamsXSvcEnvironment string
 
 // PostCustomersIdKycInitiateJSONBody defines parameters for PostCustomersIdKycInitiate.
 type PostCustomersIdKycInitiateJSONBody struct {
-	// Bvn optional, 11 digits
+	BankAccount *struct {
+		// AccountNumber 10 digits (NUBAN), in the customer's name
+		AccountNumber string `json:"account_number"`
+
+		// BankCode 3 to 6 digits, e.g. 058
+		BankCode string `json:"bank_code"`
+	} `json:"bank_account,omitempty"`
+
+	// Bvn 11 digits; optional, required in live with Paystack
 	Bvn *string `json:"bvn,omitempty"`
+
+	// MiddleName optional, 1 to 100 characters: passed to the provider (helps match the BVN's name)
+	MiddleName *string `json:"middle_name,omitempty"`
 
 	// RedirectUrl optional http(s) URL
 	RedirectUrl *string `json:"redirect_url,omitempty"`
@@ -9299,14 +9629,68 @@ type GetCustomersIdVirtualAccountsParamsStatus string
 // GetCustomersIdVirtualAccountsParamsXSvcEnvironment defines parameters for GetCustomersIdVirtualAccounts.
 type GetCustomersIdVirtualAccountsParamsXSvcEnvironment string
 
+// GetEventsParams defines parameters for GetEvents.
+type GetEventsParams struct {
+	// Type event name, or several separated by commas
+	Type *string `form:"type,omitempty" json:"type,omitempty"`
+
+	// From created at or after (ISO 8601 with offset)
+	From *time.Time `form:"from,omitempty" json:"from,omitempty"`
+
+	// To created before (ISO 8601 with offset)
+	To    *time.Time `form:"to,omitempty" json:"to,omitempty"`
+	Limit *int       `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor next_cursor of the previous page
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
+	XSvcEnvironment *GetEventsParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
+}
+
+// GetEventsParamsXSvcEnvironment defines parameters for GetEvents.
+type GetEventsParamsXSvcEnvironment string
+
+// GetEventsIdParams defines parameters for GetEventsId.
+type GetEventsIdParams struct {
+	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
+	XSvcEnvironment *GetEventsIdParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
+}
+
+// GetEventsIdParamsXSvcEnvironment defines parameters for GetEventsId.
+type GetEventsIdParamsXSvcEnvironment string
+
+// PostEventsIdResendJSONBody defines parameters for PostEventsIdResend.
+type PostEventsIdResendJSONBody struct {
+	// EndpointId one endpoint; omit for every subscribed one
+	//
+	// Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
+	EndpointId *openapi_types.UUID `json:"endpoint_id,omitempty"`
+}
+
+// PostEventsIdResendParams defines parameters for PostEventsIdResend.
+type PostEventsIdResendParams struct {
+	// XIdempotencyKey 1 to 255 printable ASCII characters making a retry safe: the same key, method, path and body within 24 hours replays the stored response (header Idempotent-Replayed: true); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Scoped by merchant and environment.
+	XIdempotencyKey *IdempotencyKey `json:"X-Idempotency-Key,omitempty"`
+
+	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
+	XSvcEnvironment *PostEventsIdResendParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
+}
+
+// PostEventsIdResendParamsXSvcEnvironment defines parameters for PostEventsIdResend.
+type PostEventsIdResendParamsXSvcEnvironment string
+
 // GetInvoicesParams defines parameters for GetInvoices.
 type GetInvoicesParams struct {
 	Status *GetInvoicesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
 	// Search customer name, email or invoice number (case-insensitive)
 	Search *string `form:"search,omitempty" json:"search,omitempty"`
-	Page   *int    `form:"page,omitempty" json:"page,omitempty"`
-	Limit  *int    `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Metadata metadata[KEY]=VALUE: only records whose metadata has KEY set to VALUE (repeat for several keys)
+	Metadata *map[string]string `json:"metadata,omitempty"`
+	Page     *int               `form:"page,omitempty" json:"page,omitempty"`
+	Limit    *int               `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
 	XSvcEnvironment *GetInvoicesParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
@@ -9363,6 +9747,9 @@ type PostInvoicesJSONBody struct {
 		UnitPrice *float32 `json:"unit_price,omitempty"`
 	} `json:"line_items"`
 
+	// Metadata your own keys and values: at most 50 keys of 1 to 40 characters, string values up to 500 characters
+	Metadata *map[string]string `json:"metadata,omitempty"`
+
 	// Notes at most 2000
 	Notes *string `json:"notes,omitempty"`
 
@@ -9372,6 +9759,9 @@ type PostInvoicesJSONBody struct {
 
 // PostInvoicesParams defines parameters for PostInvoices.
 type PostInvoicesParams struct {
+	// XIdempotencyKey 1 to 255 printable ASCII characters making a retry safe: the same key, method, path and body within 24 hours replays the stored response (header Idempotent-Replayed: true); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Scoped by merchant and environment.
+	XIdempotencyKey *IdempotencyKey `json:"X-Idempotency-Key,omitempty"`
+
 	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
 	XSvcEnvironment *PostInvoicesParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
 }
@@ -9414,7 +9804,10 @@ type PatchInvoicesIdJSONBody struct {
 	CustomerName  *string                          `json:"customer_name,omitempty"`
 	DueDate       *string                          `json:"due_date,omitempty"`
 	IssueDate     *string                          `json:"issue_date,omitempty"`
-	Notes         *string                          `json:"notes,omitempty"`
+
+	// Metadata keys to set; a key set to "" is removed; keys not named stay (at most 50 after the change)
+	Metadata *map[string]string `json:"metadata,omitempty"`
+	Notes    *string            `json:"notes,omitempty"`
 
 	// Status Example: draft
 	Status *PatchInvoicesIdJSONBodyStatus `json:"status,omitempty"`
@@ -9467,6 +9860,9 @@ type PostInvoicesIdLineItemsJSONBody struct {
 
 // PostInvoicesIdLineItemsParams defines parameters for PostInvoicesIdLineItems.
 type PostInvoicesIdLineItemsParams struct {
+	// XIdempotencyKey 1 to 255 printable ASCII characters making a retry safe: the same key, method, path and body within 24 hours replays the stored response (header Idempotent-Replayed: true); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Scoped by merchant and environment.
+	XIdempotencyKey *IdempotencyKey `json:"X-Idempotency-Key,omitempty"`
+
 	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
 	XSvcEnvironment *PostInvoicesIdLineItemsParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
 }
@@ -9497,6 +9893,9 @@ type DeleteInvoicesIdLineItemsLineItemIdParamsXSvcEnvironment string
 
 // PostInvoicesIdSendParams defines parameters for PostInvoicesIdSend.
 type PostInvoicesIdSendParams struct {
+	// XIdempotencyKey 1 to 255 printable ASCII characters making a retry safe: the same key, method, path and body within 24 hours replays the stored response (header Idempotent-Replayed: true); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Scoped by merchant and environment.
+	XIdempotencyKey *IdempotencyKey `json:"X-Idempotency-Key,omitempty"`
+
 	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
 	XSvcEnvironment *PostInvoicesIdSendParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
 }
@@ -10298,8 +10697,11 @@ type GetProductsParams struct {
 
 	// Search part of the name, case-insensitive
 	Search *string `form:"search,omitempty" json:"search,omitempty"`
-	Page   *int    `form:"page,omitempty" json:"page,omitempty"`
-	Limit  *int    `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Metadata metadata[KEY]=VALUE: only records whose metadata has KEY set to VALUE (repeat for several keys)
+	Metadata *map[string]string `json:"metadata,omitempty"`
+	Page     *int               `form:"page,omitempty" json:"page,omitempty"`
+	Limit    *int               `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
 	XSvcEnvironment *GetProductsParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
@@ -10326,6 +10728,9 @@ type PostProductsJSONBody struct {
 	DiscountType *PostProductsJSONBodyDiscountType `json:"discount_type,omitempty"`
 	ImageUrls    *[]string                         `json:"image_urls,omitempty"`
 
+	// Metadata your own keys and values: at most 50 keys of 1 to 40 characters, string values up to 500 characters
+	Metadata *map[string]string `json:"metadata,omitempty"`
+
 	// Name required, at most 255 characters
 	Name string `json:"name"`
 
@@ -10350,6 +10755,9 @@ type PostProductsJSONBody struct {
 
 // PostProductsParams defines parameters for PostProducts.
 type PostProductsParams struct {
+	// XIdempotencyKey 1 to 255 printable ASCII characters making a retry safe: the same key, method, path and body within 24 hours replays the stored response (header Idempotent-Replayed: true); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Scoped by merchant and environment.
+	XIdempotencyKey *IdempotencyKey `json:"X-Idempotency-Key,omitempty"`
+
 	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
 	XSvcEnvironment *PostProductsParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
 }
@@ -10404,6 +10812,9 @@ type PatchProductsIdJSONBody struct {
 	// DiscountType Example: none
 	DiscountType *PatchProductsIdJSONBodyDiscountType `json:"discount_type,omitempty"`
 	ImageUrls    *[]string                            `json:"image_urls,omitempty"`
+
+	// Metadata keys to set; a key set to "" is removed; keys not named stay (at most 50 after the change)
+	Metadata *map[string]string `json:"metadata,omitempty"`
 
 	// Name required, at most 255 characters
 	Name *string `json:"name,omitempty"`
@@ -10813,6 +11224,49 @@ type GetTradingOrdersByClientIdClientOrderIdParams struct {
 // GetTradingOrdersByClientIdClientOrderIdParamsXSvcEnvironment defines parameters for GetTradingOrdersByClientIdClientOrderId.
 type GetTradingOrdersByClientIdClientOrderIdParamsXSvcEnvironment string
 
+// PatchTradingOrdersByClientIdClientOrderIdJSONBody defines parameters for PatchTradingOrdersByClientIdClientOrderId.
+type PatchTradingOrdersByClientIdClientOrderIdJSONBody struct {
+	// Price new limit price; tick 0.01 NGN
+	//
+	// Example: 1500.00
+	Price *string `json:"price,omitempty"`
+
+	// Quantity new total quantity (filled included); step 0.01
+	//
+	// Example: 1500.00
+	Quantity *string `json:"quantity,omitempty"`
+}
+
+// PatchTradingOrdersByClientIdClientOrderIdParams defines parameters for PatchTradingOrdersByClientIdClientOrderId.
+type PatchTradingOrdersByClientIdClientOrderIdParams struct {
+	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
+	XSvcEnvironment *PatchTradingOrdersByClientIdClientOrderIdParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
+}
+
+// PatchTradingOrdersByClientIdClientOrderIdParamsXSvcEnvironment defines parameters for PatchTradingOrdersByClientIdClientOrderId.
+type PatchTradingOrdersByClientIdClientOrderIdParamsXSvcEnvironment string
+
+// PostTradingOrdersCountdownCancelAllJSONBody defines parameters for PostTradingOrdersCountdownCancelAll.
+type PostTradingOrdersCountdownCancelAllJSONBody struct {
+	// CountdownMs 0 (off) or 1000 to 86400000
+	CountdownMs int `json:"countdown_ms"`
+
+	// Symbol Example: USDT-NGN
+	Symbol PostTradingOrdersCountdownCancelAllJSONBodySymbol `json:"symbol"`
+}
+
+// PostTradingOrdersCountdownCancelAllParams defines parameters for PostTradingOrdersCountdownCancelAll.
+type PostTradingOrdersCountdownCancelAllParams struct {
+	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
+	XSvcEnvironment *PostTradingOrdersCountdownCancelAllParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
+}
+
+// PostTradingOrdersCountdownCancelAllParamsXSvcEnvironment defines parameters for PostTradingOrdersCountdownCancelAll.
+type PostTradingOrdersCountdownCancelAllParamsXSvcEnvironment string
+
+// PostTradingOrdersCountdownCancelAllJSONBodySymbol defines parameters for PostTradingOrdersCountdownCancelAll.
+type PostTradingOrdersCountdownCancelAllJSONBodySymbol string
+
 // DeleteTradingOrdersIdParams defines parameters for DeleteTradingOrdersId.
 type DeleteTradingOrdersIdParams struct {
 	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
@@ -10830,6 +11284,28 @@ type GetTradingOrdersIdParams struct {
 
 // GetTradingOrdersIdParamsXSvcEnvironment defines parameters for GetTradingOrdersId.
 type GetTradingOrdersIdParamsXSvcEnvironment string
+
+// PatchTradingOrdersIdJSONBody defines parameters for PatchTradingOrdersId.
+type PatchTradingOrdersIdJSONBody struct {
+	// Price new limit price; tick 0.01 NGN
+	//
+	// Example: 1500.00
+	Price *string `json:"price,omitempty"`
+
+	// Quantity new total quantity (filled included); step 0.01
+	//
+	// Example: 1500.00
+	Quantity *string `json:"quantity,omitempty"`
+}
+
+// PatchTradingOrdersIdParams defines parameters for PatchTradingOrdersId.
+type PatchTradingOrdersIdParams struct {
+	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
+	XSvcEnvironment *PatchTradingOrdersIdParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
+}
+
+// PatchTradingOrdersIdParamsXSvcEnvironment defines parameters for PatchTradingOrdersId.
+type PatchTradingOrdersIdParamsXSvcEnvironment string
 
 // PostTradingSandboxFundJSONBody defines parameters for PostTradingSandboxFund.
 type PostTradingSandboxFundJSONBody struct {
@@ -10917,6 +11393,9 @@ type PostWebhooksEndpointsJSONBody struct {
 
 // PostWebhooksEndpointsParams defines parameters for PostWebhooksEndpoints.
 type PostWebhooksEndpointsParams struct {
+	// XIdempotencyKey 1 to 255 printable ASCII characters making a retry safe: the same key, method, path and body within 24 hours replays the stored response (header Idempotent-Replayed: true); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Scoped by merchant and environment.
+	XIdempotencyKey *IdempotencyKey `json:"X-Idempotency-Key,omitempty"`
+
 	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
 	XSvcEnvironment *PostWebhooksEndpointsParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
 }
@@ -10964,8 +11443,17 @@ type PatchWebhooksEndpointsIdParamsXSvcEnvironment string
 // PatchWebhooksEndpointsIdJSONBodyEvents defines parameters for PatchWebhooksEndpointsId.
 type PatchWebhooksEndpointsIdJSONBodyEvents string
 
+// PostWebhooksEndpointsIdRotateSecretJSONBody defines parameters for PostWebhooksEndpointsIdRotateSecret.
+type PostWebhooksEndpointsIdRotateSecretJSONBody struct {
+	// ExpiresIn seconds the old secret stays valid (0 to 604800, default 86400)
+	ExpiresIn *int `json:"expires_in,omitempty"`
+}
+
 // PostWebhooksEndpointsIdRotateSecretParams defines parameters for PostWebhooksEndpointsIdRotateSecret.
 type PostWebhooksEndpointsIdRotateSecretParams struct {
+	// XIdempotencyKey 1 to 255 printable ASCII characters making a retry safe: the same key, method, path and body within 24 hours replays the stored response (header Idempotent-Replayed: true); the same key with another body is 422 IDEMPOTENCY_KEY_REUSED; while the first request runs, 409 IDEMPOTENCY_KEY_IN_USE. Scoped by merchant and environment.
+	XIdempotencyKey *IdempotencyKey `json:"X-Idempotency-Key,omitempty"`
+
 	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
 	XSvcEnvironment *PostWebhooksEndpointsIdRotateSecretParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
 }
@@ -11079,6 +11567,9 @@ type PostCustomersIdTier2KycInitiateJSONRequestBody PostCustomersIdTier2KycIniti
 // PostCustomersIdTier2VerificationJSONRequestBody defines body for PostCustomersIdTier2Verification for application/json ContentType.
 type PostCustomersIdTier2VerificationJSONRequestBody PostCustomersIdTier2VerificationJSONBody
 
+// PostEventsIdResendJSONRequestBody defines body for PostEventsIdResend for application/json ContentType.
+type PostEventsIdResendJSONRequestBody PostEventsIdResendJSONBody
+
 // PostInvoicesJSONRequestBody defines body for PostInvoices for application/json ContentType.
 type PostInvoicesJSONRequestBody PostInvoicesJSONBody
 
@@ -11142,6 +11633,15 @@ type PostRecipientsJSONRequestBody PostRecipientsJSONBody
 // PostTradingOrdersJSONRequestBody defines body for PostTradingOrders for application/json ContentType.
 type PostTradingOrdersJSONRequestBody PostTradingOrdersJSONBody
 
+// PatchTradingOrdersByClientIdClientOrderIdJSONRequestBody defines body for PatchTradingOrdersByClientIdClientOrderId for application/json ContentType.
+type PatchTradingOrdersByClientIdClientOrderIdJSONRequestBody PatchTradingOrdersByClientIdClientOrderIdJSONBody
+
+// PostTradingOrdersCountdownCancelAllJSONRequestBody defines body for PostTradingOrdersCountdownCancelAll for application/json ContentType.
+type PostTradingOrdersCountdownCancelAllJSONRequestBody PostTradingOrdersCountdownCancelAllJSONBody
+
+// PatchTradingOrdersIdJSONRequestBody defines body for PatchTradingOrdersId for application/json ContentType.
+type PatchTradingOrdersIdJSONRequestBody PatchTradingOrdersIdJSONBody
+
 // PostTradingSandboxFundJSONRequestBody defines body for PostTradingSandboxFund for application/json ContentType.
 type PostTradingSandboxFundJSONRequestBody PostTradingSandboxFundJSONBody
 
@@ -11150,6 +11650,9 @@ type PostWebhooksEndpointsJSONRequestBody PostWebhooksEndpointsJSONBody
 
 // PatchWebhooksEndpointsIdJSONRequestBody defines body for PatchWebhooksEndpointsId for application/json ContentType.
 type PatchWebhooksEndpointsIdJSONRequestBody PatchWebhooksEndpointsIdJSONBody
+
+// PostWebhooksEndpointsIdRotateSecretJSONRequestBody defines body for PostWebhooksEndpointsIdRotateSecret for application/json ContentType.
+type PostWebhooksEndpointsIdRotateSecretJSONRequestBody PostWebhooksEndpointsIdRotateSecretJSONBody
 
 // PostWebhooksEndpointsIdTestJSONRequestBody defines body for PostWebhooksEndpointsIdTest for application/json ContentType.
 type PostWebhooksEndpointsIdTestJSONRequestBody PostWebhooksEndpointsIdTestJSONBody
@@ -11519,7 +12022,7 @@ type ClientInterface interface {
 
 	// PatchCheckoutLinksIdWithBody Update a checkout link
 	//
-	// title, description (null clears), redirect_url (null removes), success_message (null clears), status (active or inactive). amount, currency and invoice_id cannot change (400).
+	// title, description (null clears), redirect_url (null removes), success_message (null clears), status (active or inactive), metadata (the keys sent are set, a key sent as "" is removed). amount, currency and invoice_id cannot change (400). A one_time link already paid cannot be made active again (422 INVALID_STATE).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -11528,7 +12031,7 @@ type ClientInterface interface {
 
 	// PatchCheckoutLinksId Update a checkout link
 	//
-	// title, description (null clears), redirect_url (null removes), success_message (null clears), status (active or inactive). amount, currency and invoice_id cannot change (400).
+	// title, description (null clears), redirect_url (null removes), success_message (null clears), status (active or inactive), metadata (the keys sent are set, a key sent as "" is removed). amount, currency and invoice_id cannot change (400). A one_time link already paid cannot be made active again (422 INVALID_STATE).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -11563,14 +12066,14 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/customers/{id} (the `GetCustomersId` operationId).
 	GetCustomersId(ctx context.Context, id string, params *GetCustomersIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PatchCustomersIdWithBody Update a customer's names
+	// PatchCustomersIdWithBody Update a customer's names and metadata
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PATCH /v1/customers/{id} (the `PatchCustomersId` operationId).
 	PatchCustomersIdWithBody(ctx context.Context, id string, params *PatchCustomersIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PatchCustomersId Update a customer's names
+	// PatchCustomersId Update a customer's names and metadata
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -11627,7 +12130,7 @@ type ClientInterface interface {
 
 	// PostCustomersIdKycInitiateWithBody Start a hosted tier 1 verification
 	//
-	// Answers PENDING with the URL to send the customer to. Accepts X-Idempotency-Key.
+	// Answers PENDING with the URL to send the customer to. In live with Paystack as the KYC provider, tier 1 is Paystack customer identification (the BVN checked against a bank account in the customer's name): bvn and bank_account are then required (400 naming each missing field), there is no verification_url, and the outcome arrives as Paystack's notification (see GET .../verifications/{verification_id} and the customer.tier1_verified webhook). The sandbox needs neither. The BVN and account number go to the provider only; the verification keeps their last 4 digits. Accepts X-Idempotency-Key.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -11636,7 +12139,7 @@ type ClientInterface interface {
 
 	// PostCustomersIdKycInitiate Start a hosted tier 1 verification
 	//
-	// Answers PENDING with the URL to send the customer to. Accepts X-Idempotency-Key.
+	// Answers PENDING with the URL to send the customer to. In live with Paystack as the KYC provider, tier 1 is Paystack customer identification (the BVN checked against a bank account in the customer's name): bvn and bank_account are then required (400 naming each missing field), there is no verification_url, and the outcome arrives as Paystack's notification (see GET .../verifications/{verification_id} and the customer.tier1_verified webhook). The sandbox needs neither. The BVN and account number go to the provider only; the verification keeps their last 4 digits. Accepts X-Idempotency-Key.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -11733,6 +12236,36 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/customers/{id}/virtual-accounts (the `GetCustomersIdVirtualAccounts` operationId).
 	GetCustomersIdVirtualAccounts(ctx context.Context, id string, params *GetCustomersIdVirtualAccountsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetEvents List events (newest first, cursor paging)
+	//
+	// Every event of the caller's merchant and environment, kept at least 30 days, with the data its webhooks carried.
+	//
+	// Corresponds with GET /v1/events (the `GetEvents` operationId).
+	GetEvents(ctx context.Context, params *GetEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetEventsId Get an event
+	//
+	// Corresponds with GET /v1/events/{id} (the `GetEventsId` operationId).
+	GetEventsId(ctx context.Context, id string, params *GetEventsIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostEventsIdResendWithBody Deliver an event again
+	//
+	// Queues a new delivery of the event to the endpoint endpoint_id (active, subscribed or not), or without it to every active endpoint subscribed to the event now. Each delivery is retried and logged (GET /v1/webhooks/logs) like any other. At most 60 resends per minute per merchant and environment. Accepts X-Idempotency-Key. The body is optional.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/events/{id}/resend (the `PostEventsIdResend` operationId).
+	PostEventsIdResendWithBody(ctx context.Context, id string, params *PostEventsIdResendParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostEventsIdResend Deliver an event again
+	//
+	// Queues a new delivery of the event to the endpoint endpoint_id (active, subscribed or not), or without it to every active endpoint subscribed to the event now. Each delivery is retried and logged (GET /v1/webhooks/logs) like any other. At most 60 resends per minute per merchant and environment. Accepts X-Idempotency-Key. The body is optional.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/events/{id}/resend (the `PostEventsIdResend` operationId).
+	PostEventsIdResend(ctx context.Context, id string, params *PostEventsIdResendParams, body PostEventsIdResendJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetHealth Liveness: the process answers
 	//
 	// Corresponds with GET /v1/health (the `GetHealth` operationId).
@@ -11771,7 +12304,7 @@ type ClientInterface interface {
 
 	// PatchInvoicesIdWithBody Update a draft or pending invoice
 	//
-	// Only the fields sent change; due_date null removes it, notes null clears them; status may be draft, pending or canceled. Paid -> 422 INVOICE_PAID; overdue or canceled -> 422 INVALID_STATE.
+	// Only the fields sent change; due_date null removes it, notes null clears them; status may be draft, pending or canceled; metadata: the keys sent are set, a key sent as "" is removed. Paid -> 422 INVOICE_PAID; overdue or canceled -> 422 INVALID_STATE.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -11780,7 +12313,7 @@ type ClientInterface interface {
 
 	// PatchInvoicesId Update a draft or pending invoice
 	//
-	// Only the fields sent change; due_date null removes it, notes null clears them; status may be draft, pending or canceled. Paid -> 422 INVOICE_PAID; overdue or canceled -> 422 INVALID_STATE.
+	// Only the fields sent change; due_date null removes it, notes null clears them; status may be draft, pending or canceled; metadata: the keys sent are set, a key sent as "" is removed. Paid -> 422 INVOICE_PAID; overdue or canceled -> 422 INVALID_STATE.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -11990,7 +12523,7 @@ type ClientInterface interface {
 
 	// GetPaymentsRates Exchange rates (quotes with lockable ids)
 	//
-	// Buy = the volume-weighted average of the asks of the asset's NGN book needed to fill the size, plus the configured spread; sell = the same over the bids, minus it. Only levels within the configured band around the reference price (+-2% by default) count, so an order far off the market neither moves nor blocks a quote; when they cannot fill the size the answer is 503 RATE_UNAVAILABLE with Retry-After. The reference price itself when that side of the book is empty. The size is `amount` (in the from currency) or 100 units of the asset. Each quote is stored with an id valid until expires_at (60 s by default) and usable once. Without filters, every asset and side is quoted.
+	// Buy = the volume-weighted average of the asks of the asset's NGN book needed to fill the size, plus the configured spread; sell = the same over the bids, minus it. Only levels within the configured band around the reference price (+-2% by default) count, so an order far off the market neither moves nor blocks a quote; the reference follows the book's depth-weighted mid (smoothed; a jump is followed only once it persists). When the band cannot fill the size, the environment's treasury quotes from its inventory at the reference plus the spread (source treasury) while its limits allow; only an exhausted treasury answers 503 RATE_UNAVAILABLE with Retry-After. The size is `amount` (in the from currency) or 100 units of the asset. Each quote is stored with an id valid until expires_at (60 s by default) and usable once. Without filters, every asset and side is quoted.
 	//
 	// Corresponds with GET /v1/payments/rates (the `GetPaymentsRates` operationId).
 	GetPaymentsRates(ctx context.Context, params *GetPaymentsRatesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -12174,7 +12707,7 @@ type ClientInterface interface {
 
 	// PatchProductsIdWithBody Update a product
 	//
-	// Only the fields sent change. description: null clears it; stock_quantity: null makes stock unlimited; status moves between active, inactive and archived.
+	// Only the fields sent change. metadata: the keys sent are set, a key sent as "" is removed. description: null clears it; stock_quantity: null makes stock unlimited; status moves between active, inactive and archived.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -12183,7 +12716,7 @@ type ClientInterface interface {
 
 	// PatchProductsId Update a product
 	//
-	// Only the fields sent change. description: null clears it; stock_quantity: null makes stock unlimited; status moves between active, inactive and archived.
+	// Only the fields sent change. metadata: the keys sent are set, a key sent as "" is removed. description: null clears it; stock_quantity: null makes stock unlimited; status moves between active, inactive and archived.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -12305,6 +12838,42 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/trading/orders/by-client-id/{client_order_id} (the `GetTradingOrdersByClientIdClientOrderId` operationId).
 	GetTradingOrdersByClientIdClientOrderId(ctx context.Context, clientOrderId string, params *GetTradingOrdersByClientIdClientOrderIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PatchTradingOrdersByClientIdClientOrderIdWithBody Amend an order by your client order id
+	//
+	// Changes a resting limit order in place (same id, client_order_id and fills). quantity is the new total quantity, filled included; price the new limit price; send either or both. The same price with a smaller quantity keeps the order's place in the queue; a new price or a larger quantity puts it at the back of the queue at that price, and a new price that crosses the book trades at once (self-trade prevention as placed; a post-only order that would trade is refused with 400 and left as it was). A quantity at or below the filled quantity cancels the rest. The lock on your balance follows (422 INSUFFICIENT_BALANCE if a larger order needs more than is available; nothing changes). Answered only after the amend is durable in the journal. FILLED or CANCELLED orders cannot be amended (422 INVALID_STATE).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/trading/orders/by-client-id/{client_order_id} (the `PatchTradingOrdersByClientIdClientOrderId` operationId).
+	PatchTradingOrdersByClientIdClientOrderIdWithBody(ctx context.Context, clientOrderId string, params *PatchTradingOrdersByClientIdClientOrderIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchTradingOrdersByClientIdClientOrderId Amend an order by your client order id
+	//
+	// Changes a resting limit order in place (same id, client_order_id and fills). quantity is the new total quantity, filled included; price the new limit price; send either or both. The same price with a smaller quantity keeps the order's place in the queue; a new price or a larger quantity puts it at the back of the queue at that price, and a new price that crosses the book trades at once (self-trade prevention as placed; a post-only order that would trade is refused with 400 and left as it was). A quantity at or below the filled quantity cancels the rest. The lock on your balance follows (422 INSUFFICIENT_BALANCE if a larger order needs more than is available; nothing changes). Answered only after the amend is durable in the journal. FILLED or CANCELLED orders cannot be amended (422 INVALID_STATE).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/trading/orders/by-client-id/{client_order_id} (the `PatchTradingOrdersByClientIdClientOrderId` operationId).
+	PatchTradingOrdersByClientIdClientOrderId(ctx context.Context, clientOrderId string, params *PatchTradingOrdersByClientIdClientOrderIdParams, body PatchTradingOrdersByClientIdClientOrderIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostTradingOrdersCountdownCancelAllWithBody Dead-man switch: cancel all your orders on a symbol unless renewed
+	//
+	// Arms (or renews) a countdown: unless this route is called again within countdown_ms, every open order of yours on the symbol is cancelled (cancel_reason COUNTDOWN). 0 turns it off. The countdown is kept in the engine's journal, so it survives a restart of the gateway or the engine; it fires within about 100 ms after its deadline. One countdown per symbol and environment.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/trading/orders/countdown-cancel-all (the `PostTradingOrdersCountdownCancelAll` operationId).
+	PostTradingOrdersCountdownCancelAllWithBody(ctx context.Context, params *PostTradingOrdersCountdownCancelAllParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostTradingOrdersCountdownCancelAll Dead-man switch: cancel all your orders on a symbol unless renewed
+	//
+	// Arms (or renews) a countdown: unless this route is called again within countdown_ms, every open order of yours on the symbol is cancelled (cancel_reason COUNTDOWN). 0 turns it off. The countdown is kept in the engine's journal, so it survives a restart of the gateway or the engine; it fires within about 100 ms after its deadline. One countdown per symbol and environment.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/trading/orders/countdown-cancel-all (the `PostTradingOrdersCountdownCancelAll` operationId).
+	PostTradingOrdersCountdownCancelAll(ctx context.Context, params *PostTradingOrdersCountdownCancelAllParams, body PostTradingOrdersCountdownCancelAllJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DeleteTradingOrdersId Cancel an order
 	//
 	// OPEN or PARTIALLY_FILLED -> CANCELLED, releasing what it locked. FILLED or CANCELLED -> 422 ORDER_NOT_CANCELLABLE.
@@ -12316,6 +12885,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/trading/orders/{id} (the `GetTradingOrdersId` operationId).
 	GetTradingOrdersId(ctx context.Context, id string, params *GetTradingOrdersIdParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchTradingOrdersIdWithBody Amend an order (quantity and/or price)
+	//
+	// Changes a resting limit order in place (same id, client_order_id and fills). quantity is the new total quantity, filled included; price the new limit price; send either or both. The same price with a smaller quantity keeps the order's place in the queue; a new price or a larger quantity puts it at the back of the queue at that price, and a new price that crosses the book trades at once (self-trade prevention as placed; a post-only order that would trade is refused with 400 and left as it was). A quantity at or below the filled quantity cancels the rest. The lock on your balance follows (422 INSUFFICIENT_BALANCE if a larger order needs more than is available; nothing changes). Answered only after the amend is durable in the journal. FILLED or CANCELLED orders cannot be amended (422 INVALID_STATE).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/trading/orders/{id} (the `PatchTradingOrdersId` operationId).
+	PatchTradingOrdersIdWithBody(ctx context.Context, id string, params *PatchTradingOrdersIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchTradingOrdersId Amend an order (quantity and/or price)
+	//
+	// Changes a resting limit order in place (same id, client_order_id and fills). quantity is the new total quantity, filled included; price the new limit price; send either or both. The same price with a smaller quantity keeps the order's place in the queue; a new price or a larger quantity puts it at the back of the queue at that price, and a new price that crosses the book trades at once (self-trade prevention as placed; a post-only order that would trade is refused with 400 and left as it was). A quantity at or below the filled quantity cancels the rest. The lock on your balance follows (422 INSUFFICIENT_BALANCE if a larger order needs more than is available; nothing changes). Answered only after the amend is durable in the journal. FILLED or CANCELLED orders cannot be amended (422 INVALID_STATE).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/trading/orders/{id} (the `PatchTradingOrdersId` operationId).
+	PatchTradingOrdersId(ctx context.Context, id string, params *PatchTradingOrdersIdParams, body PatchTradingOrdersIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostTradingSandboxFundWithBody Add test funds to your sandbox trading balance (test keys only)
 	//
@@ -12353,7 +12940,7 @@ type ClientInterface interface {
 
 	// PostWebhooksEndpointsWithBody Register a webhook endpoint
 	//
-	// The secret is returned only here and on rotate-secret. An empty events list subscribes to every event.
+	// The secret is returned only here and on rotate-secret. An empty events list subscribes to every event. Accepts X-Idempotency-Key.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -12362,7 +12949,7 @@ type ClientInterface interface {
 
 	// PostWebhooksEndpoints Register a webhook endpoint
 	//
-	// The secret is returned only here and on rotate-secret. An empty events list subscribes to every event.
+	// The secret is returned only here and on rotate-secret. An empty events list subscribes to every event. Accepts X-Idempotency-Key.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -12397,10 +12984,23 @@ type ClientInterface interface {
 	// Corresponds with PATCH /v1/webhooks/endpoints/{id} (the `PatchWebhooksEndpointsId` operationId).
 	PatchWebhooksEndpointsId(ctx context.Context, id string, params *PatchWebhooksEndpointsIdParams, body PatchWebhooksEndpointsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostWebhooksEndpointsIdRotateSecret Replace the signing secret; the old one stops working at once
+	// PostWebhooksEndpointsIdRotateSecretWithBody Replace the signing secret, keeping the old one valid for a while
+	//
+	// Until previous_secret_expires_at every delivery carries two signatures in X-Svc-Signature, separated by a space (the new secret's, then the old one's), so a receiver with either secret accepts it. expires_in is in seconds: default 86400 (24 h), at most 604800 (7 days), 0 retires the old secret at once. A secret kept by an earlier rotation is dropped. The body is optional. Accepts X-Idempotency-Key.
+	//
+	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/webhooks/endpoints/{id}/rotate-secret (the `PostWebhooksEndpointsIdRotateSecret` operationId).
-	PostWebhooksEndpointsIdRotateSecret(ctx context.Context, id string, params *PostWebhooksEndpointsIdRotateSecretParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostWebhooksEndpointsIdRotateSecretWithBody(ctx context.Context, id string, params *PostWebhooksEndpointsIdRotateSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostWebhooksEndpointsIdRotateSecret Replace the signing secret, keeping the old one valid for a while
+	//
+	// Until previous_secret_expires_at every delivery carries two signatures in X-Svc-Signature, separated by a space (the new secret's, then the old one's), so a receiver with either secret accepts it. expires_in is in seconds: default 86400 (24 h), at most 604800 (7 days), 0 retires the old secret at once. A secret kept by an earlier rotation is dropped. The body is optional. Accepts X-Idempotency-Key.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/webhooks/endpoints/{id}/rotate-secret (the `PostWebhooksEndpointsIdRotateSecret` operationId).
+	PostWebhooksEndpointsIdRotateSecret(ctx context.Context, id string, params *PostWebhooksEndpointsIdRotateSecretParams, body PostWebhooksEndpointsIdRotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostWebhooksEndpointsIdTestWithBody Send a test delivery now
 	//
@@ -13114,7 +13714,7 @@ func (c *Client) GetCheckoutLinksId(ctx context.Context, id string, params *GetC
 
 // PatchCheckoutLinksIdWithBody Update a checkout link
 //
-// title, description (null clears), redirect_url (null removes), success_message (null clears), status (active or inactive). amount, currency and invoice_id cannot change (400).
+// title, description (null clears), redirect_url (null removes), success_message (null clears), status (active or inactive), metadata (the keys sent are set, a key sent as "" is removed). amount, currency and invoice_id cannot change (400). A one_time link already paid cannot be made active again (422 INVALID_STATE).
 //
 // Takes any type of body and a specified content type.
 //
@@ -13133,7 +13733,7 @@ func (c *Client) PatchCheckoutLinksIdWithBody(ctx context.Context, id string, pa
 
 // PatchCheckoutLinksId Update a checkout link
 //
-// title, description (null clears), redirect_url (null removes), success_message (null clears), status (active or inactive). amount, currency and invoice_id cannot change (400).
+// title, description (null clears), redirect_url (null removes), success_message (null clears), status (active or inactive), metadata (the keys sent are set, a key sent as "" is removed). amount, currency and invoice_id cannot change (400). A one_time link already paid cannot be made active again (422 INVALID_STATE).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -13218,7 +13818,7 @@ func (c *Client) GetCustomersId(ctx context.Context, id string, params *GetCusto
 	return c.Client.Do(req)
 }
 
-// PatchCustomersIdWithBody Update a customer's names
+// PatchCustomersIdWithBody Update a customer's names and metadata
 //
 // Takes any type of body and a specified content type.
 //
@@ -13235,7 +13835,7 @@ func (c *Client) PatchCustomersIdWithBody(ctx context.Context, id string, params
 	return c.Client.Do(req)
 }
 
-// PatchCustomersId Update a customer's names
+// PatchCustomersId Update a customer's names and metadata
 //
 // Takes a body of the `application/json` content type.
 //
@@ -13362,7 +13962,7 @@ func (c *Client) GetCustomersIdCryptoWallets(ctx context.Context, id string, par
 
 // PostCustomersIdKycInitiateWithBody Start a hosted tier 1 verification
 //
-// Answers PENDING with the URL to send the customer to. Accepts X-Idempotency-Key.
+// Answers PENDING with the URL to send the customer to. In live with Paystack as the KYC provider, tier 1 is Paystack customer identification (the BVN checked against a bank account in the customer's name): bvn and bank_account are then required (400 naming each missing field), there is no verification_url, and the outcome arrives as Paystack's notification (see GET .../verifications/{verification_id} and the customer.tier1_verified webhook). The sandbox needs neither. The BVN and account number go to the provider only; the verification keeps their last 4 digits. Accepts X-Idempotency-Key.
 //
 // Takes any type of body and a specified content type.
 //
@@ -13381,7 +13981,7 @@ func (c *Client) PostCustomersIdKycInitiateWithBody(ctx context.Context, id stri
 
 // PostCustomersIdKycInitiate Start a hosted tier 1 verification
 //
-// Answers PENDING with the URL to send the customer to. Accepts X-Idempotency-Key.
+// Answers PENDING with the URL to send the customer to. In live with Paystack as the KYC provider, tier 1 is Paystack customer identification (the BVN checked against a bank account in the customer's name): bvn and bank_account are then required (400 naming each missing field), there is no verification_url, and the outcome arrives as Paystack's notification (see GET .../verifications/{verification_id} and the customer.tier1_verified webhook). The sandbox needs neither. The BVN and account number go to the provider only; the verification keeps their last 4 digits. Accepts X-Idempotency-Key.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -13608,6 +14208,76 @@ func (c *Client) GetCustomersIdVirtualAccounts(ctx context.Context, id string, p
 	return c.Client.Do(req)
 }
 
+// GetEvents List events (newest first, cursor paging)
+//
+// Every event of the caller's merchant and environment, kept at least 30 days, with the data its webhooks carried.
+//
+// Corresponds with GET /v1/events (the `GetEvents` operationId).
+func (c *Client) GetEvents(ctx context.Context, params *GetEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetEventsId Get an event
+//
+// Corresponds with GET /v1/events/{id} (the `GetEventsId` operationId).
+func (c *Client) GetEventsId(ctx context.Context, id string, params *GetEventsIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetEventsIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostEventsIdResendWithBody Deliver an event again
+//
+// Queues a new delivery of the event to the endpoint endpoint_id (active, subscribed or not), or without it to every active endpoint subscribed to the event now. Each delivery is retried and logged (GET /v1/webhooks/logs) like any other. At most 60 resends per minute per merchant and environment. Accepts X-Idempotency-Key. The body is optional.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/events/{id}/resend (the `PostEventsIdResend` operationId).
+func (c *Client) PostEventsIdResendWithBody(ctx context.Context, id string, params *PostEventsIdResendParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostEventsIdResendRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostEventsIdResend Deliver an event again
+//
+// Queues a new delivery of the event to the endpoint endpoint_id (active, subscribed or not), or without it to every active endpoint subscribed to the event now. Each delivery is retried and logged (GET /v1/webhooks/logs) like any other. At most 60 resends per minute per merchant and environment. Accepts X-Idempotency-Key. The body is optional.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/events/{id}/resend (the `PostEventsIdResend` operationId).
+func (c *Client) PostEventsIdResend(ctx context.Context, id string, params *PostEventsIdResendParams, body PostEventsIdResendJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostEventsIdResendRequest(c.Server, id, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetHealth Liveness: the process answers
 //
 // Corresponds with GET /v1/health (the `GetHealth` operationId).
@@ -13706,7 +14376,7 @@ func (c *Client) GetInvoicesId(ctx context.Context, id string, params *GetInvoic
 
 // PatchInvoicesIdWithBody Update a draft or pending invoice
 //
-// Only the fields sent change; due_date null removes it, notes null clears them; status may be draft, pending or canceled. Paid -> 422 INVOICE_PAID; overdue or canceled -> 422 INVALID_STATE.
+// Only the fields sent change; due_date null removes it, notes null clears them; status may be draft, pending or canceled; metadata: the keys sent are set, a key sent as "" is removed. Paid -> 422 INVOICE_PAID; overdue or canceled -> 422 INVALID_STATE.
 //
 // Takes any type of body and a specified content type.
 //
@@ -13725,7 +14395,7 @@ func (c *Client) PatchInvoicesIdWithBody(ctx context.Context, id string, params 
 
 // PatchInvoicesId Update a draft or pending invoice
 //
-// Only the fields sent change; due_date null removes it, notes null clears them; status may be draft, pending or canceled. Paid -> 422 INVOICE_PAID; overdue or canceled -> 422 INVALID_STATE.
+// Only the fields sent change; due_date null removes it, notes null clears them; status may be draft, pending or canceled; metadata: the keys sent are set, a key sent as "" is removed. Paid -> 422 INVOICE_PAID; overdue or canceled -> 422 INVALID_STATE.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -14235,7 +14905,7 @@ func (c *Client) GetPaymentsOnrampsId(ctx context.Context, id string, params *Ge
 
 // GetPaymentsRates Exchange rates (quotes with lockable ids)
 //
-// Buy = the volume-weighted average of the asks of the asset's NGN book needed to fill the size, plus the configured spread; sell = the same over the bids, minus it. Only levels within the configured band around the reference price (+-2% by default) count, so an order far off the market neither moves nor blocks a quote; when they cannot fill the size the answer is 503 RATE_UNAVAILABLE with Retry-After. The reference price itself when that side of the book is empty. The size is `amount` (in the from currency) or 100 units of the asset. Each quote is stored with an id valid until expires_at (60 s by default) and usable once. Without filters, every asset and side is quoted.
+// Buy = the volume-weighted average of the asks of the asset's NGN book needed to fill the size, plus the configured spread; sell = the same over the bids, minus it. Only levels within the configured band around the reference price (+-2% by default) count, so an order far off the market neither moves nor blocks a quote; the reference follows the book's depth-weighted mid (smoothed; a jump is followed only once it persists). When the band cannot fill the size, the environment's treasury quotes from its inventory at the reference plus the spread (source treasury) while its limits allow; only an exhausted treasury answers 503 RATE_UNAVAILABLE with Retry-After. The size is `amount` (in the from currency) or 100 units of the asset. Each quote is stored with an id valid until expires_at (60 s by default) and usable once. Without filters, every asset and side is quoted.
 //
 // Corresponds with GET /v1/payments/rates (the `GetPaymentsRates` operationId).
 func (c *Client) GetPaymentsRates(ctx context.Context, params *GetPaymentsRatesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -14659,7 +15329,7 @@ func (c *Client) GetProductsId(ctx context.Context, id string, params *GetProduc
 
 // PatchProductsIdWithBody Update a product
 //
-// Only the fields sent change. description: null clears it; stock_quantity: null makes stock unlimited; status moves between active, inactive and archived.
+// Only the fields sent change. metadata: the keys sent are set, a key sent as "" is removed. description: null clears it; stock_quantity: null makes stock unlimited; status moves between active, inactive and archived.
 //
 // Takes any type of body and a specified content type.
 //
@@ -14678,7 +15348,7 @@ func (c *Client) PatchProductsIdWithBody(ctx context.Context, id string, params 
 
 // PatchProductsId Update a product
 //
-// Only the fields sent change. description: null clears it; stock_quantity: null makes stock unlimited; status moves between active, inactive and archived.
+// Only the fields sent change. metadata: the keys sent are set, a key sent as "" is removed. description: null clears it; stock_quantity: null makes stock unlimited; status moves between active, inactive and archived.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -14980,6 +15650,82 @@ func (c *Client) GetTradingOrdersByClientIdClientOrderId(ctx context.Context, cl
 	return c.Client.Do(req)
 }
 
+// PatchTradingOrdersByClientIdClientOrderIdWithBody Amend an order by your client order id
+//
+// Changes a resting limit order in place (same id, client_order_id and fills). quantity is the new total quantity, filled included; price the new limit price; send either or both. The same price with a smaller quantity keeps the order's place in the queue; a new price or a larger quantity puts it at the back of the queue at that price, and a new price that crosses the book trades at once (self-trade prevention as placed; a post-only order that would trade is refused with 400 and left as it was). A quantity at or below the filled quantity cancels the rest. The lock on your balance follows (422 INSUFFICIENT_BALANCE if a larger order needs more than is available; nothing changes). Answered only after the amend is durable in the journal. FILLED or CANCELLED orders cannot be amended (422 INVALID_STATE).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/trading/orders/by-client-id/{client_order_id} (the `PatchTradingOrdersByClientIdClientOrderId` operationId).
+func (c *Client) PatchTradingOrdersByClientIdClientOrderIdWithBody(ctx context.Context, clientOrderId string, params *PatchTradingOrdersByClientIdClientOrderIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchTradingOrdersByClientIdClientOrderIdRequestWithBody(c.Server, clientOrderId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchTradingOrdersByClientIdClientOrderId Amend an order by your client order id
+//
+// Changes a resting limit order in place (same id, client_order_id and fills). quantity is the new total quantity, filled included; price the new limit price; send either or both. The same price with a smaller quantity keeps the order's place in the queue; a new price or a larger quantity puts it at the back of the queue at that price, and a new price that crosses the book trades at once (self-trade prevention as placed; a post-only order that would trade is refused with 400 and left as it was). A quantity at or below the filled quantity cancels the rest. The lock on your balance follows (422 INSUFFICIENT_BALANCE if a larger order needs more than is available; nothing changes). Answered only after the amend is durable in the journal. FILLED or CANCELLED orders cannot be amended (422 INVALID_STATE).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/trading/orders/by-client-id/{client_order_id} (the `PatchTradingOrdersByClientIdClientOrderId` operationId).
+func (c *Client) PatchTradingOrdersByClientIdClientOrderId(ctx context.Context, clientOrderId string, params *PatchTradingOrdersByClientIdClientOrderIdParams, body PatchTradingOrdersByClientIdClientOrderIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchTradingOrdersByClientIdClientOrderIdRequest(c.Server, clientOrderId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostTradingOrdersCountdownCancelAllWithBody Dead-man switch: cancel all your orders on a symbol unless renewed
+//
+// Arms (or renews) a countdown: unless this route is called again within countdown_ms, every open order of yours on the symbol is cancelled (cancel_reason COUNTDOWN). 0 turns it off. The countdown is kept in the engine's journal, so it survives a restart of the gateway or the engine; it fires within about 100 ms after its deadline. One countdown per symbol and environment.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/trading/orders/countdown-cancel-all (the `PostTradingOrdersCountdownCancelAll` operationId).
+func (c *Client) PostTradingOrdersCountdownCancelAllWithBody(ctx context.Context, params *PostTradingOrdersCountdownCancelAllParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostTradingOrdersCountdownCancelAllRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostTradingOrdersCountdownCancelAll Dead-man switch: cancel all your orders on a symbol unless renewed
+//
+// Arms (or renews) a countdown: unless this route is called again within countdown_ms, every open order of yours on the symbol is cancelled (cancel_reason COUNTDOWN). 0 turns it off. The countdown is kept in the engine's journal, so it survives a restart of the gateway or the engine; it fires within about 100 ms after its deadline. One countdown per symbol and environment.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/trading/orders/countdown-cancel-all (the `PostTradingOrdersCountdownCancelAll` operationId).
+func (c *Client) PostTradingOrdersCountdownCancelAll(ctx context.Context, params *PostTradingOrdersCountdownCancelAllParams, body PostTradingOrdersCountdownCancelAllJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostTradingOrdersCountdownCancelAllRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // DeleteTradingOrdersId Cancel an order
 //
 // OPEN or PARTIALLY_FILLED -> CANCELLED, releasing what it locked. FILLED or CANCELLED -> 422 ORDER_NOT_CANCELLABLE.
@@ -15002,6 +15748,44 @@ func (c *Client) DeleteTradingOrdersId(ctx context.Context, id string, params *D
 // Corresponds with GET /v1/trading/orders/{id} (the `GetTradingOrdersId` operationId).
 func (c *Client) GetTradingOrdersId(ctx context.Context, id string, params *GetTradingOrdersIdParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetTradingOrdersIdRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchTradingOrdersIdWithBody Amend an order (quantity and/or price)
+//
+// Changes a resting limit order in place (same id, client_order_id and fills). quantity is the new total quantity, filled included; price the new limit price; send either or both. The same price with a smaller quantity keeps the order's place in the queue; a new price or a larger quantity puts it at the back of the queue at that price, and a new price that crosses the book trades at once (self-trade prevention as placed; a post-only order that would trade is refused with 400 and left as it was). A quantity at or below the filled quantity cancels the rest. The lock on your balance follows (422 INSUFFICIENT_BALANCE if a larger order needs more than is available; nothing changes). Answered only after the amend is durable in the journal. FILLED or CANCELLED orders cannot be amended (422 INVALID_STATE).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/trading/orders/{id} (the `PatchTradingOrdersId` operationId).
+func (c *Client) PatchTradingOrdersIdWithBody(ctx context.Context, id string, params *PatchTradingOrdersIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchTradingOrdersIdRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchTradingOrdersId Amend an order (quantity and/or price)
+//
+// Changes a resting limit order in place (same id, client_order_id and fills). quantity is the new total quantity, filled included; price the new limit price; send either or both. The same price with a smaller quantity keeps the order's place in the queue; a new price or a larger quantity puts it at the back of the queue at that price, and a new price that crosses the book trades at once (self-trade prevention as placed; a post-only order that would trade is refused with 400 and left as it was). A quantity at or below the filled quantity cancels the rest. The lock on your balance follows (422 INSUFFICIENT_BALANCE if a larger order needs more than is available; nothing changes). Answered only after the amend is durable in the journal. FILLED or CANCELLED orders cannot be amended (422 INVALID_STATE).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/trading/orders/{id} (the `PatchTradingOrdersId` operationId).
+func (c *Client) PatchTradingOrdersId(ctx context.Context, id string, params *PatchTradingOrdersIdParams, body PatchTradingOrdersIdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchTradingOrdersIdRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -15108,7 +15892,7 @@ func (c *Client) GetWebhooksEndpoints(ctx context.Context, params *GetWebhooksEn
 
 // PostWebhooksEndpointsWithBody Register a webhook endpoint
 //
-// The secret is returned only here and on rotate-secret. An empty events list subscribes to every event.
+// The secret is returned only here and on rotate-secret. An empty events list subscribes to every event. Accepts X-Idempotency-Key.
 //
 // Takes any type of body and a specified content type.
 //
@@ -15127,7 +15911,7 @@ func (c *Client) PostWebhooksEndpointsWithBody(ctx context.Context, params *Post
 
 // PostWebhooksEndpoints Register a webhook endpoint
 //
-// The secret is returned only here and on rotate-secret. An empty events list subscribes to every event.
+// The secret is returned only here and on rotate-secret. An empty events list subscribes to every event. Accepts X-Idempotency-Key.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -15212,11 +15996,34 @@ func (c *Client) PatchWebhooksEndpointsId(ctx context.Context, id string, params
 	return c.Client.Do(req)
 }
 
-// PostWebhooksEndpointsIdRotateSecret Replace the signing secret; the old one stops working at once
+// PostWebhooksEndpointsIdRotateSecretWithBody Replace the signing secret, keeping the old one valid for a while
+//
+// Until previous_secret_expires_at every delivery carries two signatures in X-Svc-Signature, separated by a space (the new secret's, then the old one's), so a receiver with either secret accepts it. expires_in is in seconds: default 86400 (24 h), at most 604800 (7 days), 0 retires the old secret at once. A secret kept by an earlier rotation is dropped. The body is optional. Accepts X-Idempotency-Key.
+//
+// Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/webhooks/endpoints/{id}/rotate-secret (the `PostWebhooksEndpointsIdRotateSecret` operationId).
-func (c *Client) PostWebhooksEndpointsIdRotateSecret(ctx context.Context, id string, params *PostWebhooksEndpointsIdRotateSecretParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostWebhooksEndpointsIdRotateSecretRequest(c.Server, id, params)
+func (c *Client) PostWebhooksEndpointsIdRotateSecretWithBody(ctx context.Context, id string, params *PostWebhooksEndpointsIdRotateSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostWebhooksEndpointsIdRotateSecretRequestWithBody(c.Server, id, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostWebhooksEndpointsIdRotateSecret Replace the signing secret, keeping the old one valid for a while
+//
+// Until previous_secret_expires_at every delivery carries two signatures in X-Svc-Signature, separated by a space (the new secret's, then the old one's), so a receiver with either secret accepts it. expires_in is in seconds: default 86400 (24 h), at most 604800 (7 days), 0 retires the old secret at once. A secret kept by an earlier rotation is dropped. The body is optional. Accepts X-Idempotency-Key.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/webhooks/endpoints/{id}/rotate-secret (the `PostWebhooksEndpointsIdRotateSecret` operationId).
+func (c *Client) PostWebhooksEndpointsIdRotateSecret(ctx context.Context, id string, params *PostWebhooksEndpointsIdRotateSecretParams, body PostWebhooksEndpointsIdRotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostWebhooksEndpointsIdRotateSecretRequest(c.Server, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -15810,15 +16617,26 @@ func NewPostApiKeysRequestWithBody(server string, params *PostApiKeysParams, con
 
 	if params != nil {
 
-		if params.XSvcEnvironment != nil {
+		if params.XIdempotencyKey != nil {
 			var headerParam0 string
 
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Idempotency-Key", *params.XIdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 			if err != nil {
 				return nil, err
 			}
 
-			req.Header.Set("X-Svc-Environment", headerParam0)
+			req.Header.Set("X-Idempotency-Key", headerParam0)
+		}
+
+		if params.XSvcEnvironment != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Svc-Environment", headerParam1)
 		}
 
 	}
@@ -15908,15 +16726,26 @@ func NewPatchApiKeysIdRevokeRequest(server string, id string, params *PatchApiKe
 
 	if params != nil {
 
-		if params.XSvcEnvironment != nil {
+		if params.XIdempotencyKey != nil {
 			var headerParam0 string
 
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Idempotency-Key", *params.XIdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 			if err != nil {
 				return nil, err
 			}
 
-			req.Header.Set("X-Svc-Environment", headerParam0)
+			req.Header.Set("X-Idempotency-Key", headerParam0)
+		}
+
+		if params.XSvcEnvironment != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Svc-Environment", headerParam1)
 		}
 
 	}
@@ -16381,6 +17210,18 @@ func NewGetCheckoutLinksRequest(server string, params *GetCheckoutLinksParams) (
 
 		}
 
+		if params.Metadata != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "metadata", *params.Metadata, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Page != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
@@ -16473,15 +17314,26 @@ func NewPostCheckoutLinksRequestWithBody(server string, params *PostCheckoutLink
 
 	if params != nil {
 
-		if params.XSvcEnvironment != nil {
+		if params.XIdempotencyKey != nil {
 			var headerParam0 string
 
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Idempotency-Key", *params.XIdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 			if err != nil {
 				return nil, err
 			}
 
-			req.Header.Set("X-Svc-Environment", headerParam0)
+			req.Header.Set("X-Idempotency-Key", headerParam0)
+		}
+
+		if params.XSvcEnvironment != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Svc-Environment", headerParam1)
 		}
 
 	}
@@ -16716,6 +17568,18 @@ func NewGetCustomersRequest(server string, params *GetCustomersParams) (*http.Re
 		if params.KycTier != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "kyc_tier", *params.KycTier, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Metadata != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "metadata", *params.Metadata, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -17908,6 +18772,245 @@ func NewGetCustomersIdVirtualAccountsRequest(server string, id string, params *G
 	return req, nil
 }
 
+// NewGetEventsRequest constructs an http.Request for the GetEvents method
+func NewGetEventsRequest(server string, params *GetEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/events")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSvcEnvironment != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Svc-Environment", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetEventsIdRequest constructs an http.Request for the GetEventsId method
+func NewGetEventsIdRequest(server string, id string, params *GetEventsIdParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/events/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XSvcEnvironment != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Svc-Environment", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostEventsIdResendRequest calls the generic PostEventsIdResend builder with application/json body
+func NewPostEventsIdResendRequest(server string, id string, params *PostEventsIdResendParams, body PostEventsIdResendJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostEventsIdResendRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostEventsIdResendRequestWithBody constructs an http.Request for the PostEventsIdResend method, with any body, and a specified content type
+func NewPostEventsIdResendRequestWithBody(server string, id string, params *PostEventsIdResendParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/events/%s/resend", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XIdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Idempotency-Key", *params.XIdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Idempotency-Key", headerParam0)
+		}
+
+		if params.XSvcEnvironment != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Svc-Environment", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetHealthRequest constructs an http.Request for the GetHealth method
 func NewGetHealthRequest(server string) (*http.Request, error) {
 	var err error
@@ -17978,6 +19081,18 @@ func NewGetInvoicesRequest(server string, params *GetInvoicesParams) (*http.Requ
 		if params.Search != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search", *params.Search, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Metadata != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "metadata", *params.Metadata, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -18079,15 +19194,26 @@ func NewPostInvoicesRequestWithBody(server string, params *PostInvoicesParams, c
 
 	if params != nil {
 
-		if params.XSvcEnvironment != nil {
+		if params.XIdempotencyKey != nil {
 			var headerParam0 string
 
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Idempotency-Key", *params.XIdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 			if err != nil {
 				return nil, err
 			}
 
-			req.Header.Set("X-Svc-Environment", headerParam0)
+			req.Header.Set("X-Idempotency-Key", headerParam0)
+		}
+
+		if params.XSvcEnvironment != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Svc-Environment", headerParam1)
 		}
 
 	}
@@ -18301,15 +19427,26 @@ func NewPostInvoicesIdLineItemsRequestWithBody(server string, id string, params 
 
 	if params != nil {
 
-		if params.XSvcEnvironment != nil {
+		if params.XIdempotencyKey != nil {
 			var headerParam0 string
 
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Idempotency-Key", *params.XIdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 			if err != nil {
 				return nil, err
 			}
 
-			req.Header.Set("X-Svc-Environment", headerParam0)
+			req.Header.Set("X-Idempotency-Key", headerParam0)
+		}
+
+		if params.XSvcEnvironment != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Svc-Environment", headerParam1)
 		}
 
 	}
@@ -18406,15 +19543,26 @@ func NewPostInvoicesIdSendRequest(server string, id string, params *PostInvoices
 
 	if params != nil {
 
-		if params.XSvcEnvironment != nil {
+		if params.XIdempotencyKey != nil {
 			var headerParam0 string
 
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Idempotency-Key", *params.XIdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 			if err != nil {
 				return nil, err
 			}
 
-			req.Header.Set("X-Svc-Environment", headerParam0)
+			req.Header.Set("X-Idempotency-Key", headerParam0)
+		}
+
+		if params.XSvcEnvironment != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Svc-Environment", headerParam1)
 		}
 
 	}
@@ -20504,6 +21652,18 @@ func NewGetProductsRequest(server string, params *GetProductsParams) (*http.Requ
 
 		}
 
+		if params.Metadata != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "metadata", *params.Metadata, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Page != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
@@ -20596,15 +21756,26 @@ func NewPostProductsRequestWithBody(server string, params *PostProductsParams, c
 
 	if params != nil {
 
-		if params.XSvcEnvironment != nil {
+		if params.XIdempotencyKey != nil {
 			var headerParam0 string
 
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Idempotency-Key", *params.XIdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 			if err != nil {
 				return nil, err
 			}
 
-			req.Header.Set("X-Svc-Environment", headerParam0)
+			req.Header.Set("X-Idempotency-Key", headerParam0)
+		}
+
+		if params.XSvcEnvironment != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Svc-Environment", headerParam1)
 		}
 
 	}
@@ -21753,6 +22924,123 @@ func NewGetTradingOrdersByClientIdClientOrderIdRequest(server string, clientOrde
 	return req, nil
 }
 
+// NewPatchTradingOrdersByClientIdClientOrderIdRequest calls the generic PatchTradingOrdersByClientIdClientOrderId builder with application/json body
+func NewPatchTradingOrdersByClientIdClientOrderIdRequest(server string, clientOrderId string, params *PatchTradingOrdersByClientIdClientOrderIdParams, body PatchTradingOrdersByClientIdClientOrderIdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchTradingOrdersByClientIdClientOrderIdRequestWithBody(server, clientOrderId, params, "application/json", bodyReader)
+}
+
+// NewPatchTradingOrdersByClientIdClientOrderIdRequestWithBody constructs an http.Request for the PatchTradingOrdersByClientIdClientOrderId method, with any body, and a specified content type
+func NewPatchTradingOrdersByClientIdClientOrderIdRequestWithBody(server string, clientOrderId string, params *PatchTradingOrdersByClientIdClientOrderIdParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "client_order_id", clientOrderId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/trading/orders/by-client-id/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XSvcEnvironment != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Svc-Environment", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPostTradingOrdersCountdownCancelAllRequest calls the generic PostTradingOrdersCountdownCancelAll builder with application/json body
+func NewPostTradingOrdersCountdownCancelAllRequest(server string, params *PostTradingOrdersCountdownCancelAllParams, body PostTradingOrdersCountdownCancelAllJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostTradingOrdersCountdownCancelAllRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPostTradingOrdersCountdownCancelAllRequestWithBody constructs an http.Request for the PostTradingOrdersCountdownCancelAll method, with any body, and a specified content type
+func NewPostTradingOrdersCountdownCancelAllRequestWithBody(server string, params *PostTradingOrdersCountdownCancelAllParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/trading/orders/countdown-cancel-all")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XSvcEnvironment != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Svc-Environment", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewDeleteTradingOrdersIdRequest constructs an http.Request for the DeleteTradingOrdersId method
 func NewDeleteTradingOrdersIdRequest(server string, id string, params *DeleteTradingOrdersIdParams) (*http.Request, error) {
 	var err error
@@ -21832,6 +23120,68 @@ func NewGetTradingOrdersIdRequest(server string, id string, params *GetTradingOr
 	if err != nil {
 		return nil, err
 	}
+
+	if params != nil {
+
+		if params.XSvcEnvironment != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Svc-Environment", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPatchTradingOrdersIdRequest calls the generic PatchTradingOrdersId builder with application/json body
+func NewPatchTradingOrdersIdRequest(server string, id string, params *PatchTradingOrdersIdParams, body PatchTradingOrdersIdJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchTradingOrdersIdRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPatchTradingOrdersIdRequestWithBody constructs an http.Request for the PatchTradingOrdersId method, with any body, and a specified content type
+func NewPatchTradingOrdersIdRequestWithBody(server string, id string, params *PatchTradingOrdersIdParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/trading/orders/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	if params != nil {
 
@@ -22270,15 +23620,26 @@ func NewPostWebhooksEndpointsRequestWithBody(server string, params *PostWebhooks
 
 	if params != nil {
 
-		if params.XSvcEnvironment != nil {
+		if params.XIdempotencyKey != nil {
 			var headerParam0 string
 
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Idempotency-Key", *params.XIdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 			if err != nil {
 				return nil, err
 			}
 
-			req.Header.Set("X-Svc-Environment", headerParam0)
+			req.Header.Set("X-Idempotency-Key", headerParam0)
+		}
+
+		if params.XSvcEnvironment != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Svc-Environment", headerParam1)
 		}
 
 	}
@@ -22446,8 +23807,19 @@ func NewPatchWebhooksEndpointsIdRequestWithBody(server string, id string, params
 	return req, nil
 }
 
-// NewPostWebhooksEndpointsIdRotateSecretRequest constructs an http.Request for the PostWebhooksEndpointsIdRotateSecret method
-func NewPostWebhooksEndpointsIdRotateSecretRequest(server string, id string, params *PostWebhooksEndpointsIdRotateSecretParams) (*http.Request, error) {
+// NewPostWebhooksEndpointsIdRotateSecretRequest calls the generic PostWebhooksEndpointsIdRotateSecret builder with application/json body
+func NewPostWebhooksEndpointsIdRotateSecretRequest(server string, id string, params *PostWebhooksEndpointsIdRotateSecretParams, body PostWebhooksEndpointsIdRotateSecretJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostWebhooksEndpointsIdRotateSecretRequestWithBody(server, id, params, "application/json", bodyReader)
+}
+
+// NewPostWebhooksEndpointsIdRotateSecretRequestWithBody constructs an http.Request for the PostWebhooksEndpointsIdRotateSecret method, with any body, and a specified content type
+func NewPostWebhooksEndpointsIdRotateSecretRequestWithBody(server string, id string, params *PostWebhooksEndpointsIdRotateSecretParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -22472,22 +23844,35 @@ func NewPostWebhooksEndpointsIdRotateSecretRequest(server string, id string, par
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
 
+	req.Header.Add("Content-Type", contentType)
+
 	if params != nil {
 
-		if params.XSvcEnvironment != nil {
+		if params.XIdempotencyKey != nil {
 			var headerParam0 string
 
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Idempotency-Key", *params.XIdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
 			if err != nil {
 				return nil, err
 			}
 
-			req.Header.Set("X-Svc-Environment", headerParam0)
+			req.Header.Set("X-Idempotency-Key", headerParam0)
+		}
+
+		if params.XSvcEnvironment != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "X-Svc-Environment", *params.XSvcEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Svc-Environment", headerParam1)
 		}
 
 	}
@@ -23085,7 +24470,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchCheckoutLinksIdWithBodyWithResponse Update a checkout link
 	//
-	// title, description (null clears), redirect_url (null removes), success_message (null clears), status (active or inactive). amount, currency and invoice_id cannot change (400).
+	// title, description (null clears), redirect_url (null removes), success_message (null clears), status (active or inactive), metadata (the keys sent are set, a key sent as "" is removed). amount, currency and invoice_id cannot change (400). A one_time link already paid cannot be made active again (422 INVALID_STATE).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -23094,7 +24479,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchCheckoutLinksIdWithResponse Update a checkout link
 	//
-	// title, description (null clears), redirect_url (null removes), success_message (null clears), status (active or inactive). amount, currency and invoice_id cannot change (400).
+	// title, description (null clears), redirect_url (null removes), success_message (null clears), status (active or inactive), metadata (the keys sent are set, a key sent as "" is removed). amount, currency and invoice_id cannot change (400). A one_time link already paid cannot be made active again (422 INVALID_STATE).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -23133,14 +24518,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/customers/{id} (the `GetCustomersId` operationId).
 	GetCustomersIdWithResponse(ctx context.Context, id string, params *GetCustomersIdParams, reqEditors ...RequestEditorFn) (*GetCustomersIdResponse, error)
 
-	// PatchCustomersIdWithBodyWithResponse Update a customer's names
+	// PatchCustomersIdWithBodyWithResponse Update a customer's names and metadata
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v1/customers/{id} (the `PatchCustomersId` operationId).
 	PatchCustomersIdWithBodyWithResponse(ctx context.Context, id string, params *PatchCustomersIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchCustomersIdResponse, error)
 
-	// PatchCustomersIdWithResponse Update a customer's names
+	// PatchCustomersIdWithResponse Update a customer's names and metadata
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -23201,7 +24586,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostCustomersIdKycInitiateWithBodyWithResponse Start a hosted tier 1 verification
 	//
-	// Answers PENDING with the URL to send the customer to. Accepts X-Idempotency-Key.
+	// Answers PENDING with the URL to send the customer to. In live with Paystack as the KYC provider, tier 1 is Paystack customer identification (the BVN checked against a bank account in the customer's name): bvn and bank_account are then required (400 naming each missing field), there is no verification_url, and the outcome arrives as Paystack's notification (see GET .../verifications/{verification_id} and the customer.tier1_verified webhook). The sandbox needs neither. The BVN and account number go to the provider only; the verification keeps their last 4 digits. Accepts X-Idempotency-Key.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -23210,7 +24595,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostCustomersIdKycInitiateWithResponse Start a hosted tier 1 verification
 	//
-	// Answers PENDING with the URL to send the customer to. Accepts X-Idempotency-Key.
+	// Answers PENDING with the URL to send the customer to. In live with Paystack as the KYC provider, tier 1 is Paystack customer identification (the BVN checked against a bank account in the customer's name): bvn and bank_account are then required (400 naming each missing field), there is no verification_url, and the outcome arrives as Paystack's notification (see GET .../verifications/{verification_id} and the customer.tier1_verified webhook). The sandbox needs neither. The BVN and account number go to the provider only; the verification keeps their last 4 digits. Accepts X-Idempotency-Key.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -23319,6 +24704,40 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/customers/{id}/virtual-accounts (the `GetCustomersIdVirtualAccounts` operationId).
 	GetCustomersIdVirtualAccountsWithResponse(ctx context.Context, id string, params *GetCustomersIdVirtualAccountsParams, reqEditors ...RequestEditorFn) (*GetCustomersIdVirtualAccountsResponse, error)
 
+	// GetEventsWithResponse List events (newest first, cursor paging)
+	//
+	// Every event of the caller's merchant and environment, kept at least 30 days, with the data its webhooks carried.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/events (the `GetEvents` operationId).
+	GetEventsWithResponse(ctx context.Context, params *GetEventsParams, reqEditors ...RequestEditorFn) (*GetEventsResponse, error)
+
+	// GetEventsIdWithResponse Get an event
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/events/{id} (the `GetEventsId` operationId).
+	GetEventsIdWithResponse(ctx context.Context, id string, params *GetEventsIdParams, reqEditors ...RequestEditorFn) (*GetEventsIdResponse, error)
+
+	// PostEventsIdResendWithBodyWithResponse Deliver an event again
+	//
+	// Queues a new delivery of the event to the endpoint endpoint_id (active, subscribed or not), or without it to every active endpoint subscribed to the event now. Each delivery is retried and logged (GET /v1/webhooks/logs) like any other. At most 60 resends per minute per merchant and environment. Accepts X-Idempotency-Key. The body is optional.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/events/{id}/resend (the `PostEventsIdResend` operationId).
+	PostEventsIdResendWithBodyWithResponse(ctx context.Context, id string, params *PostEventsIdResendParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostEventsIdResendResponse, error)
+
+	// PostEventsIdResendWithResponse Deliver an event again
+	//
+	// Queues a new delivery of the event to the endpoint endpoint_id (active, subscribed or not), or without it to every active endpoint subscribed to the event now. Each delivery is retried and logged (GET /v1/webhooks/logs) like any other. At most 60 resends per minute per merchant and environment. Accepts X-Idempotency-Key. The body is optional.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/events/{id}/resend (the `PostEventsIdResend` operationId).
+	PostEventsIdResendWithResponse(ctx context.Context, id string, params *PostEventsIdResendParams, body PostEventsIdResendJSONRequestBody, reqEditors ...RequestEditorFn) (*PostEventsIdResendResponse, error)
+
 	// GetHealthWithResponse Liveness: the process answers
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -23365,7 +24784,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchInvoicesIdWithBodyWithResponse Update a draft or pending invoice
 	//
-	// Only the fields sent change; due_date null removes it, notes null clears them; status may be draft, pending or canceled. Paid -> 422 INVOICE_PAID; overdue or canceled -> 422 INVALID_STATE.
+	// Only the fields sent change; due_date null removes it, notes null clears them; status may be draft, pending or canceled; metadata: the keys sent are set, a key sent as "" is removed. Paid -> 422 INVOICE_PAID; overdue or canceled -> 422 INVALID_STATE.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -23374,7 +24793,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchInvoicesIdWithResponse Update a draft or pending invoice
 	//
-	// Only the fields sent change; due_date null removes it, notes null clears them; status may be draft, pending or canceled. Paid -> 422 INVOICE_PAID; overdue or canceled -> 422 INVALID_STATE.
+	// Only the fields sent change; due_date null removes it, notes null clears them; status may be draft, pending or canceled; metadata: the keys sent are set, a key sent as "" is removed. Paid -> 422 INVOICE_PAID; overdue or canceled -> 422 INVALID_STATE.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -23610,7 +25029,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetPaymentsRatesWithResponse Exchange rates (quotes with lockable ids)
 	//
-	// Buy = the volume-weighted average of the asks of the asset's NGN book needed to fill the size, plus the configured spread; sell = the same over the bids, minus it. Only levels within the configured band around the reference price (+-2% by default) count, so an order far off the market neither moves nor blocks a quote; when they cannot fill the size the answer is 503 RATE_UNAVAILABLE with Retry-After. The reference price itself when that side of the book is empty. The size is `amount` (in the from currency) or 100 units of the asset. Each quote is stored with an id valid until expires_at (60 s by default) and usable once. Without filters, every asset and side is quoted.
+	// Buy = the volume-weighted average of the asks of the asset's NGN book needed to fill the size, plus the configured spread; sell = the same over the bids, minus it. Only levels within the configured band around the reference price (+-2% by default) count, so an order far off the market neither moves nor blocks a quote; the reference follows the book's depth-weighted mid (smoothed; a jump is followed only once it persists). When the band cannot fill the size, the environment's treasury quotes from its inventory at the reference plus the spread (source treasury) while its limits allow; only an exhausted treasury answers 503 RATE_UNAVAILABLE with Retry-After. The size is `amount` (in the from currency) or 100 units of the asset. Each quote is stored with an id valid until expires_at (60 s by default) and usable once. Without filters, every asset and side is quoted.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -23810,7 +25229,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchProductsIdWithBodyWithResponse Update a product
 	//
-	// Only the fields sent change. description: null clears it; stock_quantity: null makes stock unlimited; status moves between active, inactive and archived.
+	// Only the fields sent change. metadata: the keys sent are set, a key sent as "" is removed. description: null clears it; stock_quantity: null makes stock unlimited; status moves between active, inactive and archived.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -23819,7 +25238,7 @@ type ClientWithResponsesInterface interface {
 
 	// PatchProductsIdWithResponse Update a product
 	//
-	// Only the fields sent change. description: null clears it; stock_quantity: null makes stock unlimited; status moves between active, inactive and archived.
+	// Only the fields sent change. metadata: the keys sent are set, a key sent as "" is removed. description: null clears it; stock_quantity: null makes stock unlimited; status moves between active, inactive and archived.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -23967,6 +25386,42 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/trading/orders/by-client-id/{client_order_id} (the `GetTradingOrdersByClientIdClientOrderId` operationId).
 	GetTradingOrdersByClientIdClientOrderIdWithResponse(ctx context.Context, clientOrderId string, params *GetTradingOrdersByClientIdClientOrderIdParams, reqEditors ...RequestEditorFn) (*GetTradingOrdersByClientIdClientOrderIdResponse, error)
 
+	// PatchTradingOrdersByClientIdClientOrderIdWithBodyWithResponse Amend an order by your client order id
+	//
+	// Changes a resting limit order in place (same id, client_order_id and fills). quantity is the new total quantity, filled included; price the new limit price; send either or both. The same price with a smaller quantity keeps the order's place in the queue; a new price or a larger quantity puts it at the back of the queue at that price, and a new price that crosses the book trades at once (self-trade prevention as placed; a post-only order that would trade is refused with 400 and left as it was). A quantity at or below the filled quantity cancels the rest. The lock on your balance follows (422 INSUFFICIENT_BALANCE if a larger order needs more than is available; nothing changes). Answered only after the amend is durable in the journal. FILLED or CANCELLED orders cannot be amended (422 INVALID_STATE).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/trading/orders/by-client-id/{client_order_id} (the `PatchTradingOrdersByClientIdClientOrderId` operationId).
+	PatchTradingOrdersByClientIdClientOrderIdWithBodyWithResponse(ctx context.Context, clientOrderId string, params *PatchTradingOrdersByClientIdClientOrderIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchTradingOrdersByClientIdClientOrderIdResponse, error)
+
+	// PatchTradingOrdersByClientIdClientOrderIdWithResponse Amend an order by your client order id
+	//
+	// Changes a resting limit order in place (same id, client_order_id and fills). quantity is the new total quantity, filled included; price the new limit price; send either or both. The same price with a smaller quantity keeps the order's place in the queue; a new price or a larger quantity puts it at the back of the queue at that price, and a new price that crosses the book trades at once (self-trade prevention as placed; a post-only order that would trade is refused with 400 and left as it was). A quantity at or below the filled quantity cancels the rest. The lock on your balance follows (422 INSUFFICIENT_BALANCE if a larger order needs more than is available; nothing changes). Answered only after the amend is durable in the journal. FILLED or CANCELLED orders cannot be amended (422 INVALID_STATE).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/trading/orders/by-client-id/{client_order_id} (the `PatchTradingOrdersByClientIdClientOrderId` operationId).
+	PatchTradingOrdersByClientIdClientOrderIdWithResponse(ctx context.Context, clientOrderId string, params *PatchTradingOrdersByClientIdClientOrderIdParams, body PatchTradingOrdersByClientIdClientOrderIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchTradingOrdersByClientIdClientOrderIdResponse, error)
+
+	// PostTradingOrdersCountdownCancelAllWithBodyWithResponse Dead-man switch: cancel all your orders on a symbol unless renewed
+	//
+	// Arms (or renews) a countdown: unless this route is called again within countdown_ms, every open order of yours on the symbol is cancelled (cancel_reason COUNTDOWN). 0 turns it off. The countdown is kept in the engine's journal, so it survives a restart of the gateway or the engine; it fires within about 100 ms after its deadline. One countdown per symbol and environment.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/trading/orders/countdown-cancel-all (the `PostTradingOrdersCountdownCancelAll` operationId).
+	PostTradingOrdersCountdownCancelAllWithBodyWithResponse(ctx context.Context, params *PostTradingOrdersCountdownCancelAllParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostTradingOrdersCountdownCancelAllResponse, error)
+
+	// PostTradingOrdersCountdownCancelAllWithResponse Dead-man switch: cancel all your orders on a symbol unless renewed
+	//
+	// Arms (or renews) a countdown: unless this route is called again within countdown_ms, every open order of yours on the symbol is cancelled (cancel_reason COUNTDOWN). 0 turns it off. The countdown is kept in the engine's journal, so it survives a restart of the gateway or the engine; it fires within about 100 ms after its deadline. One countdown per symbol and environment.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/trading/orders/countdown-cancel-all (the `PostTradingOrdersCountdownCancelAll` operationId).
+	PostTradingOrdersCountdownCancelAllWithResponse(ctx context.Context, params *PostTradingOrdersCountdownCancelAllParams, body PostTradingOrdersCountdownCancelAllJSONRequestBody, reqEditors ...RequestEditorFn) (*PostTradingOrdersCountdownCancelAllResponse, error)
+
 	// DeleteTradingOrdersIdWithResponse Cancel an order
 	//
 	// OPEN or PARTIALLY_FILLED -> CANCELLED, releasing what it locked. FILLED or CANCELLED -> 422 ORDER_NOT_CANCELLABLE.
@@ -23982,6 +25437,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/trading/orders/{id} (the `GetTradingOrdersId` operationId).
 	GetTradingOrdersIdWithResponse(ctx context.Context, id string, params *GetTradingOrdersIdParams, reqEditors ...RequestEditorFn) (*GetTradingOrdersIdResponse, error)
+
+	// PatchTradingOrdersIdWithBodyWithResponse Amend an order (quantity and/or price)
+	//
+	// Changes a resting limit order in place (same id, client_order_id and fills). quantity is the new total quantity, filled included; price the new limit price; send either or both. The same price with a smaller quantity keeps the order's place in the queue; a new price or a larger quantity puts it at the back of the queue at that price, and a new price that crosses the book trades at once (self-trade prevention as placed; a post-only order that would trade is refused with 400 and left as it was). A quantity at or below the filled quantity cancels the rest. The lock on your balance follows (422 INSUFFICIENT_BALANCE if a larger order needs more than is available; nothing changes). Answered only after the amend is durable in the journal. FILLED or CANCELLED orders cannot be amended (422 INVALID_STATE).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/trading/orders/{id} (the `PatchTradingOrdersId` operationId).
+	PatchTradingOrdersIdWithBodyWithResponse(ctx context.Context, id string, params *PatchTradingOrdersIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchTradingOrdersIdResponse, error)
+
+	// PatchTradingOrdersIdWithResponse Amend an order (quantity and/or price)
+	//
+	// Changes a resting limit order in place (same id, client_order_id and fills). quantity is the new total quantity, filled included; price the new limit price; send either or both. The same price with a smaller quantity keeps the order's place in the queue; a new price or a larger quantity puts it at the back of the queue at that price, and a new price that crosses the book trades at once (self-trade prevention as placed; a post-only order that would trade is refused with 400 and left as it was). A quantity at or below the filled quantity cancels the rest. The lock on your balance follows (422 INSUFFICIENT_BALANCE if a larger order needs more than is available; nothing changes). Answered only after the amend is durable in the journal. FILLED or CANCELLED orders cannot be amended (422 INVALID_STATE).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/trading/orders/{id} (the `PatchTradingOrdersId` operationId).
+	PatchTradingOrdersIdWithResponse(ctx context.Context, id string, params *PatchTradingOrdersIdParams, body PatchTradingOrdersIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchTradingOrdersIdResponse, error)
 
 	// PostTradingSandboxFundWithBodyWithResponse Add test funds to your sandbox trading balance (test keys only)
 	//
@@ -24027,7 +25500,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostWebhooksEndpointsWithBodyWithResponse Register a webhook endpoint
 	//
-	// The secret is returned only here and on rotate-secret. An empty events list subscribes to every event.
+	// The secret is returned only here and on rotate-secret. An empty events list subscribes to every event. Accepts X-Idempotency-Key.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -24036,7 +25509,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostWebhooksEndpointsWithResponse Register a webhook endpoint
 	//
-	// The secret is returned only here and on rotate-secret. An empty events list subscribes to every event.
+	// The secret is returned only here and on rotate-secret. An empty events list subscribes to every event. Accepts X-Idempotency-Key.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -24075,12 +25548,23 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /v1/webhooks/endpoints/{id} (the `PatchWebhooksEndpointsId` operationId).
 	PatchWebhooksEndpointsIdWithResponse(ctx context.Context, id string, params *PatchWebhooksEndpointsIdParams, body PatchWebhooksEndpointsIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchWebhooksEndpointsIdResponse, error)
 
-	// PostWebhooksEndpointsIdRotateSecretWithResponse Replace the signing secret; the old one stops working at once
+	// PostWebhooksEndpointsIdRotateSecretWithBodyWithResponse Replace the signing secret, keeping the old one valid for a while
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Until previous_secret_expires_at every delivery carries two signatures in X-Svc-Signature, separated by a space (the new secret's, then the old one's), so a receiver with either secret accepts it. expires_in is in seconds: default 86400 (24 h), at most 604800 (7 days), 0 retires the old secret at once. A secret kept by an earlier rotation is dropped. The body is optional. Accepts X-Idempotency-Key.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/webhooks/endpoints/{id}/rotate-secret (the `PostWebhooksEndpointsIdRotateSecret` operationId).
-	PostWebhooksEndpointsIdRotateSecretWithResponse(ctx context.Context, id string, params *PostWebhooksEndpointsIdRotateSecretParams, reqEditors ...RequestEditorFn) (*PostWebhooksEndpointsIdRotateSecretResponse, error)
+	PostWebhooksEndpointsIdRotateSecretWithBodyWithResponse(ctx context.Context, id string, params *PostWebhooksEndpointsIdRotateSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostWebhooksEndpointsIdRotateSecretResponse, error)
+
+	// PostWebhooksEndpointsIdRotateSecretWithResponse Replace the signing secret, keeping the old one valid for a while
+	//
+	// Until previous_secret_expires_at every delivery carries two signatures in X-Svc-Signature, separated by a space (the new secret's, then the old one's), so a receiver with either secret accepts it. expires_in is in seconds: default 86400 (24 h), at most 604800 (7 days), 0 retires the old secret at once. A secret kept by an earlier rotation is dropped. The body is optional. Accepts X-Idempotency-Key.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhooks/endpoints/{id}/rotate-secret (the `PostWebhooksEndpointsIdRotateSecret` operationId).
+	PostWebhooksEndpointsIdRotateSecretWithResponse(ctx context.Context, id string, params *PostWebhooksEndpointsIdRotateSecretParams, body PostWebhooksEndpointsIdRotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*PostWebhooksEndpointsIdRotateSecretResponse, error)
 
 	// PostWebhooksEndpointsIdTestWithBodyWithResponse Send a test delivery now
 	//
@@ -24853,6 +26337,7 @@ func (r GetApiKeysResponse) ContentType() string {
 
 // PostApiKeysResponse201Headers the declared response headers of an HTTP 201 response for PostApiKeys
 type PostApiKeysResponse201Headers struct {
+	IdempotentReplayed  *string
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
@@ -24889,6 +26374,10 @@ type PostApiKeysResponse struct {
 	JSON401 *Error
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24925,6 +26414,16 @@ func (r PostApiKeysResponse) GetJSON401() *Error {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r PostApiKeysResponse) GetJSON403() *Error {
 	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostApiKeysResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostApiKeysResponse) GetJSON422() *Error {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -25093,6 +26592,7 @@ func (r DeleteApiKeysIdResponse) ContentType() string {
 
 // PatchApiKeysIdRevokeResponse200Headers the declared response headers of an HTTP 200 response for PatchApiKeysIdRevoke
 type PatchApiKeysIdRevokeResponse200Headers struct {
+	IdempotentReplayed  *string
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
@@ -25123,12 +26623,18 @@ type PatchApiKeysIdRevokeResponse struct {
 		Message *string `json:"message,omitempty"`
 		Success bool    `json:"success"`
 	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Error
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -25152,6 +26658,11 @@ func (r PatchApiKeysIdRevokeResponse) GetJSON200() *struct {
 	return r.JSON200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PatchApiKeysIdRevokeResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r PatchApiKeysIdRevokeResponse) GetJSON401() *Error {
 	return r.JSON401
@@ -25165,6 +26676,16 @@ func (r PatchApiKeysIdRevokeResponse) GetJSON403() *Error {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r PatchApiKeysIdRevokeResponse) GetJSON404() *Error {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PatchApiKeysIdRevokeResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PatchApiKeysIdRevokeResponse) GetJSON422() *Error {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -26163,6 +27684,8 @@ type PostAuthVerifyEmailResponse struct {
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -26183,6 +27706,11 @@ func (r PostAuthVerifyEmailResponse) GetJSON200() *struct {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r PostAuthVerifyEmailResponse) GetJSON400() *Error {
 	return r.JSON400
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostAuthVerifyEmailResponse) GetJSON422() *Error {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -26329,6 +27857,7 @@ func (r GetCheckoutLinksResponse) ContentType() string {
 
 // PostCheckoutLinksResponse201Headers the declared response headers of an HTTP 201 response for PostCheckoutLinks
 type PostCheckoutLinksResponse201Headers struct {
+	IdempotentReplayed  *string
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
@@ -26716,6 +28245,8 @@ type PatchCheckoutLinksIdResponse struct {
 	JSON401 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -26752,6 +28283,11 @@ func (r PatchCheckoutLinksIdResponse) GetJSON401() *Error {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r PatchCheckoutLinksIdResponse) GetJSON404() *Error {
 	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PatchCheckoutLinksIdResponse) GetJSON422() *Error {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -28285,6 +29821,8 @@ type PostCustomersIdNgnVirtualAccountResponse struct {
 		Message *string `json:"message,omitempty"`
 		Success bool    `json:"success"`
 	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -28327,6 +29865,11 @@ func (r PostCustomersIdNgnVirtualAccountResponse) GetJSON201() *struct {
 	Success bool    `json:"success"`
 } {
 	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostCustomersIdNgnVirtualAccountResponse) GetJSON400() *Error {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -29129,6 +30672,362 @@ func (r GetCustomersIdVirtualAccountsResponse) ContentType() string {
 	return ""
 }
 
+// GetEventsResponse200Headers the declared response headers of an HTTP 200 response for GetEvents
+type GetEventsResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// GetEventsResponse429Headers the declared response headers of an HTTP 429 response for GetEvents
+type GetEventsResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetEventsResponse503Headers the declared response headers of an HTTP 503 response for GetEvents
+type GetEventsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data *EventCursorPage `json:"data,omitempty"`
+
+		// Message optional note for people
+		Message *string `json:"message,omitempty"`
+		Success bool    `json:"success"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetEventsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetEventsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetEventsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetEventsResponse) GetJSON200() *struct {
+	Data *EventCursorPage `json:"data,omitempty"`
+
+	// Message optional note for people
+	Message *string `json:"message,omitempty"`
+	Success bool    `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetEventsResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetEventsResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetEventsResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetEventsResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetEventsIdResponse200Headers the declared response headers of an HTTP 200 response for GetEventsId
+type GetEventsIdResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// GetEventsIdResponse429Headers the declared response headers of an HTTP 429 response for GetEventsId
+type GetEventsIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetEventsIdResponse503Headers the declared response headers of an HTTP 503 response for GetEventsId
+type GetEventsIdResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetEventsIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data *Event `json:"data,omitempty"`
+
+		// Message optional note for people
+		Message *string `json:"message,omitempty"`
+		Success bool    `json:"success"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetEventsIdResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetEventsIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetEventsIdResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetEventsIdResponse) GetJSON200() *struct {
+	Data *Event `json:"data,omitempty"`
+
+	// Message optional note for people
+	Message *string `json:"message,omitempty"`
+	Success bool    `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetEventsIdResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetEventsIdResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetEventsIdResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetEventsIdResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetEventsIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetEventsIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetEventsIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetEventsIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostEventsIdResendResponse200Headers the declared response headers of an HTTP 200 response for PostEventsIdResend
+type PostEventsIdResendResponse200Headers struct {
+	IdempotentReplayed  *string
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PostEventsIdResendResponse429Headers the declared response headers of an HTTP 429 response for PostEventsIdResend
+type PostEventsIdResendResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// PostEventsIdResendResponse503Headers the declared response headers of an HTTP 503 response for PostEventsIdResend
+type PostEventsIdResendResponse503Headers struct {
+	RetryAfter *int
+}
+
+type PostEventsIdResendResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data *struct {
+			EndpointIds []openapi_types.UUID `json:"endpoint_ids"`
+
+			// EventId Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
+			EventId openapi_types.UUID `json:"event_id"`
+		} `json:"data,omitempty"`
+
+		// Message optional note for people
+		Message *string `json:"message,omitempty"`
+		Success bool    `json:"success"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostEventsIdResendResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostEventsIdResendResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostEventsIdResendResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostEventsIdResendResponse) GetJSON200() *struct {
+	Data *struct {
+		EndpointIds []openapi_types.UUID `json:"endpoint_ids"`
+
+		// EventId Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
+		EventId openapi_types.UUID `json:"event_id"`
+	} `json:"data,omitempty"`
+
+	// Message optional note for people
+	Message *string `json:"message,omitempty"`
+	Success bool    `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostEventsIdResendResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostEventsIdResendResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostEventsIdResendResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostEventsIdResendResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostEventsIdResendResponse) GetJSON422() *Error {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostEventsIdResendResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostEventsIdResendResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostEventsIdResendResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostEventsIdResendResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostEventsIdResendResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostEventsIdResendResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetHealthResponse200Headers the declared response headers of an HTTP 200 response for GetHealth
 type GetHealthResponse200Headers struct {
 	XRequestId *string
@@ -29317,6 +31216,7 @@ func (r GetInvoicesResponse) ContentType() string {
 
 // PostInvoicesResponse201Headers the declared response headers of an HTTP 201 response for PostInvoices
 type PostInvoicesResponse201Headers struct {
+	IdempotentReplayed  *string
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
@@ -29353,6 +31253,8 @@ type PostInvoicesResponse struct {
 	JSON401 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -29391,6 +31293,11 @@ func (r PostInvoicesResponse) GetJSON401() *Error {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r PostInvoicesResponse) GetJSON404() *Error {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostInvoicesResponse) GetJSON409() *Error {
+	return r.JSON409
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -29790,6 +31697,7 @@ func (r PatchInvoicesIdResponse) ContentType() string {
 
 // PostInvoicesIdLineItemsResponse201Headers the declared response headers of an HTTP 201 response for PostInvoicesIdLineItems
 type PostInvoicesIdLineItemsResponse201Headers struct {
+	IdempotentReplayed  *string
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
@@ -29860,6 +31768,8 @@ type PostInvoicesIdLineItemsResponse struct {
 	JSON401 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -29932,6 +31842,11 @@ func (r PostInvoicesIdLineItemsResponse) GetJSON401() *Error {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r PostInvoicesIdLineItemsResponse) GetJSON404() *Error {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostInvoicesIdLineItemsResponse) GetJSON409() *Error {
+	return r.JSON409
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -30095,6 +32010,7 @@ func (r DeleteInvoicesIdLineItemsLineItemIdResponse) ContentType() string {
 
 // PostInvoicesIdSendResponse200Headers the declared response headers of an HTTP 200 response for PostInvoicesIdSend
 type PostInvoicesIdSendResponse200Headers struct {
+	IdempotentReplayed  *string
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
@@ -30131,6 +32047,8 @@ type PostInvoicesIdSendResponse struct {
 	JSON401 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -30169,6 +32087,11 @@ func (r PostInvoicesIdSendResponse) GetJSON401() *Error {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r PostInvoicesIdSendResponse) GetJSON404() *Error {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostInvoicesIdSendResponse) GetJSON409() *Error {
+	return r.JSON409
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -34024,6 +35947,7 @@ func (r GetProductsResponse) ContentType() string {
 
 // PostProductsResponse201Headers the declared response headers of an HTTP 201 response for PostProducts
 type PostProductsResponse201Headers struct {
+	IdempotentReplayed  *string
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
@@ -34058,6 +35982,10 @@ type PostProductsResponse struct {
 	JSON400 *Error
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -34089,6 +36017,16 @@ func (r PostProductsResponse) GetJSON400() *Error {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r PostProductsResponse) GetJSON401() *Error {
 	return r.JSON401
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostProductsResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostProductsResponse) GetJSON422() *Error {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -36189,6 +38127,250 @@ func (r GetTradingOrdersByClientIdClientOrderIdResponse) ContentType() string {
 	return ""
 }
 
+// PatchTradingOrdersByClientIdClientOrderIdResponse200Headers the declared response headers of an HTTP 200 response for PatchTradingOrdersByClientIdClientOrderId
+type PatchTradingOrdersByClientIdClientOrderIdResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PatchTradingOrdersByClientIdClientOrderIdResponse429Headers the declared response headers of an HTTP 429 response for PatchTradingOrdersByClientIdClientOrderId
+type PatchTradingOrdersByClientIdClientOrderIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// PatchTradingOrdersByClientIdClientOrderIdResponse503Headers the declared response headers of an HTTP 503 response for PatchTradingOrdersByClientIdClientOrderId
+type PatchTradingOrdersByClientIdClientOrderIdResponse503Headers struct {
+	RetryAfter *int
+}
+
+type PatchTradingOrdersByClientIdClientOrderIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data *Order `json:"data,omitempty"`
+
+		// Message optional note for people
+		Message *string `json:"message,omitempty"`
+		Success bool    `json:"success"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PatchTradingOrdersByClientIdClientOrderIdResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PatchTradingOrdersByClientIdClientOrderIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PatchTradingOrdersByClientIdClientOrderIdResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchTradingOrdersByClientIdClientOrderIdResponse) GetJSON200() *struct {
+	Data *Order `json:"data,omitempty"`
+
+	// Message optional note for people
+	Message *string `json:"message,omitempty"`
+	Success bool    `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PatchTradingOrdersByClientIdClientOrderIdResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchTradingOrdersByClientIdClientOrderIdResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchTradingOrdersByClientIdClientOrderIdResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PatchTradingOrdersByClientIdClientOrderIdResponse) GetJSON422() *Error {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PatchTradingOrdersByClientIdClientOrderIdResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PatchTradingOrdersByClientIdClientOrderIdResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchTradingOrdersByClientIdClientOrderIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchTradingOrdersByClientIdClientOrderIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchTradingOrdersByClientIdClientOrderIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchTradingOrdersByClientIdClientOrderIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostTradingOrdersCountdownCancelAllResponse200Headers the declared response headers of an HTTP 200 response for PostTradingOrdersCountdownCancelAll
+type PostTradingOrdersCountdownCancelAllResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PostTradingOrdersCountdownCancelAllResponse429Headers the declared response headers of an HTTP 429 response for PostTradingOrdersCountdownCancelAll
+type PostTradingOrdersCountdownCancelAllResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// PostTradingOrdersCountdownCancelAllResponse503Headers the declared response headers of an HTTP 503 response for PostTradingOrdersCountdownCancelAll
+type PostTradingOrdersCountdownCancelAllResponse503Headers struct {
+	RetryAfter *int
+}
+
+type PostTradingOrdersCountdownCancelAllResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data *struct {
+			// CancelAt when the orders are cancelled unless renewed; null when off
+			//
+			// Example: 2026-01-02T15:04:05.000Z
+			CancelAt    *time.Time `json:"cancel_at,omitempty"`
+			CountdownMs *int       `json:"countdown_ms,omitempty"`
+			Symbol      *string    `json:"symbol,omitempty"`
+		} `json:"data,omitempty"`
+
+		// Message optional note for people
+		Message *string `json:"message,omitempty"`
+		Success bool    `json:"success"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PostTradingOrdersCountdownCancelAllResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostTradingOrdersCountdownCancelAllResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostTradingOrdersCountdownCancelAllResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostTradingOrdersCountdownCancelAllResponse) GetJSON200() *struct {
+	Data *struct {
+		// CancelAt when the orders are cancelled unless renewed; null when off
+		//
+		// Example: 2026-01-02T15:04:05.000Z
+		CancelAt    *time.Time `json:"cancel_at,omitempty"`
+		CountdownMs *int       `json:"countdown_ms,omitempty"`
+		Symbol      *string    `json:"symbol,omitempty"`
+	} `json:"data,omitempty"`
+
+	// Message optional note for people
+	Message *string `json:"message,omitempty"`
+	Success bool    `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostTradingOrdersCountdownCancelAllResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostTradingOrdersCountdownCancelAllResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostTradingOrdersCountdownCancelAllResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostTradingOrdersCountdownCancelAllResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PostTradingOrdersCountdownCancelAllResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostTradingOrdersCountdownCancelAllResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostTradingOrdersCountdownCancelAllResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostTradingOrdersCountdownCancelAllResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // DeleteTradingOrdersIdResponse200Headers the declared response headers of an HTTP 200 response for DeleteTradingOrdersId
 type DeleteTradingOrdersIdResponse200Headers struct {
 	XRateLimitLimit     *int
@@ -36406,6 +38588,128 @@ func (r GetTradingOrdersIdResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetTradingOrdersIdResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PatchTradingOrdersIdResponse200Headers the declared response headers of an HTTP 200 response for PatchTradingOrdersId
+type PatchTradingOrdersIdResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// PatchTradingOrdersIdResponse429Headers the declared response headers of an HTTP 429 response for PatchTradingOrdersId
+type PatchTradingOrdersIdResponse429Headers struct {
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// PatchTradingOrdersIdResponse503Headers the declared response headers of an HTTP 503 response for PatchTradingOrdersId
+type PatchTradingOrdersIdResponse503Headers struct {
+	RetryAfter *int
+}
+
+type PatchTradingOrdersIdResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data *Order `json:"data,omitempty"`
+
+		// Message optional note for people
+		Message *string `json:"message,omitempty"`
+		Success bool    `json:"success"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Error
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Error
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PatchTradingOrdersIdResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PatchTradingOrdersIdResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PatchTradingOrdersIdResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchTradingOrdersIdResponse) GetJSON200() *struct {
+	Data *Order `json:"data,omitempty"`
+
+	// Message optional note for people
+	Message *string `json:"message,omitempty"`
+	Success bool    `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PatchTradingOrdersIdResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchTradingOrdersIdResponse) GetJSON401() *Error {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchTradingOrdersIdResponse) GetJSON404() *Error {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PatchTradingOrdersIdResponse) GetJSON422() *Error {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PatchTradingOrdersIdResponse) GetJSON429() *Error {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PatchTradingOrdersIdResponse) GetJSON503() *Error {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchTradingOrdersIdResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchTradingOrdersIdResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchTradingOrdersIdResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchTradingOrdersIdResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -37006,6 +39310,7 @@ func (r GetWebhooksEndpointsResponse) ContentType() string {
 
 // PostWebhooksEndpointsResponse201Headers the declared response headers of an HTTP 201 response for PostWebhooksEndpoints
 type PostWebhooksEndpointsResponse201Headers struct {
+	IdempotentReplayed  *string
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
@@ -37040,8 +39345,12 @@ type PostWebhooksEndpointsResponse struct {
 	JSON400 *Error
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -37075,9 +39384,19 @@ func (r PostWebhooksEndpointsResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostWebhooksEndpointsResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r PostWebhooksEndpointsResponse) GetJSON415() *Error {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostWebhooksEndpointsResponse) GetJSON422() *Error {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -37465,6 +39784,7 @@ func (r PatchWebhooksEndpointsIdResponse) ContentType() string {
 
 // PostWebhooksEndpointsIdRotateSecretResponse200Headers the declared response headers of an HTTP 200 response for PostWebhooksEndpointsIdRotateSecret
 type PostWebhooksEndpointsIdRotateSecretResponse200Headers struct {
+	IdempotentReplayed  *string
 	XRateLimitLimit     *int
 	XRateLimitRemaining *int
 	XRateLimitReset     *int
@@ -37493,6 +39813,11 @@ type PostWebhooksEndpointsIdRotateSecretResponse struct {
 			// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
 			Id openapi_types.UUID `json:"id"`
 
+			// PreviousSecretExpiresAt until when the old secret still signs; null when it stopped at once
+			//
+			// Example: 2026-01-02T15:04:05.000Z
+			PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
+
 			// Secret whsec_...
 			Secret string `json:"secret"`
 		} `json:"data,omitempty"`
@@ -37501,10 +39826,16 @@ type PostWebhooksEndpointsIdRotateSecretResponse struct {
 		Message *string `json:"message,omitempty"`
 		Success bool    `json:"success"`
 	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -37523,6 +39854,11 @@ func (r PostWebhooksEndpointsIdRotateSecretResponse) GetJSON200() *struct {
 		// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
 		Id openapi_types.UUID `json:"id"`
 
+		// PreviousSecretExpiresAt until when the old secret still signs; null when it stopped at once
+		//
+		// Example: 2026-01-02T15:04:05.000Z
+		PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
+
 		// Secret whsec_...
 		Secret string `json:"secret"`
 	} `json:"data,omitempty"`
@@ -37534,6 +39870,11 @@ func (r PostWebhooksEndpointsIdRotateSecretResponse) GetJSON200() *struct {
 	return r.JSON200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostWebhooksEndpointsIdRotateSecretResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r PostWebhooksEndpointsIdRotateSecretResponse) GetJSON401() *Error {
 	return r.JSON401
@@ -37542,6 +39883,16 @@ func (r PostWebhooksEndpointsIdRotateSecretResponse) GetJSON401() *Error {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r PostWebhooksEndpointsIdRotateSecretResponse) GetJSON404() *Error {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostWebhooksEndpointsIdRotateSecretResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostWebhooksEndpointsIdRotateSecretResponse) GetJSON422() *Error {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -38483,7 +40834,7 @@ func (c *ClientWithResponses) GetCheckoutLinksIdWithResponse(ctx context.Context
 
 // PatchCheckoutLinksIdWithBodyWithResponse Update a checkout link
 //
-// title, description (null clears), redirect_url (null removes), success_message (null clears), status (active or inactive). amount, currency and invoice_id cannot change (400).
+// title, description (null clears), redirect_url (null removes), success_message (null clears), status (active or inactive), metadata (the keys sent are set, a key sent as "" is removed). amount, currency and invoice_id cannot change (400). A one_time link already paid cannot be made active again (422 INVALID_STATE).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -38498,7 +40849,7 @@ func (c *ClientWithResponses) PatchCheckoutLinksIdWithBodyWithResponse(ctx conte
 
 // PatchCheckoutLinksIdWithResponse Update a checkout link
 //
-// title, description (null clears), redirect_url (null removes), success_message (null clears), status (active or inactive). amount, currency and invoice_id cannot change (400).
+// title, description (null clears), redirect_url (null removes), success_message (null clears), status (active or inactive), metadata (the keys sent are set, a key sent as "" is removed). amount, currency and invoice_id cannot change (400). A one_time link already paid cannot be made active again (422 INVALID_STATE).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -38567,7 +40918,7 @@ func (c *ClientWithResponses) GetCustomersIdWithResponse(ctx context.Context, id
 	return ParseGetCustomersIdResponse(rsp)
 }
 
-// PatchCustomersIdWithBodyWithResponse Update a customer's names
+// PatchCustomersIdWithBodyWithResponse Update a customer's names and metadata
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -38580,7 +40931,7 @@ func (c *ClientWithResponses) PatchCustomersIdWithBodyWithResponse(ctx context.C
 	return ParsePatchCustomersIdResponse(rsp)
 }
 
-// PatchCustomersIdWithResponse Update a customer's names
+// PatchCustomersIdWithResponse Update a customer's names and metadata
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -38683,7 +41034,7 @@ func (c *ClientWithResponses) GetCustomersIdCryptoWalletsWithResponse(ctx contex
 
 // PostCustomersIdKycInitiateWithBodyWithResponse Start a hosted tier 1 verification
 //
-// Answers PENDING with the URL to send the customer to. Accepts X-Idempotency-Key.
+// Answers PENDING with the URL to send the customer to. In live with Paystack as the KYC provider, tier 1 is Paystack customer identification (the BVN checked against a bank account in the customer's name): bvn and bank_account are then required (400 naming each missing field), there is no verification_url, and the outcome arrives as Paystack's notification (see GET .../verifications/{verification_id} and the customer.tier1_verified webhook). The sandbox needs neither. The BVN and account number go to the provider only; the verification keeps their last 4 digits. Accepts X-Idempotency-Key.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -38698,7 +41049,7 @@ func (c *ClientWithResponses) PostCustomersIdKycInitiateWithBodyWithResponse(ctx
 
 // PostCustomersIdKycInitiateWithResponse Start a hosted tier 1 verification
 //
-// Answers PENDING with the URL to send the customer to. Accepts X-Idempotency-Key.
+// Answers PENDING with the URL to send the customer to. In live with Paystack as the KYC provider, tier 1 is Paystack customer identification (the BVN checked against a bank account in the customer's name): bvn and bank_account are then required (400 naming each missing field), there is no verification_url, and the outcome arrives as Paystack's notification (see GET .../verifications/{verification_id} and the customer.tier1_verified webhook). The sandbox needs neither. The BVN and account number go to the provider only; the verification keeps their last 4 digits. Accepts X-Idempotency-Key.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -38885,6 +41236,64 @@ func (c *ClientWithResponses) GetCustomersIdVirtualAccountsWithResponse(ctx cont
 	return ParseGetCustomersIdVirtualAccountsResponse(rsp)
 }
 
+// GetEventsWithResponse List events (newest first, cursor paging)
+//
+// Every event of the caller's merchant and environment, kept at least 30 days, with the data its webhooks carried.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/events (the `GetEvents` operationId).
+func (c *ClientWithResponses) GetEventsWithResponse(ctx context.Context, params *GetEventsParams, reqEditors ...RequestEditorFn) (*GetEventsResponse, error) {
+	rsp, err := c.GetEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetEventsResponse(rsp)
+}
+
+// GetEventsIdWithResponse Get an event
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/events/{id} (the `GetEventsId` operationId).
+func (c *ClientWithResponses) GetEventsIdWithResponse(ctx context.Context, id string, params *GetEventsIdParams, reqEditors ...RequestEditorFn) (*GetEventsIdResponse, error) {
+	rsp, err := c.GetEventsId(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetEventsIdResponse(rsp)
+}
+
+// PostEventsIdResendWithBodyWithResponse Deliver an event again
+//
+// Queues a new delivery of the event to the endpoint endpoint_id (active, subscribed or not), or without it to every active endpoint subscribed to the event now. Each delivery is retried and logged (GET /v1/webhooks/logs) like any other. At most 60 resends per minute per merchant and environment. Accepts X-Idempotency-Key. The body is optional.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/events/{id}/resend (the `PostEventsIdResend` operationId).
+func (c *ClientWithResponses) PostEventsIdResendWithBodyWithResponse(ctx context.Context, id string, params *PostEventsIdResendParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostEventsIdResendResponse, error) {
+	rsp, err := c.PostEventsIdResendWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostEventsIdResendResponse(rsp)
+}
+
+// PostEventsIdResendWithResponse Deliver an event again
+//
+// Queues a new delivery of the event to the endpoint endpoint_id (active, subscribed or not), or without it to every active endpoint subscribed to the event now. Each delivery is retried and logged (GET /v1/webhooks/logs) like any other. At most 60 resends per minute per merchant and environment. Accepts X-Idempotency-Key. The body is optional.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/events/{id}/resend (the `PostEventsIdResend` operationId).
+func (c *ClientWithResponses) PostEventsIdResendWithResponse(ctx context.Context, id string, params *PostEventsIdResendParams, body PostEventsIdResendJSONRequestBody, reqEditors ...RequestEditorFn) (*PostEventsIdResendResponse, error) {
+	rsp, err := c.PostEventsIdResend(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostEventsIdResendResponse(rsp)
+}
+
 // GetHealthWithResponse Liveness: the process answers
 //
 // Returns a wrapper object for the known response body format(s).
@@ -38967,7 +41376,7 @@ func (c *ClientWithResponses) GetInvoicesIdWithResponse(ctx context.Context, id 
 
 // PatchInvoicesIdWithBodyWithResponse Update a draft or pending invoice
 //
-// Only the fields sent change; due_date null removes it, notes null clears them; status may be draft, pending or canceled. Paid -> 422 INVOICE_PAID; overdue or canceled -> 422 INVALID_STATE.
+// Only the fields sent change; due_date null removes it, notes null clears them; status may be draft, pending or canceled; metadata: the keys sent are set, a key sent as "" is removed. Paid -> 422 INVOICE_PAID; overdue or canceled -> 422 INVALID_STATE.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -38982,7 +41391,7 @@ func (c *ClientWithResponses) PatchInvoicesIdWithBodyWithResponse(ctx context.Co
 
 // PatchInvoicesIdWithResponse Update a draft or pending invoice
 //
-// Only the fields sent change; due_date null removes it, notes null clears them; status may be draft, pending or canceled. Paid -> 422 INVOICE_PAID; overdue or canceled -> 422 INVALID_STATE.
+// Only the fields sent change; due_date null removes it, notes null clears them; status may be draft, pending or canceled; metadata: the keys sent are set, a key sent as "" is removed. Paid -> 422 INVOICE_PAID; overdue or canceled -> 422 INVALID_STATE.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -39398,7 +41807,7 @@ func (c *ClientWithResponses) GetPaymentsOnrampsIdWithResponse(ctx context.Conte
 
 // GetPaymentsRatesWithResponse Exchange rates (quotes with lockable ids)
 //
-// Buy = the volume-weighted average of the asks of the asset's NGN book needed to fill the size, plus the configured spread; sell = the same over the bids, minus it. Only levels within the configured band around the reference price (+-2% by default) count, so an order far off the market neither moves nor blocks a quote; when they cannot fill the size the answer is 503 RATE_UNAVAILABLE with Retry-After. The reference price itself when that side of the book is empty. The size is `amount` (in the from currency) or 100 units of the asset. Each quote is stored with an id valid until expires_at (60 s by default) and usable once. Without filters, every asset and side is quoted.
+// Buy = the volume-weighted average of the asks of the asset's NGN book needed to fill the size, plus the configured spread; sell = the same over the bids, minus it. Only levels within the configured band around the reference price (+-2% by default) count, so an order far off the market neither moves nor blocks a quote; the reference follows the book's depth-weighted mid (smoothed; a jump is followed only once it persists). When the band cannot fill the size, the environment's treasury quotes from its inventory at the reference plus the spread (source treasury) while its limits allow; only an exhausted treasury answers 503 RATE_UNAVAILABLE with Retry-After. The size is `amount` (in the from currency) or 100 units of the asset. Each quote is stored with an id valid until expires_at (60 s by default) and usable once. Without filters, every asset and side is quoted.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -39742,7 +42151,7 @@ func (c *ClientWithResponses) GetProductsIdWithResponse(ctx context.Context, id 
 
 // PatchProductsIdWithBodyWithResponse Update a product
 //
-// Only the fields sent change. description: null clears it; stock_quantity: null makes stock unlimited; status moves between active, inactive and archived.
+// Only the fields sent change. metadata: the keys sent are set, a key sent as "" is removed. description: null clears it; stock_quantity: null makes stock unlimited; status moves between active, inactive and archived.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -39757,7 +42166,7 @@ func (c *ClientWithResponses) PatchProductsIdWithBodyWithResponse(ctx context.Co
 
 // PatchProductsIdWithResponse Update a product
 //
-// Only the fields sent change. description: null clears it; stock_quantity: null makes stock unlimited; status moves between active, inactive and archived.
+// Only the fields sent change. metadata: the keys sent are set, a key sent as "" is removed. description: null clears it; stock_quantity: null makes stock unlimited; status moves between active, inactive and archived.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -40013,6 +42422,66 @@ func (c *ClientWithResponses) GetTradingOrdersByClientIdClientOrderIdWithRespons
 	return ParseGetTradingOrdersByClientIdClientOrderIdResponse(rsp)
 }
 
+// PatchTradingOrdersByClientIdClientOrderIdWithBodyWithResponse Amend an order by your client order id
+//
+// Changes a resting limit order in place (same id, client_order_id and fills). quantity is the new total quantity, filled included; price the new limit price; send either or both. The same price with a smaller quantity keeps the order's place in the queue; a new price or a larger quantity puts it at the back of the queue at that price, and a new price that crosses the book trades at once (self-trade prevention as placed; a post-only order that would trade is refused with 400 and left as it was). A quantity at or below the filled quantity cancels the rest. The lock on your balance follows (422 INSUFFICIENT_BALANCE if a larger order needs more than is available; nothing changes). Answered only after the amend is durable in the journal. FILLED or CANCELLED orders cannot be amended (422 INVALID_STATE).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/trading/orders/by-client-id/{client_order_id} (the `PatchTradingOrdersByClientIdClientOrderId` operationId).
+func (c *ClientWithResponses) PatchTradingOrdersByClientIdClientOrderIdWithBodyWithResponse(ctx context.Context, clientOrderId string, params *PatchTradingOrdersByClientIdClientOrderIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchTradingOrdersByClientIdClientOrderIdResponse, error) {
+	rsp, err := c.PatchTradingOrdersByClientIdClientOrderIdWithBody(ctx, clientOrderId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchTradingOrdersByClientIdClientOrderIdResponse(rsp)
+}
+
+// PatchTradingOrdersByClientIdClientOrderIdWithResponse Amend an order by your client order id
+//
+// Changes a resting limit order in place (same id, client_order_id and fills). quantity is the new total quantity, filled included; price the new limit price; send either or both. The same price with a smaller quantity keeps the order's place in the queue; a new price or a larger quantity puts it at the back of the queue at that price, and a new price that crosses the book trades at once (self-trade prevention as placed; a post-only order that would trade is refused with 400 and left as it was). A quantity at or below the filled quantity cancels the rest. The lock on your balance follows (422 INSUFFICIENT_BALANCE if a larger order needs more than is available; nothing changes). Answered only after the amend is durable in the journal. FILLED or CANCELLED orders cannot be amended (422 INVALID_STATE).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/trading/orders/by-client-id/{client_order_id} (the `PatchTradingOrdersByClientIdClientOrderId` operationId).
+func (c *ClientWithResponses) PatchTradingOrdersByClientIdClientOrderIdWithResponse(ctx context.Context, clientOrderId string, params *PatchTradingOrdersByClientIdClientOrderIdParams, body PatchTradingOrdersByClientIdClientOrderIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchTradingOrdersByClientIdClientOrderIdResponse, error) {
+	rsp, err := c.PatchTradingOrdersByClientIdClientOrderId(ctx, clientOrderId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchTradingOrdersByClientIdClientOrderIdResponse(rsp)
+}
+
+// PostTradingOrdersCountdownCancelAllWithBodyWithResponse Dead-man switch: cancel all your orders on a symbol unless renewed
+//
+// Arms (or renews) a countdown: unless this route is called again within countdown_ms, every open order of yours on the symbol is cancelled (cancel_reason COUNTDOWN). 0 turns it off. The countdown is kept in the engine's journal, so it survives a restart of the gateway or the engine; it fires within about 100 ms after its deadline. One countdown per symbol and environment.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/trading/orders/countdown-cancel-all (the `PostTradingOrdersCountdownCancelAll` operationId).
+func (c *ClientWithResponses) PostTradingOrdersCountdownCancelAllWithBodyWithResponse(ctx context.Context, params *PostTradingOrdersCountdownCancelAllParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostTradingOrdersCountdownCancelAllResponse, error) {
+	rsp, err := c.PostTradingOrdersCountdownCancelAllWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostTradingOrdersCountdownCancelAllResponse(rsp)
+}
+
+// PostTradingOrdersCountdownCancelAllWithResponse Dead-man switch: cancel all your orders on a symbol unless renewed
+//
+// Arms (or renews) a countdown: unless this route is called again within countdown_ms, every open order of yours on the symbol is cancelled (cancel_reason COUNTDOWN). 0 turns it off. The countdown is kept in the engine's journal, so it survives a restart of the gateway or the engine; it fires within about 100 ms after its deadline. One countdown per symbol and environment.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/trading/orders/countdown-cancel-all (the `PostTradingOrdersCountdownCancelAll` operationId).
+func (c *ClientWithResponses) PostTradingOrdersCountdownCancelAllWithResponse(ctx context.Context, params *PostTradingOrdersCountdownCancelAllParams, body PostTradingOrdersCountdownCancelAllJSONRequestBody, reqEditors ...RequestEditorFn) (*PostTradingOrdersCountdownCancelAllResponse, error) {
+	rsp, err := c.PostTradingOrdersCountdownCancelAll(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostTradingOrdersCountdownCancelAllResponse(rsp)
+}
+
 // DeleteTradingOrdersIdWithResponse Cancel an order
 //
 // OPEN or PARTIALLY_FILLED -> CANCELLED, releasing what it locked. FILLED or CANCELLED -> 422 ORDER_NOT_CANCELLABLE.
@@ -40039,6 +42508,36 @@ func (c *ClientWithResponses) GetTradingOrdersIdWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseGetTradingOrdersIdResponse(rsp)
+}
+
+// PatchTradingOrdersIdWithBodyWithResponse Amend an order (quantity and/or price)
+//
+// Changes a resting limit order in place (same id, client_order_id and fills). quantity is the new total quantity, filled included; price the new limit price; send either or both. The same price with a smaller quantity keeps the order's place in the queue; a new price or a larger quantity puts it at the back of the queue at that price, and a new price that crosses the book trades at once (self-trade prevention as placed; a post-only order that would trade is refused with 400 and left as it was). A quantity at or below the filled quantity cancels the rest. The lock on your balance follows (422 INSUFFICIENT_BALANCE if a larger order needs more than is available; nothing changes). Answered only after the amend is durable in the journal. FILLED or CANCELLED orders cannot be amended (422 INVALID_STATE).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/trading/orders/{id} (the `PatchTradingOrdersId` operationId).
+func (c *ClientWithResponses) PatchTradingOrdersIdWithBodyWithResponse(ctx context.Context, id string, params *PatchTradingOrdersIdParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchTradingOrdersIdResponse, error) {
+	rsp, err := c.PatchTradingOrdersIdWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchTradingOrdersIdResponse(rsp)
+}
+
+// PatchTradingOrdersIdWithResponse Amend an order (quantity and/or price)
+//
+// Changes a resting limit order in place (same id, client_order_id and fills). quantity is the new total quantity, filled included; price the new limit price; send either or both. The same price with a smaller quantity keeps the order's place in the queue; a new price or a larger quantity puts it at the back of the queue at that price, and a new price that crosses the book trades at once (self-trade prevention as placed; a post-only order that would trade is refused with 400 and left as it was). A quantity at or below the filled quantity cancels the rest. The lock on your balance follows (422 INSUFFICIENT_BALANCE if a larger order needs more than is available; nothing changes). Answered only after the amend is durable in the journal. FILLED or CANCELLED orders cannot be amended (422 INVALID_STATE).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/trading/orders/{id} (the `PatchTradingOrdersId` operationId).
+func (c *ClientWithResponses) PatchTradingOrdersIdWithResponse(ctx context.Context, id string, params *PatchTradingOrdersIdParams, body PatchTradingOrdersIdJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchTradingOrdersIdResponse, error) {
+	rsp, err := c.PatchTradingOrdersId(ctx, id, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchTradingOrdersIdResponse(rsp)
 }
 
 // PostTradingSandboxFundWithBodyWithResponse Add test funds to your sandbox trading balance (test keys only)
@@ -40121,7 +42620,7 @@ func (c *ClientWithResponses) GetWebhooksEndpointsWithResponse(ctx context.Conte
 
 // PostWebhooksEndpointsWithBodyWithResponse Register a webhook endpoint
 //
-// The secret is returned only here and on rotate-secret. An empty events list subscribes to every event.
+// The secret is returned only here and on rotate-secret. An empty events list subscribes to every event. Accepts X-Idempotency-Key.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -40136,7 +42635,7 @@ func (c *ClientWithResponses) PostWebhooksEndpointsWithBodyWithResponse(ctx cont
 
 // PostWebhooksEndpointsWithResponse Register a webhook endpoint
 //
-// The secret is returned only here and on rotate-secret. An empty events list subscribes to every event.
+// The secret is returned only here and on rotate-secret. An empty events list subscribes to every event. Accepts X-Idempotency-Key.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -40205,13 +42704,30 @@ func (c *ClientWithResponses) PatchWebhooksEndpointsIdWithResponse(ctx context.C
 	return ParsePatchWebhooksEndpointsIdResponse(rsp)
 }
 
-// PostWebhooksEndpointsIdRotateSecretWithResponse Replace the signing secret; the old one stops working at once
+// PostWebhooksEndpointsIdRotateSecretWithBodyWithResponse Replace the signing secret, keeping the old one valid for a while
 //
-// Returns a wrapper object for the known response body format(s).
+// Until previous_secret_expires_at every delivery carries two signatures in X-Svc-Signature, separated by a space (the new secret's, then the old one's), so a receiver with either secret accepts it. expires_in is in seconds: default 86400 (24 h), at most 604800 (7 days), 0 retires the old secret at once. A secret kept by an earlier rotation is dropped. The body is optional. Accepts X-Idempotency-Key.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/webhooks/endpoints/{id}/rotate-secret (the `PostWebhooksEndpointsIdRotateSecret` operationId).
-func (c *ClientWithResponses) PostWebhooksEndpointsIdRotateSecretWithResponse(ctx context.Context, id string, params *PostWebhooksEndpointsIdRotateSecretParams, reqEditors ...RequestEditorFn) (*PostWebhooksEndpointsIdRotateSecretResponse, error) {
-	rsp, err := c.PostWebhooksEndpointsIdRotateSecret(ctx, id, params, reqEditors...)
+func (c *ClientWithResponses) PostWebhooksEndpointsIdRotateSecretWithBodyWithResponse(ctx context.Context, id string, params *PostWebhooksEndpointsIdRotateSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostWebhooksEndpointsIdRotateSecretResponse, error) {
+	rsp, err := c.PostWebhooksEndpointsIdRotateSecretWithBody(ctx, id, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostWebhooksEndpointsIdRotateSecretResponse(rsp)
+}
+
+// PostWebhooksEndpointsIdRotateSecretWithResponse Replace the signing secret, keeping the old one valid for a while
+//
+// Until previous_secret_expires_at every delivery carries two signatures in X-Svc-Signature, separated by a space (the new secret's, then the old one's), so a receiver with either secret accepts it. expires_in is in seconds: default 86400 (24 h), at most 604800 (7 days), 0 retires the old secret at once. A secret kept by an earlier rotation is dropped. The body is optional. Accepts X-Idempotency-Key.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhooks/endpoints/{id}/rotate-secret (the `PostWebhooksEndpointsIdRotateSecret` operationId).
+func (c *ClientWithResponses) PostWebhooksEndpointsIdRotateSecretWithResponse(ctx context.Context, id string, params *PostWebhooksEndpointsIdRotateSecretParams, body PostWebhooksEndpointsIdRotateSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*PostWebhooksEndpointsIdRotateSecretResponse, error) {
+	rsp, err := c.PostWebhooksEndpointsIdRotateSecret(ctx, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -40988,6 +43504,20 @@ func ParsePostApiKeysResponse(rsp *http.Response) (*PostApiKeysResponse, error) 
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41007,6 +43537,13 @@ func ParsePostApiKeysResponse(rsp *http.Response) (*PostApiKeysResponse, error) 
 	switch {
 	case rsp.StatusCode == 201:
 		var headers PostApiKeysResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -41256,6 +43793,13 @@ func ParsePatchApiKeysIdRevokeResponse(rsp *http.Response) (*PatchApiKeysIdRevok
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41277,6 +43821,20 @@ func ParsePatchApiKeysIdRevokeResponse(rsp *http.Response) (*PatchApiKeysIdRevok
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41296,6 +43854,13 @@ func ParsePatchApiKeysIdRevokeResponse(rsp *http.Response) (*PatchApiKeysIdRevok
 	switch {
 	case rsp.StatusCode == 200:
 		var headers PatchApiKeysIdRevokeResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -42392,6 +44957,13 @@ func ParsePostAuthVerifyEmailResponse(rsp *http.Response) (*PostAuthVerifyEmailR
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42664,6 +45236,13 @@ func ParsePostCheckoutLinksResponse(rsp *http.Response) (*PostCheckoutLinksRespo
 	switch {
 	case rsp.StatusCode == 201:
 		var headers PostCheckoutLinksResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -43059,6 +45638,13 @@ func ParsePatchCheckoutLinksIdResponse(rsp *http.Response) (*PatchCheckoutLinksI
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error
@@ -44881,6 +47467,13 @@ func ParsePostCustomersIdNgnVirtualAccountResponse(rsp *http.Response) (*PostCus
 		}
 		response.JSON201 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45959,6 +48552,444 @@ func ParseGetCustomersIdVirtualAccountsResponse(rsp *http.Response) (*GetCustome
 	return response, nil
 }
 
+// ParseGetEventsResponse parses an HTTP response from a GetEventsWithResponse call
+func ParseGetEventsResponse(rsp *http.Response) (*GetEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *EventCursorPage `json:"data,omitempty"`
+
+			// Message optional note for people
+			Message *string `json:"message,omitempty"`
+			Success bool    `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetEventsResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetEventsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetEventsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetEventsIdResponse parses an HTTP response from a GetEventsIdWithResponse call
+func ParseGetEventsIdResponse(rsp *http.Response) (*GetEventsIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetEventsIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *Event `json:"data,omitempty"`
+
+			// Message optional note for people
+			Message *string `json:"message,omitempty"`
+			Success bool    `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetEventsIdResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetEventsIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetEventsIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostEventsIdResendResponse parses an HTTP response from a PostEventsIdResendWithResponse call
+func ParsePostEventsIdResendResponse(rsp *http.Response) (*PostEventsIdResendResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostEventsIdResendResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				EndpointIds []openapi_types.UUID `json:"endpoint_ids"`
+
+				// EventId Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
+				EventId openapi_types.UUID `json:"event_id"`
+			} `json:"data,omitempty"`
+
+			// Message optional note for people
+			Message *string `json:"message,omitempty"`
+			Success bool    `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostEventsIdResendResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostEventsIdResendResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostEventsIdResendResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetHealthResponse parses an HTTP response from a GetHealthWithResponse call
 func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -46196,6 +49227,13 @@ func ParsePostInvoicesResponse(rsp *http.Response) (*PostInvoicesResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46222,6 +49260,13 @@ func ParsePostInvoicesResponse(rsp *http.Response) (*PostInvoicesResponse, error
 	switch {
 	case rsp.StatusCode == 201:
 		var headers PostInvoicesResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -46808,6 +49853,13 @@ func ParsePostInvoicesIdLineItemsResponse(rsp *http.Response) (*PostInvoicesIdLi
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46834,6 +49886,13 @@ func ParsePostInvoicesIdLineItemsResponse(rsp *http.Response) (*PostInvoicesIdLi
 	switch {
 	case rsp.StatusCode == 201:
 		var headers PostInvoicesIdLineItemsResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -47099,6 +50158,13 @@ func ParsePostInvoicesIdSendResponse(rsp *http.Response) (*PostInvoicesIdSendRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47125,6 +50191,13 @@ func ParsePostInvoicesIdSendResponse(rsp *http.Response) (*PostInvoicesIdSendRes
 	switch {
 	case rsp.StatusCode == 200:
 		var headers PostInvoicesIdSendResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -51715,6 +54788,20 @@ func ParsePostProductsResponse(rsp *http.Response) (*PostProductsResponse, error
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -51734,6 +54821,13 @@ func ParsePostProductsResponse(rsp *http.Response) (*PostProductsResponse, error
 	switch {
 	case rsp.StatusCode == 201:
 		var headers PostProductsResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -54307,6 +57401,297 @@ func ParseGetTradingOrdersByClientIdClientOrderIdResponse(rsp *http.Response) (*
 	return response, nil
 }
 
+// ParsePatchTradingOrdersByClientIdClientOrderIdResponse parses an HTTP response from a PatchTradingOrdersByClientIdClientOrderIdWithResponse call
+func ParsePatchTradingOrdersByClientIdClientOrderIdResponse(rsp *http.Response) (*PatchTradingOrdersByClientIdClientOrderIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchTradingOrdersByClientIdClientOrderIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *Order `json:"data,omitempty"`
+
+			// Message optional note for people
+			Message *string `json:"message,omitempty"`
+			Success bool    `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PatchTradingOrdersByClientIdClientOrderIdResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers PatchTradingOrdersByClientIdClientOrderIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PatchTradingOrdersByClientIdClientOrderIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostTradingOrdersCountdownCancelAllResponse parses an HTTP response from a PostTradingOrdersCountdownCancelAllWithResponse call
+func ParsePostTradingOrdersCountdownCancelAllResponse(rsp *http.Response) (*PostTradingOrdersCountdownCancelAllResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostTradingOrdersCountdownCancelAllResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *struct {
+				// CancelAt when the orders are cancelled unless renewed; null when off
+				//
+				// Example: 2026-01-02T15:04:05.000Z
+				CancelAt    *time.Time `json:"cancel_at,omitempty"`
+				CountdownMs *int       `json:"countdown_ms,omitempty"`
+				Symbol      *string    `json:"symbol,omitempty"`
+			} `json:"data,omitempty"`
+
+			// Message optional note for people
+			Message *string `json:"message,omitempty"`
+			Success bool    `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PostTradingOrdersCountdownCancelAllResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostTradingOrdersCountdownCancelAllResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostTradingOrdersCountdownCancelAllResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseDeleteTradingOrdersIdResponse parses an HTTP response from a DeleteTradingOrdersIdWithResponse call
 func ParseDeleteTradingOrdersIdResponse(rsp *http.Response) (*DeleteTradingOrdersIdResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -54571,6 +57956,155 @@ func ParseGetTradingOrdersIdResponse(rsp *http.Response) (*GetTradingOrdersIdRes
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetTradingOrdersIdResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePatchTradingOrdersIdResponse parses an HTTP response from a PatchTradingOrdersIdWithResponse call
+func ParsePatchTradingOrdersIdResponse(rsp *http.Response) (*PatchTradingOrdersIdResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchTradingOrdersIdResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data *Order `json:"data,omitempty"`
+
+			// Message optional note for people
+			Message *string `json:"message,omitempty"`
+			Success bool    `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PatchTradingOrdersIdResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers PatchTradingOrdersIdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PatchTradingOrdersIdResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -55326,12 +58860,26 @@ func ParsePostWebhooksEndpointsResponse(rsp *http.Response) (*PostWebhooksEndpoi
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error
@@ -55352,6 +58900,13 @@ func ParsePostWebhooksEndpointsResponse(rsp *http.Response) (*PostWebhooksEndpoi
 	switch {
 	case rsp.StatusCode == 201:
 		var headers PostWebhooksEndpointsResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -55869,6 +59424,11 @@ func ParsePostWebhooksEndpointsIdRotateSecretResponse(rsp *http.Response) (*Post
 				// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
 				Id openapi_types.UUID `json:"id"`
 
+				// PreviousSecretExpiresAt until when the old secret still signs; null when it stopped at once
+				//
+				// Example: 2026-01-02T15:04:05.000Z
+				PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
+
 				// Secret whsec_...
 				Secret string `json:"secret"`
 			} `json:"data,omitempty"`
@@ -55881,6 +59441,13 @@ func ParsePostWebhooksEndpointsIdRotateSecretResponse(rsp *http.Response) (*Post
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Error
@@ -55895,6 +59462,20 @@ func ParsePostWebhooksEndpointsIdRotateSecretResponse(rsp *http.Response) (*Post
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error
@@ -55915,6 +59496,13 @@ func ParsePostWebhooksEndpointsIdRotateSecretResponse(rsp *http.Response) (*Post
 	switch {
 	case rsp.StatusCode == 200:
 		var headers PostWebhooksEndpointsIdRotateSecretResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
