@@ -37,6 +37,7 @@ type Server struct {
 	Auth     *auth.Service
 	Identity *identity.Service // the merchants, sessions and keys Auth serves
 	client   *fasthttp.Client
+	ln       *fasthttputil.InmemoryListener
 	// Validator checks every response of Do against the document; nil turns it off (a
 	// test of a deliberately undocumented answer).
 	Validator *openapitest.Validator
@@ -90,10 +91,18 @@ func NewWithConfig(t testing.TB, pool *pgxpool.Pool, cfg gateway.Config, routes 
 		<-done
 		id.Stop()
 	})
-	return &Server{Server: srv, Auth: authSvc, Identity: id, Validator: validator, client: &fasthttp.Client{
+	return &Server{Server: srv, Auth: authSvc, Identity: id, Validator: validator, ln: ln, client: &fasthttp.Client{
 		Dial:         func(string) (net.Conn, error) { return ln.Dial() },
 		ReadTimeout:  30 * time.Second,
 		WriteTimeout: 30 * time.Second,
+	}}
+}
+
+// HTTPClient is a net/http client whose every connection reaches this server (any URL's
+// host), for clients built on net/http such as the generated one (gateway/openapi/client).
+func (s *Server) HTTPClient() *http.Client {
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		DialContext: func(context.Context, string, string) (net.Conn, error) { return s.ln.Dial() },
 	}}
 }
 
