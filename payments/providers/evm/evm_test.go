@@ -146,6 +146,7 @@ func (r *rig) status(txHash common.Hash) string {
 }
 
 func TestLiveChainDepositCreditedOnceAfterConfirmations(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	c := r.custody(r.node.URL, 3)
 	ctx := context.Background()
@@ -226,6 +227,7 @@ func (r *rig) reorgOut(p payer, h common.Hash) {
 }
 
 func TestLiveChainReorgBeforeConfirmationsCreditsNothing(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	c := r.custody(r.node.URL, 6)
 	ctx := context.Background()
@@ -256,6 +258,7 @@ func TestLiveChainReorgBeforeConfirmationsCreditsNothing(t *testing.T) {
 }
 
 func TestLiveChainDeepReorgOfACreditRaisesAnAlert(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	c := r.custody(r.node.URL, 1)
 	ctx := context.Background()
@@ -315,6 +318,7 @@ func sendUntil(t *testing.T, c *Custody, req providers.SendRequest) providers.Se
 }
 
 func TestLiveChainSendConfirmedOnce(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	c := r.custody(r.node.URL, 2)
 	r.hot(c, 50_000_000)
@@ -345,6 +349,7 @@ func TestLiveChainSendConfirmedOnce(t *testing.T) {
 }
 
 func TestLiveChainRevertedSendFails(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	c := r.custody(r.node.URL, 1)
 	r.hot(c, 50_000_000)
@@ -358,6 +363,7 @@ func TestLiveChainRevertedSendFails(t *testing.T) {
 }
 
 func TestLiveChainUnderfundedHotWalletWaits(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	c := r.custody(r.node.URL, 1)
 	r.hot(c, 0) // gas, no tokens
@@ -387,6 +393,7 @@ func TestLiveChainUnderfundedHotWalletWaits(t *testing.T) {
 // its broadcast never reaches the node (it dies right after the commit); the next process
 // broadcasts the stored transaction: one transfer, the same hash.
 func TestLiveChainCrashAfterSigningSendsOnce(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	target, _ := url.Parse(r.node.URL)
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -431,6 +438,7 @@ func TestLiveChainCrashAfterSigningSendsOnce(t *testing.T) {
 }
 
 func TestLiveChainStuckSendReplacedAtTheSameNonce(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	c := r.custody(r.node.URL, 1, func(cfg *Config) { cfg.MaxFeeCap = big.NewInt(1); cfg.MinTip = big.NewInt(1) })
 	r.hot(c, 3_000_000)
@@ -459,6 +467,7 @@ func TestLiveChainStuckSendReplacedAtTheSameNonce(t *testing.T) {
 }
 
 func TestLiveChainNodeOutageResumesWithoutGap(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("stops the node for 30 s")
 	}
@@ -502,6 +511,7 @@ func TestLiveChainNodeOutageResumesWithoutGap(t *testing.T) {
 }
 
 func TestLiveChainSweepTopsUpGasAndSweepsToTheHotWallet(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	c := r.custody(r.node.URL, 1, func(cfg *Config) { cfg.Tokens[0].SweepThreshold = money.New(money.USDT, 5_000_000) })
 	hot := r.hot(c, 0)

@@ -293,6 +293,24 @@ func (n *Node) Call(token common.Address, method string, args ...any) (common.Ha
 	return n.SendFromDev(&token, nil, data)
 }
 
+// Start sends a token call from the developer account without waiting for it (the nonce
+// is the node's); Wait for its hash.
+func (n *Node) Start(token common.Address, method string, args ...any) common.Hash {
+	n.t.Helper()
+	data, err := TokenABI().Pack(method, args...)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	ctx, cancel := n.ctx()
+	defer cancel()
+	var h common.Hash
+	arg := map[string]any{"from": n.Dev, "to": token, "gas": hexutil.Uint64(3_000_000), "data": hexutil.Bytes(data)}
+	if err := n.RPC.CallContext(ctx, &h, "eth_sendTransaction", arg); err != nil {
+		n.t.Fatalf("eth_sendTransaction: %v", err)
+	}
+	return h
+}
+
 // TokenBalance is who's balance of token.
 func (n *Node) TokenBalance(token, who common.Address) *big.Int {
 	n.t.Helper()
