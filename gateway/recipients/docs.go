@@ -17,8 +17,8 @@ var types = o.Enum("BANK_ACCOUNT", "CRYPTO_ADDRESS", "US_BANK_ACCOUNT", "SWIFT_B
 var recipientSchema = o.Named("Recipient", o.Obj(map[string]o.Schema{
 	"id": o.UUID(""), "type": types, "customer_id": o.Nullable(o.UUID("")),
 	"bank_account": shapes.BankAccount, "crypto_address": CryptoAddress, "us_bank_account": shapes.USBankAccount,
-	"swift_bank_account": shapes.SWIFTBankAccount, "created_at": o.Time(""),
-}, "id", "type", "created_at"))
+	"swift_bank_account": shapes.SWIFTBankAccount, "metadata": o.Metadata(), "created_at": o.Time(""),
+}, "id", "type", "metadata", "created_at"))
 
 // Docs documents the recipient routes.
 func (rs *Routes) Docs() []o.Op {
@@ -29,12 +29,12 @@ func (rs *Routes) Docs() []o.Op {
 				"(bank types only)." + o.IdempotencyNote,
 			Body: o.Obj(map[string]o.Schema{"type": types, "customer_id": o.UUID("required for US and SWIFT"),
 				"bank_account": shapes.BankAccount, "crypto_address": CryptoAddress, "us_bank_account": shapes.USBankAccount,
-				"swift_bank_account": shapes.SWIFTBankAccount}, "type"),
+				"swift_bank_account": shapes.SWIFTBankAccount, "metadata": o.Metadata()}, "type"),
 			Responses: map[int]o.Response{201: {Description: "the recipient", Data: recipientSchema}},
 			Errors:    []string{"VALIDATION_ERROR", "INVALID_JSON", "NOT_FOUND", "IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_KEY_REUSED"}},
 		{Method: "GET", Path: "/v1/recipients", Tag: "recipients", Summary: "List recipients (extension)",
 			Description: "Our extension of the spec, which shows no recipient reads.",
-			Query:       append([]o.Param{{Name: "type", Schema: types}, {Name: "customer_id", Schema: o.UUID("")}}, o.PagingParams("100")...),
+			Query:       append([]o.Param{{Name: "type", Schema: types}, {Name: "customer_id", Schema: o.UUID("")}, o.MetadataFilter()}, o.PagingParams("100")...),
 			Responses:   map[int]o.Response{200: {Description: "a page of recipients, newest first", Data: o.PageOf(recipientSchema)}},
 			Errors:      []string{"VALIDATION_ERROR"}},
 		{Method: "GET", Path: "/v1/recipients/{id}", Tag: "recipients", Summary: "Get a recipient (extension)",

@@ -5,6 +5,7 @@ package recipients
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/fasthttp/router"
 	"github.com/google/uuid"
@@ -41,11 +42,12 @@ type JSON struct {
 	Type       string  `json:"type"`
 	CustomerID *string `json:"customer_id"`
 	pr.Details
-	CreatedAt string `json:"created_at"`
+	Metadata  map[string]string `json:"metadata"`
+	CreatedAt string            `json:"created_at"`
 }
 
 func out(r pr.Recipient) JSON {
-	j := JSON{ID: r.ID.String(), Type: r.Type, Details: r.Details, CreatedAt: api.Time(r.CreatedAt)}
+	j := JSON{ID: r.ID.String(), Type: r.Type, Details: r.Details, Metadata: r.Metadata.OrEmpty(), CreatedAt: api.Time(r.CreatedAt)}
 	if r.CustomerID != nil {
 		s := r.CustomerID.String()
 		j.CustomerID = &s
@@ -54,12 +56,13 @@ func out(r pr.Recipient) JSON {
 }
 
 type createBody struct {
-	Type             string     `json:"type"`
-	CustomerID       *string    `json:"customer_id"`
-	BankAccount      *pr.Bank   `json:"bank_account"`
-	CryptoAddress    *pr.Crypto `json:"crypto_address"`
-	USBankAccount    *pr.USBank `json:"us_bank_account"`
-	SWIFTBankAccount *pr.SWIFT  `json:"swift_bank_account"`
+	Type             string          `json:"type"`
+	CustomerID       *string         `json:"customer_id"`
+	BankAccount      *pr.Bank        `json:"bank_account"`
+	CryptoAddress    *pr.Crypto      `json:"crypto_address"`
+	USBankAccount    *pr.USBank      `json:"us_bank_account"`
+	SWIFTBankAccount *pr.SWIFT       `json:"swift_bank_account"`
+	Metadata         json.RawMessage `json:"metadata"`
 }
 
 // recipient is the recipients resource for the generic handlers of api.
@@ -73,6 +76,7 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 		if v.Ok() {
 			in.Validate(&v)
 		}
+		in.Metadata, _ = v.Metadata(b.Metadata, false)
 		if err := v.Err(); err != nil {
 			return pr.Recipient{}, err
 		}
@@ -98,6 +102,12 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		}
 		f.CustomerID = &id
 	}
+	md, err := api.MetadataFilter(ctx)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	f.Metadata = md
 	items, total, err := rs.svc.List(api.Ctx(ctx), t, f)
 	if err != nil {
 		api.Fail(ctx, err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -45,7 +46,10 @@ func CheckCustomer(ctx context.Context, q postgres.Querier, t payments.Tenant, i
 // Errors: ErrCustomerNotFound, the database's.
 func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput) (Recipient, error) {
 	r := Recipient{ID: uuid.Must(uuid.NewV7()), Tenant: t, Type: in.Type, CustomerID: in.CustomerID, Details: in.Details,
-		CreatedAt: s.now().UTC().Truncate(time.Microsecond)}
+		Metadata: in.Metadata.OrEmpty(), CreatedAt: s.now().UTC().Truncate(time.Microsecond)}
+	if err := r.Metadata.Validate(); err != nil {
+		return Recipient{}, err
+	}
 	details, err := json.Marshal(r.Details)
 	if err != nil {
 		return Recipient{}, err
@@ -56,8 +60,8 @@ func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput)
 				return err
 			}
 		}
-		_, err := tx.Exec(ctx, `insert into recipients (id, merchant_id, environment, type, customer_id, details, created_at)
-			values ($1, $2, $3, $4, $5, $6, $7)`, r.ID, t.MerchantID, t.Environment, r.Type, r.CustomerID, details, r.CreatedAt)
+		_, err := tx.Exec(ctx, `insert into recipients (id, merchant_id, environment, type, customer_id, details, created_at, metadata)
+			values ($1, $2, $3, $4, $5, $6, $7, $8)`, r.ID, t.MerchantID, t.Environment, r.Type, r.CustomerID, details, r.CreatedAt, r.Metadata)
 		if err != nil {
 			return fmt.Errorf("recipients: insert: %w", err)
 		}
@@ -94,13 +98,19 @@ func (s *Service) List(ctx context.Context, t payments.Tenant, f Filter) ([]Reci
 	}
 	where := `merchant_id = $1 and environment = $2 and deleted_at is null and ($3 = '' or type = $3)
 		and ($4::uuid is null or customer_id = $4)`
+	args := []any{t.MerchantID, t.Environment, f.Type, f.CustomerID}
+	if f.Metadata != nil { // containment, served by recipients_metadata (GIN)
+		args = append(args, f.Metadata.JSON())
+		where += ` and metadata @> $5::jsonb`
+	}
 	var total int64
-	if err := s.pool.QueryRow(ctx, `select count(*) from recipients where `+where, t.MerchantID, t.Environment, f.Type, f.CustomerID).
+	if err := s.pool.QueryRow(ctx, `select count(*) from recipients where `+where, args...).
 		Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("recipients: count: %w", err)
 	}
+	n := len(args)
 	rows, err := s.pool.Query(ctx, `select `+cols+` from recipients where `+where+`
-		order by created_at desc, id desc limit $5 offset $6`, t.MerchantID, t.Environment, f.Type, f.CustomerID, f.Limit, (f.Page-1)*f.Limit)
+		order by created_at desc, id desc limit $`+strconv.Itoa(n+1)+` offset $`+strconv.Itoa(n+2), append(args, f.Limit, (f.Page-1)*f.Limit)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("recipients: list: %w", err)
 	}
@@ -116,14 +126,14 @@ func (s *Service) List(ctx context.Context, t payments.Tenant, f Filter) ([]Reci
 	return out, total, rows.Err()
 }
 
-const cols = `id, merchant_id, environment, type, customer_id, details, created_at`
+const cols = `id, merchant_id, environment, type, customer_id, details, created_at, metadata`
 
 func scan(row pgx.Row) (Recipient, error) {
 	var (
 		r       Recipient
 		details []byte
 	)
-	err := row.Scan(&r.ID, &r.Tenant.MerchantID, &r.Tenant.Environment, &r.Type, &r.CustomerID, &details, &r.CreatedAt)
+	err := row.Scan(&r.ID, &r.Tenant.MerchantID, &r.Tenant.Environment, &r.Type, &r.CustomerID, &details, &r.CreatedAt, &r.Metadata)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, ErrNotFound
 	}

@@ -11,6 +11,7 @@ package recipients
 
 import (
 	"svc/payments"
+	"svc/payments/metadata"
 	"time"
 
 	"github.com/google/uuid"
@@ -34,6 +35,7 @@ type Recipient struct {
 	Type       string
 	CustomerID *uuid.UUID
 	Details    Details
+	Metadata   metadata.Metadata // the merchant's own keys (issue 30)
 	CreatedAt  time.Time
 }
 
@@ -101,12 +103,14 @@ type CreateInput struct {
 	Type       string
 	CustomerID *uuid.UUID
 	Details    Details
+	Metadata   metadata.Metadata // checked by payments/metadata
 }
 
 // Filter selects a page of recipients, newest first.
 type Filter struct {
 	Type       string // "" for every type
 	CustomerID *uuid.UUID
+	Metadata   metadata.Filter // nil for any
 	Page       int
 	Limit      int
 }
