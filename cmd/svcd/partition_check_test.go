@@ -531,18 +531,41 @@ func checkPartitionHistory(t *testing.T, h *history, pool *pgxpool.Pool, brokers
 			}
 		}
 	}
+	// The same against the recorded terms (the database's clock is this machine's): an order
+	// acknowledged under epoch e was sent before term e+1 began, since epoch e stopped
+	// acknowledging before its lease expired there, which is before e+1 could take it.
 	var terms []string
+	began := map[uint64]time.Time{}
 	rows, err := pool.Query(ctx, `select epoch, holder, acquired_at from engine_lease_terms where environment = 'sandbox' order by epoch`)
-	if err == nil {
-		for rows.Next() {
-			var e int64
-			var holder string
-			var at time.Time
-			if rows.Scan(&e, &holder, &at) == nil {
-				terms = append(terms, fmt.Sprintf("%d from %s (%d acknowledged)", e, at.Format("15:04:05.000"), len(byEpoch[uint64(e)])))
-			}
+	if err != nil {
+		t.Fatalf("checker: lease terms: %v", err)
+	}
+	for rows.Next() {
+		var e int64
+		var holder string
+		var at time.Time
+		if err := rows.Scan(&e, &holder, &at); err != nil {
+			t.Fatal(err)
 		}
-		rows.Close()
+		began[uint64(e)] = at
+		terms = append(terms, fmt.Sprintf("%d from %s (%d acknowledged)", e, at.Format("15:04:05.000"), len(byEpoch[uint64(e)])))
+	}
+	rows.Close()
+	for e, acks := range byEpoch {
+		for next := e + 1; next <= maxEpoch; next++ {
+			at, ok := began[next]
+			if !ok {
+				continue
+			}
+			for _, a := range acks {
+				if a.sent.After(at.Add(10 * time.Millisecond)) {
+					overlaps++
+					t.Errorf("OVERLAP: epoch %d acknowledged order %s sent at %s, after term %d began at %s",
+						e, a.id, a.sent.Format("15:04:05.000"), next, at.Format("15:04:05.000"))
+				}
+			}
+			break // the first later term is the tightest bound
+		}
 	}
 
 	// 4. The journal package's own reader agrees, and a replay from scratch gives the API's
