@@ -563,6 +563,7 @@ func (s *Service) offramp(ctx context.Context, tx pgx.Tx, env string, id uuid.UU
 	d, err := s.cfg.Offramps.ReceiveCrypto(ctx, sp, payments.Tenant{MerchantID: merchant, Environment: env}, id, c.Chain, c.Address, c.Amount, c.TxHash)
 	var coded interface{ APICode() string }
 	var field interface{ APIField() string }
+	var down *providers.UnavailableError
 	switch {
 	case err == nil:
 		if err := sp.Commit(ctx); err != nil {
@@ -570,7 +571,10 @@ func (s *Service) offramp(ctx context.Context, tx pgx.Tx, env string, id uuid.UU
 		}
 		return Result{Status: Processed, Outcome: "offramp " + id.String() + " deposit " + d.ID.String() + " (" + d.Status + "): " + desc,
 			DepositID: &d.ID}, nil
-	case errors.As(err, &field), errors.As(err, &coded) && coded.APICode() != "PROVIDER_UNAVAILABLE" && !errors.Is(err, offramps.ErrNoPrice):
+	case errors.As(err, &down), errors.Is(err, offramps.ErrNoPrice), errors.Is(err, offramps.ErrCustomersUnavailable):
+		_ = sp.Rollback(ctx)
+		return Result{}, err // not now (the bank down or not configured, no price): the job retries
+	case errors.As(err, &field), errors.As(err, &coded):
 		_ = sp.Rollback(ctx)
 		return Result{Status: Rejected, Outcome: "offramp " + id.String() + " refused the deposit (" + err.Error() + "): " + desc, Refusal: err}, nil
 	default:
