@@ -1,6 +1,7 @@
 package events_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -8,13 +9,19 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"svc/payments/events"
-	"svc/payments/paymentstest"
+	"svc/payments/jobs"
 	"svc/persistence/postgres"
+	"svc/persistence/postgres/pgtest"
 )
 
 func TestRecord(t *testing.T) {
-	pool, ctx := paymentstest.New(t)
-	rec, _ := paymentstest.Recorder(t, pool)
+	pool, _ := pgtest.New(t)
+	ctx := context.Background()
+	client, err := jobs.New(pool, jobs.Config{}) // insert-only
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := events.NewRecorder(client)
 	m1, m2 := uuid.New(), uuid.New()
 	endpoint := func(m uuid.UUID, env string, subs []string, active bool) uuid.UUID {
 		id := uuid.New()

@@ -4,6 +4,7 @@ package events
 // sends (POST /webhooks/endpoints/:id/test) and documentation.
 func Sample(typ Type) any {
 	s := func(v string) *string { return &v }
+	md := map[string]string{"order_id": "test_order"}
 	switch typ {
 	case DepositReceived, DepositPendingWithdrawal, DepositSettled, DepositFailed, DepositFlagged:
 		return Deposit{ID: "test_deposit", OnrampID: "test_onramp", Amount: "150000.00", Currency: "NGN",
@@ -31,10 +32,10 @@ func Sample(typ Type) any {
 		return Payout{ID: "test_payout", SourceType: "offramp", SourceID: "test_offramp", Amount: "150000.00",
 			Currency: "NGN", Status: "COMPLETED", BankCode: "000", AccountNumber: "0000000000", Reference: "test_reference"}
 	case CustomerCreated, CustomerTier1Verified, CustomerTier2Verified:
-		return Customer{ID: "test_customer", Email: "customer@example.com", FirstName: "Test", LastName: "Customer", KYCTier: "TIER_1"}
+		return Customer{ID: "test_customer", Email: "customer@example.com", FirstName: "Test", LastName: "Customer", KYCTier: "TIER_1", Metadata: md}
 	case CustomerTier2Rejected:
 		return Customer{ID: "test_customer", Email: "customer@example.com", FirstName: "Test", LastName: "Customer",
-			KYCTier: "TIER_1", Reason: s("test rejection")}
+			KYCTier: "TIER_1", Reason: s("test rejection"), Metadata: md}
 	case CustomerBalanceCredited, CustomerBalanceRefunded:
 		return CustomerBalance{CustomerID: "test_customer", Asset: "USDT", Amount: "100.000000", Balance: "100.000000",
 			DepositID: s("test_deposit")}
@@ -43,7 +44,7 @@ func Sample(typ Type) any {
 			Address: "test_address", TxHash: "test_tx_hash"}
 	case CheckoutPaymentCompleted:
 		return CheckoutPayment{ID: "test_deposit", CheckoutLinkID: "test_checkout", InvoiceID: s("test_invoice"),
-			Amount: "150000.00", Currency: "NGN", CustomerEmail: s("customer@example.com")}
+			Amount: "150000.00", Currency: "NGN", CustomerEmail: s("customer@example.com"), Metadata: md}
 	case CheckoutPaymentFailed:
 		return CheckoutPayment{ID: "test_deposit", CheckoutLinkID: "test_checkout", InvoiceID: s("test_invoice"),
 			Amount: "150000.00", Currency: "NGN", CustomerEmail: s("customer@example.com"),

@@ -1,6 +1,7 @@
 package ledger_test
 
 import (
+	"context"
 	"errors"
 	"math"
 	"testing"
@@ -9,7 +10,7 @@ import (
 
 	"svc/payments/ledger"
 	"svc/payments/money"
-	"svc/payments/paymentstest"
+	"svc/persistence/postgres/pgtest"
 )
 
 // Issue 32 item 5: every balance an entry records is checked, not only the final one. An
@@ -17,7 +18,8 @@ import (
 // first entry would pass int64: refused, nothing written (before, the entry recorded a
 // wrapped, negative balance_after).
 func TestRunningBalanceOverflowIsRefused(t *testing.T) {
-	pool, ctx := paymentstest.New(t)
+	pool, _ := pgtest.New(t)
+	ctx := context.Background()
 	merchant := uuid.New()
 	acct := ledger.Merchant(merchant, ledger.Available)
 	near := money.New(money.USDT, math.MaxInt64-10)
