@@ -293,15 +293,21 @@ func (c *Custody) nextNonce(ctx context.Context, tx pgx.Tx, from common.Address)
 // top of what its signed, unconfirmed sends will take, and gas for it.
 func (c *Custody) covered(ctx context.Context, tx pgx.Tx, r sendRow, f fees, gas uint64) error {
 	from := common.HexToAddress(r.From)
+	cctx, cancel := c.call(ctx)
+	defer cancel()
+	// Signed sends at or above the address's mined nonce have not taken their funds yet; those
+	// below it are mined (their confirmations may still accrue) and already left the balance.
+	mined, err := c.client.NonceAt(cctx, from, nil)
+	if err != nil {
+		return c.unavailable("nonce", err)
+	}
 	var committedToken, committedNative string
 	if err := tx.QueryRow(ctx, `select coalesce(sum(value) filter (where token = $3 and kind <> 'TOPUP'), 0)::text,
 			coalesce(sum(value) filter (where kind = 'TOPUP'), 0)::text
-		from evm_sends where chain = $1 and from_address = $2 and status = 'SIGNED'`, c.chain, r.From, r.Token).
+		from evm_sends where chain = $1 and from_address = $2 and status = 'SIGNED' and nonce >= $4`, c.chain, r.From, r.Token, int64(mined)).
 		Scan(&committedToken, &committedNative); err != nil {
 		return fmt.Errorf("evm custody: committed funds: %w", err)
 	}
-	cctx, cancel := c.call(ctx)
-	defer cancel()
 	native, err := c.client.BalanceAt(cctx, from, nil)
 	if err != nil {
 		return c.unavailable("balance", err)

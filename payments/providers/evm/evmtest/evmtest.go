@@ -111,6 +111,7 @@ type Node struct {
 	Dev     common.Address // the prefunded, unlocked developer account
 	Period  int
 	stopped bool
+	nonce   *uint64 // the developer account's next nonce while Start sends without waiting
 }
 
 // Start runs a node for t (stopped at cleanup); it skips t, saying why, only when geth
@@ -213,6 +214,7 @@ func (n *Node) ctx() (context.Context, context.CancelFunc) {
 // it answers the transaction hash and whether it succeeded.
 func (n *Node) SendFromDev(to *common.Address, value *big.Int, data []byte) (common.Hash, bool) {
 	n.t.Helper()
+	n.nonce = nil // the node assigns it again
 	ctx, cancel := n.ctx()
 	defer cancel()
 	arg := map[string]any{"from": n.Dev, "gas": hexutil.Uint64(3_000_000)}
@@ -303,8 +305,17 @@ func (n *Node) Start(token common.Address, method string, args ...any) common.Ha
 	}
 	ctx, cancel := n.ctx()
 	defer cancel()
+	if n.nonce == nil {
+		pn, err := n.Client.PendingNonceAt(ctx, n.Dev)
+		if err != nil {
+			n.t.Fatal(err)
+		}
+		n.nonce = &pn
+	}
 	var h common.Hash
-	arg := map[string]any{"from": n.Dev, "to": token, "gas": hexutil.Uint64(3_000_000), "data": hexutil.Bytes(data)}
+	arg := map[string]any{"from": n.Dev, "to": token, "gas": hexutil.Uint64(3_000_000), "data": hexutil.Bytes(data),
+		"nonce": hexutil.Uint64(*n.nonce)}
+	*n.nonce++
 	if err := n.RPC.CallContext(ctx, &h, "eth_sendTransaction", arg); err != nil {
 		n.t.Fatalf("eth_sendTransaction: %v", err)
 	}
