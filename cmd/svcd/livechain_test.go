@@ -183,6 +183,24 @@ func TestLiveChainFundingWithdrawalAndRefusals(t *testing.T) {
 	if after != before || offramps != 0 || onramps != 0 {
 		t.Fatalf("refused requests wrote rows: withdrawals %d -> %d, offramps %d, onramps %d", before, after, offramps, onramps)
 	}
+
+	// The node goes down: /ready says so (degraded) and stays 200; svcd serves the rest.
+	lc.node.Stop()
+	eventually(t, "/ready shows the chain down", func() bool {
+		resp, err := http.Get(lc.base + "/ready")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var body struct {
+			Data struct {
+				Checks map[string]string `json:"checks"`
+			} `json:"data"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		return resp.StatusCode == 200 && strings.HasPrefix(body.Data.Checks["custody"], "degraded: BASE node down")
+	})
+	c.must(200, "GET", "/v1/payments/withdrawals/"+w.ID, m.LiveKey, nil, &w)
 }
 
 // TestLiveChainOfframpPaidOutInNGN: an offramp's deposit address on BASE receives a real
