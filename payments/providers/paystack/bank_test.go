@@ -5,11 +5,11 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"svc/payments/money"
+	"svc/payments/paymentstest"
 	"svc/payments/providers"
 	"svc/payments/providers/paystack"
 	"svc/payments/providers/paystack/paystacktest"
@@ -425,23 +425,14 @@ func TestConcurrentPayoutsOfOneReferencePayOnce(t *testing.T) {
 	srv, c := setup(t)
 	srv.AddAccount("058", "0123456789", "ADA LOVELACE")
 	req := providers.PayoutRequest{Reference: payoutRef, Rail: providers.RailNGN, Amount: ngn(77_700), BankCode: "058", AccountNumber: "0123456789"}
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for range 8 {
-		wg.Go(func() {
-			res, err := c.Payout(context.Background(), req)
-			if err == nil && res.Status != providers.PayoutSubmitted {
-				err = errors.New("status " + res.Status)
-			}
-			errs <- err
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
+	if err := paymentstest.Race(8, func(int) error {
+		res, err := c.Payout(context.Background(), req)
+		if err == nil && res.Status != providers.PayoutSubmitted {
+			err = errors.New("status " + res.Status)
 		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
 	}
 	if n := len(srv.Transfers()); n != 1 || srv.Balance() != 1_000_000_000-77_700 {
 		t.Fatalf("%d transfers, balance %d", n, srv.Balance())

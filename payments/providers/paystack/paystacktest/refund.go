@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -26,11 +27,7 @@ type Refund struct {
 func (s *Server) Refunds() []Refund {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Refund, 0, len(s.refunds))
-	for _, r := range s.refunds {
-		out = append(out, *r)
-	}
-	return out
+	return copies(slices.Values(s.refunds), len(s.refunds))
 }
 
 // FinishRefund moves the refund of the charge under reference to status ("processed" or
@@ -93,9 +90,8 @@ func (r *Refund) json(withTransaction map[string]any) map[string]any {
 // amount (kobo, optional: the whole charge), currency, customer_note, merchant_note). The
 // amount must be an integer no larger than what is left of the charge; the balance pays it.
 func (s *Server) createRefund(w http.ResponseWriter, r *http.Request) {
-	m, err := body(r)
-	if err != nil {
-		fail(w, http.StatusBadRequest, err.Error(), "")
+	m, ok := request(w, r)
+	if !ok {
 		return
 	}
 	key := str(m, "transaction")
@@ -139,15 +135,11 @@ func (s *Server) createRefund(w http.ResponseWriter, r *http.Request) {
 		}
 		amount = v
 	}
-	switch {
-	case left <= 0:
-		fail(w, http.StatusBadRequest, "Transaction has been fully reversed", "")
-		return
-	case amount > left:
-		fail(w, http.StatusBadRequest, "Refund amount cannot be more than the transaction amount left", "")
-		return
-	case s.balance < amount:
-		fail(w, http.StatusBadRequest, "Your balance is not enough to fulfil this request", "insufficient_balance")
+	if refused(w,
+		check{left <= 0, "Transaction has been fully reversed", ""},
+		check{amount > left, "Refund amount cannot be more than the transaction amount left", ""},
+		check{s.balance < amount, "Your balance is not enough to fulfil this request", "insufficient_balance"},
+	) {
 		return
 	}
 	now := s.now()

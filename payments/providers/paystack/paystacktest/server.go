@@ -27,6 +27,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -257,11 +259,7 @@ func (s *Server) Requests(route string) int {
 func (s *Server) Transfers() []Transfer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Transfer, 0, len(s.transfers))
-	for _, t := range s.transfers {
-		out = append(out, *t)
-	}
-	return out
+	return copies(maps.Values(s.transfers), len(s.transfers))
 }
 
 // Transfer returns the transfer made under reference.
@@ -389,6 +387,45 @@ func body(r *http.Request) (map[string]any, error) {
 	return m, nil
 }
 
+// request decodes the request's JSON object, or answers 400 as Paystack does and says so.
+func request(w http.ResponseWriter, r *http.Request) (map[string]any, bool) {
+	m, err := body(r)
+	if err != nil {
+		fail(w, http.StatusBadRequest, err.Error(), "")
+		return nil, false
+	}
+	return m, true
+}
+
+// check is one documented rule of a request: when broken, the answer is 400 with message and
+// Paystack's error code (none when "").
+type check struct {
+	broken        bool
+	message, code string
+}
+
+// refused answers 400 for the first broken check, in the order Paystack documents them, and
+// says whether it did.
+func refused(w http.ResponseWriter, checks ...check) bool {
+	for _, c := range checks {
+		if c.broken {
+			fail(w, http.StatusBadRequest, c.message, c.code)
+			return true
+		}
+	}
+	return false
+}
+
+// copies returns a copy of each record (taken under s.mu), so callers never share the
+// server's own.
+func copies[T any](all iter.Seq[*T], n int) []T {
+	out := make([]T, 0, n)
+	for v := range all {
+		out = append(out, *v)
+	}
+	return out
+}
+
 func str(m map[string]any, k string) string {
 	v, _ := m[k].(string)
 	return strings.TrimSpace(v)
@@ -459,9 +496,8 @@ func (s *Server) fetchCustomer(w http.ResponseWriter, r *http.Request) {
 var emailRE = regexp.MustCompile(`^[^@\s]+@[^@\s]+\.[^@\s]+$`)
 
 func (s *Server) createCustomer(w http.ResponseWriter, r *http.Request) {
-	m, err := body(r)
-	if err != nil {
-		fail(w, http.StatusBadRequest, err.Error(), "")
+	m, ok := request(w, r)
+	if !ok {
 		return
 	}
 	email := strings.ToLower(str(m, "email"))
@@ -497,9 +533,8 @@ func applyNames(c *customer, m map[string]any) {
 }
 
 func (s *Server) createDVA(w http.ResponseWriter, r *http.Request) {
-	m, err := body(r)
-	if err != nil {
-		fail(w, http.StatusBadRequest, err.Error(), "")
+	m, ok := request(w, r)
+	if !ok {
 		return
 	}
 	slug := str(m, "preferred_bank")
@@ -580,26 +615,17 @@ func (r *recipient) json() map[string]any {
 var tenDigits = regexp.MustCompile(`^[0-9]{10}$`)
 
 func (s *Server) createRecipient(w http.ResponseWriter, r *http.Request) {
-	m, err := body(r)
-	if err != nil {
-		fail(w, http.StatusBadRequest, err.Error(), "")
+	m, ok := request(w, r)
+	if !ok {
 		return
 	}
-	switch {
-	case str(m, "type") != "nuban":
-		fail(w, http.StatusBadRequest, "Recipient type must be nuban for NGN bank accounts", "")
-		return
-	case str(m, "name") == "":
-		fail(w, http.StatusBadRequest, "Name is required", "")
-		return
-	case !tenDigits.MatchString(str(m, "account_number")):
-		fail(w, http.StatusBadRequest, "Account number must be 10 digits", "invalid_account_number")
-		return
-	case banks[str(m, "bank_code")] == "":
-		fail(w, http.StatusBadRequest, "Unknown bank code", "invalid_bank_code")
-		return
-	case m["currency"] != nil && str(m, "currency") != "NGN":
-		fail(w, http.StatusBadRequest, "Currency must be NGN for nuban recipients", "")
+	if refused(w,
+		check{str(m, "type") != "nuban", "Recipient type must be nuban for NGN bank accounts", ""},
+		check{str(m, "name") == "", "Name is required", ""},
+		check{!tenDigits.MatchString(str(m, "account_number")), "Account number must be 10 digits", "invalid_account_number"},
+		check{banks[str(m, "bank_code")] == "", "Unknown bank code", "invalid_bank_code"},
+		check{m["currency"] != nil && str(m, "currency") != "NGN", "Currency must be NGN for nuban recipients", ""},
+	) {
 		return
 	}
 	key := [2]string{str(m, "bank_code"), str(m, "account_number")}
@@ -617,40 +643,29 @@ func (s *Server) createRecipient(w http.ResponseWriter, r *http.Request) {
 var referenceRE = regexp.MustCompile(`^[a-z0-9_-]{16,50}$`)
 
 func (s *Server) createTransfer(w http.ResponseWriter, r *http.Request) {
-	m, err := body(r)
-	if err != nil {
-		fail(w, http.StatusBadRequest, err.Error(), "")
+	m, ok := request(w, r)
+	if !ok {
 		return
 	}
 	n, isNum := m["amount"].(json.Number)
 	amount, aerr := strconv.ParseInt(n.String(), 10, 64)
 	ref := str(m, "reference")
-	switch {
-	case str(m, "source") != "balance":
-		fail(w, http.StatusBadRequest, "Source must be balance", "")
-		return
-	case !isNum || aerr != nil || amount <= 0:
-		fail(w, http.StatusBadRequest, "Amount must be a positive integer in kobo", "invalid_amount")
-		return
-	case m["currency"] != nil && str(m, "currency") != "NGN":
-		fail(w, http.StatusBadRequest, "Currency not supported", "")
-		return
-	case !referenceRE.MatchString(ref):
-		fail(w, http.StatusBadRequest, "The transfer reference contains illegal characters or has the wrong length (16 to 50 of a-z, 0-9, - and _)", "invalid_reference")
+	if refused(w,
+		check{str(m, "source") != "balance", "Source must be balance", ""},
+		check{!isNum || aerr != nil || amount <= 0, "Amount must be a positive integer in kobo", "invalid_amount"},
+		check{m["currency"] != nil && str(m, "currency") != "NGN", "Currency not supported", ""},
+		check{!referenceRE.MatchString(ref), "The transfer reference contains illegal characters or has the wrong length (16 to 50 of a-z, 0-9, - and _)", "invalid_reference"},
+	) {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rc := s.recipients[str(m, "recipient")]
-	switch {
-	case rc == nil:
-		fail(w, http.StatusBadRequest, "Recipient specified is invalid", "invalid_transfer_recipient")
-		return
-	case s.transfers[ref] != nil:
-		fail(w, http.StatusBadRequest, "This reference has already been used on a prior transfer", "duplicate_transfer_reference")
-		return
-	case s.balance < amount:
-		fail(w, http.StatusBadRequest, "Your balance is not enough to fulfil this request", "insufficient_balance")
+	if refused(w,
+		check{rc == nil, "Recipient specified is invalid", "invalid_transfer_recipient"},
+		check{s.transfers[ref] != nil, "This reference has already been used on a prior transfer", "duplicate_transfer_reference"},
+		check{s.balance < amount, "Your balance is not enough to fulfil this request", "insufficient_balance"},
+	) {
 		return
 	}
 	id := s.id()
@@ -826,29 +841,18 @@ var digitsRE = regexp.MustCompile(`^[0-9]+$`)
 // account_number, bvn, bank_code, first_name, last_name, optional middle_name) and answers
 // 202 "Customer Identification in progress"; FinishIdentification gives the outcome.
 func (s *Server) identify(w http.ResponseWriter, r *http.Request) {
-	m, err := body(r)
-	if err != nil {
-		fail(w, http.StatusBadRequest, err.Error(), "")
+	m, ok := request(w, r)
+	if !ok {
 		return
 	}
-	switch {
-	case str(m, "country") != "NG":
-		fail(w, http.StatusBadRequest, "Invalid country: only NG is supported", "invalid_params")
-		return
-	case str(m, "type") != "bank_account":
-		fail(w, http.StatusBadRequest, "Invalid identification type: only bank_account is supported", "invalid_params")
-		return
-	case len(str(m, "bvn")) != 11 || !digitsRE.MatchString(str(m, "bvn")):
-		fail(w, http.StatusBadRequest, "BVN must be 11 digits", "invalid_params")
-		return
-	case len(str(m, "account_number")) != 10 || !digitsRE.MatchString(str(m, "account_number")):
-		fail(w, http.StatusBadRequest, "Account number must be 10 digits", "invalid_params")
-		return
-	case banks[str(m, "bank_code")] == "":
-		fail(w, http.StatusBadRequest, "Unknown bank code", "invalid_params")
-		return
-	case str(m, "first_name") == "" || str(m, "last_name") == "":
-		fail(w, http.StatusBadRequest, "first_name and last_name are required", "invalid_params")
+	if refused(w,
+		check{str(m, "country") != "NG", "Invalid country: only NG is supported", "invalid_params"},
+		check{str(m, "type") != "bank_account", "Invalid identification type: only bank_account is supported", "invalid_params"},
+		check{len(str(m, "bvn")) != 11 || !digitsRE.MatchString(str(m, "bvn")), "BVN must be 11 digits", "invalid_params"},
+		check{len(str(m, "account_number")) != 10 || !digitsRE.MatchString(str(m, "account_number")), "Account number must be 10 digits", "invalid_params"},
+		check{banks[str(m, "bank_code")] == "", "Unknown bank code", "invalid_params"},
+		check{str(m, "first_name") == "" || str(m, "last_name") == "", "first_name and last_name are required", "invalid_params"},
+	) {
 		return
 	}
 	s.mu.Lock()
@@ -874,11 +878,7 @@ func (s *Server) identify(w http.ResponseWriter, r *http.Request) {
 func (s *Server) Identifications() []Identification {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Identification, 0, len(s.idents))
-	for _, id := range s.idents {
-		out = append(out, *id)
-	}
-	return out
+	return copies(maps.Values(s.idents), len(s.idents))
 }
 
 func mask(s string, keepStart, keepEnd int) string {
