@@ -148,26 +148,7 @@ func (s *Service) VerifyTier1(ctx context.Context, t payments.Tenant, id uuid.UU
 	last4 := in.BVN[len(in.BVN)-4:]
 	v := verificationRow{Verification: Verification{ID: vid, CustomerID: id, Tier: 1, Status: Verified, Reason: d.Reason,
 		ProviderReference: d.ProviderReference, CreatedAt: s.clock(), Kind: KindSubmission}, bvnLast4: &last4, bvnHash: s.bvnDigest(in.BVN)}
-	if !d.Approved {
-		v.Status = Rejected
-	}
-	err = idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		var err error
-		if c, err = Load(ctx, tx, t, id, true); err != nil {
-			return err
-		}
-		if err := insertVerification(ctx, tx, t, v); err != nil {
-			return err
-		}
-		if !d.Approved || TierRank(c.KYCTier) >= 1 {
-			return nil
-		}
-		if c, err = s.setTier(ctx, tx, t, id, c.KYCTier, Tier1); err != nil {
-			return err
-		}
-		_, err = s.recorder.Record(ctx, tx, t.MerchantID, t.Environment, events.CustomerTier1Verified, eventData(c, nil))
-		return err
-	})
+	c, err = s.submitted(ctx, t, c, &v, d, Tier1, events.CustomerTier1Verified, "")
 	return v.Verification, c, err
 }
 
@@ -195,32 +176,45 @@ func (s *Service) VerifyTier2(ctx context.Context, t payments.Tenant, id uuid.UU
 	}
 	v := verificationRow{Verification: Verification{ID: vid, CustomerID: id, Tier: 2, Status: Verified, Reason: d.Reason,
 		ProviderReference: d.ProviderReference, CreatedAt: s.clock(), Kind: KindSubmission}, profile: in.Profile}
+	c, err = s.submitted(ctx, t, c, &v, d, Tier2, events.CustomerTier2Verified, events.CustomerTier2Rejected)
+	return v.Verification, c, err
+}
+
+// submitted writes the submission v (Rejected when the provider did not approve it) with the
+// customer locked and, when it passed and the customer is below tier, moves them there and
+// records verified; a rejection records rejected with the reason (when not ""). All in one
+// transaction. It returns the customer as locked and moved (or as it was when a step failed).
+func (s *Service) submitted(ctx context.Context, t payments.Tenant, c Customer, v *verificationRow, d providers.Decision,
+	tier string, verified, rejected events.Type) (Customer, error) {
 	if !d.Approved {
 		v.Status = Rejected
 	}
-	err = idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
-		if c, err = Load(ctx, tx, t, id, true); err != nil {
+		if c, err = Load(ctx, tx, t, v.CustomerID, true); err != nil {
 			return err
 		}
-		if err := insertVerification(ctx, tx, t, v); err != nil {
+		if err := insertVerification(ctx, tx, t, *v); err != nil {
 			return err
 		}
 		if !d.Approved {
+			if rejected == "" {
+				return nil
+			}
 			reason := d.Reason
-			_, err = s.recorder.Record(ctx, tx, t.MerchantID, t.Environment, events.CustomerTier2Rejected, eventData(c, &reason))
+			_, err = s.recorder.Record(ctx, tx, t.MerchantID, t.Environment, rejected, eventData(c, &reason))
 			return err
 		}
-		if c.KYCTier == Tier2 {
+		if TierRank(c.KYCTier) >= TierRank(tier) {
 			return nil
 		}
-		if c, err = s.setTier(ctx, tx, t, id, c.KYCTier, Tier2); err != nil {
+		if c, err = s.setTier(ctx, tx, t, v.CustomerID, c.KYCTier, tier); err != nil {
 			return err
 		}
-		_, err = s.recorder.Record(ctx, tx, t.MerchantID, t.Environment, events.CustomerTier2Verified, eventData(c, nil))
+		_, err = s.recorder.Record(ctx, tx, t.MerchantID, t.Environment, verified, eventData(c, nil))
 		return err
 	})
-	return v.Verification, c, err
+	return c, err
 }
 
 // setTier moves the customer (locked in tx) from tier `from` to `tier` through TierMachine:
