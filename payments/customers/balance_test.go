@@ -1,46 +1,26 @@
 package customers_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"svc/payments"
 	"svc/payments/customers"
-	"svc/payments/events"
-	"svc/payments/jobs"
 	"svc/payments/ledger"
 	"svc/payments/money"
+	"svc/payments/paymentstest"
 	"svc/payments/providers"
-	"svc/persistence/postgres"
-	"svc/persistence/postgres/pgtest"
 )
 
 // Issue 32 item 5: the customer's USD figure adds USD, USDT and USDC with checked arithmetic
 // and the assets' places from payments/money, rounded down to the cent once; a sum beyond
 // int64 is an error, never a wrapped (negative) balance.
 func TestBalanceAddsUSDAssetsChecked(t *testing.T) {
-	pool, _ := pgtest.New(t)
-	ctx := context.Background()
-	inserter, err := jobs.New(pool, jobs.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := customers.NewService(pool, events.NewRecorder(inserter), providers.Default(providers.SandboxConfig{}), nil)
-	credit := func(tn payments.Tenant, id uuid.UUID, a money.Amount) {
-		t.Helper()
-		if err := postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
-			_, err := ledger.Post(ctx, tx, ledger.Transaction{MerchantID: tn.MerchantID, Environment: tn.Environment,
-				Reference: "test:" + uuid.NewString(), Kind: "test.fund", Description: "test funds",
-				Postings: ledger.Move(ledger.System(ledger.External), ledger.Customer(id, ledger.Available), a)})
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pool, ctx := paymentstest.New(t)
+	rec, _ := paymentstest.Recorder(t, pool)
+	svc := customers.NewService(pool, rec, providers.Default(providers.SandboxConfig{}), nil)
 	for _, c := range []struct {
 		name    string
 		credits []money.Amount
@@ -64,7 +44,7 @@ func TestBalanceAddsUSDAssetsChecked(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, a := range c.credits {
-				credit(tn, cu.ID, a)
+				paymentstest.Fund(t, pool, tn, ledger.Customer(cu.ID, ledger.Available), a)
 			}
 			b, err := svc.Balance(ctx, tn, cu.ID)
 			if c.err != nil {

@@ -1,7 +1,6 @@
 package deposits_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -13,23 +12,22 @@ import (
 	"svc/payments/deposits"
 	"svc/payments/money"
 	"svc/payments/onramps"
+	"svc/payments/paymentstest"
 	"svc/persistence/postgres"
-	"svc/persistence/postgres/pgtest"
 )
 
 // TestMoveTxGoesThroughTheMachine: the owner's MoveTx (what payments/offramps calls) refuses
 // a move the deposit machine forbids with a typed error and leaves the row as it was; the
 // allowed one is written.
 func TestMoveTxGoesThroughTheMachine(t *testing.T) {
-	pool, _ := pgtest.New(t)
-	ctx := context.Background()
+	pool, ctx := paymentstest.New(t)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	off, cust := uuid.New(), uuid.New()
 	amt := money.New(money.USDT, 10_000_000)
 	d := deposits.Deposit{ID: uuid.Must(uuid.NewV7()), Tenant: payments.Tenant{MerchantID: uuid.New(), Environment: payments.Sandbox},
 		Type: deposits.TypeCrypto, Status: deposits.Settled, OfframpID: &off, CustomerID: &cust, Amount: amt, SettledAmount: &amt,
 		Settlement: onramps.Settlement{Mode: "INTERNAL_BALANCE", Asset: money.USDT, Chain: "BASE", DestinationAddress: "0xabc"},
-		TxHash: "0xhash", PaymentReference: "offramp:" + off.String(), CreatedAt: now, UpdatedAt: now}
+		TxHash:     "0xhash", PaymentReference: "offramp:" + off.String(), CreatedAt: now, UpdatedAt: now}
 	if err := postgres.InTx(ctx, pool, func(tx pgx.Tx) error { return deposits.CreateTx(ctx, tx, d) }); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package events_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 
@@ -9,19 +8,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"svc/payments/events"
-	"svc/payments/jobs"
+	"svc/payments/paymentstest"
 	"svc/persistence/postgres"
-	"svc/persistence/postgres/pgtest"
 )
 
 func TestRecord(t *testing.T) {
-	pool, _ := pgtest.New(t)
-	ctx := context.Background()
-	client, err := jobs.New(pool, jobs.Config{}) // insert-only
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := events.NewRecorder(client)
+	pool, ctx := paymentstest.New(t)
+	rec, _ := paymentstest.Recorder(t, pool)
 	m1, m2 := uuid.New(), uuid.New()
 	endpoint := func(m uuid.UUID, env string, subs []string, active bool) uuid.UUID {
 		id := uuid.New()

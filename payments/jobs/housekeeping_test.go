@@ -10,9 +10,9 @@ import (
 
 	"svc/payments/idempotency"
 	"svc/payments/jobs"
+	"svc/payments/paymentstest"
 	"svc/payments/providers/mail"
 	"svc/payments/rates"
-	"svc/persistence/postgres/pgtest"
 )
 
 // TestHousekeepingPurgesWhatNobodyCanUse runs the real river client with the periodic
@@ -20,8 +20,7 @@ import (
 // expired quotes, expired idempotency keys, outbox bodies past 24 hours and rows past 30
 // days. What is still usable stays.
 func TestHousekeepingPurgesWhatNobodyCanUse(t *testing.T) {
-	pool, _ := pgtest.New(t)
-	ctx := context.Background()
+	pool, ctx := paymentstest.New(t)
 	now := time.Now().UTC()
 	m := uuid.Must(uuid.NewV7())
 	mustExec := func(sql string, args ...any) {

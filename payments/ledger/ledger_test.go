@@ -19,8 +19,8 @@ import (
 
 	"svc/payments/ledger"
 	"svc/payments/money"
+	"svc/payments/paymentstest"
 	"svc/persistence/postgres"
-	"svc/persistence/postgres/pgtest"
 )
 
 func ngn(s string) money.Amount { return money.MustParse(money.NGN, s) }
@@ -93,8 +93,7 @@ func TestValidateRefusesBeforeSQL(t *testing.T) {
 }
 
 func TestPostUnbalancedWritesNothing(t *testing.T) {
-	pool, _ := pgtest.New(t)
-	ctx := context.Background()
+	pool, ctx := paymentstest.New(t)
 	m, c := uuid.New(), uuid.New()
 	_, err := post(ctx, pool, ledger.Transaction{MerchantID: m, Environment: "sandbox", Reference: "x", Postings: []ledger.Posting{
 		{Account: ledger.System(ledger.External), Amount: ngn("-10")},
@@ -111,8 +110,7 @@ func TestPostUnbalancedWritesNothing(t *testing.T) {
 }
 
 func TestPostBalancesEntriesAndReplay(t *testing.T) {
-	pool, _ := pgtest.New(t)
-	ctx := context.Background()
+	pool, ctx := paymentstest.New(t)
 	m, c := uuid.New(), uuid.New()
 	avail := ledger.Customer(c, ledger.Available)
 	p, err := post(ctx, pool, ledger.Transaction{MerchantID: m, Environment: "sandbox", Reference: "dep-1",
@@ -180,8 +178,7 @@ func TestPostBalancesEntriesAndReplay(t *testing.T) {
 }
 
 func TestInsufficientBalanceLeavesTxUsable(t *testing.T) {
-	pool, _ := pgtest.New(t)
-	ctx := context.Background()
+	pool, ctx := paymentstest.New(t)
 	m := uuid.New()
 	avail, pending := ledger.Merchant(m, ledger.Available), ledger.Merchant(m, ledger.Pending)
 	if _, err := post(ctx, pool, ledger.Transaction{MerchantID: m, Environment: "sandbox", Reference: "fund",
@@ -215,8 +212,7 @@ func TestInsufficientBalanceLeavesTxUsable(t *testing.T) {
 }
 
 func TestDatabaseRefusesNegativeBalance(t *testing.T) {
-	pool, _ := pgtest.New(t)
-	ctx := context.Background()
+	pool, ctx := paymentstest.New(t)
 	m, c := uuid.New(), uuid.New()
 	if _, err := post(ctx, pool, ledger.Transaction{MerchantID: m, Environment: "sandbox", Reference: "fund",
 		Postings: ledger.Move(ledger.System(ledger.External), ledger.Customer(c, ledger.Available), ngn("5"))}); err != nil {
@@ -239,8 +235,7 @@ func TestDatabaseRefusesNegativeBalance(t *testing.T) {
 // 100 parallel debits of 1.00 against a balance of 60.00: exactly 60 succeed, 40 get
 // INSUFFICIENT_BALANCE, and the balance never goes negative.
 func TestConcurrentDebitsNeverOverdraw(t *testing.T) {
-	pool, _ := pgtest.New(t)
-	ctx := context.Background()
+	pool, ctx := paymentstest.New(t)
 	m := uuid.New()
 	avail, pending := ledger.Merchant(m, ledger.Available), ledger.Merchant(m, ledger.Pending)
 	if _, err := post(ctx, pool, ledger.Transaction{MerchantID: m, Environment: "sandbox", Reference: "fund",
@@ -297,8 +292,7 @@ func seed(t *testing.T) uint64 {
 // overdrafts refused) from parallel workers leaves Verify clean; then one corrupted entry
 // makes it fail.
 func TestVerifyAfterRandomWorkloadAndCorruption(t *testing.T) {
-	pool, _ := pgtest.New(t)
-	ctx := context.Background()
+	pool, ctx := paymentstest.New(t)
 	s := seed(t)
 	merchants := []uuid.UUID{uuid.New(), uuid.New()}
 	customers := map[uuid.UUID][]uuid.UUID{}

@@ -1,7 +1,6 @@
 package ledger_test
 
 import (
-	"context"
 	"errors"
 	"math"
 	"testing"
@@ -10,7 +9,7 @@ import (
 
 	"svc/payments/ledger"
 	"svc/payments/money"
-	"svc/persistence/postgres/pgtest"
+	"svc/payments/paymentstest"
 )
 
 // Issue 32 item 5: every balance an entry records is checked, not only the final one. An
@@ -18,8 +17,7 @@ import (
 // first entry would pass int64: refused, nothing written (before, the entry recorded a
 // wrapped, negative balance_after).
 func TestRunningBalanceOverflowIsRefused(t *testing.T) {
-	pool, _ := pgtest.New(t)
-	ctx := context.Background()
+	pool, ctx := paymentstest.New(t)
 	merchant := uuid.New()
 	acct := ledger.Merchant(merchant, ledger.Available)
 	near := money.New(money.USDT, math.MaxInt64-10)

@@ -1,44 +1,30 @@
 package ledger_test
 
 import (
-	"context"
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/google/uuid"
 
 	"svc/payments/ledger"
 	"svc/payments/money"
-	"svc/persistence/postgres/pgtest"
+	"svc/payments/paymentstest"
 )
 
 // TestSystemAccountShards: concurrent posts through one system account spread over its
 // shards (ledger.SystemShards rows), the account's balance and entries are those of all its
 // shards, a replay lands on the same shard, and Verify stays clean.
 func TestSystemAccountShards(t *testing.T) {
-	pool, _ := pgtest.New(t)
-	ctx := context.Background()
+	pool, ctx := paymentstest.New(t)
 	m := uuid.New()
 	ext := ledger.System(ledger.External)
 	const n = 64
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, err := post(ctx, pool, ledger.Transaction{MerchantID: m, Environment: "sandbox", Reference: fmt.Sprintf("dep-%d", i),
-				Postings: ledger.Move(ext, ledger.Customer(uuid.New(), ledger.Available), ngn("10"))})
-			errs <- err
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := paymentstest.Race(n, func(i int) error {
+		_, err := post(ctx, pool, ledger.Transaction{MerchantID: m, Environment: "sandbox", Reference: fmt.Sprintf("dep-%d", i),
+			Postings: ledger.Move(ext, ledger.Customer(uuid.New(), ledger.Available), ngn("10"))})
+		return err
+	}); err != nil {
+		t.Fatal(err)
 	}
 	var rows int
 	if err := pool.QueryRow(ctx, `select count(*) from ledger_accounts where merchant_id = $1 and owner_type = 'system'`, m).Scan(&rows); err != nil {

@@ -1,7 +1,6 @@
 package moneyout_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -14,8 +13,8 @@ import (
 	"svc/payments/ledger"
 	"svc/payments/money"
 	"svc/payments/moneyout"
+	"svc/payments/paymentstest"
 	"svc/persistence/postgres"
-	"svc/persistence/postgres/pgtest"
 )
 
 var errNotFound = errors.New("thing not found")
@@ -37,8 +36,7 @@ func scanThing(row pgx.Row) (thing, error) {
 // TestTable: Get scopes to the tenant (another tenant's record is not found) or reads by id
 // alone; List pages newest first with the total, filtered, and counts past the last page.
 func TestTable(t *testing.T) {
-	pool, _ := pgtest.New(t)
-	ctx := context.Background()
+	pool, ctx := paymentstest.New(t)
 	if _, err := pool.Exec(ctx, `create table things (id uuid primary key, merchant_id uuid not null, environment text not null,
 		status text not null, created_at timestamptz not null)`); err != nil {
 		t.Fatal(err)
@@ -100,8 +98,7 @@ func ids2(ts []thing) []uuid.UUID {
 // TestFundsLegs: hold, settle, release and reverse move the owner's money as their names say,
 // under "<ref>:<leg>", and a repeated leg moves nothing.
 func TestFundsLegs(t *testing.T) {
-	pool, _ := pgtest.New(t)
-	ctx := context.Background()
+	pool, ctx := paymentstest.New(t)
 	tn := payments.Tenant{MerchantID: uuid.New(), Environment: payments.Sandbox}
 	cust := uuid.New()
 	usdt := func(n int64) money.Amount { return money.New(money.USDT, n) }

@@ -1,67 +1,34 @@
 package transfers_test
 
 import (
-	"context"
 	"errors"
-	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"svc/payments"
-	"svc/payments/events"
-	"svc/payments/jobs"
 	"svc/payments/ledger"
 	"svc/payments/money"
+	"svc/payments/paymentstest"
 	"svc/payments/providers"
-	"svc/payments/providers/paystack"
-	"svc/payments/providers/paystack/paystacktest"
-	"svc/payments/rates"
 	"svc/payments/recipients"
 	"svc/payments/transfers"
-	"svc/persistence/postgres"
-	"svc/persistence/postgres/pgtest"
 )
-
-type fixedPrice struct{}
-
-func (fixedPrice) MarketFor(string, money.Asset, string, money.Amount) (rates.Price, error) {
-	return rates.Price{Asset: money.USDT, Side: rates.Sell, Price: 159_200}, nil
-}
 
 // Issue 32 item 4: in live, a transfer the configured bank partner cannot pay (Paystack pays
 // the NGN rail only) is refused at creation with nothing written or debited, instead of being
 // accepted (201, debited) and failed by the payout job.
 func TestLiveTransferOnARailThePartnerCannotPayIsRefusedUpFront(t *testing.T) {
-	pool, _ := pgtest.New(t)
-	ctx := context.Background()
-	ps := paystacktest.New("sk_test_refuse_0123456789")
-	t.Cleanup(ps.Close)
+	pool, ctx := paymentstest.New(t)
+	ps, c := paymentstest.Paystack(t, "sk_test_refuse_0123456789", "dva.example.com")
 	ps.AddAccount("058", "0123456789", "ADA LOVELACE")
-	c, err := paystack.New(paystack.Config{SecretKey: ps.Secret, BaseURL: ps.URL, CustomerEmailDomain: "dva.example.com",
-		Phone: "+2348000000000", Backoff: 5 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	inserter, err := jobs.New(pool, jobs.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec, inserter := paymentstest.Recorder(t, pool)
 	envs := providers.Default(providers.SandboxConfig{})
 	envs.Live.Bank = c
-	svc := transfers.New(pool, transfers.Config{Providers: envs, Prices: fixedPrice{}, Events: events.NewRecorder(inserter), Jobs: inserter})
+	svc := transfers.New(pool, transfers.Config{Providers: envs, Prices: paymentstest.USDTAt, Events: rec, Jobs: inserter})
 
 	tn := payments.Tenant{MerchantID: uuid.New(), Environment: payments.Live}
-	if err := postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
-		_, err := ledger.Post(ctx, tx, ledger.Transaction{MerchantID: tn.MerchantID, Environment: tn.Environment,
-			Reference: "test:fund", Kind: "test.fund", Description: "test funds",
-			Postings: ledger.Move(ledger.System(ledger.External), ledger.Merchant(tn.MerchantID, ledger.Available), money.New(money.USDT, 1_000_000_000))})
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	paymentstest.Fund(t, pool, tn, ledger.Merchant(tn.MerchantID, ledger.Available), money.New(money.USDT, 1_000_000_000))
 	addr := &recipients.PostalAddress{Country: "USA"}
 	bic := "DEUTDEFF"
 	usd := money.MustParse(money.USD, "100.00")
@@ -91,8 +58,8 @@ func TestLiveTransferOnARailThePartnerCannotPayIsRefusedUpFront(t *testing.T) {
 			if err := pool.QueryRow(ctx, `select (select count(*) from transfers), (select count(*) from river_job)`).Scan(&rows, &jobsQueued); err != nil {
 				t.Fatal(err)
 			}
-			if rows != 0 || jobsQueued != 0 || available(t, pool, tn) != money.New(money.USDT, 1_000_000_000) {
-				t.Fatalf("written: %d transfers, %d jobs, available %v", rows, jobsQueued, available(t, pool, tn))
+			if rows != 0 || jobsQueued != 0 || paymentstest.Available(t, pool, tn, ledger.OwnerMerchant, tn.MerchantID, money.USDT) != money.New(money.USDT, 1_000_000_000) {
+				t.Fatalf("written: %d transfers, %d jobs, available %v", rows, jobsQueued, paymentstest.Available(t, pool, tn, ledger.OwnerMerchant, tn.MerchantID, money.USDT))
 			}
 		})
 	}
@@ -105,26 +72,12 @@ func TestLiveTransferOnARailThePartnerCannotPayIsRefusedUpFront(t *testing.T) {
 		}
 	})
 	t.Run("no bank partner at all is 503 PROVIDER_UNAVAILABLE", func(t *testing.T) {
-		none := transfers.New(pool, transfers.Config{Providers: providers.Default(providers.SandboxConfig{}), Prices: fixedPrice{},
-			Events: events.NewRecorder(inserter), Jobs: inserter})
+		none := transfers.New(pool, transfers.Config{Providers: providers.Default(providers.SandboxConfig{}), Prices: paymentstest.USDTAt,
+			Events: rec, Jobs: inserter})
 		_, err := none.Create(ctx, tn, transfers.Request{Amount: usd, Reference: "none-1",
 			Destination: &transfers.Destination{Type: recipients.USBankAccount, Details: refused[0].dest}})
 		if !errors.Is(err, providers.ErrProviderUnavailable) {
 			t.Fatalf("%v", err)
 		}
 	})
-}
-
-func available(t *testing.T, pool postgres.Querier, tn payments.Tenant) money.Amount {
-	t.Helper()
-	bs, err := ledger.OwnerBalances(context.Background(), pool, tn.MerchantID, tn.Environment, ledger.OwnerMerchant, tn.MerchantID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range bs {
-		if b.Account.Purpose == ledger.Available && b.Amount.Asset == money.USDT {
-			return b.Amount
-		}
-	}
-	return money.Zero(money.USDT)
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
+	"svc/payments/paymentstest"
 	"svc/payments/providers/mail"
-	"svc/persistence/postgres/pgtest"
 )
 
 type received struct {
@@ -125,8 +125,7 @@ func TestSMTPUnreachableServerIsAnError(t *testing.T) {
 }
 
 func TestOutboxKeepsMail(t *testing.T) {
-	pool, _ := pgtest.New(t)
-	ctx := context.Background()
+	pool, ctx := paymentstest.New(t)
 	o := &mail.Outbox{DB: pool}
 	if err := o.Send(ctx, mail.Message{To: "A@example.test", Subject: "Code", Text: "123456"}); err != nil {
 		t.Fatal(err)
