@@ -16,29 +16,33 @@ import (
 	"svc/payments/providers/mail"
 )
 
-// newIdentity builds identity and access (merchants, sessions, API keys: svc/identity, and
-// its HTTP side gateway/auth) and starts the identity service's key cache; with --demo it
-// seeds the demo merchant and returns its id (else uuid.Nil). The caller stops the identity
-// service (svc.Identity().Stop()).
-func newIdentity(ctx context.Context, cfg config, pool *pgxpool.Pool, log *slog.Logger, stdout io.Writer) (*auth.Service, uuid.UUID, error) {
-	svc, err := newAuth(cfg, pool, log)
+// newIdentity builds identity and access: the identity service (merchants, sessions, API
+// keys: svc/identity), started (its key cache), and its HTTP side (gateway/auth) over it;
+// with --demo it seeds the demo merchant and returns its id (else uuid.Nil). The caller
+// stops the identity service it is given.
+func newIdentity(ctx context.Context, cfg config, pool *pgxpool.Pool, log *slog.Logger, stdout io.Writer) (*identity.Service, *auth.Service, uuid.UUID, error) {
+	ids, err := newIdentityService(cfg, pool, log)
 	if err != nil {
-		return nil, uuid.Nil, err
+		return nil, nil, uuid.Nil, err
 	}
-	svc.Identity().Start()
+	svc, err := newAuth(cfg, pool, ids, log)
+	if err != nil {
+		return nil, nil, uuid.Nil, err
+	}
+	ids.Start()
 	if !cfg.Demo {
-		return svc, uuid.Nil, nil
+		return ids, svc, uuid.Nil, nil
 	}
-	if err := seedDemo(ctx, cfg, svc, stdout); err != nil {
-		svc.Identity().Stop()
-		return nil, uuid.Nil, err
+	if err := seedDemo(ctx, cfg, ids, stdout); err != nil {
+		ids.Stop()
+		return nil, nil, uuid.Nil, err
 	}
 	m, err := identity.NewStore(pool).Merchant(ctx, demoEmail)
 	if err != nil {
-		svc.Identity().Stop()
-		return nil, uuid.Nil, fmt.Errorf("demo merchant: %w", err)
+		ids.Stop()
+		return nil, nil, uuid.Nil, fmt.Errorf("demo merchant: %w", err)
 	}
-	return svc, m.ID, nil
+	return ids, svc, m.ID, nil
 }
 
 // demoEmail is the merchant --demo seeds (and reuses on later starts).
@@ -47,12 +51,11 @@ const demoEmail = "demo@svc.local"
 // demoRateLimit is the demo merchant's requests per minute: enough to try a load test.
 const demoRateLimit = 100_000
 
-// newAuth builds identity and access: the mail sender (SMTP, or the outbox when no server
-// is configured), the identity service (svc/identity; the caller starts and stops it:
-// svc.Identity()) and its HTTP side. An empty --jwt-secret gets a random one with a warning:
-// fine on a laptop, wrong for live use, where tokens must survive restarts and be shared
-// by every process.
-func newAuth(cfg config, pool *pgxpool.Pool, log *slog.Logger) (*auth.Service, error) {
+// newIdentityService builds the identity service (svc/identity; the caller starts and stops
+// it) with its mail sender (SMTP, or the outbox when no server is configured). An empty
+// --jwt-secret gets a random one with a warning: fine on a laptop, wrong for live use, where
+// tokens must survive restarts and be shared by every process.
+func newIdentityService(cfg config, pool *pgxpool.Pool, log *slog.Logger) (*identity.Service, error) {
 	var sender mail.Sender
 	if cfg.SMTPAddr != "" {
 		sender = &mail.SMTP{Addr: cfg.SMTPAddr, From: cfg.SMTPFrom, Username: cfg.SMTPUsername, Password: cfg.SMTPPassword}
@@ -67,10 +70,11 @@ func newAuth(cfg config, pool *pgxpool.Pool, log *slog.Logger) (*auth.Service, e
 		log.Warn("no --jwt-secret (SVC_JWT_SECRET): using a random one; access tokens and one-time codes die on restart and are not shared between processes. Set one for live use.")
 	}
 	mailer := identity.MailerFunc(func(ctx context.Context, m identity.Message) error { return sender.Send(ctx, mail.Message(m)) })
-	id, err := identity.New(pool, identity.Config{JWTSecret: secret, DefaultRateLimit: cfg.RateLimitDefault}, mailer, log)
-	if err != nil {
-		return nil, err
-	}
+	return identity.New(pool, identity.Config{JWTSecret: secret, DefaultRateLimit: cfg.RateLimitDefault}, mailer, log)
+}
+
+// newAuth builds the HTTP side of identity and access (gateway/auth) over id.
+func newAuth(cfg config, pool *pgxpool.Pool, id *identity.Service, log *slog.Logger) (*auth.Service, error) {
 	ac := auth.Config{AuthRateLimit: cfg.AuthRateLimit, TrustedProxies: splitList(cfg.TrustedProxies)}
 	if cfg.Cluster.SharedRateLimit {
 		ac.Shared = ratelimit.NewShared(pool, ratelimit.SharedOptions{Log: log})
@@ -79,8 +83,8 @@ func newAuth(cfg config, pool *pgxpool.Pool, log *slog.Logger) (*auth.Service, e
 }
 
 // seedDemo makes (or reuses) the demo merchant and prints a fresh sandbox key.
-func seedDemo(ctx context.Context, cfg config, svc *auth.Service, stdout io.Writer) error {
-	password, key, err := svc.Identity().DemoMerchant(ctx, demoEmail, demoRateLimit)
+func seedDemo(ctx context.Context, cfg config, ids *identity.Service, stdout io.Writer) error {
+	password, key, err := ids.DemoMerchant(ctx, demoEmail, demoRateLimit)
 	if err != nil {
 		return fmt.Errorf("demo merchant: %w", err)
 	}

@@ -58,11 +58,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer pool.Close()
 
 	// Identity and access: merchants, sessions, API keys (identity.go).
-	id, demo, err := newIdentity(ctx, cfg, pool, log, stdout)
+	ids, id, demo, err := newIdentity(ctx, cfg, pool, log, stdout)
 	if err != nil {
 		return err
 	}
-	defer id.Identity().Stop()
+	defer ids.Stop()
 
 	// Trading: each environment's exchange recovered and started, market data (trading.go).
 	tr, err := newTrading(ctx, cfg, pool, id, demo, log, stdout)

@@ -58,9 +58,6 @@ func New(id *identity.Service, cfg Config, log *slog.Logger) (*Service, error) {
 	return &Service{id: id, cfg: cfg, log: log, clients: cip, merch: ratelimit.New(cfg.Now), perIP: ratelimit.New(cfg.Now)}, nil
 }
 
-// Identity is the identity service the handlers call.
-func (s *Service) Identity() *identity.Service { return s.id }
-
 // RateLimited is how many requests were refused with 429 since the service was built: by
 // the per-merchant bucket, and by the per-address bucket of /v1/auth and failed
 // authentications (for metrics).
