@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,29 +16,20 @@ import (
 
 	"svc/payments"
 	"svc/payments/events"
-	"svc/payments/jobs"
 	"svc/payments/ledger"
 	"svc/payments/money"
 	"svc/payments/offramps"
 	"svc/payments/partners"
+	"svc/payments/paymentstest"
 	"svc/payments/providers"
 	"svc/payments/providers/paystack"
 	"svc/payments/providers/paystack/paystacktest"
-	"svc/payments/rates"
 	"svc/payments/recipients"
 	"svc/payments/transfers"
-	"svc/persistence/postgres"
-	"svc/persistence/postgres/pgtest"
 )
 
 // Money that comes back (issue 19): a payout the bank reverses after it settled is credited
 // back to the merchant; money for no active account is refunded to its sender.
-
-type fixedPrice struct{}
-
-func (fixedPrice) MarketFor(string, money.Asset, string, money.Amount) (rates.Price, error) {
-	return rates.Price{Asset: money.USDT, Side: rates.Sell, Price: 159_200}, nil
-}
 
 // moneyBack is a partners service over real transfers, with the sandbox bank and, when ps is
 // given, Paystack (its contract server) as the live bank.
@@ -49,31 +38,23 @@ type moneyBack struct {
 	svc  *partners.Service
 	tfs  *transfers.Service
 	ps   *paystacktest.Server
+	bank *paystack.Client // the adapter on ps
 }
 
 func newMoneyBack(t *testing.T, withPaystack bool) *moneyBack {
 	t.Helper()
-	pool, _ := pgtest.New(t)
-	inserter, err := jobs.New(pool, jobs.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool, _ := paymentstest.New(t)
+	rec, inserter := paymentstest.Recorder(t, pool)
 	envs := providers.Default(providers.SandboxConfig{})
 	set := []partners.Partner{partners.SandboxBankPartner(secret), partners.SandboxCustodyPartner(secret)}
 	m := &moneyBack{pool: pool}
 	if withPaystack {
-		m.ps = paystacktest.New("sk_test_moneyback_0123456789")
-		t.Cleanup(m.ps.Close)
-		c, err := paystack.New(paystack.Config{SecretKey: m.ps.Secret, BaseURL: m.ps.URL, CustomerEmailDomain: "dva.example.com",
-			Phone: "+2348000000000", Backoff: 5 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		envs.Live.Bank = c
-		set = append(set, partners.PaystackPartner(c))
+		m.ps, m.bank = paymentstest.Paystack(t, "sk_test_moneyback_0123456789", "dva.example.com")
+		envs.Live.Bank = m.bank
+		set = append(set, partners.PaystackPartner(m.bank))
 	}
-	rec := events.NewRecorder(inserter)
-	m.tfs = transfers.New(pool, transfers.Config{Providers: envs, Prices: fixedPrice{}, Events: rec, Jobs: inserter})
+	m.tfs = transfers.New(pool, transfers.Config{Providers: envs, Prices: paymentstest.USDTAt, Events: rec, Jobs: inserter})
+	var err error
 	m.svc, err = partners.New(pool, partners.Config{Partners: set, Jobs: inserter, Events: rec, Providers: envs,
 		Payouts: map[string]partners.PayoutAdvancer{"transfer": m.tfs.Advance},
 		Reversals: map[string]partners.PayoutReverser{"transfer": func(ctx context.Context, tx pgx.Tx, id uuid.UUID, reason string) (bool, error) {
@@ -91,28 +72,12 @@ func newMoneyBack(t *testing.T, withPaystack bool) *moneyBack {
 
 func (m *moneyBack) fund(t *testing.T, tn payments.Tenant, micro int64) {
 	t.Helper()
-	if err := postgres.InTx(context.Background(), m.pool, func(tx pgx.Tx) error {
-		_, err := ledger.Post(context.Background(), tx, ledger.Transaction{MerchantID: tn.MerchantID, Environment: tn.Environment,
-			Reference: "test:fund:" + uuid.NewString(), Kind: "test.fund", Description: "test funds",
-			Postings: ledger.Move(ledger.System(ledger.External), ledger.Merchant(tn.MerchantID, ledger.Available), money.New(money.USDT, micro))})
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	paymentstest.Fund(t, m.pool, tn, ledger.Merchant(tn.MerchantID, ledger.Available), money.New(money.USDT, micro))
 }
 
 func (m *moneyBack) available(t *testing.T, tn payments.Tenant) money.Amount {
 	t.Helper()
-	bs, err := ledger.OwnerBalances(context.Background(), m.pool, tn.MerchantID, tn.Environment, ledger.OwnerMerchant, tn.MerchantID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range bs {
-		if b.Account.Purpose == ledger.Available && b.Amount.Asset == money.USDT {
-			return b.Amount
-		}
-	}
-	return money.Zero(money.USDT)
+	return paymentstest.Available(t, m.pool, tn, ledger.OwnerMerchant, tn.MerchantID, money.USDT)
 }
 
 func (m *moneyBack) eventCount(t *testing.T, tn payments.Tenant, typ events.Type) int {
@@ -328,12 +293,8 @@ func TestMoneyForNoAccountIsRefundedToTheSender(t *testing.T) {
 func TestMoneyForNoAccountIsRefundedThroughPaystack(t *testing.T) {
 	m := newMoneyBack(t, true)
 	ctx := context.Background()
-	c, err := paystack.New(paystack.Config{SecretKey: m.ps.Secret, BaseURL: m.ps.URL, CustomerEmailDomain: "dva.example.com", Phone: "+2348000000000"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A dedicated account Paystack issued but that no onramp of ours holds (e.g. deleted here).
-	va, err := c.CreateVirtualAccount(ctx, providers.VirtualAccountRequest{Reference: "onramp:" + uuid.NewString(), AccountName: "Gone", Type: "PERMANENT"})
+	va, err := m.bank.CreateVirtualAccount(ctx, providers.VirtualAccountRequest{Reference: "onramp:" + uuid.NewString(), AccountName: "Gone", Type: "PERMANENT"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,14 +353,9 @@ func TestMoneyForNoAccountIsRefundedThroughPaystack(t *testing.T) {
 }
 
 func TestReversalOfASettledOfframpPayoutCreditsTheCustomer(t *testing.T) {
-	pool, _ := pgtest.New(t)
-	ctx := context.Background()
-	inserter, err := jobs.New(pool, jobs.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool, ctx := paymentstest.New(t)
+	rec, inserter := paymentstest.Recorder(t, pool)
 	envs := providers.Default(providers.SandboxConfig{})
-	rec := events.NewRecorder(inserter)
 	ofs := offramps.New(pool, offramps.Config{Providers: envs, Events: rec, Jobs: inserter})
 	svc, err := partners.New(pool, partners.Config{Partners: []partners.Partner{partners.SandboxBankPartner(secret)}, Jobs: inserter, Events: rec,
 		Providers: envs, Payouts: map[string]partners.PayoutAdvancer{"payout": ofs.AdvancePayout},
@@ -483,20 +439,12 @@ func TestConcurrentRunsOfOneReversalCreditOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if res, err := m.svc.Process(ctx, rc.ID); err != nil || res.Status != partners.Processed {
-				errs <- fmt.Errorf("%+v %v", res, err)
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	if err := paymentstest.Race(8, func(int) error {
+		if res, err := m.svc.Process(ctx, rc.ID); err != nil || res.Status != partners.Processed {
+			return fmt.Errorf("%+v %v", res, err)
+		}
+		return nil
+	}); err != nil {
 		t.Error(err)
 	}
 	if m.available(t, tn) != money.New(money.USDT, 100_000_000) || m.eventCount(t, tn, events.TransferFailed) != 1 {

@@ -11,14 +11,14 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"svc/payments"
 	"svc/payments/events"
-	"svc/payments/jobs"
 	"svc/payments/ledger"
 	"svc/payments/money"
 	"svc/payments/offramps"
 	"svc/payments/partners"
+	"svc/payments/paymentstest"
 	"svc/payments/providers"
-	"svc/persistence/postgres/pgtest"
 )
 
 type harness struct {
@@ -31,11 +31,8 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	pool, _ := pgtest.New(t)
-	inserter, err := jobs.New(pool, jobs.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool, _ := paymentstest.New(t)
+	rec, inserter := paymentstest.Recorder(t, pool)
 	h := &harness{pool: pool, envs: providers.Default(providers.SandboxConfig{})}
 	advance := func(_ context.Context, id uuid.UUID) (time.Duration, error) {
 		h.mu.Lock()
@@ -43,10 +40,11 @@ func newHarness(t *testing.T) *harness {
 		h.advanced = append(h.advanced, id)
 		return 0, nil
 	}
+	var err error
 	h.svc, err = partners.New(pool, partners.Config{
 		Partners: []partners.Partner{partners.SandboxBankPartner(secret), partners.SandboxCustodyPartner(secret)},
-		Jobs:     inserter, Events: events.NewRecorder(inserter), Providers: h.envs,
-		Offramps: offramps.New(pool, offramps.Config{Providers: h.envs, Events: events.NewRecorder(inserter), Jobs: inserter}),
+		Jobs:     inserter, Events: rec, Providers: h.envs,
+		Offramps: offramps.New(pool, offramps.Config{Providers: h.envs, Events: rec, Jobs: inserter}),
 		Payouts:  map[string]partners.PayoutAdvancer{"payout": advance, "transfer": advance},
 	})
 	if err != nil {
@@ -63,6 +61,21 @@ func incoming(body []byte, sig string) partners.Incoming {
 		h.Set(partners.SandboxSignatureHeader, sig)
 	}
 	return partners.Incoming{Header: h, Body: body, RemoteAddr: "127.0.0.1"}
+}
+
+// deliver receives a signed custody notification and processes it at once, as its job would.
+func (h *harness) deliver(t *testing.T, body []byte, sig string) partners.Result {
+	t.Helper()
+	ctx := context.Background()
+	r, err := h.svc.Receive(ctx, partners.SandboxCustody, incoming(body, sig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.svc.Process(ctx, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 func (h *harness) count(t *testing.T) int {
@@ -192,15 +205,7 @@ func TestCustodyCreditsMerchantAndCustomerFunding(t *testing.T) {
 		t.Helper()
 		body, sig, _ := partners.SandboxNotification(secret, id, partners.TypeDepositConfirmed, now, partners.SandboxCrypto{
 			Reference: ref, Chain: "BASE", Asset: asset, Address: addr, Amount: amount, TxHash: "0x" + id, ConfirmedAt: stamp(now)})
-		r, err := h.svc.Receive(ctx, partners.SandboxCustody, incoming(body, sig))
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := h.svc.Process(ctx, r.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
+		return h.deliver(t, body, sig)
 	}
 	if res := deliver("d1", "merchant:"+merchant.String(), maddr.Address, "USDT", 25_000_000); res.Status != partners.Processed {
 		t.Fatalf("merchant: %+v", res)
@@ -215,16 +220,7 @@ func TestCustodyCreditsMerchantAndCustomerFunding(t *testing.T) {
 		t.Fatalf("customer: %+v", res)
 	}
 	bal := func(owner ledger.OwnerType, id uuid.UUID, asset money.Asset) money.Amount {
-		bs, err := ledger.OwnerBalances(ctx, h.pool, merchant, "sandbox", owner, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, b := range bs {
-			if b.Account.Purpose == ledger.Available && b.Amount.Asset == asset {
-				return b.Amount
-			}
-		}
-		return money.Zero(asset)
+		return paymentstest.Available(t, h.pool, payments.Tenant{MerchantID: merchant, Environment: payments.Sandbox}, owner, id, asset)
 	}
 	if got := bal(ledger.OwnerMerchant, merchant, money.USDT); got != money.New(money.USDT, 25_000_000) {
 		t.Fatalf("merchant balance %v (credited once)", got)
@@ -278,15 +274,7 @@ func TestCustodySettlesAnOfframpDeposit(t *testing.T) {
 		body, sig, _ := partners.SandboxNotification(secret, id, partners.TypeDepositConfirmed, now, partners.SandboxCrypto{
 			Reference: "offramp:" + offramp.String(), Chain: "BASE", Asset: asset, Address: addr.Address, Amount: 12_500_000,
 			TxHash: "0x" + id, ConfirmedAt: stamp(now)})
-		r, err := h.svc.Receive(ctx, partners.SandboxCustody, incoming(body, sig))
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := h.svc.Process(ctx, r.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
+		return h.deliver(t, body, sig)
 	}
 	if res := deliver("o1", "USDT"); res.Status != partners.Processed {
 		t.Fatalf("offramp deposit: %+v", res)
@@ -325,25 +313,14 @@ func TestProcessRacesApplyOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res, err := h.svc.Process(ctx, r.ID)
-			if err == nil && res.Status != partners.Processed {
-				err = errors.New("status " + res.Status)
-			}
-			errs <- err
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
+	if err := paymentstest.Race(8, func(int) error {
+		res, err := h.svc.Process(ctx, r.ID)
+		if err == nil && res.Status != partners.Processed {
+			err = errors.New("status " + res.Status)
 		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
 	}
 	bs, err := ledger.OwnerBalances(ctx, h.pool, merchant, "sandbox", ledger.OwnerMerchant, merchant)
 	if err != nil || len(bs) != 1 || bs[0].Amount != money.New(money.USDT, 1_000_000) {
