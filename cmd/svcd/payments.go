@@ -356,8 +356,8 @@ type moneyInConfig struct {
 
 func (c *moneyInConfig) flags(fs *flag.FlagSet, env *envDefaults) {
 	fs.StringVar(&c.RateSpread, "rate-spread", env.str("rate-spread", "0.005"), "relative spread of quotes: buy = the asks' VWAP for the size x (1 + spread), sell = the bids' VWAP x (1 - spread)")
-	fs.StringVar(&c.RateReference, "rate-reference", env.str("rate-reference", "USDT-NGN=1600,USDC-NGN=1600,USD-NGN=1600"), "NGN price per unit used when a book side is empty, and the centre of the band quotes must lie in (SYMBOL=PRICE,...)")
-	fs.StringVar(&c.RateBand, "rate-band", env.str("rate-band", "0.02"), "relative band around the reference: only book levels within it price a quote; too little depth inside it answers 503 RATE_UNAVAILABLE")
+	fs.StringVar(&c.RateReference, "rate-reference", env.str("rate-reference", "USDT-NGN=1600,USDC-NGN=1600,USD-NGN=1600"), "the operator's NGN price per unit (SYMBOL=PRICE,...): the band's centre until the book gives samples (the reference then follows the book's depth-weighted mid), and again when no sample came for 15 min")
+	fs.StringVar(&c.RateBand, "rate-band", env.str("rate-band", "0.02"), "relative band around the reference: only book levels within it price a quote (others are ignored as if absent); too little depth inside it is quoted by the treasury within its limits, else 503 RATE_UNAVAILABLE")
 	fs.Int64Var(&c.RateQuoteSize, "rate-quote-size", int64(env.int("rate-quote-size", rates.DefaultQuoteSize)), "units of the asset a quote is priced for (volume-weighted over the book) when the request names no amount")
 	fs.DurationVar(&c.RateTTL, "rate-ttl", env.duration("rate-ttl", rates.DefaultTTL), "how long a rate id can be locked")
 	fs.IntVar(&c.Workers, "money-in-workers", env.int("money-in-workers", 20), "deposit steps, onramp expiries and balance transfers worked at once")
