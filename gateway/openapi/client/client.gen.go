@@ -8285,7 +8285,10 @@ type Recipient struct {
 	CustomerId *openapi_types.UUID `json:"customer_id,omitempty"`
 
 	// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-	Id               openapi_types.UUID `json:"id"`
+	Id openapi_types.UUID `json:"id"`
+
+	// Metadata your own keys and values: at most 50 keys of 1 to 40 characters, string values up to 500 characters
+	Metadata         map[string]string `json:"metadata"`
 	SwiftBankAccount *struct {
 		// AccountCountry required, ISO 3166-1 alpha-3
 		AccountCountry string `json:"account_country"`
@@ -10866,8 +10869,11 @@ type PatchProductsIdJSONBodyType string
 type GetRecipientsParams struct {
 	Type       *GetRecipientsParamsType `form:"type,omitempty" json:"type,omitempty"`
 	CustomerId *openapi_types.UUID      `form:"customer_id,omitempty" json:"customer_id,omitempty"`
-	Page       *int                     `form:"page,omitempty" json:"page,omitempty"`
-	Limit      *int                     `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Metadata metadata[KEY]=VALUE: only records whose metadata has KEY set to VALUE (repeat for several keys)
+	Metadata *map[string]string `json:"metadata,omitempty"`
+	Page     *int               `form:"page,omitempty" json:"page,omitempty"`
+	Limit    *int               `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
 	XSvcEnvironment *GetRecipientsParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
@@ -10905,7 +10911,10 @@ type PostRecipientsJSONBody struct {
 	// CustomerId required for US and SWIFT
 	//
 	// Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-	CustomerId       *openapi_types.UUID `json:"customer_id,omitempty"`
+	CustomerId *openapi_types.UUID `json:"customer_id,omitempty"`
+
+	// Metadata your own keys and values: at most 50 keys of 1 to 40 characters, string values up to 500 characters
+	Metadata         *map[string]string `json:"metadata,omitempty"`
 	SwiftBankAccount *struct {
 		// AccountCountry required, ISO 3166-1 alpha-3
 		AccountCountry string `json:"account_country"`
@@ -22013,6 +22022,18 @@ func NewGetRecipientsRequest(server string, params *GetRecipientsParams) (*http.
 		if params.CustomerId != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "customer_id", *params.CustomerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Metadata != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "metadata", *params.Metadata, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
