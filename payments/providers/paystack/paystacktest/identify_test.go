@@ -1,9 +1,7 @@
 package paystacktest_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -19,15 +17,8 @@ func TestIdentificationChecksFields(t *testing.T) {
 	post := func(path string, body map[string]any) int {
 		t.Helper()
 		b, _ := json.Marshal(body)
-		req, _ := http.NewRequest("POST", srv.URL+path, bytes.NewReader(b))
-		req.Header.Set("Authorization", "Bearer "+srv.Secret)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
+		status, _ := send(t, srv, "POST", path, srv.Secret, "application/json", string(b))
+		return status
 	}
 	if got := post("/customer", map[string]any{"email": "ada@example.com"}); got != 200 {
 		t.Fatalf("create customer: %d", got)

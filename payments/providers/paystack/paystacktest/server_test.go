@@ -15,31 +15,8 @@ func TestServerChecksRequests(t *testing.T) {
 	srv := paystacktest.New("sk_test_server")
 	defer srv.Close()
 	srv.AddAccount("058", "0123456789", "ADA LOVELACE")
-	send := func(t *testing.T, method, path, key, contentType, body string) (int, map[string]any) {
-		t.Helper()
-		req, err := http.NewRequest(method, srv.URL+path, bytes.NewBufferString(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if key != "" {
-			req.Header.Set("Authorization", "Bearer "+key)
-		}
-		if contentType != "" {
-			req.Header.Set("Content-Type", contentType)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var env map[string]any
-		if err := json.NewDecoder(resp.Body).Decode(&env); err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, env
-	}
 	const js = "application/json"
-	_, rcp := send(t, "POST", "/transferrecipient", srv.Secret, js, `{"type":"nuban","name":"ADA LOVELACE","account_number":"0123456789","bank_code":"058","currency":"NGN"}`)
+	_, rcp := send(t, srv, "POST", "/transferrecipient", srv.Secret, js, `{"type":"nuban","name":"ADA LOVELACE","account_number":"0123456789","bank_code":"058","currency":"NGN"}`)
 	code := rcp["data"].(map[string]any)["recipient_code"].(string)
 	transfer := func(amount, ref string) string {
 		return `{"source":"balance","amount":` + amount + `,"recipient":"` + code + `","reference":"` + ref + `"}`
@@ -66,7 +43,7 @@ func TestServerChecksRequests(t *testing.T) {
 		{"dedicated account for no customer", "POST", "/dedicated_account", srv.Secret, js, `{"customer":"CUS_x","preferred_bank":"wema-bank"}`, 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			status, env := send(t, tc.method, tc.path, tc.key, tc.ctype, tc.body)
+			status, env := send(t, srv, tc.method, tc.path, tc.key, tc.ctype, tc.body)
 			if status != tc.want || (env["status"] == true) != (status == 200) || env["message"] == "" {
 				t.Fatalf("%d %v, want %d", status, env, tc.want)
 			}
@@ -75,4 +52,30 @@ func TestServerChecksRequests(t *testing.T) {
 	if n := len(srv.Transfers()); n != 1 {
 		t.Fatalf("%d transfers", n)
 	}
+}
+
+// send makes one request of srv (key and contentType left out when "") and decodes the
+// answer's JSON envelope.
+func send(t *testing.T, srv *paystacktest.Server, method, path, key, contentType, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, srv.URL+path, bytes.NewBufferString(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var env map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, env
 }
