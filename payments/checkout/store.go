@@ -64,31 +64,23 @@ func withLines(ctx context.Context, q postgres.Querier, links []Link) error {
 
 // getLink reads a live (not deleted) link of the tenant.
 func getLink(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID, lock bool) (Link, error) {
-	sql := linkSelect + `where l.merchant_id=$1 and l.environment=$2 and l.id=$3 and l.deleted_at is null`
-	if lock {
-		sql += ` for update of l`
-	}
-	l, err := scanLink(q.QueryRow(ctx, sql, t.MerchantID, t.Environment, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Link{}, ErrNotFound
-	}
-	if err != nil {
-		return Link{}, fmt.Errorf("read checkout link: %w", err)
-	}
-	ls := []Link{l}
-	if err := withLines(ctx, q, ls); err != nil {
-		return Link{}, err
-	}
-	return ls[0], nil
+	return oneLink(ctx, q, `l.merchant_id=$1 and l.environment=$2 and l.id=$3 and l.deleted_at is null`, lock,
+		t.MerchantID, t.Environment, id)
 }
 
 // linkBySlug reads a link by its public slug, deleted ones included.
 func linkBySlug(ctx context.Context, q postgres.Querier, slug string, lock bool) (Link, error) {
-	sql := linkSelect + `where l.slug=$1`
+	return oneLink(ctx, q, `l.slug=$1`, lock, slug)
+}
+
+// oneLink reads the link where holds (ErrNotFound when none), with its lines; lock takes the
+// link's row for the caller's transaction.
+func oneLink(ctx context.Context, q postgres.Querier, where string, lock bool, args ...any) (Link, error) {
+	sql := linkSelect + `where ` + where
 	if lock {
 		sql += ` for update of l`
 	}
-	l, err := scanLink(q.QueryRow(ctx, sql, slug))
+	l, err := scanLink(q.QueryRow(ctx, sql, args...))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Link{}, ErrNotFound
 	}
