@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"svc/gateway/auth/authtest"
+	"svc/persistence/postgres/pgtest"
+)
+
+// TestCountdownSurvivesSIGKILL: a countdown-cancel-all armed just before svcd is killed
+// (SIGKILL: no shutdown, no final snapshot) is in the journal; the restarted svcd's
+// engine recovers it and its clock fires it, cancelling the orders with reason
+// COUNTDOWN. Another merchant's order on the symbol stays (issue 28).
+func TestCountdownSurvivesSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs svcd")
+	}
+	bin := t.TempDir()
+	buildBinaries(t, bin)
+	pool, dbURL := pgtest.New(t)
+	dir := t.TempDir()
+	p := &svcdProc{t: t, bin: filepath.Join(bin, "svcd"), env: baseEnv(), args: []string{"--database-url", dbURL, "--demo",
+		"--access-log=false", "--log-format", "text", "--journal", "file", "--journal-dir", filepath.Join(dir, "journal"),
+		"--snapshot-dir", filepath.Join(dir, "snapshots"), "--snapshot-every", "250ms", "--shutdown-timeout", "5s"}}
+	t.Cleanup(func() {
+		if p.cmd != nil {
+			p.kill()
+		}
+		if t.Failed() {
+			p.dumpLog()
+		}
+	})
+	trader, other := authtest.New(t, pool).SandboxKey, authtest.New(t, pool).SandboxKey
+	p.start()
+	client := &http.Client{Timeout: 10 * time.Second}
+	do := func(key, method, path string, body any) (int, map[string]any) {
+		t.Helper()
+		base, _ := p.current()
+		var rd io.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			rd = bytes.NewReader(b)
+		}
+		req, _ := http.NewRequest(method, base+path, rd)
+		req.Header.Set("X-Api-Key", key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		defer resp.Body.Close()
+		var env struct {
+			Data map[string]any `json:"data"`
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		_ = json.Unmarshal(raw, &env)
+		return resp.StatusCode, env.Data
+	}
+	place := func(key string) string {
+		t.Helper()
+		if st, _ := do(key, "POST", "/v1/trading/sandbox/fund", map[string]string{"asset": "NGN", "amount": "100000"}); st != 201 {
+			t.Fatalf("fund: %d", st)
+		}
+		st, o := do(key, "POST", "/v1/trading/orders", map[string]any{"symbol": "USDT-NGN", "side": "buy", "type": "limit", "quantity": "1", "price": "1400"})
+		if st != 201 {
+			t.Fatalf("place: %d", st)
+		}
+		return o["id"].(string)
+	}
+	mine, theirs := place(trader), place(other)
+	if st, cd := do(trader, "POST", "/v1/trading/orders/countdown-cancel-all", map[string]any{"symbol": "USDT-NGN", "countdown_ms": 3000}); st != 200 || cd["cancel_at"] == nil {
+		t.Fatalf("countdown: %d %v", st, cd)
+	}
+	armed := time.Now()
+	p.kill()
+	p.start()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		st, o := do(trader, "GET", "/v1/trading/orders/"+mine, nil)
+		if st == 200 && o["status"] == "CANCELLED" {
+			if o["cancel_reason"] != "COUNTDOWN" {
+				t.Fatalf("cancelled with %v", o["cancel_reason"])
+			}
+			if since := time.Since(armed); since < 3*time.Second {
+				t.Fatalf("fired %s after arming, before its 3 s", since)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the countdown armed before the kill never fired: %d %v", st, o)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if st, o := do(other, "GET", "/v1/trading/orders/"+theirs, nil); st != 200 || o["status"] != "OPEN" {
+		t.Fatalf("another merchant's order: %d %v", st, o)
+	}
+}
