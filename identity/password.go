@@ -25,16 +25,38 @@ const (
 
 var errBadHash = errors.New("identity: malformed password hash")
 
-// Hasher hashes and verifies passwords with argon2id. Each hash takes 19 MiB, so at most
-// a few run at once, and at most a bounded number of callers wait (each at most maxWait):
-// beyond that a call fails at once with ErrHashBusy, so a login flood piles up neither
-// memory nor goroutines.
+// Hasher hashes and verifies passwords with argon2id. Each hash takes 19 MiB, so a
+// HashLimit bounds how many run at once and how many callers wait: beyond that a call fails
+// at once with ErrHashBusy, so a login flood piles up neither memory nor goroutines.
 type Hasher struct {
+	limit *HashLimit
+	dummy string // verified for unknown emails so the answer takes as long
+}
+
+// HashLimit is the memory bound of password hashing: at most slots hashes at once, at most
+// queue callers waiting for a slot, each for at most maxWait. Safe for concurrent use; one
+// limit may be shared by several Hashers (every identity service of a process under one
+// bound), and whoever takes a slot with Acquire holds it until Release.
+type HashLimit struct {
 	sem     chan struct{}
 	waiting atomic.Int64
 	queue   int64         // callers allowed to wait for a slot
 	maxWait time.Duration // longest wait for a slot
-	dummy   string        // verified for unknown emails so the answer takes as long
+}
+
+// NewHashLimit allows slots hashes at once (at least 1), with queue waiting callers (zero:
+// 16 per slot), each for at most maxWait (zero: 2 s).
+func NewHashLimit(slots, queue int, maxWait time.Duration) *HashLimit {
+	if slots < 1 {
+		slots = 1
+	}
+	if queue <= 0 {
+		queue = 16 * slots
+	}
+	if maxWait <= 0 {
+		maxWait = 2 * time.Second
+	}
+	return &HashLimit{sem: make(chan struct{}, slots), queue: int64(queue), maxWait: maxWait}
 }
 
 // NewHasher allows concurrent hashes at once (at least 1), with up to 16 waiting callers
@@ -44,16 +66,12 @@ func NewHasher(concurrent int) *Hasher { return NewBoundedHasher(concurrent, 0, 
 // NewBoundedHasher is NewHasher with the waiting queue's length and longest wait (zero:
 // 16 per slot, 2 s).
 func NewBoundedHasher(concurrent, queue int, maxWait time.Duration) *Hasher {
-	if concurrent < 1 {
-		concurrent = 1
-	}
-	if queue <= 0 {
-		queue = 16 * concurrent
-	}
-	if maxWait <= 0 {
-		maxWait = 2 * time.Second
-	}
-	h := &Hasher{sem: make(chan struct{}, concurrent), queue: int64(queue), maxWait: maxWait}
+	return NewLimitedHasher(NewHashLimit(concurrent, queue, maxWait))
+}
+
+// NewLimitedHasher hashes under limit (shared with whoever else holds it).
+func NewLimitedHasher(limit *HashLimit) *Hasher {
+	h := &Hasher{limit: limit}
 	d, err := h.hash(rand.Text())
 	if err != nil {
 		panic(err) // crypto/rand never fails on supported platforms
@@ -100,21 +118,28 @@ func (h *Hasher) VerifyDummy(ctx context.Context, password string) error {
 	return err
 }
 
-func (h *Hasher) acquire(ctx context.Context) error {
+func (h *Hasher) acquire(ctx context.Context) error { return h.limit.Acquire(ctx) }
+
+func (h *Hasher) release() { h.limit.Release() }
+
+// Acquire takes a hashing slot: at once when one is free, else after waiting in the queue
+// for at most the limit's wait. ErrHashBusy when the queue is full or the wait ran out;
+// ctx's error when it ends first. Every nil answer must be followed by one Release.
+func (l *HashLimit) Acquire(ctx context.Context) error {
 	select {
-	case h.sem <- struct{}{}:
+	case l.sem <- struct{}{}:
 		return nil
 	default:
 	}
-	if h.waiting.Add(1) > h.queue {
-		h.waiting.Add(-1)
+	if l.waiting.Add(1) > l.queue {
+		l.waiting.Add(-1)
 		return ErrHashBusy
 	}
-	defer h.waiting.Add(-1)
-	t := time.NewTimer(h.maxWait)
+	defer l.waiting.Add(-1)
+	t := time.NewTimer(l.maxWait)
 	defer t.Stop()
 	select {
-	case h.sem <- struct{}{}:
+	case l.sem <- struct{}{}:
 		return nil
 	case <-t.C:
 		return ErrHashBusy
@@ -123,7 +148,8 @@ func (h *Hasher) acquire(ctx context.Context) error {
 	}
 }
 
-func (h *Hasher) release() { <-h.sem }
+// Release gives back a slot taken by Acquire.
+func (l *HashLimit) Release() { <-l.sem }
 
 func verifyHash(encoded, password string) (bool, error) {
 	parts := strings.Split(encoded, "$")
@@ -152,18 +178,3 @@ func verifyHash(encoded, password string) (bool, error) {
 	return subtle.ConstantTimeCompare(got, want) == 1, nil
 }
 
-// Hold takes every hashing slot and every place in the waiting queue, as a flood of logins
-// would, until release is called: while held every call fails at once with ErrHashBusy.
-// Tests use it to see the busy answers without a flood.
-func (h *Hasher) Hold() (release func()) {
-	for i := 0; i < cap(h.sem); i++ {
-		h.sem <- struct{}{}
-	}
-	h.waiting.Add(h.queue)
-	return func() {
-		h.waiting.Add(-h.queue)
-		for i := 0; i < cap(h.sem); i++ {
-			<-h.sem
-		}
-	}
-}

@@ -31,6 +31,9 @@ type Config struct {
 	HashConcurrency  int           // argon2id hashes at once [2]
 	HashQueue        int           // callers waiting for a hash slot before 429 [16 per slot]
 	HashWait         time.Duration // longest wait for a hash slot before 429 [2s]
+	// HashLimit, when set, is the hashing bound to share (HashConcurrency, HashQueue and
+	// HashWait are then its own): e.g. one bound for every identity service of a process.
+	HashLimit *HashLimit
 	// OTPDailyFailures: wrong codes per account and purpose, across codes, in 24 hours
 	// after which no code of that purpose is accepted until the day has passed [20].
 	OTPDailyFailures int
@@ -91,10 +94,18 @@ func New(pool *pgxpool.Pool, cfg Config, mailer Mailer, log *slog.Logger) (*Serv
 	}
 	return &Service{
 		cfg: cfg, pool: pool, log: log, mailer: mailer,
-		hasher: NewBoundedHasher(cfg.HashConcurrency, cfg.HashQueue, cfg.HashWait),
+		hasher: hasher(cfg),
 		signer: sg,
 		cache:  NewCache(pool, log, cfg.Now, cfg.LastUsedFlush),
 	}, nil
+}
+
+// hasher is the service's bounded hasher: under cfg.HashLimit, or a limit of its own.
+func hasher(cfg Config) *Hasher {
+	if cfg.HashLimit != nil {
+		return NewLimitedHasher(cfg.HashLimit)
+	}
+	return NewBoundedHasher(cfg.HashConcurrency, cfg.HashQueue, cfg.HashWait)
 }
 
 // Start runs the key cache's listener and last-used flusher.
