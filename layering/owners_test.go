@@ -49,6 +49,10 @@ var owners = map[string]string{
 	"ledger_accounts":     "payments/ledger",
 	"ledger_transactions": "payments/ledger",
 	"ledger_entries":      "payments/ledger",
+	"treasury_intents":    "payments/ledger", // written with the system:fx posting (issue 27)
+	"treasury_orders":     "payments/treasury",
+	"treasury_funding":    "payments/treasury",
+	"treasury_limits":     "payments/treasury",
 	"events":              "payments/events",
 	"webhook_endpoints":   "payments/webhooks",
 	"webhook_logs":        "payments/webhooks",
