@@ -133,16 +133,6 @@ func (rs *Routes) detail(c context.Context, t payments.Tenant, id uuid.UUID) (de
 // knows, then every stored status.
 var statusChoices = append([]string{"PENDING", "COMPLETED"}, deposits.Statuses...)
 
-// parseTime reads an ISO 8601 time with a timezone offset. A '+' of the offset decoded as a
-// space by form decoding (an unescaped + in a query string) is taken back as '+'.
-func parseTime(s string) (time.Time, bool) {
-	if i := strings.LastIndexByte(s, ' '); i > 0 {
-		s = s[:i] + "+" + s[i+1:]
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	return t, err == nil
-}
-
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	t, ok := api.Tenant(ctx)
 	if !ok {
@@ -175,21 +165,7 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 			}
 		}
 	}
-	for _, name := range []string{"from", "to"} {
-		if s := string(args.Peek(name)); s != "" {
-			tm, ok := parseTime(s)
-			if v.Check(ok, name, "must be an ISO 8601 time with a timezone offset, e.g. 2025-03-01T00:00:00+01:00 or ...Z") {
-				if name == "from" {
-					f.From = &tm
-				} else {
-					f.To = &tm
-				}
-			}
-		}
-	}
-	if f.From != nil && f.To != nil {
-		v.Check(!f.To.Before(*f.From), "to", "must not be before from")
-	}
+	f.From, f.To = api.TimeRange(ctx, &v)
 	if err := v.Err(); err != nil {
 		api.Fail(ctx, err)
 		return

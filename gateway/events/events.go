@@ -86,14 +86,6 @@ func eventOut(e pe.Event) EventJSON {
 	return EventJSON{ID: e.ID.String(), Event: string(e.Type), Data: e.Data, CreatedAt: api.Time(e.CreatedAt)}
 }
 
-func parseTime(s string) (time.Time, bool) {
-	if i := strings.LastIndexByte(s, ' '); i > 0 { // a '+' that arrived unescaped
-		s = s[:i] + "+" + s[i+1:]
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	return t, err == nil
-}
-
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	t, ok := api.Tenant(ctx)
 	if !ok {
@@ -121,20 +113,9 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 			}
 		}
 	}
-	for _, name := range []string{"from", "to"} {
-		if s := string(args.Peek(name)); s != "" {
-			tm, ok := parseTime(s)
-			if v.Check(ok, name, "must be an ISO 8601 time with a timezone offset, e.g. 2025-03-01T00:00:00+01:00 or ...Z") {
-				if name == "from" {
-					f.From = &tm
-				} else {
-					f.To = &tm
-				}
-			}
-		}
-	}
-	if f.From != nil && f.To != nil {
-		v.Check(f.To.After(*f.From), "to", "must be after from")
+	f.From, f.To = api.TimeRange(ctx, &v)
+	if f.From != nil && f.To != nil && v.Ok() {
+		v.Check(f.To.After(*f.From), "to", "must be after from") // to is exclusive: an empty range is a mistake
 	}
 	if err := v.Err(); err != nil {
 		api.Fail(ctx, err)

@@ -1,6 +1,7 @@
 package paystack
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha512"
@@ -153,7 +154,7 @@ func parseEvent(secret, signature string, body []byte, bankCodes map[string]stri
 		return Event{}, err
 	}
 	var w wireEvent
-	if err := providers.StrictJSON(body, &w); err != nil {
+	if err := strictUnmarshal(body, &w); err != nil {
 		return Event{}, malformed("body: %v", err)
 	}
 	if w.Event == "" {
@@ -163,7 +164,7 @@ func parseEvent(secret, signature string, body []byte, bankCodes map[string]stri
 	switch w.Event {
 	case EventChargeSuccess:
 		var d wireCharge
-		if err := providers.StrictJSON(w.Data, &d); err != nil {
+		if err := strictUnmarshal(w.Data, &d); err != nil {
 			return Event{}, malformed("charge.success data: %v", err)
 		}
 		id, err := objectID(d.ID, d.Reference)
@@ -181,7 +182,7 @@ func parseEvent(secret, signature string, body []byte, bankCodes map[string]stri
 		ev.Inbound = in
 	case EventTransferSuccess, EventTransferFailed, EventTransferReversed:
 		var d wireTransfer
-		if err := providers.StrictJSON(w.Data, &d); err != nil {
+		if err := strictUnmarshal(w.Data, &d); err != nil {
 			return Event{}, malformed("%s data: %v", w.Event, err)
 		}
 		id, err := objectID(d.ID, d.TransferCode)
@@ -205,7 +206,7 @@ func parseEvent(secret, signature string, body []byte, bankCodes map[string]stri
 		var d struct {
 			TransactionReference json.RawMessage `json:"transaction_reference"` // a string (or a number)
 		}
-		if err := providers.StrictJSON(w.Data, &d); err != nil {
+		if err := strictUnmarshal(w.Data, &d); err != nil {
 			return Event{}, malformed("%s data: %v", w.Event, err)
 		}
 		ref := strings.Trim(strings.TrimSpace(string(d.TransactionReference)), `"`)
@@ -345,6 +346,19 @@ func parseTime(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
+// strictUnmarshal decodes numbers as json.Number (never float64) and refuses trailing data.
+func strictUnmarshal(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
+}
+
 func malformed(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrMalformedEvent, fmt.Sprintf(format, args...))
 }
@@ -388,7 +402,7 @@ func (c *Client) VerifyInbound(ctx context.Context, reference string) (providers
 		return providers.InboundTransfer{}, err
 	}
 	var d wireCharge
-	if err := providers.StrictJSON(raw, &d); err != nil {
+	if err := strictUnmarshal(raw, &d); err != nil {
 		return providers.InboundTransfer{}, malformed("verified charge: %v", err)
 	}
 	if !strings.EqualFold(d.Status, "success") {
