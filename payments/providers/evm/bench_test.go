@@ -39,13 +39,22 @@ func randomAddress() common.Address {
 // emitted (default 400; half to watched addresses, half to others). Each iteration rewinds
 // the cursor and reads the same blocks again: header batch, one log filter per range,
 // recipients matched in the set, transfers, blocks and cursor stored, credits recorded.
+//
+// scan: confirmations never reached, so nothing is credited (reading and recording only);
+// scan+credit: one confirmation, every transfer to a watched address also credited (marked
+// CREDITED; no notifier).
 func BenchmarkWatcher(b *testing.B) {
+	b.Run("scan", func(b *testing.B) { benchWatcher(b, 1<<40) })
+	b.Run("scan+credit", func(b *testing.B) { benchWatcher(b, 1) })
+}
+
+func benchWatcher(b *testing.B, confirmations uint64) {
 	nAddr, nLogs := envInt("SVC_CUSTODY_BENCH_ADDRESSES", 2_000), envInt("SVC_CUSTODY_BENCH_LOGS", 400)
 	node := evmtest.Start(b)
 	pool, _ := pgtest.New(b)
 	token := node.DeployToken("Tether USD", "USDT", 6)
 	ks, _ := signer.FromSecret([]byte("0123456789abcdef0123456789abcdef"))
-	c, err := New(pool, Config{Chain: providers.Base, RPCURL: node.URL, ChainID: evmtest.DevChainID, Confirmations: 1,
+	c, err := New(pool, Config{Chain: providers.Base, RPCURL: node.URL, ChainID: evmtest.DevChainID, Confirmations: confirmations,
 		Tokens: []Token{{Asset: money.USDT, Contract: token, Decimals: 6}}, Signer: ks})
 	if err != nil {
 		b.Fatal(err)

@@ -222,8 +222,28 @@ func (r *rig) reorgOut(p payer, h common.Hash) {
 		r.t.Fatal(err)
 	}
 	r.node.SetHead(rc.BlockNumber.Uint64() - 1)
-	// The same nonce, a much higher tip: replaces the transfer if the pool took it back.
-	r.sendRaw(p, 0, &p.addr, big.NewInt(0), nil, 2_000_000_000)
+	// The same nonce, a much higher tip: replaces the transfer if the pool took it back. The
+	// pool learns of the rewind on its own time: until then it says the nonce is too low.
+	chain := big.NewInt(evmtest.DevChainID)
+	tx := types.NewTx(&types.DynamicFeeTx{ChainID: chain, Nonce: 0, GasTipCap: big.NewInt(2_000_000_000), GasFeeCap: big.NewInt(50_000_000_000),
+		Gas: 21_000, To: &p.addr, Value: big.NewInt(0)})
+	stx, err := types.SignTx(tx, types.LatestSignerForChainID(chain), p.key)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := r.node.Client.SendTransaction(ctx, stx)
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("replacing the reorganised transfer: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 func TestLiveChainReorgBeforeConfirmationsCreditsNothing(t *testing.T) {

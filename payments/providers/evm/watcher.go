@@ -477,6 +477,21 @@ func (c *Custody) credit(ctx context.Context, head, upTo uint64) error {
 		return err
 	}
 	times := map[int64]time.Time{}
+	var done, events []uuid.UUID
+	// The notified transfers are marked CREDITED in one statement (also when a later one
+	// fails): a crash before it only notifies them again, which the notification's id makes
+	// a no-op.
+	defer func() {
+		if len(done) == 0 {
+			return
+		}
+		if _, err := c.pool.Exec(context.WithoutCancel(ctx), `update evm_transfers t set status = 'CREDITED', credited_at = $3,
+				partner_event_id = nullif(u.event, '00000000-0000-0000-0000-000000000000'::uuid)
+			from unnest($1::uuid[], $2::uuid[]) as u(id, event) where t.id = u.id and t.status = 'SEEN'`,
+			done, events, c.cfg.Now().UTC()); err != nil {
+			c.log.Warn("marking credited deposits failed: they will be notified again (idempotent)", "error", err)
+		}
+	}()
 	for _, o := range os {
 		at, ok := times[o.block]
 		if !ok {
@@ -496,18 +511,15 @@ func (c *Custody) credit(ctx context.Context, head, upTo uint64) error {
 		d := Deposit{EventID: fmt.Sprintf("evm:%s:%s:%d", c.chain, strings.ToLower(o.tx), o.ordinal), Reference: o.ref, Chain: c.cfg.Chain,
 			Address: common.HexToAddress(o.to).Hex(), Amount: moneyOf(t, o.amount), TxHash: strings.ToLower(o.tx), LogIndex: uint(o.logIndex),
 			BlockNumber: uint64(o.block), ConfirmedAt: at}
-		var event *uuid.UUID
+		var event uuid.UUID
 		if c.cfg.Notifier != nil {
 			id, err := c.cfg.Notifier.Notify(ctx, d)
 			if err != nil {
 				return fmt.Errorf("evm custody: notify deposit %s: %w", d.EventID, err)
 			}
-			event = &id
+			event = id
 		}
-		if _, err := c.pool.Exec(ctx, `update evm_transfers set status = 'CREDITED', credited_at = $2, partner_event_id = $3
-			where id = $1 and status = 'SEEN'`, o.id, c.cfg.Now().UTC(), event); err != nil {
-			return err
-		}
+		done, events = append(done, o.id), append(events, event)
 		c.cfg.Metrics.Credited.WithLabelValues(c.chain).Inc()
 		c.log.Info("deposit confirmed and notified", "event_id", d.EventID, "reference", d.Reference, "amount", d.Amount.String(), "asset", d.Amount.Asset)
 	}
