@@ -167,8 +167,8 @@ orders="$OUT/svcbench-orders.txt"
 		v=$(median "$OUT/engine.txt" "RingSymbols/symbols=$s" cmds/s)
 		[ "$v" != n/a ] && row "engine RingSymbols, $s symbol(s) (cmds/s)" "$v" "grows with symbols where cores allow"
 	done
-	row "journal FileAppend (events/s)" "$(median "$OUT/journal.txt" FileAppend events/s)" "(group commit, fdatasync)"
-	row "gateway skeleton (req/s)" "$(median "$OUT/gateway.txt" Skeleton req/s)" "(in-process ceiling)"
+	row "journal FileAppend, 64 appenders (events/s)" "$(median "$OUT/journal.txt" 'FileAppend/appenders=64/batch=16' events/s)" "(group commit, fdatasync)"
+	row "gateway skeleton (req/s)" "$(median "$OUT/gateway.txt" 'Skeleton/gateway' req/s)" "(in-process; bare: $(median "$OUT/gateway.txt" 'Skeleton/bare' req/s))"
 	row "payments onramp creates (creates/s)" "$(median "$OUT/payments.txt" OnrampCreate creates/s)" ">= 1,000/s"
 	row "payments onramp creates p99 (ms)" "$(median "$OUT/payments.txt" OnrampCreate p99-ms)" "<= 25 ms"
 	row "payments sandbox deposits settled (settled/s)" "$(median "$OUT/payments.txt" SandboxDepositSettle settled/s)" ">= 500/s"

@@ -76,6 +76,7 @@ type Client struct {
 	opts   Options
 	conn   *grpc.ClientConn
 	failed atomic.Bool   // the engine said it has fail-stopped (in its last answer)
+	asked  atomic.Int64  // unix nanoseconds of Err's last refresh of failed
 	seen   atomic.Uint64 // the highest acknowledged offset any answer carried
 
 	mu    sync.Mutex
@@ -313,10 +314,27 @@ func (c *Client) Err() error {
 		return err
 	}
 	if c.failed.Load() {
-		return engine.ErrUnavailable
+		// The flag is the last answer's, perhaps from an engine that has since been replaced
+		// (its successor took the lease and the connection moved to it): callers that check
+		// Err first never call again, so ask now, at most every refreshFailed (issue 29: the
+		// gateways answered 503 for good after a failover, until something probed /ready).
+		now := time.Now().UnixNano()
+		last := c.asked.Load()
+		if now-last >= int64(refreshFailed) && c.asked.CompareAndSwap(last, now) {
+			var rep statusReply
+			if err := c.call(context.Background(), c.opts.ReadTimeout, mStatus, &empty{}, &rep); err != nil {
+				return err
+			}
+		}
+		if c.failed.Load() {
+			return engine.ErrUnavailable
+		}
 	}
 	return nil
 }
+
+// refreshFailed is how often Err asks a fail-stopped engine again.
+const refreshFailed = 200 * time.Millisecond
 
 // Ping asks the engine for its status now: nil if it answered and has not fail-stopped.
 func (c *Client) Ping(ctx context.Context) error {

@@ -69,3 +69,54 @@ func TestGuardRefusesEverything(t *testing.T) {
 		t.Fatal("order not answered once the guard passes again")
 	}
 }
+
+// failingEngine is an engine whose fail-stop the test sets.
+type failingEngine struct {
+	*engine.Engine
+	failed atomic.Bool
+}
+
+func (f *failingEngine) Err() error {
+	if f.failed.Load() {
+		return engine.ErrUnavailable
+	}
+	return nil
+}
+
+// TestFailStopIsNotStickyAcrossEngines (issue 29): a client told by the engine it calls that
+// it has fail-stopped asks again once Err is asked, so when that engine is replaced behind the
+// same connection target (a failover: the old leader's journal failed, the standby took
+// over), the client serves again without waiting for an unrelated call. Before, Err answered
+// ErrUnavailable for ever, and the gateways' trading handlers, which check Err first, never
+// called again: 503 after every failover until something probed /ready.
+func TestFailStopIsNotStickyAcrossEngines(t *testing.T) {
+	r := newRig(t)
+	fe := &failingEngine{Engine: r.eng}
+	srv := NewServer(fe, ServerOptions{})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(lis) }()
+	defer srv.g.Stop()
+	c, err := Dial(lis.Addr().String(), Options{ReadTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fe.failed.Store(true)
+	if err := c.Ping(t.Context()); !errors.Is(err, engine.ErrUnavailable) {
+		t.Fatalf("ping of a failed engine: %v", err)
+	}
+	if err := c.Err(); !errors.Is(err, engine.ErrUnavailable) {
+		t.Fatalf("Err after the engine said it failed: %v", err)
+	}
+	fe.failed.Store(false) // the engine behind the address serves again
+	deadline := time.Now().Add(3 * time.Second)
+	for c.Err() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("Err still reports the old fail-stop 3 s after the engine serves again")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

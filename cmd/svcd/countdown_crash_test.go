@@ -6,17 +6,20 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"svc/gateway/auth/authtest"
+	"svc/gateway/ws"
 	"svc/persistence/postgres/pgtest"
 )
 
 // TestCountdownSurvivesSIGKILL: a countdown-cancel-all armed just before svcd is killed
 // (SIGKILL: no shutdown, no final snapshot) is in the journal; the restarted svcd's
 // engine recovers it and its clock fires it, cancelling the orders with reason
-// COUNTDOWN. Another merchant's order on the symbol stays (issue 28).
+// COUNTDOWN. Another merchant's order on the symbol stays. Then order entry on the
+// restarted svcd's WebSocket (issue 28).
 func TestCountdownSurvivesSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs svcd")
@@ -99,5 +102,43 @@ func TestCountdownSurvivesSIGKILL(t *testing.T) {
 	}
 	if st, o := do(other, "GET", "/v1/trading/orders/"+theirs, nil); st != 200 || o["status"] != "OPEN" {
 		t.Fatalf("another merchant's order: %d %v", st, o)
+	}
+
+	// svcd wires order entry into its stream: an order placed and cancelled over the
+	// WebSocket is REST's order.
+	base, _ := p.current()
+	c, err := ws.Dial("ws"+strings.TrimPrefix(base, "http")+"/v1/ws", trader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	answer := func(op string, params any) map[string]any {
+		t.Helper()
+		if err := c.Send(map[string]any{"op": op, "id": op, "params": params}); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.Conn().SetReadDeadline(time.Now().Add(10 * time.Second))
+		for {
+			_, raw, err := c.Conn().ReadMessage()
+			if err != nil {
+				t.Fatalf("%s: %v", op, err)
+			}
+			var m map[string]any
+			_ = json.Unmarshal(raw, &m)
+			if m["id"] == op {
+				return m
+			}
+		}
+	}
+	placed := answer("order.place", map[string]any{"symbol": "USDT-NGN", "side": "buy", "type": "limit", "quantity": "1", "price": "1390"})
+	data, _ := placed["data"].(map[string]any)
+	if placed["status"] != float64(201) || data == nil {
+		t.Fatalf("order.place on svcd: %v", placed)
+	}
+	if st, o := do(trader, "GET", "/v1/trading/orders/"+data["id"].(string), nil); st != 200 || o["status"] != "OPEN" {
+		t.Fatalf("the stream's order over REST: %d %v", st, o)
+	}
+	if m := answer("order.cancel", map[string]any{"order_id": data["id"]}); m["status"] != float64(200) {
+		t.Fatalf("order.cancel on svcd: %v", m)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -79,6 +80,9 @@ func newHistory(c *pcluster, seed uint64) *history {
 	h := &history{c: c, refused: map[int]int{}, canceled: map[string]bool{}}
 	for i := range 4 {
 		m := authtest.New(c.t, c.pool)
+		if i == 0 && os.Getenv("SVC_PARTITION_KEEP") != "" {
+			c.t.Logf("first merchant's sandbox key (for a look by hand): %s", m.SandboxKey)
+		}
 		h.clients = append(h.clients, &pclient{name: fmt.Sprintf("m%d", i), id: m.ID, key: m.SandboxKey,
 			rng: rand.New(rand.NewPCG(seed, uint64(i+1)))})
 	}
@@ -283,6 +287,23 @@ func partitionFaults(c *pcluster) []pfault {
 		{name: "leader paused (SIGSTOP) past its lease", hold: 2*ttl + time.Second, inject: func(c *pcluster, l *pproc) func() {
 			l.signal(syscall.SIGSTOP)
 			return func() { l.signal(syscall.SIGCONT) }
+		}},
+	}
+}
+
+// soakFaults are longer ones, for the soak only: a leader cut from Kafka until its journal
+// gives up (3 attempts of 10 s), so that it exits and the standby takes over.
+func soakFaults(c *pcluster) []pfault {
+	return []pfault{
+		{name: "leader <-> Kafka until its journal fails", hold: 45 * time.Second, inject: func(c *pcluster, l *pproc) func() {
+			if err := c.n.Cut(l.role, "kafka"); err != nil {
+				c.t.Fatal(err)
+			}
+			return func() {
+				if err := c.n.Heal(); err != nil {
+					c.t.Fatal(err)
+				}
+			}
 		}},
 	}
 }

@@ -133,6 +133,11 @@ func TestPartitions(t *testing.T) {
 	child := n.Command("client", os.Args[0], "-test.run=^TestPartitions$", "-test.v", "-test.count=1",
 		"-test.timeout="+budget.String())
 	child.Env = append(baseEnv(), partitionChildEnv+"="+string(b))
+	for _, k := range []string{"SVC_PARTITION_ONLY", "SVC_PARTITION_KEEP"} {
+		if v := os.Getenv(k); v != "" {
+			child.Env = append(child.Env, k+"="+v)
+		}
+	}
 	child.Stdout, child.Stderr = os.Stdout, os.Stderr
 	t.Logf("namespaces %v; the run continues inside %s (budget %v)", n.Names(), n.NS("client"), budget)
 	if err := child.Start(); err != nil {
@@ -487,8 +492,12 @@ func runPartitions(t *testing.T, plan partitionPlan) {
 	rng := rand.New(rand.NewPCG(plan.Seed, 7))
 	var order []pfault
 	if plan.Soak > 0 {
+		choices := append(slices.Clone(faults), soakFaults(c)...)
+		if only := os.Getenv("SVC_PARTITION_ONLY"); only != "" { // one kind of fault, to study it
+			choices = slices.DeleteFunc(choices, func(f pfault) bool { return !strings.Contains(f.name, only) })
+		}
 		for until := time.Now().Add(plan.Soak); time.Now().Before(until); {
-			f := faults[rng.IntN(len(faults))]
+			f := choices[rng.IntN(len(choices))]
 			c.runFault(h, f)
 			order = append(order, f)
 		}

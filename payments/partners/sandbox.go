@@ -1,12 +1,10 @@
 package partners
 
 import (
-	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -148,7 +146,7 @@ func SandboxBankVerifier(secret string) Verifier {
 				SandboxInbound
 				Amount json.Number `json:"amount"`
 			}
-			if err := strict(w.Data, &d); err != nil {
+			if err := providers.StrictJSON(w.Data, &d); err != nil {
 				return Notification{}, malformed("inbound_transfer data: %v", err)
 			}
 			amt, err := minor(d.Amount, d.Currency, money.NGN)
@@ -171,7 +169,7 @@ func SandboxBankVerifier(secret string) Verifier {
 				SandboxPayout
 				Amount json.Number `json:"amount"`
 			}
-			if err := strict(w.Data, &d); err != nil {
+			if err := providers.StrictJSON(w.Data, &d); err != nil {
 				return Notification{}, malformed("%s data: %v", w.Type, err)
 			}
 			amt, err := minor(d.Amount, d.Currency, "")
@@ -206,7 +204,7 @@ func SandboxCustodyVerifier(secret string) Verifier {
 			SandboxCrypto
 			Amount json.Number `json:"amount"`
 		}
-		if err := strict(w.Data, &d); err != nil {
+		if err := providers.StrictJSON(w.Data, &d); err != nil {
 			return Notification{}, malformed("deposit.confirmed data: %v", err)
 		}
 		asset := money.Asset(d.Asset)
@@ -238,7 +236,7 @@ func sandboxEnvelope(secret string, header func(string) string, body []byte) (wi
 		return wireSandbox{}, err
 	}
 	var w wireSandbox
-	if err := strict(body, &w); err != nil {
+	if err := providers.StrictJSON(body, &w); err != nil {
 		return wireSandbox{}, malformed("body: %v", err)
 	}
 	if w.ID == "" || len(w.ID) > 200 || w.Type == "" {
@@ -275,17 +273,4 @@ func when(s string) (time.Time, error) {
 		return time.Time{}, malformed("time %q: %v", s, err)
 	}
 	return t.UTC(), nil
-}
-
-// strict decodes numbers as json.Number and refuses trailing data.
-func strict(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("trailing data after the JSON value")
-	}
-	return nil
 }

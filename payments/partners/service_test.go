@@ -78,9 +78,20 @@ func (h *harness) deliver(t *testing.T, body []byte, sig string) partners.Result
 	return res
 }
 
+// count is how many notifications are stored.
 func (h *harness) count(t *testing.T) int {
+	return h.scalar(t, `select count(*) from partner_events`)
+}
+
+// queued is how many notification jobs are queued.
+func (h *harness) queued(t *testing.T) int {
+	return h.scalar(t, `select count(*) from river_job where kind = 'partner_event'`)
+}
+
+func (h *harness) scalar(t *testing.T, sql string) int {
+	t.Helper()
 	var n int
-	if err := h.pool.QueryRow(context.Background(), `select count(*) from partner_events`).Scan(&n); err != nil {
+	if err := h.pool.QueryRow(context.Background(), sql).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -114,12 +125,8 @@ func TestReceiveStoresOnceAndRefusesForgeries(t *testing.T) {
 	if err != nil || !r2.Duplicate || r2.ID != r1.ID {
 		t.Fatalf("repeat: %+v %v", r2, err)
 	}
-	var jobsQueued int
-	if err := h.pool.QueryRow(ctx, `select count(*) from river_job where kind = 'partner_event'`).Scan(&jobsQueued); err != nil {
-		t.Fatal(err)
-	}
-	if h.count(t) != 1 || jobsQueued != 1 {
-		t.Fatalf("rows %d, jobs %d; want 1 and 1", h.count(t), jobsQueued)
+	if h.count(t) != 1 || h.queued(t) != 1 {
+		t.Fatalf("rows %d, jobs %d; want 1 and 1", h.count(t), h.queued(t))
 	}
 	var stored []byte
 	var headers map[string]string
@@ -155,12 +162,8 @@ func TestReceiveMalformedAndIgnored(t *testing.T) {
 	if err != nil || r.Status != partners.Ignored {
 		t.Fatalf("ignored: %+v %v", r, err)
 	}
-	var jobsQueued int
-	if err := h.pool.QueryRow(ctx, `select count(*) from river_job where kind = 'partner_event'`).Scan(&jobsQueued); err != nil {
-		t.Fatal(err)
-	}
-	if h.count(t) != 2 || jobsQueued != 0 {
-		t.Fatalf("rows %d jobs %d", h.count(t), jobsQueued)
+	if h.count(t) != 2 || h.queued(t) != 0 {
+		t.Fatalf("rows %d jobs %d", h.count(t), h.queued(t))
 	}
 }
 

@@ -1,6 +1,9 @@
 package providers
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"time"
 
 	"svc/payments/money"
@@ -40,4 +43,19 @@ type PayoutOutcome struct {
 	Amount            money.Amount // exact, in minor units
 	FailureReason     string       // PayoutFailed and PayoutReversed
 	At                time.Time    // UTC; when the partner reached the state (zero if it did not say)
+}
+
+// StrictJSON decodes a partner's notification (or a part of one) into v the way every
+// adapter must: numbers as json.Number, never float64, so amounts stay exact, and trailing
+// data after the JSON value refused.
+func StrictJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
 }

@@ -1,7 +1,6 @@
 package paystack
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha512"
@@ -154,7 +153,7 @@ func parseEvent(secret, signature string, body []byte, bankCodes map[string]stri
 		return Event{}, err
 	}
 	var w wireEvent
-	if err := strictUnmarshal(body, &w); err != nil {
+	if err := providers.StrictJSON(body, &w); err != nil {
 		return Event{}, malformed("body: %v", err)
 	}
 	if w.Event == "" {
@@ -164,7 +163,7 @@ func parseEvent(secret, signature string, body []byte, bankCodes map[string]stri
 	switch w.Event {
 	case EventChargeSuccess:
 		var d wireCharge
-		if err := strictUnmarshal(w.Data, &d); err != nil {
+		if err := providers.StrictJSON(w.Data, &d); err != nil {
 			return Event{}, malformed("charge.success data: %v", err)
 		}
 		id, err := objectID(d.ID, d.Reference)
@@ -182,7 +181,7 @@ func parseEvent(secret, signature string, body []byte, bankCodes map[string]stri
 		ev.Inbound = in
 	case EventTransferSuccess, EventTransferFailed, EventTransferReversed:
 		var d wireTransfer
-		if err := strictUnmarshal(w.Data, &d); err != nil {
+		if err := providers.StrictJSON(w.Data, &d); err != nil {
 			return Event{}, malformed("%s data: %v", w.Event, err)
 		}
 		id, err := objectID(d.ID, d.TransferCode)
@@ -206,7 +205,7 @@ func parseEvent(secret, signature string, body []byte, bankCodes map[string]stri
 		var d struct {
 			TransactionReference json.RawMessage `json:"transaction_reference"` // a string (or a number)
 		}
-		if err := strictUnmarshal(w.Data, &d); err != nil {
+		if err := providers.StrictJSON(w.Data, &d); err != nil {
 			return Event{}, malformed("%s data: %v", w.Event, err)
 		}
 		ref := strings.Trim(strings.TrimSpace(string(d.TransactionReference)), `"`)
@@ -346,19 +345,6 @@ func parseTime(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// strictUnmarshal decodes numbers as json.Number (never float64) and refuses trailing data.
-func strictUnmarshal(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("trailing data after the JSON value")
-	}
-	return nil
-}
-
 func malformed(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrMalformedEvent, fmt.Sprintf(format, args...))
 }
@@ -402,7 +388,7 @@ func (c *Client) VerifyInbound(ctx context.Context, reference string) (providers
 		return providers.InboundTransfer{}, err
 	}
 	var d wireCharge
-	if err := strictUnmarshal(raw, &d); err != nil {
+	if err := providers.StrictJSON(raw, &d); err != nil {
 		return providers.InboundTransfer{}, malformed("verified charge: %v", err)
 	}
 	if !strings.EqualFold(d.Status, "success") {

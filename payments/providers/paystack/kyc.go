@@ -145,7 +145,7 @@ type wireIdentification struct {
 // identity parses a customeridentification.* notification's data.
 func identity(typ string, data []byte) (string, *providers.IdentityOutcome, error) {
 	var d wireIdentification
-	if err := strictUnmarshal(data, &d); err != nil {
+	if err := providers.StrictJSON(data, &d); err != nil {
 		return "", nil, malformed("%s data: %v", typ, err)
 	}
 	if d.CustomerCode == "" {
