@@ -118,6 +118,17 @@ func (g *gen) cmd() Command {
 		return Command{Kind: CmdCancelAll, Symbol: sym, Account: a}
 	case g.rich:
 		return Command{Kind: CmdCancelAll, Symbol: "nope", Account: a}
+	case n < 94:
+		// countdowns (two owners, armed, renewed, cleared) and the clock: times advance by
+		// one per command in the test drivers, so a few dozen fires within the stream
+		if r.IntN(3) == 0 {
+			return Command{Kind: CmdTick, Symbol: sym}
+		}
+		c := Command{Kind: CmdCountdown, Symbol: sym, Account: a, Amount: int64(r.IntN(60))}
+		if r.IntN(2) == 0 {
+			c.TransferID = TransferID{byte(1 + r.IntN(2))}
+		}
+		return c
 	default:
 		as := Asset(1 + r.IntN(int(numAssets)-1))
 		if r.IntN(4) != 0 {

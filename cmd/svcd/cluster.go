@@ -127,6 +127,14 @@ func exitOnEngineLoss(ctx context.Context, cfg config, tr *tradingSubsystem, log
 		select {
 		case err := <-tr.cluster.fatal:
 			log.Error("engine lost: this process exits so that its supervisor restarts it as the standby", "error", err)
+			// Stop renewing every lease now: should the shutdown hang (a journal that cannot
+			// reach its brokers), the leases still lapse within a TTL and the standby takes
+			// over; nothing is acknowledged meanwhile, as the lease checks fail.
+			for _, x := range tr.exchanges {
+				if x != nil && x.lease != nil {
+					x.lease.cancel()
+				}
+			}
 			cancel(fmt.Errorf("%w (an engine of a pair exits; restarted, it waits as the standby)", err))
 		case <-ctx.Done():
 		}

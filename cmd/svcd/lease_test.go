@@ -74,7 +74,12 @@ func TestOneEnginePerDatabase(t *testing.T) {
 		t.Skip("two servers")
 	}
 	pool, dbURL := pgtest.New(t)
-	_, _, stopA := startSvcd(t, dbURL)
+	// A and B are one deployment restarted: one journal and snapshot folder (A writes to its
+	// journal: the sandbox market maker's orders, at least; a database whose history is past
+	// B's journal would rightly be refused).
+	shared := t.TempDir()
+	same := []string{"--journal-dir", shared + "/journal", "--snapshot-dir", shared + "/snapshots"}
+	_, _, stopA := startSvcd(t, dbURL, same...)
 
 	var out safeBuffer
 	start := time.Now()
@@ -94,7 +99,7 @@ func TestOneEnginePerDatabase(t *testing.T) {
 		t.Fatalf("clean releases %d, err %v", released, err)
 	}
 
-	baseB, outB, stopB := startSvcd(t, dbURL, "--demo")
+	baseB, outB, stopB := startSvcd(t, dbURL, append(same, "--demo")...)
 	defer stopB()
 	m := demoKeyLine.FindStringSubmatch(outB.String())
 	if m == nil {

@@ -105,6 +105,7 @@ var errOwnTx = errors.New("deposits: step runs in its own transaction")
 // batchItem is what one step of a batch leaves for the batch's posting: the owner's side
 // of its ledger posting, and the customer credits to announce once that is posted.
 type batchItem struct {
+	shardKey string // the batch's ledger shard key (ledger.Transaction.ShardKey) for every posting of its steps
 	tenant   payments.Tenant
 	deposit  uuid.UUID
 	postings []ledger.Posting
@@ -116,12 +117,13 @@ func (b *batchItem) add(d Deposit, memo ledger.Memo, p []ledger.Posting) {
 	b.postings = append(b.postings, ledger.WithMemo(memo, p)...)
 }
 
-// shardKeyCtx carries a batch's ledger shard key (ledger.Transaction.ShardKey) to s.post.
-type shardKeyCtx struct{}
-
-func batchShardKey(ctx context.Context) string {
-	k, _ := ctx.Value(shardKeyCtx{}).(string)
-	return k
+// key is the ledger shard key of a step's postings: the batch's (every system posting of a
+// batch goes to one shard), "" outside a batch (b nil: the reference picks the shard).
+func (b *batchItem) key() string {
+	if b == nil {
+		return ""
+	}
+	return b.shardKey
 }
 
 // runSteps runs the batch's steps in one transaction, each in a savepoint; each step's
@@ -138,7 +140,7 @@ func (s *Service) runSteps(ctx context.Context, batch []*stepReq) {
 	// each other on them. Every system posting of the batch goes to one shard.
 	slices.SortFunc(batch, func(a, b *stepReq) int { return slices.Compare(a.id[:], b.id[:]) })
 	batchID := uuid.Must(uuid.NewV7())
-	ctx = context.WithValue(ctx, shardKeyCtx{}, "deposits:batch:"+batchID.String())
+	shardKey := "deposits:batch:" + batchID.String()
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		var items []*batchItem
 		for _, r := range batch {
@@ -146,7 +148,7 @@ func (s *Service) runSteps(ctx context.Context, batch []*stepReq) {
 			if err != nil {
 				return err
 			}
-			item := &batchItem{}
+			item := &batchItem{shardKey: shardKey}
 			r.err = s.advanceTx(ctx, sp, r.id, r.from, item)
 			if r.err != nil {
 				if err := sp.Rollback(ctx); err != nil {
@@ -214,7 +216,7 @@ func (s *Service) postBatch(ctx context.Context, tx pgx.Tx, batchID uuid.UUID, i
 			Reference: "deposits:batch:" + batchID.String(), Kind: "deposit.batch",
 			Description: fmt.Sprintf("Deposits converted or settled (%d)", len(g.ids)),
 			Postings:    g.postings, Metadata: map[string]string{"deposit_ids": strings.Join(g.ids, ",")},
-			ShardKey: batchShardKey(ctx),
+			ShardKey: "deposits:batch:" + batchID.String(), // the steps' shard key
 		})
 		if err != nil {
 			return fmt.Errorf("deposits: batch posting: %w", err)

@@ -178,7 +178,7 @@ func (s *Service) reverse(ctx context.Context, tx pgx.Tx, d Deposit, reason stri
 	if short.IsPositive() {
 		desc += fmt.Sprintf(", %s %s owed by the merchant (receivable)", short, short.Asset)
 	}
-	if err := s.post(ctx, tx, d, "reverse", desc, postings...); err != nil {
+	if err := s.post(ctx, tx, d, nil, "reverse", desc, postings...); err != nil {
 		return Outcome{}, err
 	}
 	d.FailureReason = reason
@@ -255,7 +255,7 @@ func (s *Service) RejectTx(ctx context.Context, tx pgx.Tx, t *payments.Tenant, i
 		return s.reverse(ctx, tx, d, withReason("REVERSED: compliance review", reason))
 	case Flagged, PendingFX:
 		from := d.Status
-		if err := s.fail(ctx, tx, d, why); err != nil {
+		if err := s.fail(ctx, tx, d, nil, why); err != nil {
 			return Outcome{}, err
 		}
 		d, err = getByID(ctx, tx, id)
@@ -266,7 +266,7 @@ func (s *Service) RejectTx(ctx context.Context, tx pgx.Tx, t *payments.Tenant, i
 		if d.Settlement.Mode == onramps.ModeInternal {
 			dest = owner(d, ledger.Pending)
 		}
-		if err := s.post(ctx, tx, d, "unwind", "Deposit rejected in compliance review; converted back and returned to the sender",
+		if err := s.post(ctx, tx, d, nil, "unwind", "Deposit rejected in compliance review; converted back and returned to the sender",
 			ledger.Move(dest, ledger.System(ledger.FX), got),
 			ledger.Move(ledger.System(ledger.FX), ledger.System(ledger.External), d.Amount)); err != nil {
 			return Outcome{}, err

@@ -110,7 +110,7 @@ func (s *Service) Receive(ctx context.Context, tx pgx.Tx, o onramps.Onramp, amou
 	if err := insert(ctx, tx, d); err != nil {
 		return Deposit{}, err
 	}
-	if err := s.post(ctx, tx, d, "received", "Deposit received into "+o.AccountNumber,
+	if err := s.post(ctx, tx, d, nil, "received", "Deposit received into "+o.AccountNumber,
 		ledger.Move(ledger.System(ledger.External), ledger.System(Incoming), amount)); err != nil {
 		return Deposit{}, err
 	}
@@ -144,7 +144,9 @@ func stepMemo(d Deposit, step, desc string) ledger.Memo {
 // settledDesc describes the settlement of deposit d in its owner's ledger.
 func settledDesc(d Deposit) string { return "Deposit " + d.PaymentReference + " settled" }
 
-func (s *Service) post(ctx context.Context, tx pgx.Tx, d Deposit, step, desc string, postings ...[]ledger.Posting) error {
+// post records a step's posting; b is the step's batch item (nil outside a batch), whose
+// shard key the posting takes.
+func (s *Service) post(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem, step, desc string, postings ...[]ledger.Posting) error {
 	var all []ledger.Posting
 	for _, p := range postings {
 		all = append(all, p...)
@@ -153,7 +155,7 @@ func (s *Service) post(ctx context.Context, tx pgx.Tx, d Deposit, step, desc str
 	_, err := ledger.Post(ctx, tx, ledger.Transaction{
 		MerchantID: d.Tenant.MerchantID, Environment: d.Tenant.Environment,
 		Reference: m.Reference, Kind: m.Kind, Description: m.Description,
-		Postings: all, Metadata: map[string]string{"deposit_id": d.ID.String()}, ShardKey: batchShardKey(ctx),
+		Postings: all, Metadata: map[string]string{"deposit_id": d.ID.String()}, ShardKey: b.key(),
 	})
 	return err
 }
@@ -249,7 +251,7 @@ func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit, b *batchIte
 		if err != nil {
 			return err
 		}
-		return s.fail(ctx, tx, d, reason)
+		return s.fail(ctx, tx, d, b, reason)
 	}
 	o, err := s.cfg.Onramps.GetTx(ctx, tx, d.Tenant, *d.OnrampID, false)
 	if err != nil {
@@ -257,19 +259,19 @@ func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit, b *batchIte
 	}
 	price := o.Price
 	if o.Type == onramps.Temporary && o.Amount != nil && o.Amount.Cmp(d.Amount) != 0 {
-		return s.fail(ctx, tx, d, fmt.Sprintf("AMOUNT_MISMATCH: the onramp takes exactly %s NGN, %s NGN arrived; returned to the sender",
+		return s.fail(ctx, tx, d, b, fmt.Sprintf("AMOUNT_MISMATCH: the onramp takes exactly %s NGN, %s NGN arrived; returned to the sender",
 			o.Amount, d.Amount))
 	}
 	if o.Type == onramps.Permanent {
 		p, err := s.cfg.Rates.MarketFor(d.Tenant.Environment, d.Settlement.Asset, rates.Buy, d.Amount) // priced for the NGN that arrived
 		if err != nil {
-			return s.fail(ctx, tx, d, "NO_RATE: no conversion rate was available; returned to the sender")
+			return s.fail(ctx, tx, d, b, "NO_RATE: no conversion rate was available; returned to the sender")
 		}
 		price = p.Price
 	}
 	got, err := rates.Convert(d.Amount, d.Settlement.Asset, price)
 	if err != nil || !got.IsPositive() {
-		return s.fail(ctx, tx, d, "CONVERSION_FAILED: the amount does not convert to a positive amount; returned to the sender")
+		return s.fail(ctx, tx, d, b, "CONVERSION_FAILED: the amount does not convert to a positive amount; returned to the sender")
 	}
 	desc := fmt.Sprintf("Conversion of %s NGN to %s %s at %s", d.Amount, got, got.Asset, rates.FormatPrice(price))
 	dest := ledger.System(Outgoing)
@@ -293,14 +295,14 @@ func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit, b *batchIte
 	// The posting goes last: it locks the owner's pending row, which every deposit of that
 	// merchant (or customer) also needs, until the commit; the deposit's own writes before it
 	// do not make the others wait (issue 22).
-	return s.post(ctx, tx, d, "convert", desc,
+	return s.post(ctx, tx, d, b, "convert", desc,
 		ledger.Move(ledger.System(Incoming), ledger.System(ledger.FX), d.Amount),
 		ledger.Move(ledger.System(ledger.FX), dest, got))
 }
 
 // fail ends a PENDING_FX deposit FAILED, its NGN returned to the sender.
-func (s *Service) fail(ctx context.Context, tx pgx.Tx, d Deposit, reason string) error {
-	if err := s.post(ctx, tx, d, "return", "Deposit returned to the sender",
+func (s *Service) fail(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem, reason string) error {
+	if err := s.post(ctx, tx, d, b, "return", "Deposit returned to the sender",
 		ledger.Move(ledger.System(Incoming), ledger.System(ledger.External), d.Amount)); err != nil {
 		return err
 	}
@@ -325,7 +327,7 @@ func (s *Service) route(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem)
 			return err // outcome unknown: the job retries with the same reference
 		}
 		if res.Status == providers.SendFailed {
-			if err := s.post(ctx, tx, d, "unwind", "On-chain send refused; converted back and returned to the sender",
+			if err := s.post(ctx, tx, d, b, "unwind", "On-chain send refused; converted back and returned to the sender",
 				ledger.Move(ledger.System(Outgoing), ledger.System(ledger.FX), got),
 				ledger.Move(ledger.System(ledger.FX), ledger.System(ledger.External), d.Amount)); err != nil {
 				return err
@@ -336,7 +338,7 @@ func (s *Service) route(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem)
 			}
 			return s.event(ctx, tx, d, events.DepositFailed)
 		}
-		if err := s.post(ctx, tx, d, "settle", "Sent on "+d.Settlement.Chain+" to "+d.Settlement.DestinationAddress,
+		if err := s.post(ctx, tx, d, b, "settle", "Sent on "+d.Settlement.Chain+" to "+d.Settlement.DestinationAddress,
 			ledger.Move(ledger.System(Outgoing), ledger.System(ledger.External), got)); err != nil {
 			return err
 		}

@@ -158,9 +158,6 @@ func (k *Keys) Begin(ctx context.Context, r Request) (*Scope, *Response, error) 
 	batch := &pgx.Batch{}
 	batch.Queue(`select pg_try_advisory_xact_lock($1)`, r.lockID())
 	batch.Queue(readKeySQL, r.MerchantID, r.Environment, r.Key)
-	// The merchant's name rides along (MerchantName): the onramp create needs it for the
-	// bank's account name, and asking here costs no round trip of its own.
-	batch.Queue(`select business_name from merchants where id = $1`, r.MerchantID)
 	br := tx.SendBatch(ctx, batch)
 	var locked bool
 	if err := br.QueryRow().Scan(&locked); err != nil {
@@ -169,14 +166,6 @@ func (k *Keys) Begin(ctx context.Context, r Request) (*Scope, *Response, error) 
 		return nil, nil, fmt.Errorf("idempotency: lock: %w", err)
 	}
 	stored, hash, expired, err := k.scanKey(br.QueryRow())
-	if err == nil {
-		switch nerr := br.QueryRow().Scan(&scope.merchantName); {
-		case nerr == nil:
-			scope.hasName = true
-		case !errors.Is(nerr, pgx.ErrNoRows):
-			err = fmt.Errorf("idempotency: read merchant name: %w", nerr)
-		}
-	}
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("idempotency: read key: %w", cerr)
 	}
@@ -244,18 +233,6 @@ type Scope struct {
 	mu   sync.Mutex // a pgx.Tx is not safe for concurrent use
 	tx   *pipeTx
 	done bool
-
-	merchantName string // read with the key, in the scope's transaction
-	hasName      bool
-}
-
-// MerchantName is the business name of the scope's merchant as the scope's transaction
-// read it at Begin; false when merchantID is another merchant or none was found.
-func (s *Scope) MerchantName(merchantID uuid.UUID) (string, bool) {
-	if s == nil || !s.hasName || merchantID != s.req.MerchantID {
-		return "", false
-	}
-	return s.merchantName, true
 }
 
 // Tx is the scope's transaction. Prefer InTx, which isolates a failing step in a savepoint.

@@ -166,12 +166,9 @@ func (s *Service) CreateTx(ctx context.Context, tx pgx.Tx, t payments.Tenant, in
 	o := Onramp{ID: uuid.Must(uuid.NewV7()), Tenant: t, Type: in.Type, Status: Active, CustomerID: in.CustomerID,
 		Amount: in.Amount, Settlement: *in.Settlement, Reference: in.Reference, CreatedAt: now, UpdatedAt: now}
 
-	// A keyed request read the name with its key (no round trip of its own); else read it.
-	accountName, ok := idempotency.ScopeFrom(ctx).MerchantName(t.MerchantID)
-	if !ok {
-		if err := tx.QueryRow(ctx, `select business_name from merchants where id = $1`, t.MerchantID).Scan(&accountName); err != nil {
-			return Onramp{}, fmt.Errorf("read merchant: %w", err)
-		}
+	var accountName string
+	if err := tx.QueryRow(ctx, `select business_name from merchants where id = $1`, t.MerchantID).Scan(&accountName); err != nil {
+		return Onramp{}, fmt.Errorf("read merchant: %w", err)
 	}
 	if in.CustomerID != nil {
 		if s.cfg.Customers == nil {
