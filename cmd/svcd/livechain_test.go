@@ -33,21 +33,28 @@ type liveChain struct {
 	hot   common.Address
 }
 
-func startLiveChain(t *testing.T) *liveChain {
+// custodyFiles writes a keystore and a custody configuration for BASE over node with token as
+// USDT (2 confirmations) into dir, and answers their paths and the keystore's passphrase.
+func custodyFiles(t *testing.T, dir string, node *evmtest.Node, token common.Address) (cfgPath, ks, pass string) {
 	t.Helper()
-	node := evmtest.Start(t)
-	token := node.DeployToken("Tether USD", "USDT", 6)
-	dir := t.TempDir()
-	ks, pass := filepath.Join(dir, "custody.json"), "a long test passphrase"
+	ks, pass = filepath.Join(dir, "custody.json"), "a long test passphrase"
 	if err := signer.Create(ks, pass, signer.Light); err != nil {
 		t.Fatal(err)
 	}
 	cfg, _ := json.Marshal(map[string]any{"chains": []map[string]any{{"chain": "BASE", "rpc_url": node.URL, "chain_id": evmtest.DevChainID,
 		"confirmations": 2, "poll_every": "200ms", "tokens": []map[string]any{{"asset": "USDT", "contract": token.Hex(), "decimals": 6}}}}})
-	cfgPath := filepath.Join(dir, "custody-config.json")
+	cfgPath = filepath.Join(dir, "custody-config.json")
 	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return cfgPath, ks, pass
+}
+
+func startLiveChain(t *testing.T) *liveChain {
+	t.Helper()
+	node := evmtest.Start(t)
+	token := node.DeployToken("Tether USD", "USDT", 6)
+	cfgPath, ks, pass := custodyFiles(t, t.TempDir(), node, token)
 	sv := startLiveSvcdWith(t, "sk_test_contract_0123456789", strings.Repeat("ab", 32),
 		[]string{"--custody-config", cfgPath, "--custody-keystore", ks}, map[string]string{"SVC_CUSTODY_PASSPHRASE": pass})
 	k, err := signer.Open(ks, pass)
@@ -270,16 +277,7 @@ func TestLiveChainSIGKILLDuringSendsSendsOnce(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
 	buildBinaries(t, bin)
-	ks, pass := filepath.Join(dir, "custody.json"), "a long test passphrase"
-	if err := signer.Create(ks, pass, signer.Light); err != nil {
-		t.Fatal(err)
-	}
-	cfg, _ := json.Marshal(map[string]any{"chains": []map[string]any{{"chain": "BASE", "rpc_url": node.URL, "chain_id": evmtest.DevChainID,
-		"confirmations": 2, "poll_every": "200ms", "tokens": []map[string]any{{"asset": "USDT", "contract": token.Hex(), "decimals": 6}}}}})
-	cfgPath := filepath.Join(dir, "custody-config.json")
-	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath, ks, pass := custodyFiles(t, dir, node, token)
 	pool, dbURL := pgtest.New(t)
 	args := []string{"--database-url", dbURL, "--demo", "--access-log=false", "--log-format", "text", "--journal", "file",
 		"--journal-dir", filepath.Join(dir, "journal"), "--snapshot-dir", filepath.Join(dir, "snapshots"), "--shutdown-timeout", "5s",
