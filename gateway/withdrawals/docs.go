@@ -17,7 +17,8 @@ var withdrawalSchema = o.Named("Withdrawal", o.Obj(map[string]o.Schema{
 	"created_at":          o.Time(""),
 	"updated_at":          o.Time(""),
 	"settled_at":          o.Nullable(o.Time("SETTLED only")),
-}, "id", "amount_usd", "token", "chain", "destination_address", "status", "created_at"))
+	"metadata":            o.Metadata(),
+}, "id", "amount_usd", "token", "chain", "destination_address", "status", "metadata", "created_at"))
 
 // Docs documents the withdrawal routes.
 func (rs *Routes) Docs() []o.Op {
@@ -33,13 +34,14 @@ func (rs *Routes) Docs() []o.Op {
 				"token":               o.Enum("USDT"),
 				"chain":               shapes.Chains,
 				"destination_address": o.Str("required, valid for the chain"),
+				"metadata":            o.Metadata(),
 			}, "amount_usd", "token", "chain", "destination_address"),
 			Responses: map[int]o.Response{201: {Description: "the withdrawal (PENDING)", Data: withdrawalSchema}},
 			Errors: []string{"VALIDATION_ERROR", "INVALID_JSON", "INSUFFICIENT_BALANCE", "PROVIDER_UNAVAILABLE", "NOT_SUPPORTED",
 				"IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_KEY_REUSED"}},
 		{Method: "GET", Path: "/v1/payments/withdrawals", Tag: "withdrawals", Summary: "List withdrawals",
 			Query: append([]o.Param{{Name: "status", Description: "PROCESSING is PENDING or SUBMITTED",
-				Schema: o.Enum("PENDING", "SUBMITTED", "PROCESSING", "SETTLED", "FAILED")}}, o.PagingParams("100")...),
+				Schema: o.Enum("PENDING", "SUBMITTED", "PROCESSING", "SETTLED", "FAILED")}, o.MetadataFilter()}, o.PagingParams("100")...),
 			Responses: map[int]o.Response{200: {Description: "a page of withdrawals, newest first", Data: o.PageOf(withdrawalSchema)}},
 			Errors:    []string{"VALIDATION_ERROR"}},
 		{Method: "GET", Path: "/v1/payments/withdrawals/{id}", Tag: "withdrawals", Summary: "Get a withdrawal",

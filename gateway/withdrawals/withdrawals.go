@@ -5,6 +5,7 @@ package withdrawals
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
@@ -38,31 +39,34 @@ func (rs *Routes) Register(r *router.Router, protect func(fasthttp.RequestHandle
 
 // JSON is a withdrawal as the API shows it.
 type JSON struct {
-	ID                 string  `json:"id"`
-	AmountUSD          string  `json:"amount_usd"`
-	Token              string  `json:"token"`
-	Chain              string  `json:"chain"`
-	DestinationAddress string  `json:"destination_address"`
-	Status             string  `json:"status"`
-	TxHash             *string `json:"tx_hash"`
-	FailureReason      *string `json:"failure_reason"`
-	CreatedAt          string  `json:"created_at"`
-	UpdatedAt          string  `json:"updated_at"`
-	SettledAt          *string `json:"settled_at"`
+	ID                 string            `json:"id"`
+	AmountUSD          string            `json:"amount_usd"`
+	Token              string            `json:"token"`
+	Chain              string            `json:"chain"`
+	DestinationAddress string            `json:"destination_address"`
+	Status             string            `json:"status"`
+	TxHash             *string           `json:"tx_hash"`
+	FailureReason      *string           `json:"failure_reason"`
+	CreatedAt          string            `json:"created_at"`
+	UpdatedAt          string            `json:"updated_at"`
+	SettledAt          *string           `json:"settled_at"`
+	Metadata           map[string]string `json:"metadata"`
 }
 
 // Out renders a withdrawal.
 func Out(w pw.Withdrawal) JSON {
 	return JSON{ID: w.ID.String(), AmountUSD: w.Amount.String(), Token: w.Token, Chain: string(w.Chain),
 		DestinationAddress: w.DestinationAddress, Status: w.Status, TxHash: api.StrPtr(w.TxHash), FailureReason: api.StrPtr(w.FailureReason),
-		CreatedAt: api.Time(w.CreatedAt), UpdatedAt: api.Time(w.UpdatedAt), SettledAt: api.TimePtr(w.SettledAt)}
+		CreatedAt: api.Time(w.CreatedAt), UpdatedAt: api.Time(w.UpdatedAt), SettledAt: api.TimePtr(w.SettledAt),
+		Metadata: w.Metadata.OrEmpty()}
 }
 
 type createBody struct {
-	AmountUSD          string `json:"amount_usd"`
-	Token              string `json:"token"`
-	Chain              string `json:"chain"`
-	DestinationAddress string `json:"destination_address"`
+	AmountUSD          string          `json:"amount_usd"`
+	Token              string          `json:"token"`
+	Chain              string          `json:"chain"`
+	DestinationAddress string          `json:"destination_address"`
+	Metadata           json.RawMessage `json:"metadata"`
 }
 
 // withdrawal is the withdrawals resource for the generic handlers of api.
@@ -76,11 +80,12 @@ func (rs *Routes) create(ctx *fasthttp.RequestCtx) {
 // after the write (the debit).
 func (rs *Routes) createChecked(c context.Context, t payments.Tenant, b createBody) (pw.Withdrawal, error) {
 	var v api.Validator
-	amount := pw.CreateInput(b).Validate(&v)
+	amount := pw.CreateInput{AmountUSD: b.AmountUSD, Token: b.Token, Chain: b.Chain, DestinationAddress: b.DestinationAddress}.Validate(&v)
+	md, _ := v.Metadata(b.Metadata, false)
 	if err := v.Err(); err != nil {
 		return pw.Withdrawal{}, err
 	}
-	w, err := rs.svc.Create(c, t, pw.Request{Amount: amount, Chain: providers.Chain(b.Chain), DestinationAddress: b.DestinationAddress})
+	w, err := rs.svc.Create(c, t, pw.Request{Amount: amount, Chain: providers.Chain(b.Chain), DestinationAddress: b.DestinationAddress, Metadata: md})
 	if err == nil && rs.AfterCreate != nil {
 		rs.AfterCreate()
 	}
@@ -96,7 +101,12 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	items, total, err := rs.svc.List(api.Ctx(ctx), tn, pw.Filter{Statuses: pw.ExpandStatus(status), Page: pg.Page, Limit: pg.Limit})
+	md, err := api.MetadataFilter(ctx)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	items, total, err := rs.svc.List(api.Ctx(ctx), tn, pw.Filter{Statuses: pw.ExpandStatus(status), Metadata: md, Page: pg.Page, Limit: pg.Limit})
 	if err != nil {
 		api.Fail(ctx, err)
 		return

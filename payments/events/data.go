@@ -28,6 +28,8 @@ type Withdrawal struct {
 	Status             string `json:"status"`
 	TxHash             string `json:"tx_hash"`
 	SettledAt          string `json:"settled_at"`
+	// Metadata is the withdrawal's metadata (given at creation; issue 30).
+	Metadata map[string]string `json:"metadata"`
 }
 
 // Onramp is the data of onramp.completed.
@@ -40,6 +42,8 @@ type Onramp struct {
 	BankName      string  `json:"bank_name"`
 	Amount        *string `json:"amount"` // TEMPORARY only
 	Currency      string  `json:"currency"`
+	// Metadata is the onramp's metadata (given at creation; issue 30).
+	Metadata map[string]string `json:"metadata"`
 }
 
 // Offramp is the data of offramp.completed.
@@ -52,6 +56,8 @@ type Offramp struct {
 	AmountNGN      string `json:"amount_ngn"`
 	SettlementMode string `json:"settlement_mode"` // INTERNAL_BALANCE or NGN_PAYOUT
 	TxHash         string `json:"tx_hash"`
+	// Metadata is the offramp's metadata (given at creation; issue 30).
+	Metadata map[string]string `json:"metadata"`
 }
 
 // Transfer is the data of transfer.completed.
@@ -63,6 +69,8 @@ type Transfer struct {
 	Status      string `json:"status"`
 	RecipientID string `json:"recipient_id"`
 	Reference   string `json:"reference"`
+	// Metadata is the transfer's metadata (given at creation; issue 30).
+	Metadata map[string]string `json:"metadata"`
 }
 
 // Payout is the data of payout.completed (an NGN payout to a bank account).

@@ -12,6 +12,7 @@ import (
 	"svc/payments/events"
 	"svc/payments/idempotency"
 	"svc/payments/jobs"
+	"svc/payments/metadata"
 	"svc/payments/money"
 	"svc/payments/moneyout"
 	"svc/payments/providers"
@@ -47,6 +48,7 @@ type Request struct {
 	Amount             money.Amount // USDT, > 0
 	Chain              providers.Chain
 	DestinationAddress string
+	Metadata           metadata.Metadata // checked by payments/metadata
 }
 
 // funds is what withdrawal w moves out of its merchant's USDT ("withdrawal:<id>:...").
@@ -68,7 +70,10 @@ func (s *Service) Create(ctx context.Context, t payments.Tenant, r Request) (Wit
 	}
 	now := s.stamp()
 	w := Withdrawal{ID: uuid.Must(uuid.NewV7()), Tenant: t, Amount: r.Amount, Token: Token, Chain: r.Chain,
-		DestinationAddress: r.DestinationAddress, Status: Pending, CreatedAt: now, UpdatedAt: now}
+		DestinationAddress: r.DestinationAddress, Status: Pending, Metadata: r.Metadata.OrEmpty(), CreatedAt: now, UpdatedAt: now}
+	if err := w.Metadata.Validate(); err != nil {
+		return Withdrawal{}, err
+	}
 	// The hold is posted last: it locks the merchant's balance rows until the commit, so the
 	// other writes are done before it (a refusal rolls them back with it).
 	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
@@ -180,7 +185,7 @@ func (s *Service) event(ctx context.Context, tx pgx.Tx, w Withdrawal, typ events
 // EventData is the withdrawal.completed payload.
 func EventData(w Withdrawal) events.Withdrawal {
 	d := events.Withdrawal{ID: w.ID.String(), AmountUSD: w.Amount.String(), Token: w.Token, Chain: string(w.Chain),
-		DestinationAddress: w.DestinationAddress, Status: w.Status, TxHash: w.TxHash}
+		DestinationAddress: w.DestinationAddress, Status: w.Status, TxHash: w.TxHash, Metadata: w.Metadata.OrEmpty()}
 	if w.SettledAt != nil {
 		d.SettledAt = w.SettledAt.UTC().Format(payments.TimeLayout)
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 const cols = `id, merchant_id, environment, amount, token, chain, destination_address, status,
-	coalesce(tx_hash, ''), coalesce(failure_reason, ''), created_at, updated_at, submitted_at, settled_at`
+	coalesce(tx_hash, ''), coalesce(failure_reason, ''), created_at, updated_at, submitted_at, settled_at, metadata`
 
 func scan(row pgx.Row) (Withdrawal, error) {
 	var (
@@ -26,7 +26,7 @@ func scan(row pgx.Row) (Withdrawal, error) {
 		chain  string
 	)
 	err := row.Scan(&w.ID, &w.Tenant.MerchantID, &w.Tenant.Environment, &amount, &w.Token, &chain, &w.DestinationAddress,
-		&w.Status, &w.TxHash, &w.FailureReason, &w.CreatedAt, &w.UpdatedAt, &w.SubmittedAt, &w.SettledAt)
+		&w.Status, &w.TxHash, &w.FailureReason, &w.CreatedAt, &w.UpdatedAt, &w.SubmittedAt, &w.SettledAt, &w.Metadata)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return w, ErrNotFound
 	}
@@ -37,9 +37,9 @@ func scan(row pgx.Row) (Withdrawal, error) {
 
 func insert(ctx context.Context, tx pgx.Tx, w Withdrawal) error {
 	_, err := tx.Exec(ctx, `insert into withdrawals (id, merchant_id, environment, amount, token, chain, destination_address,
-		status, created_at, updated_at) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+		status, created_at, updated_at, metadata) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10)`,
 		w.ID, w.Tenant.MerchantID, w.Tenant.Environment, w.Amount.Minor, w.Token, string(w.Chain), w.DestinationAddress,
-		w.Status, w.CreatedAt)
+		w.Status, w.CreatedAt, w.Metadata.OrEmpty())
 	if err != nil {
 		return fmt.Errorf("withdrawals: insert: %w", err)
 	}
@@ -76,5 +76,9 @@ func move(ctx context.Context, tx pgx.Tx, id uuid.UUID, from []string, to string
 }
 
 func list(ctx context.Context, q postgres.Querier, t payments.Tenant, f Filter) ([]Withdrawal, int64, error) {
-	return table.List(ctx, q, t, `$3::text[] is null or status = any($3)`, []any{f.Statuses}, f.Page, f.Limit)
+	where, args := `($3::text[] is null or status = any($3))`, []any{f.Statuses}
+	if f.Metadata != nil { // containment, served by withdrawals_metadata (GIN)
+		where, args = where+` and metadata @> $4::jsonb`, append(args, f.Metadata.JSON())
+	}
+	return table.List(ctx, q, t, where, args, f.Page, f.Limit)
 }

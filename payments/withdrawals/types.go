@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 
 	"svc/payments"
+	"svc/payments/metadata"
 	"svc/payments/money"
 	"svc/payments/providers"
 )
@@ -77,6 +78,7 @@ type Withdrawal struct {
 	Status             string
 	TxHash             string
 	FailureReason      string
+	Metadata           metadata.Metadata // the merchant's own keys, given at creation (issue 30)
 	CreatedAt          time.Time
 	UpdatedAt          time.Time
 	SubmittedAt        *time.Time
@@ -136,7 +138,8 @@ func (in CreateInput) Validate(r Reporter) money.Amount {
 
 // Filter selects a page of withdrawals, newest first.
 type Filter struct {
-	Statuses []string // stored statuses (ExpandStatus); nil for all
-	Page     int      // 1-indexed
+	Statuses []string        // stored statuses (ExpandStatus); nil for all
+	Metadata metadata.Filter // nil for any
+	Page     int             // 1-indexed
 	Limit    int
 }
