@@ -32,7 +32,8 @@ var transferSchema = o.Named("Transfer", o.Obj(map[string]o.Schema{
 	"created_at":     o.Time(""),
 	"updated_at":     o.Time(""),
 	"settled_at":     o.Nullable(o.Time("SETTLED only")),
-}, "id", "currency", "amount", "reference", "status", "created_at"))
+	"metadata":       o.Metadata(),
+}, "id", "currency", "amount", "reference", "status", "metadata", "created_at"))
 
 // Docs documents the transfer routes.
 func (rs *Routes) Docs() []o.Op {
@@ -51,13 +52,14 @@ func (rs *Routes) Docs() []o.Op {
 				"recipient_id": o.UUID("one of recipient_id and destination"),
 				"destination":  destination,
 				"on_behalf_of": o.Obj(map[string]o.Schema{"customer_id": o.UUID("required: one of the merchant's customers")}, "customer_id"),
+				"metadata":     o.Metadata(),
 			}, "currency", "amount", "reference"),
 			Responses: map[int]o.Response{201: {Description: "the transfer (PROCESSING)", Data: transferSchema}},
 			Errors: []string{"VALIDATION_ERROR", "INVALID_JSON", "NOT_FOUND", "REFERENCE_IN_USE", "INSUFFICIENT_BALANCE",
 				"PROVIDER_UNAVAILABLE", "NOT_SUPPORTED", "IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_KEY_REUSED"}},
 		{Method: "GET", Path: "/v1/payments/transfers", Tag: "transfers", Summary: "List transfers",
 			Query: append([]o.Param{{Name: "status", Schema: o.Enum("PROCESSING", "SETTLED", "FAILED")},
-				{Name: "currency", Schema: o.Enum("NGN", "USD")}}, o.PagingParams("100")...),
+				{Name: "currency", Schema: o.Enum("NGN", "USD")}, o.MetadataFilter()}, o.PagingParams("100")...),
 			Responses: map[int]o.Response{200: {Description: "a page of transfers, newest first", Data: o.PageOf(transferSchema)}},
 			Errors:    []string{"VALIDATION_ERROR"}},
 		{Method: "GET", Path: "/v1/payments/transfers/{id}", Tag: "transfers", Summary: "Get a transfer",

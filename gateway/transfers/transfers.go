@@ -4,6 +4,7 @@ package transfers
 
 import (
 	"context"
+	"encoding/json"
 	"unicode/utf8"
 
 	"github.com/fasthttp/router"
@@ -55,20 +56,21 @@ type onBehalfJSON struct {
 
 // JSON is a transfer as the API shows it.
 type JSON struct {
-	ID            string          `json:"id"`
-	Currency      string          `json:"currency"`
-	Amount        string          `json:"amount"`
-	Reference     string          `json:"reference"`
-	Status        string          `json:"status"`
-	Rail          string          `json:"rail"`
-	RecipientID   *string         `json:"recipient_id"`
-	Destination   destinationJSON `json:"destination"`
-	OnBehalfOf    *onBehalfJSON   `json:"on_behalf_of"`
-	Quote         quoteJSON       `json:"quote"`
-	FailureReason *string         `json:"failure_reason"`
-	CreatedAt     string          `json:"created_at"`
-	UpdatedAt     string          `json:"updated_at"`
-	SettledAt     *string         `json:"settled_at"`
+	ID            string            `json:"id"`
+	Currency      string            `json:"currency"`
+	Amount        string            `json:"amount"`
+	Reference     string            `json:"reference"`
+	Status        string            `json:"status"`
+	Rail          string            `json:"rail"`
+	RecipientID   *string           `json:"recipient_id"`
+	Destination   destinationJSON   `json:"destination"`
+	OnBehalfOf    *onBehalfJSON     `json:"on_behalf_of"`
+	Quote         quoteJSON         `json:"quote"`
+	FailureReason *string           `json:"failure_reason"`
+	CreatedAt     string            `json:"created_at"`
+	UpdatedAt     string            `json:"updated_at"`
+	SettledAt     *string           `json:"settled_at"`
+	Metadata      map[string]string `json:"metadata"`
 }
 
 // Out renders a transfer.
@@ -76,7 +78,8 @@ func Out(t pt.Transfer) JSON {
 	j := JSON{ID: t.ID.String(), Currency: string(t.Amount.Asset), Amount: t.Amount.String(), Reference: t.Reference,
 		Status: t.Status, Rail: t.Rail, Destination: destinationJSON{Type: t.Destination.Type, Details: t.Destination.Details},
 		Quote:         quoteJSON{SourceCurrency: string(t.SourceAmount.Asset), SourceAmount: t.SourceAmount.String(), Rate: t.Rate(), Side: "sell"},
-		FailureReason: api.StrPtr(t.FailureReason), CreatedAt: api.Time(t.CreatedAt), UpdatedAt: api.Time(t.UpdatedAt), SettledAt: api.TimePtr(t.SettledAt)}
+		FailureReason: api.StrPtr(t.FailureReason), CreatedAt: api.Time(t.CreatedAt), UpdatedAt: api.Time(t.UpdatedAt), SettledAt: api.TimePtr(t.SettledAt),
+		Metadata: t.Metadata.OrEmpty()}
 	if t.RecipientID != nil {
 		s := t.RecipientID.String()
 		j.RecipientID = &s
@@ -104,6 +107,7 @@ type createBody struct {
 	OnBehalfOf  *struct {
 		CustomerID *string `json:"customer_id"`
 	} `json:"on_behalf_of"`
+	Metadata json.RawMessage `json:"metadata"`
 }
 
 // validate checks every field of the body and returns the request.
@@ -160,6 +164,7 @@ func validate(b createBody, v *api.Validator) pt.Request {
 			r.CustomerID = api.UUIDField(v, "on_behalf_of.customer_id", b.OnBehalfOf.CustomerID)
 		}
 	}
+	r.Metadata, _ = v.Metadata(b.Metadata, false)
 	return r
 }
 
@@ -196,7 +201,12 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	items, total, err := rs.svc.List(api.Ctx(ctx), tn, pt.Filter{Status: status, Currency: currency, Page: pg.Page, Limit: pg.Limit})
+	md, err := api.MetadataFilter(ctx)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
+	items, total, err := rs.svc.List(api.Ctx(ctx), tn, pt.Filter{Status: status, Currency: currency, Metadata: md, Page: pg.Page, Limit: pg.Limit})
 	if err != nil {
 		api.Fail(ctx, err)
 		return

@@ -88,6 +88,9 @@ func rail(d Destination) string {
 // or a currency the destination does not take), ErrReferenceInUse,
 // *ledger.InsufficientBalanceError; the database's.
 func (s *Service) Create(ctx context.Context, t payments.Tenant, r Request) (Transfer, error) {
+	if err := r.Metadata.Validate(); err != nil {
+		return Transfer{}, err
+	}
 	if !providers.Configured(s.cfg.Providers.For(t.Environment).Bank) {
 		return Transfer{}, &providers.UnavailableError{Provider: "bank", Operation: "payout"}
 	}
@@ -108,7 +111,8 @@ func (s *Service) Create(ctx context.Context, t payments.Tenant, r Request) (Tra
 	}
 	now := s.stamp()
 	tr := Transfer{ID: uuid.Must(uuid.NewV7()), Tenant: t, Amount: r.Amount, Reference: r.Reference, RecipientID: r.RecipientID,
-		CustomerID: r.CustomerID, SourceAmount: src, Price: price, Status: Processing, CreatedAt: now, UpdatedAt: now}
+		CustomerID: r.CustomerID, SourceAmount: src, Price: price, Status: Processing, Metadata: r.Metadata.OrEmpty(),
+		CreatedAt: now, UpdatedAt: now}
 	err = idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		if r.RecipientID != nil {
 			rc, err := recipients.Load(ctx, tx, t, *r.RecipientID)
@@ -301,7 +305,7 @@ func (s *Service) ReverseTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, reason
 // EventData is the transfer.completed payload.
 func EventData(tr Transfer) events.Transfer {
 	d := events.Transfer{ID: tr.ID.String(), Type: tr.Rail, Amount: tr.Amount.String(), Currency: string(tr.Amount.Asset),
-		Status: tr.Status, Reference: tr.Reference}
+		Status: tr.Status, Reference: tr.Reference, Metadata: tr.Metadata.OrEmpty()}
 	if tr.RecipientID != nil {
 		d.RecipientID = tr.RecipientID.String()
 	}

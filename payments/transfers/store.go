@@ -18,7 +18,7 @@ import (
 
 const cols = `id, merchant_id, environment, currency, amount, reference, rail, recipient_id, destination_type, destination,
 	customer_id, source_amount, price, status, coalesce(provider_reference, ''), coalesce(failure_reason, ''),
-	created_at, updated_at, settled_at`
+	created_at, updated_at, settled_at, metadata`
 
 func scan(row pgx.Row, extra ...any) (Transfer, error) {
 	var (
@@ -29,7 +29,7 @@ func scan(row pgx.Row, extra ...any) (Transfer, error) {
 	)
 	dst := append([]any{&tr.ID, &tr.Tenant.MerchantID, &tr.Tenant.Environment, &currency, &amount, &tr.Reference, &tr.Rail,
 		&tr.RecipientID, &tr.Destination.Type, &destination, &tr.CustomerID, &src, &tr.Price, &tr.Status,
-		&tr.ProviderReference, &tr.FailureReason, &tr.CreatedAt, &tr.UpdatedAt, &tr.SettledAt}, extra...)
+		&tr.ProviderReference, &tr.FailureReason, &tr.CreatedAt, &tr.UpdatedAt, &tr.SettledAt, &tr.Metadata}, extra...)
 	err := row.Scan(dst...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return tr, ErrNotFound
@@ -48,10 +48,10 @@ func insert(ctx context.Context, tx pgx.Tx, tr Transfer) error {
 		return err
 	}
 	_, err = tx.Exec(ctx, `insert into transfers (id, merchant_id, environment, currency, amount, reference, rail, recipient_id,
-		destination_type, destination, customer_id, source_asset, source_amount, price, status, created_at, updated_at)
-		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'USDT', $12, $13, $14, $15, $15)`,
+		destination_type, destination, customer_id, source_asset, source_amount, price, status, created_at, updated_at, metadata)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'USDT', $12, $13, $14, $15, $15, $16)`,
 		tr.ID, tr.Tenant.MerchantID, tr.Tenant.Environment, string(tr.Amount.Asset), tr.Amount.Minor, tr.Reference, tr.Rail,
-		tr.RecipientID, tr.Destination.Type, dest, tr.CustomerID, tr.SourceAmount.Minor, tr.Price, tr.Status, tr.CreatedAt)
+		tr.RecipientID, tr.Destination.Type, dest, tr.CustomerID, tr.SourceAmount.Minor, tr.Price, tr.Status, tr.CreatedAt, tr.Metadata.OrEmpty())
 	if postgres.IsUniqueViolation(err, "transfers_reference") {
 		return ErrReferenceInUse
 	}
@@ -87,5 +87,9 @@ func move(ctx context.Context, tx pgx.Tx, id uuid.UUID, to string, now time.Time
 }
 
 func list(ctx context.Context, q postgres.Querier, t payments.Tenant, f Filter) ([]Transfer, int64, error) {
-	return table.List(ctx, q, t, `($3 = '' or status = $3) and ($4 = '' or currency = $4)`, []any{f.Status, f.Currency}, f.Page, f.Limit)
+	where, args := `($3 = '' or status = $3) and ($4 = '' or currency = $4)`, []any{f.Status, f.Currency}
+	if f.Metadata != nil { // containment, served by transfers_metadata (GIN)
+		where, args = where+` and metadata @> $5::jsonb`, append(args, f.Metadata.JSON())
+	}
+	return table.List(ctx, q, t, where, args, f.Page, f.Limit)
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/google/uuid"
 
 	"svc/payments"
+	"svc/payments/metadata"
 	"svc/payments/money"
 	"svc/payments/recipients"
 )
@@ -80,6 +81,7 @@ type Transfer struct {
 	Status            string
 	ProviderReference string
 	FailureReason     string
+	Metadata          metadata.Metadata // the merchant's own keys, given at creation (issue 30)
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 	SettledAt         *time.Time
@@ -93,15 +95,17 @@ func (t Transfer) Rate() string { return money.Format(t.Amount.Asset, t.Price) }
 type Request struct {
 	Amount      money.Amount // NGN or USD, > 0
 	Reference   string
-	RecipientID *uuid.UUID   // exactly one of RecipientID and Destination
-	Destination *Destination // validated with recipients.Details.Validate
-	CustomerID  *uuid.UUID   // on_behalf_of.customer_id
+	RecipientID *uuid.UUID        // exactly one of RecipientID and Destination
+	Destination *Destination      // validated with recipients.Details.Validate
+	CustomerID  *uuid.UUID        // on_behalf_of.customer_id
+	Metadata    metadata.Metadata // checked by payments/metadata
 }
 
 // Filter selects a page of transfers, newest first.
 type Filter struct {
-	Status   string // "" for all
-	Currency string // "" for all
+	Status   string          // "" for all
+	Currency string          // "" for all
+	Metadata metadata.Filter // nil for any
 	Page     int
 	Limit    int
 }
