@@ -67,6 +67,9 @@ type history struct {
 	faults   []faultResult // in order
 	cancels  int
 	canceled map[string]bool
+	// cancels answered 404: the engine may have forgotten an order that closed meanwhile
+	// (it keeps only the newest closed orders); the checker finds it closed in the journal.
+	cancel404 []string
 }
 
 type faultResult struct {
@@ -205,7 +208,7 @@ func (c *pclient) cancel(h *history, gw int) {
 		h.canceled[id] = true
 	case status == http.StatusUnprocessableEntity:
 	case status == http.StatusNotFound:
-		h.c.t.Errorf("LOST: cancel of acknowledged order %s through gw-%d: 404 %s", id, gw+1, body)
+		h.cancel404 = append(h.cancel404, id)
 	case status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests:
 		h.refused[status]++
 		return
@@ -421,6 +424,8 @@ func checkPartitionHistory(t *testing.T, h *history, pool *pgxpool.Pool, brokers
 	// 1. The raw partition: each accepted order with the epoch of its record, and whether
 	// the fencing rule keeps it (a record of a lower epoch after a fence is dropped).
 	acceptedIn := map[engine.OrderID][]rawRecord{} // kept or not
+	ordered, traded := map[engine.OrderID]engine.Qty{}, map[engine.OrderID]engine.Qty{}
+	closed := map[engine.OrderID]bool{}
 	var maxEpoch, lastSeq uint64
 	var records, dropped, repeats int
 	epochs := map[uint64]int{}
@@ -472,8 +477,21 @@ func checkPartitionHistory(t *testing.T, h *history, pool *pgxpool.Pool, brokers
 				dropped++
 			}
 			err = engine.DecodeRecord(msg.Value, &ev, func(ev *engine.Event) error {
-				if ev.Kind == engine.EventAccepted {
+				switch ev.Kind {
+				case engine.EventAccepted:
 					acceptedIn[ev.OrderID] = append(acceptedIn[ev.OrderID], rawRecord{seq: seq, epoch: epoch, kept: kept})
+					if kept {
+						ordered[ev.OrderID] = ev.Qty
+					}
+				case engine.EventTrade:
+					if kept {
+						traded[ev.OrderID] += ev.Qty
+						traded[ev.MakerOrderID] += ev.Qty
+					}
+				case engine.EventCancelled, engine.EventDone:
+					if kept {
+						closed[ev.OrderID] = true
+					}
 				}
 				return nil
 			})
@@ -522,6 +540,16 @@ func checkPartitionHistory(t *testing.T, h *history, pool *pgxpool.Pool, brokers
 		}
 		if n > 1 {
 			t.Errorf("order %s accepted %d times in the journal's kept records", uuid.UUID(oid), n)
+		}
+	}
+
+	// A cancel answered 404 is fine only for an order that closed (filled or cancelled): the
+	// engine forgets the oldest closed orders. One still open in the journal was lost.
+	for _, id := range h.cancel404 {
+		oid := engine.OrderID(uuid.MustParse(id))
+		if !closed[oid] && (ordered[oid] == 0 || traded[oid] < ordered[oid]) {
+			lost++
+			t.Errorf("LOST: cancel of acknowledged order %s answered 404, and the journal has it open (%d of %d traded)", id, traded[oid], ordered[oid])
 		}
 	}
 
@@ -647,7 +675,8 @@ func checkPartitionHistory(t *testing.T, h *history, pool *pgxpool.Pool, brokers
 			f.recoveredAfterHeal.Round(time.Millisecond), f.wait.Round(time.Millisecond))
 	}
 	t.Logf("partition checker: orders acknowledged %d, lost %d (of which to a fence %d), duplicated %d; overlapping terms %d; "+
-		"cancels acknowledged %d; unanswered %d; refused %v", len(h.acks), lost, lostToFence, duplicated, overlaps, h.cancels, h.unknown, h.refused)
+		"cancels acknowledged %d (404 for %d closed and forgotten); unanswered %d; refused %v", len(h.acks), lost, lostToFence, duplicated, overlaps,
+		h.cancels, len(h.cancel404), h.unknown, h.refused)
 	t.Logf("partition checker: journal %d records (%d events replayed), %d of deposed epochs dropped, %d repeats of retried produces; "+
 		"records by epoch %v; lease terms: %s", records, events, dropped, repeats, epochs, strings.Join(terms, "; "))
 	t.Logf("partition checker: balances of %d merchants equal a replay from scratch: %v; ledger violations: %d",
