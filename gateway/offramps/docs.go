@@ -28,7 +28,8 @@ var offrampSchema = o.Named("Offramp", o.Obj(map[string]o.Schema{
 	"expires_at": o.Nullable(o.Time("TEMPORARY: 25 minutes after creation")),
 	"created_at": o.Time(""),
 	"updated_at": o.Time(""),
-}, "id", "type", "status", "chain", "asset", "deposit_address", "settlement", "created_at"))
+	"metadata":   o.Metadata(),
+}, "id", "type", "status", "chain", "asset", "deposit_address", "settlement", "metadata", "created_at"))
 
 // Docs documents the offramp routes.
 func (rs *Routes) Docs() []o.Op {
@@ -51,6 +52,7 @@ func (rs *Routes) Docs() []o.Op {
 					"rate_id":          o.UUID("required for NGN_PAYOUT"),
 					"destination_bank": bank,
 				}, "mode"),
+				"metadata": o.Metadata(),
 			}, "type", "customer", "chain", "asset", "settlement"),
 			Responses: map[int]o.Response{201: {Description: "the offramp (ACTIVE)", Data: offrampSchema}},
 			Errors: []string{"VALIDATION_ERROR", "INVALID_JSON", "NOT_FOUND", "RATE_EXPIRED", "RATE_ALREADY_USED",
@@ -58,7 +60,7 @@ func (rs *Routes) Docs() []o.Op {
 		{Method: "GET", Path: "/v1/payments/offramps", Tag: "offramps", Summary: "List offramps",
 			Query: append([]o.Param{{Name: "type", Schema: o.Enum("TEMPORARY", "PERMANENT")}, {Name: "chain", Schema: shapes.Chains},
 				{Name: "asset", Schema: o.Enum("USDC", "USDT")}, {Name: "status", Schema: o.Enum("ACTIVE", "INACTIVE", "EXPIRED")},
-				{Name: "settlement_mode", Schema: o.Enum("INTERNAL_BALANCE", "NGN_PAYOUT")}}, o.PagingParams("200")...),
+				{Name: "settlement_mode", Schema: o.Enum("INTERNAL_BALANCE", "NGN_PAYOUT")}, o.MetadataFilter()}, o.PagingParams("200")...),
 			Responses: map[int]o.Response{200: {Description: "a page of offramps, newest first", Data: o.PageOf(offrampSchema)}},
 			Errors:    []string{"VALIDATION_ERROR"}},
 		{Method: "GET", Path: "/v1/payments/offramps/{id}", Tag: "offramps", Summary: "Get an offramp",

@@ -66,17 +66,18 @@ type settlementJSON struct {
 
 // JSON is an offramp as the API shows it.
 type JSON struct {
-	ID             string         `json:"id"`
-	Type           string         `json:"type"`
-	Status         string         `json:"status"`
-	CustomerID     string         `json:"customer_id"`
-	Chain          string         `json:"chain"`
-	Asset          string         `json:"asset"`
-	DepositAddress string         `json:"deposit_address"`
-	Settlement     settlementJSON `json:"settlement"`
-	ExpiresAt      *string        `json:"expires_at"`
-	CreatedAt      string         `json:"created_at"`
-	UpdatedAt      string         `json:"updated_at"`
+	ID             string            `json:"id"`
+	Type           string            `json:"type"`
+	Status         string            `json:"status"`
+	CustomerID     string            `json:"customer_id"`
+	Chain          string            `json:"chain"`
+	Asset          string            `json:"asset"`
+	DepositAddress string            `json:"deposit_address"`
+	Settlement     settlementJSON    `json:"settlement"`
+	ExpiresAt      *string           `json:"expires_at"`
+	Metadata       map[string]string `json:"metadata"`
+	CreatedAt      string            `json:"created_at"`
+	UpdatedAt      string            `json:"updated_at"`
 }
 
 // Out renders an offramp.
@@ -84,7 +85,7 @@ func Out(o po.Offramp) JSON {
 	j := JSON{ID: o.ID.String(), Type: o.Type, Status: o.Status, CustomerID: o.CustomerID.String(), Chain: string(o.Chain),
 		Asset: string(o.Asset), DepositAddress: o.DepositAddress,
 		Settlement: settlementJSON{Mode: o.Settlement.Mode, DestinationBank: o.Settlement.DestinationBank},
-		ExpiresAt:  api.TimePtr(o.ExpiresAt), CreatedAt: api.Time(o.CreatedAt), UpdatedAt: api.Time(o.UpdatedAt)}
+		ExpiresAt:  api.TimePtr(o.ExpiresAt), Metadata: o.Metadata.OrEmpty(), CreatedAt: api.Time(o.CreatedAt), UpdatedAt: api.Time(o.UpdatedAt)}
 	if o.Settlement.RateID != nil {
 		s := o.Settlement.RateID.String()
 		j.Settlement.RateID = &s
@@ -109,6 +110,7 @@ type createBody struct {
 		RateID          *string  `json:"rate_id"`
 		DestinationBank *po.Bank `json:"destination_bank"`
 	} `json:"settlement"`
+	Metadata json.RawMessage `json:"metadata"`
 }
 
 // offramp is the offramps resource for the generic handlers of api.
@@ -136,6 +138,7 @@ func (rs *Routes) createChecked(c context.Context, t payments.Tenant, b createBo
 		}
 	}
 	in.Validate(&v)
+	in.Metadata, _ = v.Metadata(b.Metadata, false)
 	if err := v.Err(); err != nil {
 		return po.Offramp{}, err
 	}
@@ -171,6 +174,10 @@ func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 		if *q.dst, ok = api.Query(ctx, q.name, q.allowed...); !ok {
 			return
 		}
+	}
+	if f.Metadata, err = api.MetadataFilter(ctx); err != nil {
+		api.Fail(ctx, err)
+		return
 	}
 	f.Page, f.Limit = pg.Page, pg.Limit
 	items, total, err := rs.svc.List(api.Ctx(ctx), p.Tenant(), f)

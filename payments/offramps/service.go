@@ -17,6 +17,7 @@ import (
 	"svc/payments/events"
 	"svc/payments/idempotency"
 	"svc/payments/ledger"
+	"svc/payments/metadata"
 	"svc/payments/money"
 	"svc/payments/moneyout"
 	"svc/payments/onramps"
@@ -72,6 +73,9 @@ func (s *Service) stamp() time.Time { return moneyout.Stamp(s.cfg.Now) }
 // partner the NGN rail: nothing written), ErrCustomerNotFound, rates.ErrUnknownRate, *payments.FieldError (a rate of another
 // asset or side), rates.ErrRateExpired, rates.ErrRateAlreadyUsed, the database's.
 func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput) (Offramp, error) {
+	if err := in.Metadata.Validate(); err != nil {
+		return Offramp{}, err
+	}
 	set := s.cfg.Providers.For(t.Environment)
 	if in.Settlement.Mode == ModePayout {
 		if err := providers.Can(set.Bank, "bank", "payout", providers.Need{Rail: providers.RailNGN, Asset: money.NGN}); err != nil {
@@ -87,7 +91,8 @@ func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput)
 	}
 	now := s.stamp()
 	o := Offramp{ID: uuid.Must(uuid.NewV7()), Tenant: t, Type: in.Type, Status: Active, Chain: providers.Chain(in.Chain),
-		Asset: money.Asset(in.Asset), Settlement: Settlement{Mode: in.Settlement.Mode}, CreatedAt: now, UpdatedAt: now}
+		Asset: money.Asset(in.Asset), Settlement: Settlement{Mode: in.Settlement.Mode},
+		Metadata: in.Metadata.OrEmpty(), CreatedAt: now, UpdatedAt: now}
 	addr, err := set.Custody.DepositAddress(ctx, providers.AddressRequest{Reference: "offramp:" + o.ID.String(), Chain: o.Chain, Asset: o.Asset})
 	if err != nil {
 		return Offramp{}, err
@@ -258,7 +263,7 @@ func (s *Service) receive(ctx context.Context, tx pgx.Tx, t payments.Tenant, o O
 			}
 			_, err = s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.OfframpCompleted, events.Offramp{
 				ID: o.ID.String(), Status: d.Status, Asset: string(o.Asset), Chain: string(o.Chain), AmountCrypto: amt.String(),
-				SettlementMode: o.Settlement.Mode, TxHash: txHash,
+				SettlementMode: o.Settlement.Mode, TxHash: txHash, Metadata: o.Metadata.OrEmpty(),
 			})
 			out = d
 			return err
@@ -394,10 +399,14 @@ func (s *Service) finishPayout(ctx context.Context, p Payout, to, providerRef, r
 		}); err != nil {
 			return err
 		}
+		md := metadata.Metadata{} // the offramp's, carried in its event (issue 30)
+		if err := tx.QueryRow(ctx, `select metadata from offramps where id = $1`, dep.OfframpID).Scan(&md); err != nil {
+			return fmt.Errorf("offramps: metadata: %w", err)
+		}
 		_, err = s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.OfframpCompleted, events.Offramp{
 			ID: dep.OfframpID.String(), Status: dep.Status, Asset: string(dep.Settlement.Asset), Chain: dep.Settlement.Chain,
 			AmountCrypto: dep.Amount.String(), AmountNGN: p.Amount.String(),
-			SettlementMode: ModePayout, TxHash: dep.TxHash,
+			SettlementMode: ModePayout, TxHash: dep.TxHash, Metadata: md.OrEmpty(),
 		})
 		return err
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -20,7 +21,7 @@ func cols(clock string) string {
 	return `id, merchant_id, environment, type,
 	case when status = 'ACTIVE' and expires_at is not null and expires_at <= ` + clock + ` then 'EXPIRED' else status end,
 	customer_id, chain, asset, deposit_address, settlement_mode, rate_id, coalesce(price, 0),
-	bank_account_name, bank_account_number, bank_code, expires_at, created_at, updated_at`
+	bank_account_name, bank_account_number, bank_code, expires_at, created_at, updated_at, metadata`
 }
 
 func scan(row pgx.Row) (Offramp, error) {
@@ -31,7 +32,7 @@ func scan(row pgx.Row) (Offramp, error) {
 	)
 	err := row.Scan(&o.ID, &o.Tenant.MerchantID, &o.Tenant.Environment, &o.Type, &o.Status, &o.CustomerID, &chain, &asset,
 		&o.DepositAddress, &o.Settlement.Mode, &o.Settlement.RateID, &o.Settlement.Price, &bankName, &bankNo, &bankC,
-		&o.ExpiresAt, &o.CreatedAt, &o.UpdatedAt)
+		&o.ExpiresAt, &o.CreatedAt, &o.UpdatedAt, &o.Metadata)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return o, ErrNotFound
 	}
@@ -53,9 +54,9 @@ func insert(ctx context.Context, tx pgx.Tx, o Offramp) error {
 	}
 	_, err := tx.Exec(ctx, `insert into offramps (id, merchant_id, environment, type, status, customer_id, chain, asset,
 		deposit_address, settlement_mode, rate_id, price, bank_account_name, bank_account_number, bank_code, expires_at,
-		created_at, updated_at) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17)`,
+		created_at, updated_at, metadata) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, $18)`,
 		o.ID, o.Tenant.MerchantID, o.Tenant.Environment, o.Type, o.Status, o.CustomerID, string(o.Chain), string(o.Asset),
-		o.DepositAddress, o.Settlement.Mode, o.Settlement.RateID, price, name, no, code, o.ExpiresAt, o.CreatedAt)
+		o.DepositAddress, o.Settlement.Mode, o.Settlement.RateID, price, name, no, code, o.ExpiresAt, o.CreatedAt, o.Metadata.OrEmpty())
 	if err != nil {
 		return fmt.Errorf("offramps: insert: %w", err)
 	}
@@ -79,12 +80,16 @@ func list(ctx context.Context, q postgres.Querier, t payments.Tenant, f Filter, 
 		and ($5 = '' or asset = $5) and ($6 = '' or settlement_mode = $6)
 		and ($7 = '' or (case when status = 'ACTIVE' and expires_at is not null and expires_at <= $8 then 'EXPIRED' else status end) = $7)`
 	args := []any{t.MerchantID, t.Environment, f.Type, f.Chain, f.Asset, f.Mode, f.Status, now}
+	if f.Metadata != nil { // containment, served by offramps_metadata (GIN)
+		where, args = where+` and metadata @> $9::jsonb`, append(args, f.Metadata.JSON())
+	}
+	n := len(args)
 	var total int64
 	if err := q.QueryRow(ctx, `select count(*) from offramps where `+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("offramps: count: %w", err)
 	}
 	rows, err := q.Query(ctx, `select `+cols("$8")+` from offramps where `+where+`
-		order by created_at desc, id desc limit $9 offset $10`, append(args, f.Limit, (f.Page-1)*f.Limit)...)
+		order by created_at desc, id desc limit $`+strconv.Itoa(n+1)+` offset $`+strconv.Itoa(n+2), append(args, f.Limit, (f.Page-1)*f.Limit)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("offramps: list: %w", err)
 	}

@@ -34,6 +34,7 @@ import (
 	"github.com/google/uuid"
 
 	"svc/payments"
+	"svc/payments/metadata"
 	"svc/payments/money"
 	"svc/payments/providers"
 )
@@ -89,6 +90,7 @@ type Offramp struct {
 	DepositAddress string
 	Settlement     Settlement
 	ExpiresAt      *time.Time
+	Metadata       metadata.Metadata // the merchant's own keys, given at creation (issue 30)
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 }
@@ -108,6 +110,7 @@ type CreateInput struct {
 	Chain      string
 	Asset      string
 	Settlement *SettlementInput
+	Metadata   metadata.Metadata // checked by payments/metadata
 }
 
 // SettlementInput is the settlement object of the body.
@@ -120,6 +123,7 @@ type SettlementInput struct {
 // Filter selects a page of offramps, newest first; empty fields match everything.
 type Filter struct {
 	Type, Chain, Asset, Status, Mode string
+	Metadata                         metadata.Filter // nil for any
 	Page, Limit                      int
 }
 
