@@ -54,7 +54,9 @@ type Config struct {
 	// lower it for throughput).
 	FetchCooldown time.Duration
 	// RescueStuckJobsAfter is how long a running job may go without finishing before it is
-	// considered lost with its process (killed mid-job) and retried (default 1h).
+	// considered lost with its process (killed mid-job) and retried (default
+	// DefaultRescueAfter; river's own default of an hour left a payment step killed with
+	// svcd waiting an hour before it ran again).
 	RescueStuckJobsAfter time.Duration
 	// JobTimeout is the default time a job may run (workers may set their own; default 1m).
 	JobTimeout time.Duration
@@ -64,8 +66,16 @@ type Config struct {
 	Logger       *slog.Logger
 }
 
+// DefaultRescueAfter is when a job still marked running is taken for lost with its process
+// and retried: five times the longest job timeout we set (a minute), so a job that is really
+// still running (bounded by its timeout) is never run a second time beside itself.
+const DefaultRescueAfter = 5 * time.Minute
+
 // New builds the client; it works nothing until Start.
 func New(pool *pgxpool.Pool, cfg Config) (*Client, error) {
+	if cfg.RescueStuckJobsAfter <= 0 {
+		cfg.RescueStuckJobsAfter = DefaultRescueAfter
+	}
 	rc := &river.Config{
 		Logger:               cfg.Logger,
 		FetchPollInterval:    cfg.FetchPollInterval,
