@@ -177,4 +177,3 @@ func verifyHash(encoded, password string) (bool, error) {
 	got := argon2.IDKey([]byte(password), salt, t, m, p, uint32(len(want)))
 	return subtle.ConstantTimeCompare(got, want) == 1, nil
 }
-

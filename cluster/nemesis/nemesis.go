@@ -160,7 +160,9 @@ func New(prefix, nft string, roles []string) (n *Net, err error) {
 // Attach is the Net another process made with New (same prefix and roles), for a process
 // running inside one of its namespaces: it can Cut, Heal and run Commands; it does not own
 // the namespaces (its Close would delete them all the same).
-func Attach(prefix, nft string, roles []string) *Net { return &Net{prefix: prefix, nft: nft, roles: roles} }
+func Attach(prefix, nft string, roles []string) *Net {
+	return &Net{prefix: prefix, nft: nft, roles: roles}
+}
 
 func (n *Net) router() string { return n.prefix + "router" }
 

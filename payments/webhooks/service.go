@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"svc/payments"
-	"svc/payments/idempotency"
 	"svc/payments/events"
+	"svc/payments/idempotency"
 )
 
 // Service manages a merchant's endpoints and logs and sends test deliveries. Deliveries of

@@ -42,7 +42,7 @@ func scenarios() map[string]scenario {
 		"customer": customer, "customer.created": customer,
 		"deposit": deposit, "deposit.received": deposit, "deposit.pending_withdrawal": deposit, "deposit.settled": deposit,
 		"deposit.flagged": flagged,
-		"checkout": checkout, "checkout.payment.completed": checkout,
+		"checkout":        checkout, "checkout.payment.completed": checkout,
 	}
 }
 
