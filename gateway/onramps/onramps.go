@@ -62,22 +62,23 @@ type SettlementJSON struct {
 // OnrampJSON is the spec's Onramp object (camelCase account fields as the spec gives them)
 // plus what a merchant needs to show a payer.
 type OnrampJSON struct {
-	ID            string         `json:"id"`
-	Type          string         `json:"type"`
-	Status        string         `json:"status"`
-	AccountNumber string         `json:"accountNumber"`
-	BankName      string         `json:"bankName"`
-	AccountName   string         `json:"accountName"`
-	ExpiresAt     *string        `json:"expiresAt,omitempty"`
-	CustomerID    *string        `json:"customer_id"`
-	Amount        *string        `json:"amount"`
-	Currency      string         `json:"currency"`
-	Rate          *string        `json:"rate"`
-	RateID        *string        `json:"rate_id"`
-	Settlement    SettlementJSON `json:"settlement"`
-	Reference     *string        `json:"reference"`
-	CreatedAt     string         `json:"created_at"`
-	UpdatedAt     string         `json:"updated_at"`
+	ID            string            `json:"id"`
+	Type          string            `json:"type"`
+	Status        string            `json:"status"`
+	AccountNumber string            `json:"accountNumber"`
+	BankName      string            `json:"bankName"`
+	AccountName   string            `json:"accountName"`
+	ExpiresAt     *string           `json:"expiresAt,omitempty"`
+	CustomerID    *string           `json:"customer_id"`
+	Amount        *string           `json:"amount"`
+	Currency      string            `json:"currency"`
+	Rate          *string           `json:"rate"`
+	RateID        *string           `json:"rate_id"`
+	Settlement    SettlementJSON    `json:"settlement"`
+	Reference     *string           `json:"reference"`
+	Metadata      map[string]string `json:"metadata"`
+	CreatedAt     string            `json:"created_at"`
+	UpdatedAt     string            `json:"updated_at"`
 }
 
 // Out renders an onramp as of now.
@@ -85,7 +86,7 @@ func Out(o onramps.Onramp, now time.Time) OnrampJSON {
 	out := OnrampJSON{ID: o.ID.String(), Type: o.Type, Status: o.StatusAt(now), AccountNumber: o.AccountNumber,
 		BankName: o.BankName, AccountName: o.AccountName, Currency: "NGN",
 		Settlement: SettlementJSON{Mode: o.Settlement.Mode, Asset: string(o.Settlement.Asset)},
-		CreatedAt:  api.Time(o.CreatedAt), UpdatedAt: api.Time(o.UpdatedAt)}
+		Metadata:   o.Metadata.OrEmpty(), CreatedAt: api.Time(o.CreatedAt), UpdatedAt: api.Time(o.UpdatedAt)}
 	if o.ExpiresAt != nil {
 		e := api.Time(*o.ExpiresAt)
 		out.ExpiresAt = &e
@@ -131,6 +132,7 @@ type createBody struct {
 	Amount     json.RawMessage `json:"amount"` // a JSON number (the spec) or a decimal string
 	Settlement *settlementBody `json:"settlement"`
 	Reference  string          `json:"reference"`
+	Metadata   json.RawMessage `json:"metadata"`
 }
 
 // out renders an onramp as of the service's now.
@@ -197,6 +199,7 @@ func (rs *Routes) createChecked(c context.Context, t payments.Tenant, b createBo
 		in.Settlement = &st
 	}
 	v.Length("reference", b.Reference, 0, 200)
+	in.Metadata, _ = v.Metadata(b.Metadata, false)
 	if err := v.Err(); err != nil {
 		return onramps.Onramp{}, err
 	}
@@ -212,8 +215,13 @@ func (rs *Routes) get(ctx *fasthttp.RequestCtx) {
 
 func (rs *Routes) list(ctx *fasthttp.RequestCtx) {
 	var now time.Time // one clock reading for the page, taken after the query
+	md, err := api.MetadataFilter(ctx)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
 	api.ListPage(ctx, onramp, func(c context.Context, q api.Listing) ([]onramps.Onramp, int64, error) {
-		os, total, err := rs.svc.List(c, q.Tenant, onramps.Filter{Status: q.Status, Page: q.Page, Limit: q.Limit})
+		os, total, err := rs.svc.List(c, q.Tenant, onramps.Filter{Status: q.Status, Metadata: md, Page: q.Page, Limit: q.Limit})
 		now = rs.svc.Now()
 		return os, total, err
 	}, func(o onramps.Onramp) OnrampJSON { return Out(o, now) }, onramps.Active, onramps.Expired, onramps.Inactive)
@@ -241,9 +249,10 @@ func OnrampSchema() openapi.Schema {
 			"destination_address": openapi.Nullable(openapi.Str("")),
 		}, "mode", "asset"),
 		"reference":  openapi.Nullable(openapi.Str("payment reference deposits carry")),
+		"metadata":   openapi.Metadata(),
 		"created_at": openapi.Time(""),
 		"updated_at": openapi.Time(""),
-	}, "id", "type", "status", "accountNumber", "bankName", "accountName", "created_at"))
+	}, "id", "type", "status", "accountNumber", "bankName", "accountName", "metadata", "created_at"))
 }
 
 // Docs documents every route.
@@ -267,6 +276,7 @@ func (rs *Routes) Docs() []openapi.Op {
 					"destination_address": openapi.Str("ONCHAIN: an address valid for chain"),
 				}, "mode", "asset"),
 				"reference": openapi.Str("optional payment reference, up to 200 characters"),
+				"metadata":  openapi.Metadata(),
 			}, "type"),
 			Responses: map[int]openapi.Response{201: {Description: "the onramp", Data: OnrampSchema()}},
 			Errors: []string{api.CodeValidation, api.CodeInvalidJSON, api.CodeUnsupportedMedia, api.CodeNotFound,
@@ -277,6 +287,7 @@ func (rs *Routes) Docs() []openapi.Op {
 				{Name: "page", In: "query", Schema: openapi.Int("1-indexed, default 1")},
 				{Name: "limit", In: "query", Schema: openapi.Int("1 to 100, default 20")},
 				{Name: "status", In: "query", Schema: openapi.Enum(onramps.Active, onramps.Expired, onramps.Inactive)},
+				openapi.MetadataFilter(),
 			},
 			Responses: map[int]openapi.Response{200: {Description: "a page of onramps", Data: openapi.Obj(map[string]openapi.Schema{
 				"items": openapi.Arr(OnrampSchema()), "meta": openapi.PageMetaRequired,

@@ -154,6 +154,9 @@ func (s *Service) CreateTx(ctx context.Context, tx pgx.Tx, t payments.Tenant, in
 	if err := check(&in); err != nil {
 		return Onramp{}, err
 	}
+	if err := in.Metadata.Validate(); err != nil {
+		return Onramp{}, err
+	}
 	// An ONCHAIN settlement is sent by the custodian of its chain: one the environment does
 	// not have (live TRON without a custodian) is refused now, not stalled after the payer paid.
 	if in.Settlement.Mode == ModeOnchain {
@@ -164,7 +167,8 @@ func (s *Service) CreateTx(ctx context.Context, tx pgx.Tx, t payments.Tenant, in
 	}
 	now := s.stamp()
 	o := Onramp{ID: uuid.Must(uuid.NewV7()), Tenant: t, Type: in.Type, Status: Active, CustomerID: in.CustomerID,
-		Amount: in.Amount, Settlement: *in.Settlement, Reference: in.Reference, CreatedAt: now, UpdatedAt: now}
+		Amount: in.Amount, Settlement: *in.Settlement, Reference: in.Reference,
+		Metadata: in.Metadata.OrEmpty(), CreatedAt: now, UpdatedAt: now}
 
 	var accountName string
 	if err := tx.QueryRow(ctx, `select business_name from merchants where id = $1`, t.MerchantID).Scan(&accountName); err != nil {
@@ -266,7 +270,7 @@ func (s *Service) CreateForAmount(ctx context.Context, tx pgx.Tx, t payments.Ten
 // EventData is the data of onramp.completed.
 func EventData(o Onramp) events.Onramp {
 	d := events.Onramp{ID: o.ID.String(), Type: o.Type, Status: o.Status, AccountNumber: o.AccountNumber,
-		BankName: o.BankName, Currency: "NGN"}
+		BankName: o.BankName, Currency: "NGN", Metadata: o.Metadata.OrEmpty()}
 	if o.CustomerID != nil {
 		c := o.CustomerID.String()
 		d.CustomerID = &c

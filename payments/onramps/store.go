@@ -16,7 +16,7 @@ import (
 
 const columns = `id, merchant_id, environment, type, status, customer_id, bank_code, account_number, bank_name,
 	account_name, amount, price, rate_id, settlement_mode, settlement_asset, settlement_chain, destination_address,
-	reference, expires_at, created_at, updated_at`
+	reference, expires_at, created_at, updated_at, metadata`
 
 // InsertTx writes onramp o in the caller's transaction; false when its account number is
 // already taken at its bank. This package is the only writer of the onramps table (issue
@@ -33,12 +33,12 @@ func insert(ctx context.Context, tx pgx.Tx, o Onramp) (bool, error) {
 		price = &o.Price
 	}
 	tag, err := tx.Exec(ctx, `insert into onramps (`+columns+`)
-		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
 		on conflict on constraint onramps_account_key do nothing`,
 		o.ID, o.Tenant.MerchantID, o.Tenant.Environment, o.Type, o.Status, o.CustomerID, o.BankCode, o.AccountNumber,
 		o.BankName, o.AccountName, amount, price, o.RateID, o.Settlement.Mode, string(o.Settlement.Asset),
 		nullable(o.Settlement.Chain), nullable(o.Settlement.DestinationAddress), nullable(o.Reference),
-		o.ExpiresAt, o.CreatedAt, o.UpdatedAt)
+		o.ExpiresAt, o.CreatedAt, o.UpdatedAt, o.Metadata.OrEmpty())
 	if err != nil {
 		return false, fmt.Errorf("insert onramp: %w", err)
 	}
@@ -61,7 +61,7 @@ func scan(row pgx.Row) (Onramp, error) {
 	)
 	err := row.Scan(&o.ID, &o.Tenant.MerchantID, &o.Tenant.Environment, &o.Type, &o.Status, &o.CustomerID, &o.BankCode,
 		&o.AccountNumber, &o.BankName, &o.AccountName, &amount, &price, &o.RateID, &o.Settlement.Mode, &asset,
-		&chain, &dest, &refer, &o.ExpiresAt, &o.CreatedAt, &o.UpdatedAt)
+		&chain, &dest, &refer, &o.ExpiresAt, &o.CreatedAt, &o.UpdatedAt, &o.Metadata)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Onramp{}, ErrNotFound
 	}
@@ -117,6 +117,10 @@ func statusClause(status string, now time.Time, args *[]any) string {
 func list(ctx context.Context, q postgres.Querier, t payments.Tenant, f Filter, now time.Time) ([]Onramp, int64, error) {
 	args := []any{t.MerchantID, t.Environment}
 	where := ` where merchant_id = $1 and environment = $2` + statusClause(f.Status, now, &args)
+	if f.Metadata != nil { // containment, served by onramps_metadata (GIN)
+		args = append(args, f.Metadata.JSON())
+		where += fmt.Sprintf(` and metadata @> $%d::jsonb`, len(args))
+	}
 	var total int64
 	if err := q.QueryRow(ctx, `select count(*) from onramps`+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count onramps: %w", err)

@@ -25,6 +25,7 @@ import (
 	"github.com/google/uuid"
 
 	"svc/payments"
+	"svc/payments/metadata"
 	"svc/payments/money"
 	"svc/persistence/postgres"
 )
@@ -70,6 +71,7 @@ type Onramp struct {
 	Settlement    Settlement
 	Reference     string // payment reference given at creation (e.g. a checkout payment id)
 	ExpiresAt     *time.Time
+	Metadata      metadata.Metadata // the merchant's own keys, given at creation (issue 30)
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
 }
@@ -97,17 +99,19 @@ func (o Onramp) PaymentReference() string {
 type CreateInput struct {
 	Type       string
 	CustomerID *uuid.UUID
-	RateID     *uuid.UUID    // TEMPORARY only
-	Amount     *money.Amount // NGN; required for TEMPORARY, refused for PERMANENT
-	Settlement *Settlement   // default INTERNAL_BALANCE in USDT
-	Reference  string        // optional payment reference
+	RateID     *uuid.UUID        // TEMPORARY only
+	Amount     *money.Amount     // NGN; required for TEMPORARY, refused for PERMANENT
+	Settlement *Settlement       // default INTERNAL_BALANCE in USDT
+	Reference  string            // optional payment reference
+	Metadata   metadata.Metadata // checked by payments/metadata
 }
 
 // Filter selects onramps of a list.
 type Filter struct {
-	Status string // ACTIVE, EXPIRED, INACTIVE or "" for all
-	Page   int
-	Limit  int
+	Status   string          // ACTIVE, EXPIRED, INACTIVE or "" for all
+	Metadata metadata.Filter // nil for any
+	Page     int
+	Limit    int
 }
 
 // Customer is what onramps and deposits need to know of a customer.

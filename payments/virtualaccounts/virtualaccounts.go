@@ -172,6 +172,7 @@ func (s *Service) IssuePermanent(ctx context.Context, t payments.Tenant, custome
 		}
 		_, err = s.recorder.Record(ctx, tx, t.MerchantID, t.Environment, events.OnrampCompleted, events.Onramp{
 			ID: a.ID.String(), Type: a.Type, Status: a.Status, CustomerID: &cid, AccountNumber: a.AccountNumber, BankName: a.BankName, Currency: "NGN",
+			Metadata: map[string]string{}, // a virtual account takes no metadata (issue 30): {} as on every onramp
 		})
 		return err
 	})
