@@ -12,22 +12,22 @@ func Sample(typ Type) any {
 			TxHash: s("test_tx_hash"), PaymentReference: "test_reference"}
 	case WithdrawalFailed:
 		return Withdrawal{ID: "test_withdrawal", AmountUSD: "100.00", Token: "USDT", Chain: "TRON",
-			DestinationAddress: "test_address", Status: "FAILED"}
+			DestinationAddress: "test_address", Status: "FAILED", Metadata: md}
 	case TransferFailed:
 		return Transfer{ID: "test_transfer", Type: "NGN", Amount: "150000.00", Currency: "NGN", Status: "FAILED",
-			RecipientID: "test_recipient", Reference: "test_reference"}
+			RecipientID: "test_recipient", Reference: "test_reference", Metadata: md}
 	case WithdrawalCompleted:
 		return Withdrawal{ID: "test_withdrawal", AmountUSD: "100.00", Token: "USDT", Chain: "TRON",
-			DestinationAddress: "test_address", Status: "SETTLED", TxHash: "test_tx_hash", SettledAt: "2025-01-01T00:00:00.000Z"}
+			DestinationAddress: "test_address", Status: "SETTLED", TxHash: "test_tx_hash", SettledAt: "2025-01-01T00:00:00.000Z", Metadata: md}
 	case OnrampCompleted:
 		return Onramp{ID: "test_onramp", Type: "TEMPORARY", Status: "ACTIVE", AccountNumber: "0000000000",
-			BankName: "Test Bank", Amount: s("150000.00"), Currency: "NGN"}
+			BankName: "Test Bank", Amount: s("150000.00"), Currency: "NGN", Metadata: md}
 	case OfframpCompleted:
 		return Offramp{ID: "test_offramp", Status: "COMPLETED", Asset: "USDT", Chain: "TRON", AmountCrypto: "100.000000",
-			AmountNGN: "150000.00", SettlementMode: "NGN_PAYOUT", TxHash: "test_tx_hash"}
+			AmountNGN: "150000.00", SettlementMode: "NGN_PAYOUT", TxHash: "test_tx_hash", Metadata: md}
 	case TransferCompleted:
 		return Transfer{ID: "test_transfer", Type: "NGN", Amount: "150000.00", Currency: "NGN", Status: "COMPLETED",
-			RecipientID: "test_recipient", Reference: "test_reference"}
+			RecipientID: "test_recipient", Reference: "test_reference", Metadata: md}
 	case PayoutCompleted:
 		return Payout{ID: "test_payout", SourceType: "offramp", SourceID: "test_offramp", Amount: "150000.00",
 			Currency: "NGN", Status: "COMPLETED", BankCode: "000", AccountNumber: "0000000000", Reference: "test_reference"}
