@@ -7868,7 +7868,10 @@ type Offramp struct {
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 
 	// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-	Id         openapi_types.UUID `json:"id"`
+	Id openapi_types.UUID `json:"id"`
+
+	// Metadata your own keys and values: at most 50 keys of 1 to 40 characters, string values up to 500 characters
+	Metadata   map[string]string `json:"metadata"`
 	Settlement struct {
 		DestinationBank *struct {
 			// AccountName required
@@ -7959,6 +7962,9 @@ type Onramp struct {
 
 	// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
 	Id openapi_types.UUID `json:"id"`
+
+	// Metadata your own keys and values: at most 50 keys of 1 to 40 characters, string values up to 500 characters
+	Metadata map[string]string `json:"metadata"`
 
 	// Rate locked NGN price of one unit of the settlement asset (TEMPORARY only)
 	//
@@ -8605,7 +8611,10 @@ type Transfer struct {
 	FailureReason *string `json:"failure_reason,omitempty"`
 
 	// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-	Id         openapi_types.UUID `json:"id"`
+	Id openapi_types.UUID `json:"id"`
+
+	// Metadata your own keys and values: at most 50 keys of 1 to 40 characters, string values up to 500 characters
+	Metadata   map[string]string `json:"metadata"`
 	OnBehalfOf *struct {
 		// CustomerId Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
 		CustomerId openapi_types.UUID `json:"customer_id"`
@@ -8862,6 +8871,9 @@ type Withdrawal struct {
 
 	// Id Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
 	Id openapi_types.UUID `json:"id"`
+
+	// Metadata your own keys and values: at most 50 keys of 1 to 40 characters, string values up to 500 characters
+	Metadata map[string]string `json:"metadata"`
 
 	// SettledAt SETTLED only
 	//
@@ -10133,8 +10145,11 @@ type GetPaymentsOfframpsParams struct {
 	Asset          *GetPaymentsOfframpsParamsAsset          `form:"asset,omitempty" json:"asset,omitempty"`
 	Status         *GetPaymentsOfframpsParamsStatus         `form:"status,omitempty" json:"status,omitempty"`
 	SettlementMode *GetPaymentsOfframpsParamsSettlementMode `form:"settlement_mode,omitempty" json:"settlement_mode,omitempty"`
-	Page           *int                                     `form:"page,omitempty" json:"page,omitempty"`
-	Limit          *int                                     `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Metadata metadata[KEY]=VALUE: only records whose metadata has KEY set to VALUE (repeat for several keys)
+	Metadata *map[string]string `json:"metadata,omitempty"`
+	Page     *int               `form:"page,omitempty" json:"page,omitempty"`
+	Limit    *int               `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
 	XSvcEnvironment *GetPaymentsOfframpsParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
@@ -10176,6 +10191,9 @@ type PostPaymentsOfframpsJSONBody struct {
 		// LastName 1 to 100 characters
 		LastName *string `json:"last_name,omitempty"`
 	} `json:"customer"`
+
+	// Metadata your own keys and values: at most 50 keys of 1 to 40 characters, string values up to 500 characters
+	Metadata   *map[string]string `json:"metadata,omitempty"`
 	Settlement struct {
 		DestinationBank *struct {
 			// AccountName required
@@ -10240,6 +10258,9 @@ type GetPaymentsOnrampsParams struct {
 	Limit  *int                            `form:"limit,omitempty" json:"limit,omitempty"`
 	Status *GetPaymentsOnrampsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
+	// Metadata metadata[KEY]=VALUE: only records whose metadata has KEY set to VALUE (repeat for several keys)
+	Metadata *map[string]string `json:"metadata,omitempty"`
+
 	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
 	XSvcEnvironment *GetPaymentsOnrampsParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
 }
@@ -10259,6 +10280,9 @@ type PostPaymentsOnrampsJSONBody struct {
 	//
 	// Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
 	CustomerId *openapi_types.UUID `json:"customer_id,omitempty"`
+
+	// Metadata your own keys and values: at most 50 keys of 1 to 40 characters, string values up to 500 characters
+	Metadata *map[string]string `json:"metadata,omitempty"`
 
 	// RateId a rate id of GET /payments/rates (buy side of the settlement asset), TEMPORARY only
 	//
@@ -10457,8 +10481,11 @@ type PostPaymentsSandboxDepositsIdReverseParamsXSvcEnvironment string
 type GetPaymentsTransfersParams struct {
 	Status   *GetPaymentsTransfersParamsStatus   `form:"status,omitempty" json:"status,omitempty"`
 	Currency *GetPaymentsTransfersParamsCurrency `form:"currency,omitempty" json:"currency,omitempty"`
-	Page     *int                                `form:"page,omitempty" json:"page,omitempty"`
-	Limit    *int                                `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Metadata metadata[KEY]=VALUE: only records whose metadata has KEY set to VALUE (repeat for several keys)
+	Metadata *map[string]string `json:"metadata,omitempty"`
+	Page     *int               `form:"page,omitempty" json:"page,omitempty"`
+	Limit    *int               `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
 	XSvcEnvironment *GetPaymentsTransfersParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
@@ -10572,6 +10599,9 @@ type PostPaymentsTransfersJSONBody struct {
 			RoutingNumber string `json:"routing_number"`
 		} `json:"us_bank_account,omitempty"`
 	} `json:"destination,omitempty"`
+
+	// Metadata your own keys and values: at most 50 keys of 1 to 40 characters, string values up to 500 characters
+	Metadata   *map[string]string `json:"metadata,omitempty"`
 	OnBehalfOf *struct {
 		// CustomerId required: one of the merchant's customers
 		//
@@ -10637,8 +10667,11 @@ type GetPaymentsTransfersIdParamsXSvcEnvironment string
 type GetPaymentsWithdrawalsParams struct {
 	// Status PROCESSING is PENDING or SUBMITTED
 	Status *GetPaymentsWithdrawalsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
-	Page   *int                                `form:"page,omitempty" json:"page,omitempty"`
-	Limit  *int                                `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Metadata metadata[KEY]=VALUE: only records whose metadata has KEY set to VALUE (repeat for several keys)
+	Metadata *map[string]string `json:"metadata,omitempty"`
+	Page     *int               `form:"page,omitempty" json:"page,omitempty"`
+	Limit    *int               `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
 	XSvcEnvironment *GetPaymentsWithdrawalsParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
@@ -10662,6 +10695,9 @@ type PostPaymentsWithdrawalsJSONBody struct {
 
 	// DestinationAddress required, valid for the chain
 	DestinationAddress string `json:"destination_address"`
+
+	// Metadata your own keys and values: at most 50 keys of 1 to 40 characters, string values up to 500 characters
+	Metadata *map[string]string `json:"metadata,omitempty"`
 
 	// Token Example: USDT
 	Token PostPaymentsWithdrawalsJSONBodyToken `json:"token"`
@@ -20393,6 +20429,18 @@ func NewGetPaymentsOfframpsRequest(server string, params *GetPaymentsOfframpsPar
 
 		}
 
+		if params.Metadata != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "metadata", *params.Metadata, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Page != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
@@ -20616,6 +20664,18 @@ func NewGetPaymentsOnrampsRequest(server string, params *GetPaymentsOnrampsParam
 		if params.Status != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Metadata != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "metadata", *params.Metadata, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -21222,6 +21282,18 @@ func NewGetPaymentsTransfersRequest(server string, params *GetPaymentsTransfersP
 
 		}
 
+		if params.Metadata != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "metadata", *params.Metadata, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Page != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
@@ -21432,6 +21504,18 @@ func NewGetPaymentsWithdrawalsRequest(server string, params *GetPaymentsWithdraw
 		if params.Status != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Metadata != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "metadata", *params.Metadata, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
