@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"svc/gateway/auth/authtest"
 	"svc/gateway/ws"
-	"svc/persistence/postgres/pgtest"
 )
 
 // TestCountdownSurvivesSIGKILL: a countdown-cancel-all armed just before svcd is killed
@@ -24,21 +22,7 @@ func TestCountdownSurvivesSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs svcd")
 	}
-	bin := t.TempDir()
-	buildBinaries(t, bin)
-	pool, dbURL := pgtest.New(t)
-	dir := t.TempDir()
-	p := &svcdProc{t: t, bin: filepath.Join(bin, "svcd"), env: baseEnv(), args: []string{"--database-url", dbURL, "--demo",
-		"--access-log=false", "--log-format", "text", "--journal", "file", "--journal-dir", filepath.Join(dir, "journal"),
-		"--snapshot-dir", filepath.Join(dir, "snapshots"), "--snapshot-every", "250ms", "--shutdown-timeout", "5s"}}
-	t.Cleanup(func() {
-		if p.cmd != nil {
-			p.kill()
-		}
-		if t.Failed() {
-			p.dumpLog()
-		}
-	})
+	p, pool := fileJournalSvcd(t, "--snapshot-every", "250ms")
 	trader, other := authtest.New(t, pool).SandboxKey, authtest.New(t, pool).SandboxKey
 	p.start()
 	client := &http.Client{Timeout: 10 * time.Second}

@@ -21,8 +21,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"svc/engine"
+	"svc/persistence/postgres/pgtest"
 )
 
 // buildBinaries builds svcd and svc once into dir.
@@ -38,6 +40,30 @@ func buildBinaries(t *testing.T, dir string) {
 		t.Fatalf("go build svcd svc: %v\n%s", err, out)
 	}
 	t.Logf("built svcd and svc in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// fileJournalSvcd builds svcd and makes a process of it (not started yet) on a fresh
+// database and a file journal, with the demo merchant; extra flags follow the common ones.
+// The process is killed at cleanup, and its log is printed when the test failed.
+func fileJournalSvcd(t *testing.T, extra ...string) (*svcdProc, *pgxpool.Pool) {
+	t.Helper()
+	bin := t.TempDir()
+	buildBinaries(t, bin)
+	pool, dbURL := pgtest.New(t)
+	dir := t.TempDir()
+	args := append([]string{"--database-url", dbURL, "--demo", "--access-log=false", "--log-format", "text",
+		"--journal", "file", "--journal-dir", filepath.Join(dir, "journal"),
+		"--snapshot-dir", filepath.Join(dir, "snapshots"), "--shutdown-timeout", "5s"}, extra...)
+	p := &svcdProc{t: t, bin: filepath.Join(bin, "svcd"), env: baseEnv(), args: args}
+	t.Cleanup(func() {
+		if p.cmd != nil {
+			p.kill()
+		}
+		if t.Failed() {
+			p.dumpLog()
+		}
+	})
+	return p, pool
 }
 
 // svcdProc is one svcd process at a time, restarted on a fresh port each time.

@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"svc/gateway/auth/authtest"
-	"svc/persistence/postgres/pgtest"
 )
 
 // TestOrderRetryAfterCrash: a trader places orders with client order ids (half of them
@@ -26,21 +24,7 @@ func TestOrderRetryAfterCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds svcd, SIGKILLs and restarts it; skipped with -short")
 	}
-	bin := t.TempDir()
-	buildBinaries(t, bin)
-	pool, dbURL := pgtest.New(t)
-	dir := t.TempDir()
-	p := &svcdProc{t: t, bin: filepath.Join(bin, "svcd"), env: baseEnv(), args: []string{"--database-url", dbURL, "--demo",
-		"--access-log=false", "--log-format", "text", "--journal", "file", "--journal-dir", filepath.Join(dir, "journal"),
-		"--snapshot-dir", filepath.Join(dir, "snapshots"), "--snapshot-every", "250ms", "--shutdown-timeout", "5s"}}
-	t.Cleanup(func() {
-		if p.cmd != nil {
-			p.kill()
-		}
-		if t.Failed() {
-			p.dumpLog()
-		}
-	})
+	p, pool := fileJournalSvcd(t, "--snapshot-every", "250ms")
 	key := authtest.New(t, pool).SandboxKey
 	p.start()
 	client := &http.Client{Timeout: 10 * time.Second}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,7 +16,6 @@ import (
 	"svc/gateway/auth/authtest"
 	"svc/payments/money"
 	"svc/payments/treasury"
-	"svc/persistence/postgres/pgtest"
 )
 
 // TestTreasuryHedgesOnceAcrossSIGKILL (issue 27): sandbox deposits convert NGN to USDT
@@ -32,21 +30,7 @@ func TestTreasuryHedgesOnceAcrossSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds svcd, SIGKILLs and restarts it; skipped with -short")
 	}
-	bin := t.TempDir()
-	buildBinaries(t, bin)
-	pool, dbURL := pgtest.New(t)
-	dir := t.TempDir()
-	p := &svcdProc{t: t, bin: filepath.Join(bin, "svcd"), env: baseEnv(), args: []string{"--database-url", dbURL, "--demo",
-		"--access-log=false", "--log-format", "text", "--journal", "file", "--journal-dir", filepath.Join(dir, "journal"),
-		"--snapshot-dir", filepath.Join(dir, "snapshots"), "--shutdown-timeout", "5s", "--treasury-window", "100ms"}}
-	t.Cleanup(func() {
-		if p.cmd != nil {
-			p.kill()
-		}
-		if t.Failed() {
-			p.dumpLog()
-		}
-	})
+	p, pool := fileJournalSvcd(t, "--treasury-window", "100ms")
 	key := authtest.New(t, pool).SandboxKey
 	p.start()
 	client := &http.Client{Timeout: 5 * time.Second}
