@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,24 +51,9 @@ func runConversions(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	keys, err := gatherKeys(ctx, cfg, stdout)
-	cancel()
+	keys, addr, err := prepareKeys(cfg, stdout)
 	if err != nil {
 		return err
-	}
-	u, _ := url.Parse(cfg.URL)
-	addr := u.Host
-	if u.Port() == "" {
-		addr += ":80"
-	}
-	if cfg.Fund {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		err := fundKeys(ctx, addr, keys, cfg, stdout)
-		cancel()
-		if err != nil {
-			return err
-		}
 	}
 	fmt.Fprintf(stdout, "svcbench conversions: %s, %d conns, %s (+%s warm-up) per run, %d key(s), %d round(s), %.0f conversions/s in the second run of each round\n",
 		cfg.URL, cfg.Conns, cfg.Duration, cfg.Warmup, len(keys), cfg.Rounds, rate)

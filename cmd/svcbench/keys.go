@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -33,6 +34,31 @@ func keysFromText(r io.Reader) []string {
 		}
 	}
 	return keys
+}
+
+// prepareKeys gathers the run's keys (gatherKeys), funds them when cfg.Fund (fundKeys) and
+// returns them with the host:port of cfg.URL: what every load against svcd starts with.
+func prepareKeys(cfg ordersConfig, out io.Writer) ([]string, string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	keys, err := gatherKeys(ctx, cfg, out)
+	cancel()
+	if err != nil {
+		return nil, "", err
+	}
+	u, _ := url.Parse(cfg.URL)
+	addr := u.Host
+	if u.Port() == "" {
+		addr += ":80"
+	}
+	if cfg.Fund {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := fundKeys(ctx, addr, keys, cfg, out)
+		cancel()
+		if err != nil {
+			return nil, "", err
+		}
+	}
+	return keys, addr, nil
 }
 
 // gatherKeys collects --keys, the keys in --keys-from and those of --seed-merchants.

@@ -178,24 +178,9 @@ func runOrders(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	keys, err := gatherKeys(ctx, cfg, stdout)
-	cancel()
+	keys, addr, err := prepareKeys(cfg, stdout)
 	if err != nil {
 		return err
-	}
-	u, _ := url.Parse(cfg.URL)
-	addr := u.Host
-	if u.Port() == "" {
-		addr += ":80"
-	}
-	if cfg.Fund {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		err := fundKeys(ctx, addr, keys, cfg, stdout)
-		cancel()
-		if err != nil {
-			return err
-		}
 	}
 	mode := "closed loop"
 	if cfg.Rate > 0 {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,24 +27,9 @@ func runWSOrders(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	keys, err := gatherKeys(ctx, cfg, stdout)
-	cancel()
+	keys, addr, err := prepareKeys(cfg, stdout)
 	if err != nil {
 		return err
-	}
-	u, _ := url.Parse(cfg.URL)
-	addr := u.Host
-	if u.Port() == "" {
-		addr += ":80"
-	}
-	if cfg.Fund {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		err := fundKeys(ctx, addr, keys, cfg, stdout)
-		cancel()
-		if err != nil {
-			return err
-		}
 	}
 	cfg.Rate, cfg.Mix = 0, mixPlace
 	wsURL := "ws://" + addr + "/v1/ws"
