@@ -21,9 +21,8 @@ func (h *Handlers) amendOrder(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	id, err := uuid.Parse(pathParam(ctx, "id"))
-	if err != nil {
-		api.Fail(ctx, api.NewError(api.CodeNotFound, "order not found"))
+	id, ok := orderIDParam(ctx)
+	if !ok {
 		return
 	}
 	acct := engine.AccountID(p.MerchantID)

@@ -317,9 +317,8 @@ func (h *Handlers) getOrder(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	id, err := uuid.Parse(pathParam(ctx, "id"))
-	if err != nil {
-		api.Fail(ctx, api.NewError(api.CodeNotFound, "order not found"))
+	id, ok := orderIDParam(ctx)
+	if !ok {
 		return
 	}
 	if view, ok := ex.Order(engine.AccountID(p.MerchantID), engine.OrderID(id)); ok {
@@ -349,6 +348,17 @@ func clientIDParam(ctx *fasthttp.RequestCtx) (string, bool) {
 		return "", false
 	}
 	return cid, true
+}
+
+// orderIDParam reads the {id} of an order route; one that is not a UUID is an order that
+// does not exist (404), as for any other unknown id.
+func orderIDParam(ctx *fasthttp.RequestCtx) (uuid.UUID, bool) {
+	id, err := uuid.Parse(pathParam(ctx, "id"))
+	if err != nil {
+		api.Fail(ctx, api.NewError(api.CodeNotFound, "order not found"))
+		return uuid.UUID{}, false
+	}
+	return id, true
 }
 
 // getOrderByClientID answers GET /v1/trading/orders/by-client-id/{client_order_id}: the
@@ -454,9 +464,8 @@ func (h *Handlers) cancelOrder(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	id, err := uuid.Parse(pathParam(ctx, "id"))
-	if err != nil {
-		api.Fail(ctx, api.NewError(api.CodeNotFound, "order not found"))
+	id, ok := orderIDParam(ctx)
+	if !ok {
 		return
 	}
 	cmd := engine.Command{Kind: engine.CmdCancel, Account: engine.AccountID(p.MerchantID), OrderID: engine.OrderID(id), Time: h.now().UnixNano()}
