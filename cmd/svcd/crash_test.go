@@ -354,13 +354,19 @@ func (c *crashClient) balances(t *testing.T) engine.Balances {
 	if err != nil || status != http.StatusOK {
 		t.Fatalf("balances %s: %d %v %s", c.name, status, err, body)
 	}
+	return decodeBalances(t, c.name, body)
+}
+
+// decodeBalances reads a GET /v1/trading/balances answer of the client named in engine units.
+func decodeBalances(t *testing.T, name string, body []byte) engine.Balances {
+	t.Helper()
 	var bs []struct{ Asset, Available, Locked string }
 	decodeData(t, body, &bs)
 	var b engine.Balances
 	for _, x := range bs {
 		a, ok := engine.ParseAsset(x.Asset)
 		if !ok {
-			t.Fatalf("balances %s: asset %q", c.name, x.Asset)
+			t.Fatalf("balances %s: asset %q", name, x.Asset)
 		}
 		b[a] = engine.Balance{Available: signedUnits(t, a, x.Available), Locked: signedUnits(t, a, x.Locked)}
 	}

@@ -238,17 +238,7 @@ func (h *history) balances(t *testing.T) map[uuid.UUID]engine.Balances {
 		if err != nil || status != http.StatusOK {
 			t.Fatalf("balances %s: %d %v %s", c.name, status, err, body)
 		}
-		var bs []struct{ Asset, Available, Locked string }
-		decodeData(t, body, &bs)
-		var b engine.Balances
-		for _, x := range bs {
-			a, ok := engine.ParseAsset(x.Asset)
-			if !ok {
-				t.Fatalf("balances %s: asset %q", c.name, x.Asset)
-			}
-			b[a] = engine.Balance{Available: signedUnits(t, a, x.Available), Locked: signedUnits(t, a, x.Locked)}
-		}
-		out[c.id] = b
+		out[c.id] = decodeBalances(t, c.name, body)
 	}
 	return out
 }
