@@ -16,15 +16,20 @@ import (
 	"svc/persistence/postgres/pgtest"
 )
 
-func TestLedgerVerifyCommand(t *testing.T) {
-	pool, url := pgtest.New(t)
-	ctx := context.Background()
-	env := func(k string) string {
+// databaseEnv is an environment for a command under test that holds only DATABASE_URL.
+func databaseEnv(url string) func(string) string {
+	return func(k string) string {
 		if k == "DATABASE_URL" {
 			return url
 		}
 		return ""
 	}
+}
+
+func TestLedgerVerifyCommand(t *testing.T) {
+	pool, url := pgtest.New(t)
+	ctx := context.Background()
+	env := databaseEnv(url)
 	m, c := uuid.New(), uuid.New()
 	for i, amt := range []string{"100", "250.50", "3"} {
 		err := postgres.InTx(ctx, pool, func(tx pgx.Tx) error {

@@ -18,12 +18,7 @@ import (
 func TestMerchantAndMailCommands(t *testing.T) {
 	pool, url := pgtest.New(t)
 	m := authtest.New(t, pool)
-	env := func(k string) string {
-		if k == "DATABASE_URL" {
-			return url
-		}
-		return ""
-	}
+	env := databaseEnv(url)
 	ctx := context.Background()
 	sh := func(args ...string) string {
 		t.Helper()
@@ -76,12 +71,7 @@ func TestMerchantWhitelistShowAndClear(t *testing.T) {
 	}
 	gw.Must(t, 403, "GET", "/v1/auth/me", m.LiveKey, nil)
 
-	env := func(k string) string {
-		if k == "DATABASE_URL" {
-			return url
-		}
-		return ""
-	}
+	env := databaseEnv(url)
 	sh := func(args ...string) (string, error) {
 		var out, errOut bytes.Buffer
 		err := run(ctx, args, env, &out, &errOut)

@@ -70,12 +70,7 @@ func TestMerchantKYCApproveAndReject(t *testing.T) {
 	want(200, "", "GET", "/v1/test/ping", sk, nil)
 	want(200, "", "GET", "/v1/test/ping", approved.LiveKey, nil)
 
-	env := func(k string) string {
-		if k == "DATABASE_URL" {
-			return url
-		}
-		return ""
-	}
+	env := databaseEnv(url)
 	sh := func(args ...string) (string, error) {
 		var out, errOut bytes.Buffer
 		err := run(ctx, args, env, &out, &errOut)

@@ -22,12 +22,7 @@ import (
 func TestTreasuryAndVerifyCommands(t *testing.T) {
 	pool, url := pgtest.New(t)
 	ctx := context.Background()
-	env := func(k string) string {
-		if k == "DATABASE_URL" {
-			return url
-		}
-		return ""
-	}
+	env := databaseEnv(url)
 	m := uuid.New()
 	err := postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
 		_, err := ledger.Post(ctx, tx, ledger.Transaction{MerchantID: m, Environment: "sandbox", Reference: "deposit:1:convert",

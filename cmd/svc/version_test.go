@@ -24,12 +24,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestDatabaseURLPasswordNeverPrinted(t *testing.T) {
-	env := func(k string) string {
-		if k == "DATABASE_URL" {
-			return "postgres://svc:db-password-value@db.example/svc"
-		}
-		return ""
-	}
+	env := databaseEnv("postgres://svc:db-password-value@db.example/svc")
 	for _, args := range [][]string{{"ledger", "verify", "-h"}, {"mail", "outbox", "--nope"}, {"migrate", "-h"}} {
 		var out bytes.Buffer
 		_ = run(context.Background(), args, env, &out, &out)

@@ -35,12 +35,7 @@ func TestWebhooksReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := func(k string) string {
-		if k == "DATABASE_URL" {
-			return url
-		}
-		return ""
-	}
+	env := databaseEnv(url)
 	var out, errOut bytes.Buffer
 	if err := run(ctx, []string{"webhooks", "replay", "--reason", "merchant asked", id.String()}, env, &out, &errOut); err != nil {
 		t.Fatalf("%v: %s", err, errOut.String())
