@@ -1,7 +1,6 @@
 package offramps_test
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/google/uuid"
@@ -50,16 +49,7 @@ func TestOfframpMetadata(t *testing.T) {
 		t.Fatalf("read %+v", got)
 	}
 	const path = "/v1/payments/offramps"
-	if ids := r.ListIDs(t, r.M.SandboxKey, path, "metadata[order]=o-2"); !slices.Equal(ids, []string{out}) {
-		t.Fatalf("filter: %v", ids)
-	}
-	if ids := r.ListIDs(t, r.M.SandboxKey, path, "settlement_mode=INTERNAL_BALANCE&metadata[order]=o-2&limit=1"); len(ids) != 0 {
-		t.Fatalf("filter with mode: %v", ids)
-	}
-	if ids := r.ListIDs(t, r.Other.SandboxKey, path, "metadata[order]=o-2"); len(ids) != 0 {
-		t.Fatalf("another merchant's filter found %v", ids)
-	}
-	moneyouttest.WantMetadataFields(t, r.Srv.Do(t, "GET", path+"?metadata[x=1", r.M.SandboxKey, nil), "metadata[x")
+	r.WantMetadataFilter(t, path, "metadata[order]=o-2", out, "settlement_mode=INTERNAL_BALANCE&limit=1")
 	body := internal(cust, "TRON", "USDT")
 	body["metadata"] = map[string]any{"n": 1, moneyouttest.LongKey: "v"}
 	moneyouttest.WantMetadataFields(t, r.Srv.Do(t, "POST", path, r.M.SandboxKey, body), "metadata.n", "metadata."+moneyouttest.LongKey)

@@ -1,7 +1,6 @@
 package transfers_test
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/google/uuid"
@@ -49,16 +48,7 @@ func TestTransferMetadata(t *testing.T) {
 		t.Fatalf("transfer.failed carries %v", md)
 	}
 	const path = "/v1/payments/transfers"
-	if ids := r.ListIDs(t, r.M.SandboxKey, path, "metadata[invoice]=inv-2"); !slices.Equal(ids, []string{bad}) {
-		t.Fatalf("filter: %v", ids)
-	}
-	if ids := r.ListIDs(t, r.M.SandboxKey, path, "status=SETTLED&metadata[invoice]=inv-2"); len(ids) != 0 {
-		t.Fatalf("filter with status: %v", ids)
-	}
-	if ids := r.ListIDs(t, r.Other.SandboxKey, path, "metadata[invoice]=inv-2"); len(ids) != 0 {
-		t.Fatalf("another merchant's filter found %v", ids)
-	}
-	moneyouttest.WantMetadataFields(t, r.Srv.Do(t, "GET", path+"?metadata[x=1", r.M.SandboxKey, nil), "metadata[x")
+	r.WantMetadataFilter(t, path, "metadata[invoice]=inv-2", bad, "status=SETTLED")
 	moneyouttest.WantMetadataFields(t, r.Srv.Do(t, "POST", path, r.M.SandboxKey, map[string]any{"currency": "NGN", "amount": "16000",
 		"reference": uuid.NewString(), "destination": dest("BANK_ACCOUNT", domestic("0123456789")),
 		"metadata": map[string]any{"n": 1, moneyouttest.LongKey: "v"}}),

@@ -1,7 +1,6 @@
 package withdrawals_test
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/google/uuid"
@@ -46,16 +45,7 @@ func TestWithdrawalMetadata(t *testing.T) {
 		t.Fatalf("withdrawal.failed carries %v", md)
 	}
 	const path = "/v1/payments/withdrawals"
-	if ids := r.ListIDs(t, r.M.SandboxKey, path, "metadata[payout_id]=p-2"); !slices.Equal(ids, []string{bad}) {
-		t.Fatalf("filter: %v", ids)
-	}
-	if ids := r.ListIDs(t, r.M.SandboxKey, path, "status=SETTLED&metadata[payout_id]=p-2"); len(ids) != 0 {
-		t.Fatalf("filter with status: %v", ids)
-	}
-	if ids := r.ListIDs(t, r.Other.SandboxKey, path, "metadata[payout_id]=p-2"); len(ids) != 0 {
-		t.Fatalf("another merchant's filter found %v", ids)
-	}
-	moneyouttest.WantMetadataFields(t, r.Srv.Do(t, "GET", path+"?metadata[x=1", r.M.SandboxKey, nil), "metadata[x")
+	r.WantMetadataFilter(t, path, "metadata[payout_id]=p-2", bad, "status=SETTLED")
 	moneyouttest.WantMetadataFields(t, r.Srv.Do(t, "POST", path, r.M.SandboxKey,
 		`{"amount_usd":"10","token":"USDT","chain":"BASE","destination_address":"`+evm+`","metadata":{"n":1,"`+moneyouttest.LongKey+`":"v"}}`),
 		"metadata.n", "metadata."+moneyouttest.LongKey)

@@ -60,3 +60,21 @@ func WantMetadataFields(t testing.TB, res gatewaytest.Response, fields ...string
 
 // LongKey is a metadata key one character beyond the limit.
 var LongKey = strings.Repeat("k", 41)
+
+// WantMetadataFilter checks the list at path against a metadata filter (e.g.
+// "metadata[order]=o-2"): alone it finds exactly want; with the other filter given (one the
+// wanted record does not meet, e.g. "status=SETTLED") it finds nothing; another merchant
+// finds nothing with it; and a malformed filter key is a 400 naming it.
+func (r *Rig) WantMetadataFilter(t testing.TB, path, filter, want, excluding string) {
+	t.Helper()
+	if ids := r.ListIDs(t, r.M.SandboxKey, path, filter); !slices.Equal(ids, []string{want}) {
+		t.Fatalf("filter: %v", ids)
+	}
+	if ids := r.ListIDs(t, r.M.SandboxKey, path, excluding+"&"+filter); len(ids) != 0 {
+		t.Fatalf("filter with %s: %v", excluding, ids)
+	}
+	if ids := r.ListIDs(t, r.Other.SandboxKey, path, filter); len(ids) != 0 {
+		t.Fatalf("another merchant's filter found %v", ids)
+	}
+	WantMetadataFields(t, r.Srv.Do(t, "GET", path+"?metadata[x=1", r.M.SandboxKey, nil), "metadata[x")
+}
