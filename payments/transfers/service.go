@@ -231,7 +231,7 @@ func (s *Service) finish(ctx context.Context, tr Transfer, to, providerRef, reas
 			}
 			return s.event(ctx, tx, tr, events.TransferFailed) // issue 11
 		}
-		if _, err := funds(tr).Settle(ctx, tx, "Transfer "+tr.Reference+" settled"); err != nil {
+		if err := settleTx(ctx, tx, tr, "Transfer "+tr.Reference+" settled"); err != nil {
 			return err
 		}
 		if err := s.event(ctx, tx, tr, events.TransferCompleted); err != nil {
@@ -293,7 +293,7 @@ func (s *Service) ReverseTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, reason
 	}
 	f := funds(tr)
 	f.Metadata = map[string]string{"transfer_id": tr.ID.String(), "provider_reference": tr.ProviderReference}
-	if _, err := f.Reverse(ctx, tx, "Transfer "+tr.Reference+" "+why); err != nil {
+	if err := reverseTx(ctx, tx, tr, f, "Transfer "+tr.Reference+" "+why); err != nil {
 		return Transfer{}, false, err
 	}
 	if err := s.event(ctx, tx, tr, events.TransferFailed); err != nil {
