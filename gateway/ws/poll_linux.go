@@ -2,6 +2,7 @@ package ws
 
 import (
 	"errors"
+	"os"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -15,9 +16,17 @@ type iovec = syscall.Iovec
 // the set. Events carry the connection id, never the descriptor, so a descriptor the
 // kernel reuses after a close is never mistaken for the old connection; reads and writes
 // go through the socket's RawConn, which holds the descriptor open for the call.
+//
+// The epoll set itself waits in Go's netpoller (its descriptor is non-blocking and wrapped
+// in an os.File): the poller goroutine parks like any network read and the runtime wakes
+// it when the set has events. A goroutine blocked in epoll_wait instead holds a thread in
+// a system call, and what it starts (an order op's goroutine) waits in its P's run queue
+// until sysmon takes that P back: on a busy box that cost order ops about a millisecond.
 type poller struct {
 	srv  *Server
 	epfd int
+	ep   *os.File        // epfd, registered with the runtime's netpoller
+	raw  syscall.RawConn // ep's
 	buf  []byte
 	wake [2]int // a pipe that wakes EpollWait to stop
 	once sync.Once
@@ -28,9 +37,19 @@ func newPoller(srv *Server) (*poller, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &poller{srv: srv, epfd: fd, buf: make([]byte, 64<<10)}
-	if err := syscall.Pipe2(p.wake[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
+	if err := syscall.SetNonblock(fd, true); err != nil {
 		_ = syscall.Close(fd)
+		return nil, err
+	}
+	p := &poller{srv: srv, epfd: fd, ep: os.NewFile(uintptr(fd), "epoll"), buf: make([]byte, 64<<10)}
+	raw, err := p.ep.SyscallConn()
+	if err != nil {
+		_ = p.ep.Close()
+		return nil, err
+	}
+	p.raw = raw
+	if err := syscall.Pipe2(p.wake[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
+		_ = p.ep.Close()
 		return nil, err
 	}
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: -1, Pad: -1}
@@ -42,7 +61,7 @@ func newPoller(srv *Server) (*poller, error) {
 }
 
 func (p *poller) release() {
-	_ = syscall.Close(p.epfd)
+	_ = p.ep.Close()
 	_ = syscall.Close(p.wake[0])
 	_ = syscall.Close(p.wake[1])
 }
@@ -68,11 +87,16 @@ func (p *poller) remove(c *conn) {
 func (p *poller) run() {
 	events := make([]syscall.EpollEvent, 256)
 	for {
-		n, err := syscall.EpollWait(p.epfd, events, -1)
+		var n int
+		var err error
+		rerr := p.raw.Read(func(fd uintptr) bool {
+			n, err = syscall.EpollWait(int(fd), events, 0)
+			return n != 0 || err != nil && !errors.Is(err, syscall.EINTR)
+		})
+		if err == nil {
+			err = rerr
+		}
 		if err != nil {
-			if errors.Is(err, syscall.EINTR) {
-				continue
-			}
 			p.srv.cfg.Log.Error("websocket poller", "error", err)
 			return
 		}
