@@ -61,7 +61,7 @@ func (m *market) apply(e *Event) error {
 		a := m.accts.get(e.Account)
 		o := m.pool.get()
 		o.acct, o.mkt = a, m
-		o.id, o.clientID, o.time, o.seq = e.OrderID, e.ClientOrderID, e.Time, e.Seq
+		o.id, o.clientID, o.time, o.seq, o.meta = e.OrderID, e.ClientOrderID, e.Time, e.Seq, e.Metadata
 		o.price, o.quoteQty = e.Price, e.QuoteQty
 		o.side, o.typ, o.tif, o.stp, o.postOnly = e.Side, e.Type, e.TIF, e.STP, e.PostOnly
 		o.qty, o.remaining, o.reserved = e.Qty, e.Qty, e.Deltas[0].Locked

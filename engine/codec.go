@@ -15,7 +15,15 @@ import (
 //	account [16] | order [16] | maker_order [16] | maker_account [16] | transfer [16] |
 //	symbol_len u8 | symbol | client_order_id_len u8 | client_order_id |
 //	n_deltas u8 | n x (account [16] | asset u8 | available i64 | locked i64)
-const eventCodecVersion byte = 1
+//
+// An event with Metadata (an EventAccepted whose place carried some) is written as version
+// 4 instead: the same layout followed by metadata_len u16 | metadata. Every other event
+// stays version 1 byte for byte, so orders without metadata cost nothing and journals
+// written before version 4 read as they did.
+const (
+	eventCodecVersion     byte = 1
+	eventMetaCodecVersion byte = 4
+)
 
 const eventFixedSize = 1 + 8 + 8 + 8 + 4*8 + 5*16
 
@@ -24,7 +32,11 @@ var ErrBadEvent = errors.New("engine: bad event record")
 
 // AppendEvent appends the wire form of e to dst.
 func AppendEvent(dst []byte, e *Event) []byte {
-	dst = append(dst, eventCodecVersion)
+	if e.Metadata != "" {
+		dst = append(dst, eventMetaCodecVersion)
+	} else {
+		dst = append(dst, eventCodecVersion)
+	}
 	dst = binary.LittleEndian.AppendUint64(dst, e.Seq)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.Time))
 	dst = append(dst, byte(e.Kind), byte(e.Side), byte(e.Type), byte(e.TIF), byte(e.STP), b2u(e.PostOnly), byte(e.Reason), byte(e.Asset))
@@ -51,15 +63,24 @@ func AppendEvent(dst []byte, e *Event) []byte {
 		dst = binary.LittleEndian.AppendUint64(dst, uint64(d.Available))
 		dst = binary.LittleEndian.AppendUint64(dst, uint64(d.Locked))
 	}
+	if e.Metadata != "" {
+		m := e.Metadata
+		if len(m) > MaxMetadata {
+			m = m[:MaxMetadata] // the engine refuses longer at the place
+		}
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(len(m)))
+		dst = append(dst, m...)
+	}
 	return dst
 }
 
 // DecodeEvent reads one event written by AppendEvent into e. Strings are copied (the
 // record buffer may be reused). Any malformed or trailing byte is ErrBadEvent.
 func DecodeEvent(src []byte, e *Event) error {
-	if len(src) < eventFixedSize+3 || src[0] != eventCodecVersion {
+	if len(src) < eventFixedSize+3 || (src[0] != eventCodecVersion && src[0] != eventMetaCodecVersion) {
 		return ErrBadEvent
 	}
+	withMeta := src[0] == eventMetaCodecVersion
 	*e = Event{}
 	p := src[1:]
 	u64 := func() uint64 { v := binary.LittleEndian.Uint64(p); p = p[8:]; return v }
@@ -98,7 +119,19 @@ func DecodeEvent(src []byte, e *Event) error {
 	}
 	n := int(p[0])
 	p = p[1:]
-	if n > len(e.Deltas) || len(p) != n*(16+1+16) {
+	if n > len(e.Deltas) || len(p) < n*(16+1+16) {
+		return ErrBadEvent
+	}
+	if tail := p[n*(16+1+16):]; withMeta {
+		if len(tail) < 2 {
+			return ErrBadEvent
+		}
+		m := tail[2:]
+		if l := int(binary.LittleEndian.Uint16(tail)); l == 0 || l != len(m) {
+			return ErrBadEvent
+		}
+		e.Metadata = string(m)
+	} else if len(tail) != 0 {
 		return ErrBadEvent
 	}
 	e.NDeltas = uint8(n)
@@ -185,7 +218,7 @@ func DecodeRecord(src []byte, e *Event, fn func(*Event) error) error {
 	if len(src) == 0 {
 		return ErrBadEvent
 	}
-	if src[0] == eventCodecVersion {
+	if src[0] == eventCodecVersion || src[0] == eventMetaCodecVersion {
 		if err := DecodeEvent(src, e); err != nil {
 			return err
 		}
@@ -255,7 +288,11 @@ func EventSize(e *Event) int {
 	if coid > 255 {
 		coid = 255
 	}
-	return eventFixedSize + 1 + sym + 1 + coid + 1 + n*(16+1+16)
+	size := eventFixedSize + 1 + sym + 1 + coid + 1 + n*(16+1+16)
+	if e.Metadata != "" {
+		size += 2 + min(len(e.Metadata), MaxMetadata)
+	}
+	return size
 }
 
 // MaxBatchRecordEvents is the most events one batch record can hold (its count is a u16).

@@ -17,6 +17,9 @@ func sampleEvents() []Event {
 				{Account: a, Asset: NGN, Locked: -1}, {Account: a, Asset: USDT, Available: 1}, {Account: b, Asset: USDT, Locked: -1}, {Account: b, Asset: NGN, Available: 1}}},
 		{Seq: 3, Kind: EventCredit, Account: b, Asset: USDT, Amount: 5_000_000, TransferID: TransferID{4, 4}, NDeltas: 1,
 			Deltas: [4]BalanceDelta{{Account: b, Asset: USDT, Available: 5_000_000}}},
+		{Seq: 4, Time: 1700000000000000001, Kind: EventAccepted, Symbol: "USDT-NGN", Account: b, OrderID: OrderID{7},
+			Metadata: `{"order":"1001","user":"ada"}`, Side: Sell, Type: Limit, Price: 151000, Qty: 100,
+			NDeltas: 1, Deltas: [4]BalanceDelta{{Account: b, Asset: USDT, Available: -100, Locked: 100}}},
 	}
 }
 

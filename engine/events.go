@@ -71,6 +71,7 @@ type Event struct {
 	Account       AccountID // the order's owner (the taker for a trade), or the credited account
 	OrderID       OrderID   // the order accepted, cancelled or done; the taker of a trade
 	ClientOrderID string    // EventAccepted only
+	Metadata      string    // EventAccepted only: the place command's Metadata ("": none)
 	Side          Side      // the order's side (the taker's for a trade)
 	Type          OrderType
 	TIF           TimeInForce

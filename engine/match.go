@@ -59,7 +59,7 @@ func (m *market) exec(c *Command, r *Result) {
 // force and, for limit orders, the notional.
 func (m *market) validate(c *Command) (ResultCode, TimeInForce) {
 	p := m.pair
-	if (c.Side != Buy && c.Side != Sell) || c.TIF > FOK || c.STP > STPCancelBoth {
+	if (c.Side != Buy && c.Side != Sell) || c.TIF > FOK || c.STP > STPCancelBoth || len(c.Metadata) > MaxMetadata {
 		return RejectInvalidCommand, 0
 	}
 	tif := c.TIF
@@ -193,7 +193,7 @@ func (m *market) place(c *Command, r *Result) {
 	b.Locked += reserve
 	o := m.pool.get()
 	o.acct, o.mkt = acct, m
-	o.id, o.clientID, o.time = c.OrderID, c.ClientOrderID, c.Time
+	o.id, o.clientID, o.time, o.meta = c.OrderID, c.ClientOrderID, c.Time, c.Metadata
 	o.price, o.quoteQty = price, c.QuoteQty
 	o.side, o.typ, o.tif, o.stp, o.postOnly = side, c.Type, tif, c.STP, c.PostOnly
 	o.qty, o.remaining, o.reserved = c.Qty, c.Qty, reserve
@@ -206,7 +206,7 @@ func (m *market) place(c *Command, r *Result) {
 
 	e := m.event(EventAccepted, c.Time)
 	o.seq = e.Seq
-	e.Account, e.OrderID, e.ClientOrderID = acct.id, o.id, o.clientID
+	e.Account, e.OrderID, e.ClientOrderID, e.Metadata = acct.id, o.id, o.clientID, o.meta
 	e.Side, e.Type, e.TIF, e.STP, e.PostOnly = side, o.typ, tif, o.stp, o.postOnly
 	e.Price, e.Qty, e.QuoteQty = price, c.Qty, c.QuoteQty
 	e.addDelta(acct.id, lockAsset, -reserve, reserve)

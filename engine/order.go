@@ -39,12 +39,13 @@ type order struct {
 
 	// line 3: immutable after accept, read by views
 	clientID string
+	meta     string // the place command's Metadata, "" for none
 
 	_ [orderPad]byte
 }
 
 // orderPad pads order to three cache lines (checked by TestOrderLayout).
-const orderPad = 192 - 144
+const orderPad = 192 - 160
 
 // OrderView is a copy of an order's public fields.
 type OrderView struct {
@@ -62,7 +63,8 @@ type OrderView struct {
 	Filled        Qty
 	State         OrderState
 	Reason        CancelReason
-	Time          int64 // unix nanoseconds of the place command
+	Time          int64  // unix nanoseconds of the place command
+	Metadata      string // the place command's Metadata ("": none)
 }
 
 // view copies o; the caller holds o.acct.mu.
@@ -71,7 +73,7 @@ func (o *order) view() OrderView {
 		ID: o.id, ClientOrderID: o.clientID, Account: o.acct.id, Symbol: o.mkt.pair.Symbol,
 		Side: o.side, Type: o.typ, TIF: o.tif, PostOnly: o.postOnly, Price: o.price,
 		Qty: o.qty, QuoteQty: o.quoteQty, Filled: o.filled, State: o.state, Reason: o.reason,
-		Time: o.time,
+		Time: o.time, Metadata: o.meta,
 	}
 }
 

@@ -10,9 +10,9 @@ import (
 )
 
 // SnapshotVersion is the first byte after the magic of every snapshot. Version 2 adds
-// each market's countdowns (account, owner, deadline) after its closed orders; Restore
-// still reads version 1.
-const SnapshotVersion byte = 2
+// each market's countdowns (account, owner, deadline) after its closed orders; version 3
+// an order's metadata (flag bit 16, then its bytes). Restore still reads versions 1 and 2.
+const SnapshotVersion byte = 3
 
 var snapshotMagic = []byte("SVCENG")
 
@@ -185,7 +185,13 @@ func writeOrder(w *enc, o *order) {
 	if o.postOnly {
 		flags |= 1 << 15
 	}
+	if o.meta != "" {
+		flags |= 1 << 16
+	}
 	w.u(flags)
+	if o.meta != "" {
+		w.s(o.meta)
+	}
 	w.i(int64(o.qty))
 	w.i(int64(o.filled))
 	w.i(int64(o.remaining))
@@ -255,7 +261,7 @@ func (c *core) restore(data []byte) (uint64, error) {
 		return 0, ErrBadSnapshot
 	}
 	version := data[len(snapshotMagic)]
-	if version != 1 && version != SnapshotVersion {
+	if version < 1 || version > SnapshotVersion {
 		return 0, errors.New("engine: unsupported snapshot version")
 	}
 	r := &dec{b: data[len(snapshotMagic)+1:]}
@@ -335,6 +341,9 @@ func readOrder(r *dec, m *market) *order {
 	o.side, o.typ, o.tif, o.stp = Side(f&3), OrderType(f>>2&3), TimeInForce(f>>4&3), STPMode(f>>6&3)
 	o.state, o.reason = OrderState(f>>8&7), CancelReason(f>>11&7)
 	o.postOnly = f&(1<<15) != 0
+	if f&(1<<16) != 0 {
+		o.meta = r.s()
+	}
 	o.qty = Qty(r.i())
 	o.filled = Qty(r.i())
 	o.remaining = Qty(r.i())

@@ -246,6 +246,11 @@ type Command struct {
 	QuoteQty      int64 // market buy by quote amount, in quote asset units (Qty must be 0)
 	// Reason of a Cancel or CancelAll: ReasonNone (user) or ReasonDisconnect.
 	Reason CancelReason
+	// Metadata of a Place: the caller's opaque bytes (the gateway's JSON object), at most
+	// MaxMetadata, kept on the order as they are and journaled with its EventAccepted.
+	// The engine never reads them; "" for none. A string, so it is immutable and shared
+	// by the order, its event and its views without copies.
+	Metadata string
 
 	// Credit, Debit; Countdown (Amount: nanoseconds from Time, 0 clears it; TransferID:
 	// the countdown's owner, zero for the account's own).
@@ -255,6 +260,10 @@ type Command struct {
 
 	query *depthQuery // internal query payload
 }
+
+// MaxMetadata is the longest Command.Metadata a place accepts (RejectInvalidCommand
+// beyond): an event with it still fits the u16 length of a batch record's event.
+const MaxMetadata = 32 << 10
 
 // Result is what a command did.
 type Result struct {

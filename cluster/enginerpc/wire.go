@@ -10,8 +10,9 @@ import (
 )
 
 // wireVersion is the first byte of every message; a peer of another version is refused
-// rather than misread.
-const wireVersion = 1
+// rather than misread. Version 2 adds an order's metadata to the place command and the
+// order view.
+const wireVersion = 2
 
 // message is what the codec carries. Its fields method lists its fields once, in wire
 // order, for both directions (see coder), so encoding and decoding cannot drift apart.
@@ -322,6 +323,7 @@ func (m *commandMsg) fields(c *coder) {
 	u8(c, &x.Asset)
 	i64(c, &x.Amount)
 	id(c, &x.TransferID)
+	str(c, &x.Metadata)
 }
 
 type submitReply struct {
@@ -382,6 +384,7 @@ func (m *orderReply) fields(c *coder) {
 	u8(c, &v.State)
 	u8(c, &v.Reason)
 	i64(c, &v.Time)
+	str(c, &v.Metadata)
 }
 
 type accountReq struct{ acct engine.AccountID }

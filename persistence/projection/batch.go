@@ -2,6 +2,7 @@ package projection
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -140,6 +141,7 @@ func status(filled, qty int64, cancelled, done bool) string {
 func (b *batch) write(ctx context.Context, tx pgx.Tx) error {
 	if len(b.newOrders) > 0 {
 		rows := make([][]any, 0, len(b.order))
+		var withMeta [][]any // orders with metadata: a second COPY, so the others send no column
 		for _, id := range b.order {
 			r := b.newOrders[id]
 			e := &r.ev
@@ -150,15 +152,27 @@ func (b *batch) write(ctx context.Context, tx pgx.Tx) error {
 			if r.cancelled {
 				reason = r.reason
 			}
-			rows = append(rows, []any{b.env, [16]byte(e.OrderID), [16]byte(e.Account), e.Symbol, e.Side.String(), e.Type.String(),
+			row := []any{b.env, [16]byte(e.OrderID), [16]byte(e.Account), e.Symbol, e.Side.String(), e.Type.String(),
 				e.TIF.String(), e.PostOnly, coid, int64(e.Price), r.qty, e.QuoteQty, r.filled,
-				status(r.filled, r.qty, r.cancelled, r.done), reason, time.Unix(0, e.Time).UTC(), r.updatedAt, int64(r.offset)})
+				status(r.filled, r.qty, r.cancelled, r.done), reason, time.Unix(0, e.Time).UTC(), r.updatedAt, int64(r.offset)}
+			if meta := metadataJSON(e.Metadata); meta != "" {
+				withMeta = append(withMeta, append(row, meta))
+			} else {
+				rows = append(rows, row)
+			}
 		}
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"trading_orders"}, []string{"environment", "id", "merchant_id", "symbol", "side", "type",
+		cols := []string{"environment", "id", "merchant_id", "symbol", "side", "type",
 			"time_in_force", "post_only", "client_order_id", "price", "quantity", "quote_quantity", "filled",
-			"status", "cancel_reason", "created_at", "updated_at", "journal_offset"}, pgx.CopyFromRows(rows))
-		if err != nil {
-			return err
+			"status", "cancel_reason", "created_at", "updated_at", "journal_offset"}
+		if len(rows) > 0 {
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"trading_orders"}, cols, pgx.CopyFromRows(rows)); err != nil {
+				return err
+			}
+		}
+		if len(withMeta) > 0 {
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{"trading_orders"}, append(cols, "metadata"), pgx.CopyFromRows(withMeta)); err != nil {
+				return err
+			}
 		}
 	}
 	if len(b.updates) > 0 {
@@ -219,4 +233,14 @@ func (b *batch) write(ctx context.Context, tx pgx.Tx) error {
 		}
 	}
 	return nil
+}
+
+// metadataJSON is an order's metadata as the jsonb column takes it: the engine carries the
+// gateway's JSON object as opaque bytes, and anything that is not one (a journal written by
+// another producer) is stored as none rather than stopping the projection.
+func metadataJSON(m string) string {
+	if m == "" || m[0] != '{' || !json.Valid([]byte(m)) {
+		return ""
+	}
+	return m
 }

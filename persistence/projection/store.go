@@ -2,6 +2,7 @@ package projection
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -24,6 +25,8 @@ func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 // OrderFilter selects orders; empty fields match everything.
 type OrderFilter struct {
 	Symbol, Status, Side string
+	// Metadata, if set, is a JSON object every order listed contains (metadata[key]=value).
+	Metadata string
 }
 
 // Order is a projected order.
@@ -53,7 +56,8 @@ type TradeFilter struct {
 }
 
 const orderColumns = `id, merchant_id, symbol, side, type, time_in_force, post_only, coalesce(client_order_id, ''),
-	price, quantity, quote_quantity, filled, status, coalesce(cancel_reason, ''), created_at, updated_at`
+	price, quantity, quote_quantity, filled, status, coalesce(cancel_reason, ''), created_at, updated_at,
+	case when metadata = '{}'::jsonb then '' else metadata::text end`
 
 func scanOrder(row pgx.Row) (Order, error) {
 	var (
@@ -64,7 +68,7 @@ func scanOrder(row pgx.Row) (Order, error) {
 		created                    time.Time
 	)
 	err := row.Scan(&id, &merchant, &o.View.Symbol, &side, &typ, &tif, &o.View.PostOnly, &o.View.ClientOrderID,
-		&price, &qty, &quote, &filled, &st, &reason, &created, &o.UpdatedAt)
+		&price, &qty, &quote, &filled, &st, &reason, &created, &o.UpdatedAt, &o.View.Metadata)
 	if err != nil {
 		return o, err
 	}
@@ -74,6 +78,16 @@ func scanOrder(row pgx.Row) (Order, error) {
 	v.Price, v.Qty, v.QuoteQty, v.Filled = engine.Price(price), engine.Qty(qty), quote, engine.Qty(filled)
 	v.State, v.Reason = parseState(st), parseReason(reason)
 	v.Time = created.UnixNano()
+	if v.Metadata != "" {
+		// jsonb's text has its own spacing and key order: give back the engine's form
+		// (encoding/json of the object: compact, keys sorted), so an order reads the same
+		// from the engine and from the history.
+		var m map[string]string
+		if json.Unmarshal([]byte(v.Metadata), &m) == nil {
+			b, _ := json.Marshal(m)
+			v.Metadata = string(b)
+		}
+	}
 	return o, nil
 }
 
@@ -119,6 +133,10 @@ func (s *Store) ListOrders(ctx context.Context, env string, merchant uuid.UUID, 
 	}
 	if f.Side != "" {
 		add("side = ?", f.Side)
+	}
+	if f.Metadata != "" {
+		// Both conditions, so the partial GIN index (metadata <> '{}') serves the filter.
+		add("metadata <> '{}'::jsonb and metadata @> ?::jsonb", f.Metadata)
 	}
 	cond := strings.Join(where, " and ")
 	var total int64
