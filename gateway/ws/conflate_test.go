@@ -9,8 +9,8 @@ import (
 // snapshots of one book give way to the newest snapshot, while other channels' frames and
 // frames a write has started stay, in order.
 func TestPushBookConflatesOldest(t *testing.T) {
-	a, b := &symbolState{}, &symbolState{}
-	diff := func(s *symbolState, name string) *frame { f := textFrame([]byte(name)); f.book = s; return f }
+	a, b := &bookFeed{}, &bookFeed{}
+	diff := func(s *bookFeed, name string) *frame { f := textFrame([]byte(name)); f.book = s; return f }
 	tests := []struct {
 		name     string
 		inflight int // frames at the head of the queue a writev is carrying
@@ -75,7 +75,7 @@ func TestPushBookConflatesOldest(t *testing.T) {
 // built without the connection's lock, so its writer and readers go on meanwhile; what
 // happened to the queue during the build decides what is queued.
 func TestPushBookBuildsTheSnapshotUnlocked(t *testing.T) {
-	a := &symbolState{}
+	a := &bookFeed{}
 	diff := func(name string) *frame { f := textFrame([]byte(name)); f.book = a; return f }
 	setup := func() *conn {
 		c := &conn{srv: NewServer(Config{ConflateAt: 2, QueueLen: 16}), scheduled: true}

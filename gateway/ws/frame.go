@@ -12,7 +12,7 @@ import (
 // many subscribers there are, and a connection's pending frames go out in one writev.
 type frame struct {
 	b    []byte
-	book *symbolState // the order book a diff or snapshot is of: a lagging reader's unsent ones give way to a later snapshot
+	book *bookFeed // the order book channel a diff or snapshot is of: a lagging reader's unsent ones give way to a later snapshot
 }
 
 const (

@@ -2,10 +2,12 @@ package ws
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,6 +72,7 @@ type Hub struct {
 	conflated atomic.Uint64 // diffs not sent to lagging subscribers (written by the hub goroutine)
 	lastFlush time.Time
 	flushDue  bool
+	slowAt    time.Time // when the earliest slow book feed is due (zero: none pending)
 	batches   sync.Pool
 }
 
@@ -81,21 +84,15 @@ type symbolState struct {
 	m      *marketdata.Market
 	resync atomic.Bool
 
-	pub     uint64 // last_sequence of the last diff published (or of the book's reset)
 	pending []marketdata.Trade
 
-	book, trades, ticker subSet
-	klines               [marketdata.NumIntervals]subSet
-	chBook, chTrades     string
-	chTicker             string
-	chKlines             [marketdata.NumIntervals]string
+	feeds          [len(bookIntervals)]bookFeed // orderbook channels, one per update interval (feeds.go)
+	trades, ticker subSet
+	klines         [marketdata.NumIntervals]subSet
+	chTrades       string
+	chTicker       string
+	chKlines       [marketdata.NumIntervals]string
 
-	// stale are book subscribers whose diffs were conflated while they lagged: each gets
-	// a fresh snapshot once its queue has drained (hub goroutine only).
-	stale map[*conn]struct{}
-
-	snap       *frame // cached snapshot at snapSeq
-	snapSeq    uint64
 	klineOpen  [marketdata.NumIntervals]int64 // open time of the last kline sent per interval
 	lastTicker marketdata.Ticker
 	tickerSent bool
@@ -125,7 +122,10 @@ func NewHub(cfg HubConfig) *Hub {
 	h.batches.New = func() any { return &batch{} }
 	for i, p := range cfg.Exchange.Pairs() {
 		s := &symbolState{idx: i, pair: p, m: marketdata.NewMarket(p),
-			chBook: "orderbook:" + p.Symbol, chTrades: "trades:" + p.Symbol, chTicker: "ticker:" + p.Symbol}
+			chTrades: "trades:" + p.Symbol, chTicker: "ticker:" + p.Symbol}
+		for k, bi := range bookIntervals {
+			s.feeds[k] = bookFeed{s: s, every: bi.every, ch: "orderbook:" + p.Symbol + bi.suffix}
+		}
 		for k, iv := range marketdata.Intervals {
 			s.chKlines[k] = "klines:" + p.Symbol + ":" + iv.Name
 		}
@@ -177,7 +177,9 @@ func (h *Hub) resetBook(s *symbolState) error {
 			h.mu.Lock()
 			s.m.Book.Reset(d)
 			h.mu.Unlock()
-			s.pub, s.snap = d.Seq, nil
+			for k := range s.feeds {
+				s.feeds[k].reset(d.Seq)
+			}
 			return nil
 		}
 		n *= 8
@@ -222,6 +224,15 @@ func (h *Hub) Run(ctx context.Context) {
 	defer close(h.done)
 	flush := time.NewTimer(time.Hour)
 	flush.Stop()
+	slow := time.NewTimer(time.Hour) // the earliest slow book feed (feeds.go)
+	slow.Stop()
+	var slowSet time.Time
+	armSlow := func() {
+		if !h.slowAt.IsZero() && !h.slowAt.Equal(slowSet) {
+			slowSet = h.slowAt
+			slow.Reset(max(h.slowAt.Sub(h.cfg.Now()), 0))
+		}
+	}
 	tick := time.NewTicker(h.cfg.TickerEvery)
 	defer tick.Stop()
 	for {
@@ -251,10 +262,21 @@ func (h *Hub) Run(ctx context.Context) {
 					h.flush()
 				}
 			}
+			armSlow()
 		case <-flush.C:
 			h.flush()
+			armSlow()
+		case <-slow.C:
+			slowSet = time.Time{}
+			if h.flushDue && h.cfg.Now().Sub(h.lastFlush) >= h.cfg.FlushEvery {
+				h.flush() // the flush is due anyway: the slow feeds get its changes too
+			} else {
+				h.publishSlow()
+			}
+			armSlow()
 		case f := <-h.ctl:
 			f()
+			armSlow()
 		case <-tick.C:
 			if h.needSync.Load() {
 				h.resyncAll()
@@ -262,9 +284,15 @@ func (h *Hub) Run(ctx context.Context) {
 			h.publishTickers()
 			h.evictPrivate()
 			// A subscriber marked stale by the last batch before trading went quiet is
-			// refreshed here once its queue has drained, not at the next trade of its symbol.
+			// refreshed here once its queue has drained, not at the next trade of its symbol
+			// (not inside a diff window: the flush due for it refreshes it then).
 			for _, s := range h.symbols {
-				h.refreshStale(s)
+				if s.m.Book.Changed() {
+					continue
+				}
+				for k := range s.feeds {
+					h.refreshStale(&s.feeds[k])
+				}
 			}
 		}
 	}
@@ -324,9 +352,11 @@ func (h *Hub) resyncAll() {
 			continue
 		}
 		h.resyncs.Add(1)
-		if s.book.len() > 0 {
-			clear(s.stale)
-			h.fanout(&s.book, h.snapshot(s), nil)
+		for k := range s.feeds {
+			if f := &s.feeds[k]; f.subs.len() > 0 {
+				clear(f.stale)
+				h.fanout(&f.subs, h.snapshot(f), nil)
+			}
 		}
 	}
 }
@@ -351,14 +381,18 @@ func (h *Hub) flushSymbol(s *symbolState) {
 	}
 	dirty := s.m.TakeDirtyCandles()
 	h.mu.Unlock()
-	if len(bids)+len(asks) > 0 && s.book.len() > 0 {
-		msg := appendBook(make([]byte, 0, 128+24*(len(bids)+len(asks))), s.chBook, &s.pair, s.pub+1, seq, bids, asks, book.Time()/1e6)
-		s.pub = seq
-		h.broadcastBook(s, msg)
-	} else if s.book.len() == 0 {
-		s.pub = seq
+	f0 := &s.feeds[0]
+	if len(bids)+len(asks) > 0 && f0.subs.len() > 0 {
+		msg := appendBook(make([]byte, 0, 128+24*(len(bids)+len(asks))), f0.ch, &s.pair, f0.pub+1, seq, bids, asks, book.Time()/1e6)
+		f0.pub = seq
+		h.broadcastBook(f0, msg)
+	} else if f0.subs.len() == 0 {
+		f0.pub = seq
 	}
-	h.refreshStale(s)
+	h.flushFeeds(s, bids, asks, seq)
+	for k := range s.feeds {
+		h.refreshStale(&s.feeds[k])
+	}
 	if len(s.pending) > 0 {
 		if s.trades.len() > 0 {
 			env := string(h.cfg.Env)
@@ -388,17 +422,17 @@ func (h *Hub) flushSymbol(s *symbolState) {
 // broadcast frames msg once and queues it on every connection of set.
 func (h *Hub) broadcast(set *subSet, msg []byte) { h.fanout(set, textFrame(msg), nil) }
 
-// broadcastBook queues a diff on s's book subscribers; a lagging one gets none (it is
-// marked stale and gets a snapshot when it has caught up): diffs are conflated for it.
-func (h *Hub) broadcastBook(s *symbolState, msg []byte) {
+// broadcastBook queues a diff on fd's subscribers; a lagging one gets none (it is marked
+// stale and gets a snapshot when it has caught up): diffs are conflated for it.
+func (h *Hub) broadcastBook(fd *bookFeed, msg []byte) {
 	f := textFrame(msg)
-	f.book = s
-	h.fanout(&s.book, f, s)
+	f.book = fd
+	h.fanout(&fd.subs, f, fd)
 }
 
-// fanout queues f on the connections of set (book: the symbol whose diff f is) and hands
+// fanout queues f on the connections of set (book: the feed whose diff f is) and hands
 // those that were idle to their writers in one go.
-func (h *Hub) fanout(set *subSet, f *frame, book *symbolState) {
+func (h *Hub) fanout(set *subSet, f *frame, book *bookFeed) {
 	if f == nil {
 		return
 	}
@@ -463,7 +497,7 @@ func (h *Hub) schedule(cs []*conn) {
 }
 
 // refreshStale sends a snapshot to the stale subscribers of s that have caught up.
-func (h *Hub) refreshStale(s *symbolState) {
+func (h *Hub) refreshStale(s *bookFeed) {
 	if len(s.stale) == 0 {
 		return
 	}
@@ -487,30 +521,28 @@ func (h *Hub) refreshStale(s *symbolState) {
 }
 
 func (h *Hub) unmarkStale(c *conn, set *subSet) {
-	for _, s := range h.symbols {
-		if &s.book == set {
-			delete(s.stale, c)
-			return
-		}
+	if f := h.feedOf(set); f != nil {
+		delete(f.stale, c)
 	}
 }
 
-// snapshot returns the book snapshot message of s at its current sequence, encoded once
-// per sequence however many subscribe.
-func (h *Hub) snapshot(s *symbolState) *frame {
+// snapshot returns the book snapshot message of feed fd at its book's current sequence,
+// encoded once per sequence however many subscribe.
+func (h *Hub) snapshot(fd *bookFeed) *frame {
+	s := fd.s
 	seq := s.m.Book.Seq()
-	if s.snap != nil && s.snapSeq == seq {
-		return s.snap
+	if fd.snap != nil && fd.snapSeq == seq {
+		return fd.snap
 	}
 	bids, asks := s.m.Book.Depth(0, nil, nil)
 	ms := s.m.Book.Time() / 1e6
 	if ms == 0 {
 		ms = h.cfg.Now().UnixMilli()
 	}
-	msg := appendBook(make([]byte, 0, 128+24*(len(bids)+len(asks))), s.chBook, &s.pair, 0, seq, bids, asks, ms)
-	s.snap, s.snapSeq = textFrame(msg), seq
-	s.snap.book = s
-	return s.snap
+	msg := appendBook(make([]byte, 0, 128+24*(len(bids)+len(asks))), fd.ch, &s.pair, 0, seq, bids, asks, ms)
+	fd.snap, fd.snapSeq = textFrame(msg), seq
+	fd.snap.book = fd
+	return fd.snap
 }
 
 // currentCandle is the candle of interval iv at nowMs: the newest one if it is still
@@ -565,7 +597,7 @@ type channel struct {
 	name    string
 	kind    byte // 'b' orderbook, 't' trades, 'k' ticker, 'c' klines, 'o' orders, 'B' balances
 	sym     *symbolState
-	iv      int
+	iv      int // klines: the candle interval; orderbook: the update interval (bookIntervals)
 	private bool
 }
 
@@ -589,6 +621,12 @@ func (h *Hub) parseChannel(name string) (channel, error) {
 	switch kind {
 	case "orderbook":
 		ch.kind = 'b'
+		if i := strings.IndexByte(rest, '@'); i >= 0 {
+			sym = rest[:i]
+			if ch.iv = bookInterval(rest[i:]); ch.iv < 0 {
+				return channel{}, errors.New("unknown update interval " + rest[i:] + ": orderbook channels take @100ms or @1000ms (none: every 20 ms)")
+			}
+		}
 	case "trades":
 		ch.kind = 't'
 	case "ticker":
@@ -623,7 +661,7 @@ func cut(s string) (string, string, bool) {
 func (h *Hub) set(c *conn, ch channel) *subSet {
 	switch ch.kind {
 	case 'b':
-		return &ch.sym.book
+		return &ch.sym.feeds[ch.iv].subs
 	case 't':
 		return &ch.sym.trades
 	case 'k':
@@ -653,6 +691,9 @@ func (h *Hub) subscribe(c *conn, chs []channel, ack []byte) {
 		}
 	}
 	for _, ch := range chs {
+		if ch.kind == 'b' && ch.iv > 0 && ch.sym.feeds[ch.iv].subs.len() == 0 {
+			ch.sym.feeds[ch.iv].reset(ch.sym.m.Book.Seq()) // its diffs start here
+		}
 		h.set(c, ch).add(c)
 	}
 	c.sendBytes(ack)
@@ -661,8 +702,9 @@ func (h *Hub) subscribe(c *conn, chs []channel, ack []byte) {
 		s := ch.sym
 		switch ch.kind {
 		case 'b':
-			h.unmarkStale(c, &s.book)
-			c.send(h.snapshot(s))
+			fd := &s.feeds[ch.iv]
+			delete(fd.stale, c)
+			c.send(h.snapshot(fd))
 		case 'k':
 			c.sendBytes(appendTickerMsg(nil, s.chTicker, &s.pair, s.m.Ticker(now), now))
 		case 'c':
@@ -697,7 +739,9 @@ func (h *Hub) closeAll() {
 		}
 	}
 	for _, s := range h.symbols {
-		s.book.each(visit)
+		for k := range s.feeds {
+			s.feeds[k].subs.each(visit)
+		}
 		s.trades.each(visit)
 		s.ticker.each(visit)
 		for i := range s.klines {
@@ -732,6 +776,8 @@ type orderData struct {
 	Liquidity     string  `json:"liquidity,omitempty"`
 	Reason        string  `json:"reason,omitempty"`
 	Sequence      uint64  `json:"sequence"`
+	// Metadata is the order's, on ORDER_ACCEPTED (like client_order_id); absent for none.
+	Metadata json.RawMessage `json:"metadata,omitempty"`
 }
 
 type balanceMsg struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"sync"
@@ -101,30 +102,53 @@ func TestRevokedKeyClosesThePrivateStream(t *testing.T) {
 }
 
 // After a burst, every subscriber's book (snapshot + diffs, with snapshots instead of
-// diffs whenever it lagged) equals the REST book at the same sequence.
+// diffs whenever it lagged) equals the REST book at the same sequence, at every update
+// interval (the default flush, @100ms and @1000ms, mixed on one hub); the slower
+// intervals get fewer diffs, and nobody sees a gap.
 func TestEverySubscriberEqualsRESTAfterABurst(t *testing.T) {
-	const n = 40
+	const n = 42
+	intervals := []struct {
+		suffix string
+		every  time.Duration // 0: the hub's flush
+	}{{"", 0}, {"@100ms", 100 * time.Millisecond}, {"@1000ms", time.Second}}
 	r := newRig(t, 4, ws.Config{QueueLen: 64, ConflateAt: 4, PublicRate: 1 << 20})
 	base := seed(t)
 	type sub struct {
-		book *ws.Book
-		mu   sync.Mutex
-		seq  uint64
-		err  error
+		book  *ws.Book
+		iv    int
+		mu    sync.Mutex
+		seq   uint64
+		diffs int
+		last  uint64 // last_sequence of the last diff since the last snapshot
+		bad   string // a diff that broke the sequence rules, or a message of another channel
+		err   error
 	}
 	subs := make([]*sub, n)
 	var wg sync.WaitGroup
+	start := time.Now()
 	for i := range subs {
-		s := &sub{book: &ws.Book{}}
+		s := &sub{book: &ws.Book{}, iv: i % len(intervals)}
 		subs[i] = s
 		c := r.dial(t, "")
 		slow := i%4 == 0 // some read slowly: their diffs are conflated into snapshots
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := c.Watch(sym, s.book, func(b *ws.Book, m *ws.Message) bool {
+			err := c.Watch(sym+intervals[s.iv].suffix, s.book, func(b *ws.Book, m *ws.Message) bool {
 				s.mu.Lock()
 				s.seq = b.Seq
+				switch {
+				case m.Channel != "orderbook:"+sym+intervals[s.iv].suffix:
+					s.bad = "message of " + m.Channel
+				case m.Type == "snapshot":
+					s.last = 0
+				case m.Type == "diff" && (m.FirstSequence > m.LastSequence || s.last > 0 && m.FirstSequence != s.last+1):
+					// diffs that follow each other continue each other's sequences
+					s.bad = fmt.Sprintf("diff %d..%d after one ending at %d", m.FirstSequence, m.LastSequence, s.last)
+				case m.Type == "diff":
+					s.diffs++
+					s.last = m.LastSequence
+				}
 				s.mu.Unlock()
 				if slow {
 					time.Sleep(2 * time.Millisecond)
@@ -166,6 +190,8 @@ func TestEverySubscriberEqualsRESTAfterABurst(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	want := canon(final.Bids, final.Asks)
+	// A slow interval's last diff comes up to its interval after the burst.
+	deadline = time.Now().Add(15 * time.Second)
 	for i, s := range subs {
 		for {
 			s.mu.Lock()
@@ -190,10 +216,28 @@ func TestEverySubscriberEqualsRESTAfterABurst(t *testing.T) {
 		got := canon(s.book.Levels(true, 0), s.book.Levels(false, 0))
 		s.mu.Unlock()
 		if got != want {
-			t.Fatalf("subscriber %d at %d:\n ws   %s\n rest %s", i, final.Sequence, got, want)
+			t.Fatalf("subscriber %d (%q) at %d:\n ws   %s\n rest %s", i, intervals[s.iv].suffix, final.Sequence, got, want)
+		}
+		if s.bad != "" || s.book.Gaps > 0 {
+			t.Fatalf("subscriber %d (%q): %s, %d gaps", i, intervals[s.iv].suffix, s.bad, s.book.Gaps)
 		}
 	}
-	t.Logf("%d subscribers equal REST at sequence %d", n, final.Sequence)
+	// The slow intervals cost a fraction of the frames: at most one diff per interval
+	// (plus the first, which may come early in its interval).
+	elapsed := time.Since(start)
+	diffs := make([]int, len(intervals))
+	for _, s := range subs {
+		s.mu.Lock()
+		diffs[s.iv] = max(diffs[s.iv], s.diffs)
+		if every := intervals[s.iv].every; every > 0 && s.diffs > int(elapsed/every)+2 {
+			t.Errorf("a %s subscriber got %d diffs in %v", intervals[s.iv].suffix, s.diffs, elapsed)
+		}
+		s.mu.Unlock()
+	}
+	if diffs[2] >= diffs[0] || diffs[1] >= diffs[0] {
+		t.Errorf("most diffs per subscriber, by interval: %v", diffs)
+	}
+	t.Logf("%d subscribers equal REST at sequence %d; most diffs per subscriber at each interval %v in %v", n, final.Sequence, diffs, elapsed.Round(time.Millisecond))
 }
 
 func TestKlinesChannelHasNoGaps(t *testing.T) {
@@ -224,5 +268,58 @@ func TestKlinesChannelHasNoGaps(t *testing.T) {
 	_ = json.Unmarshal(m.Data, &flat)
 	if flat.Volume != "0.00" || flat.Close != "1500.00" || flat.OpenTime != first.OpenTime+2*60_000 {
 		t.Fatalf("after a quiet interval: %s (first %+v)", m.Data, first)
+	}
+}
+
+// TestOrderbookUpdateIntervals: an orderbook channel takes @100ms or @1000ms (and nothing
+// else); each interval is its own channel with its own snapshot, and a lone change after
+// a quiet spell reaches a slow subscriber within its interval (no later trade needed).
+func TestOrderbookUpdateIntervals(t *testing.T) {
+	r := newRig(t, 2, ws.Config{})
+	c := r.dial(t, "")
+	for _, bad := range []string{"@10ms", "@100", "@", "@1s"} {
+		_ = c.Subscribe("orderbook:" + sym + bad)
+		if m := next(t, c, ofType("error")); m.Code != "INVALID_CHANNEL" {
+			t.Fatalf("%s: %+v", bad, m)
+		}
+	}
+	chans := []string{"orderbook:" + sym, "orderbook:" + sym + "@100ms", "orderbook:" + sym + "@1000ms"}
+	_ = c.Subscribe(chans...)
+	if m := next(t, c, ofType("ack")); len(m.Channels) != 3 {
+		t.Fatalf("%+v", m)
+	}
+	books := map[string]*ws.Book{}
+	for range chans {
+		m := next(t, c, ofType("snapshot"))
+		books[m.Channel] = &ws.Book{}
+		_ = books[m.Channel].Apply(m)
+	}
+	if len(books) != 3 {
+		t.Fatalf("snapshots of %v", books)
+	}
+	time.Sleep(1100 * time.Millisecond) // every feed's interval has passed: quiet
+	// The first change after a quiet spell goes out at once; a second one right after
+	// waits for the slow feeds' next interval (the hub's timer, as nothing else trades).
+	for k, lv := range [][2]string{{"1510.00", "3.00"}, {"1510.00", "5.00"}} {
+		placed := time.Now()
+		place(t, r, 1, engine.Sell, 151000, 200*engine.Qty(k)+300*engine.Qty(1-k))
+		seen := map[string]time.Duration{}
+		for len(seen) < 3 {
+			m := next(t, c, ofType("diff"))
+			if err := books[m.Channel].Apply(m); err != nil {
+				t.Fatalf("%s: %v", m.Channel, err)
+			}
+			if _, ok := seen[m.Channel]; ok {
+				t.Fatalf("a second diff of %s for one change: %+v", m.Channel, m)
+			}
+			seen[m.Channel] = time.Since(placed)
+			if got := canon(books[m.Channel].Levels(true, 0), books[m.Channel].Levels(false, 0)); got != canon(nil, [][2]string{lv}) {
+				t.Fatalf("%s: book %s", m.Channel, got)
+			}
+		}
+		if d := seen[chans[2]]; d > 1500*time.Millisecond {
+			t.Fatalf("the @1000ms diff came %v after the change", d)
+		}
+		t.Logf("change %d reached the intervals after %v", k+1, seen)
 	}
 }
