@@ -72,6 +72,8 @@ type addCancel struct {
 	mid   Price
 	cmd   Command // cancels
 	add1  Command // places
+
+	next1, next2 Command // the look-ahead's view of the next two ops
 }
 
 func newAddCancel(b testing.TB, resting int) *addCancel {
@@ -131,6 +133,40 @@ func (w *addCancel) cancel() {
 	}
 }
 
+// benchLookahead says whether the harnesses hand the market the next two commands
+// before each one, as the runner does with its batch (lookahead.go); ENGINE_BENCH_LOOKAHEAD=0
+// turns it off.
+var benchLookahead = os.Getenv("ENGINE_BENCH_LOOKAHEAD") != "0"
+
+// ahead hands the market what op i+1 and op i+2 will be (only the kind, account and id
+// matter to the look-ahead), as the runner hands it the next commands of its batch.
+func (w *addCancel) ahead(i int) {
+	if !benchLookahead {
+		return
+	}
+	w.peek(i, 1, &w.next1)
+	w.peek(i, 2, &w.next2)
+	w.bc.m.lookahead(&w.next1, &w.next2)
+}
+
+// peek writes into c the kind, account and id of op i+k, before op i runs.
+func (w *addCancel) peek(i, k int, c *Command) {
+	cancels, adds := 0, 0
+	for t := i; t < i+k; t++ {
+		if t&3 < 2 {
+			cancels++
+		} else {
+			adds++
+		}
+	}
+	if (i+k)&3 < 2 {
+		c.Kind, c.Account, c.OrderID = CmdCancel, w.owner[w.head+cancels], w.fifo[w.head+cancels]
+		return
+	}
+	n := w.next + 1 + uint64(adds)
+	c.Kind, c.Account, c.OrderID = CmdPlace, w.bc.accts[n%uint64(len(w.bc.accts))], oid(n)
+}
+
 func (w *addCancel) op(i int) {
 	switch i & 3 {
 	case 0:
@@ -162,6 +198,7 @@ func benchAddCancel(b *testing.B, resting int) {
 	b.ResetTimer()
 	cpu := startCPU()
 	for i := 0; i < b.N; i++ {
+		w.ahead(i)
 		w.op(i)
 	}
 	b.StopTimer()
@@ -201,9 +238,29 @@ func BenchmarkAddCancelDeepWindow(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	// The look-ahead as the runner does it: before each op, the next two (an add of the
+	// next id and the cancel of the oldest alternate).
+	ahead := func(addNext bool) {
+		if !benchLookahead {
+			return
+		}
+		c1, c2 := &w.next1, &w.next2
+		if addNext { // before a cancel: the add of the next id, then the cancel after this one
+			n := w.next + 1
+			c1.Kind, c1.Account, c1.OrderID = CmdPlace, w.bc.accts[n%uint64(len(w.bc.accts))], oid(n)
+			c2.Kind, c2.Account, c2.OrderID = CmdCancel, w.owner[w.head+1], w.fifo[w.head+1]
+		} else { // before an add: the cancel of the oldest, then the add after this one
+			n := w.next + 2
+			c1.Kind, c1.Account, c1.OrderID = CmdCancel, w.owner[w.head], w.fifo[w.head]
+			c2.Kind, c2.Account, c2.OrderID = CmdPlace, w.bc.accts[n%uint64(len(w.bc.accts))], oid(n)
+		}
+		w.bc.m.lookahead(c1, c2)
+	}
 	cpu := startCPU()
 	for i := 0; i < b.N; i += 2 {
+		ahead(false) // next: cancel, then add
 		add()
+		ahead(true) // next: add, then cancel
 		w.cancel()
 	}
 	b.StopTimer()

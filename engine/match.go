@@ -473,6 +473,7 @@ func (m *market) retire(o *order) {
 	if m.closedPos == len(m.closed) {
 		m.closedPos = 0
 	}
+	m.prefetchEvictee()
 }
 
 func (m *market) cancel(c *Command, r *Result) {

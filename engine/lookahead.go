@@ -1,0 +1,116 @@
+package engine
+
+import "unsafe"
+
+// Look-ahead. On a deep book a command's cost is its cache misses, one after the other:
+// a cancel finds its account's index slot, then the order (placed tens of thousands of
+// commands ago), then its queue neighbour; a place misses on the slot that checks its id
+// is new; evicting the oldest retained closed order misses on that order and its slot.
+// Each account mutex is a locked instruction, which waits for every earlier load, so
+// these misses cannot overlap by themselves. The runner knows the next commands of its
+// batch, so it asks for their lines ahead (prefetch, which locked instructions do not
+// wait for): the slots of the command after next, and the order of the next command's
+// cancel, found in the slot asked for one command earlier. A miss then costs the
+// latency left after one or two commands of work instead of all of it.
+//
+// The reads below touch account indexes without the account's mutex (another runner may
+// be changing them) and only to compute addresses to prefetch: a stale or torn value
+// prefetches a useless line, never a wrong result. They are invisible to the race
+// detector (go:norace) for that reason.
+
+// lookaheadMin is the number of resting orders from which a market looks ahead: below
+// it the book, the index and the retained orders stay in the nearer caches and the
+// look-ahead would cost more than the misses it hides.
+const lookaheadMin = 8192
+
+// orderLines is the number of cache lines of an order.
+const orderLines = int(unsafe.Sizeof(order{}) / 64)
+
+// lookahead prefetches for the commands the runner runs after the current one: c1
+// next, c2 after it (either may be nil).
+func (m *market) lookahead(c1, c2 *Command) {
+	if m.book.orders < lookaheadMin {
+		return
+	}
+	if c2 != nil && (c2.Kind == CmdPlace || c2.Kind == CmdCancel) {
+		if a := m.accts.peek(c2.Account); a != nil {
+			a.orders.prefetchSlot(&c2.OrderID)
+		}
+	}
+	if c1 != nil && c1.Kind == CmdCancel {
+		if a := m.accts.peek(c1.Account); a != nil {
+			a.orders.prefetchOrder(&c1.OrderID)
+		}
+	}
+}
+
+// prefetchEvictee prefetches for the next two retires: the index slot of the order the
+// next one evicts (its id was prefetched by the retire before) and the order the one
+// after it evicts.
+func (m *market) prefetchEvictee() {
+	if m.book.orders < lookaheadMin {
+		return
+	}
+	n := len(m.closed)
+	pos := m.closedPos
+	if o := m.closed[pos]; o != nil {
+		o.acct.orders.prefetchSlot(&o.id)
+	}
+	if pos++; pos == n {
+		pos = 0
+	}
+	if o := m.closed[pos]; o != nil {
+		prefetch(uintptr(unsafe.Pointer(o)), orderLines)
+	}
+}
+
+// peek returns the account of id if the runner's front cache holds it, else nil; unlike
+// get it never creates one.
+func (c *accountCache) peek(id AccountID) *account {
+	k := foldID((*[16]byte)(&id))
+	if a := c.front[((k^k>>29)*fib)>>(64-accountFrontBits)]; a != nil && a.id == id {
+		return a
+	}
+	return nil
+}
+
+// prefetchSlot prefetches the home slot of id.
+//
+//go:norace
+func (ix *orderIndex) prefetchSlot(id *OrderID) {
+	slots := ix.slots
+	if len(slots) == 0 {
+		return
+	}
+	k := foldID((*[16]byte)(id))
+	i := ix.home(k) & (len(slots) - 1)
+	prefetch(uintptr(unsafe.Pointer(&slots[i])), 1)
+}
+
+// prefetchOrder prefetches the order of id, if the first slots of its probe run (asked
+// for by prefetchSlot a command earlier) name it.
+//
+//go:norace
+func (ix *orderIndex) prefetchOrder(id *OrderID) {
+	slots := ix.slots
+	if len(slots) == 0 {
+		return
+	}
+	k := foldID((*[16]byte)(id))
+	mask := len(slots) - 1
+	i := ix.home(k) & mask
+	for j := 0; j < 4; j++ {
+		s := &slots[(i+j)&mask]
+		o := s.o
+		if o == nil {
+			return
+		}
+		if s.k == k {
+			prefetch(uintptr(unsafe.Pointer(o)), 2)
+			return
+		}
+	}
+}
+
+// lookahead does nothing for credits and debits: their working set is the accounts.
+func (f *funds) lookahead(c1, c2 *Command) {}
