@@ -40,6 +40,8 @@ func TestConfigRejectsBadValuesClearly(t *testing.T) {
 		{"bad env int", nil, map[string]string{"DATABASE_URL": "x", "SVC_BODY_LIMIT": "big"}, "SVC_BODY_LIMIT"},
 		{"bad log level", []string{"-log-level", "loud"}, map[string]string{"DATABASE_URL": "x"}, "-log-level"},
 		{"bad base url", []string{"-public-base-url", "example.com"}, map[string]string{"DATABASE_URL": "x"}, "-public-base-url"},
+		{"live maker without its limits", []string{"-live-market-maker"}, map[string]string{"DATABASE_URL": "x"}, "-live-market-maker-limits"},
+		{"bad live maker limits", []string{"-live-market-maker", "-live-market-maker-limits", "BTC=1"}, map[string]string{"DATABASE_URL": "x"}, "-live-market-maker-limits"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

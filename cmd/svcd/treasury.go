@@ -27,6 +27,7 @@ type treasuryConfig struct {
 	Window        time.Duration // netting window of the hedges
 	SandboxMaker  bool
 	LiveMaker     bool
+	LiveMakerLims string // the live maker's limits (ASSET=UNITS,...); required with LiveMaker
 	MakerLevels   int
 	MakerSize     int64
 	MakerSpread   string
@@ -40,7 +41,9 @@ func (c *treasuryConfig) flags(fs *flag.FlagSet, env *envDefaults) {
 		"the live treasury's open-position limits (ASSET=UNITS,...); empty: live conversions are not hedged and a thin band answers 503 (fund the treasury's engine account before setting it)")
 	fs.DurationVar(&c.Window, "treasury-window", env.duration("treasury-window", treasury.DefaultWindow), "how often the treasury nets its open positions into hedge orders")
 	fs.BoolVar(&c.SandboxMaker, "sandbox-market-maker", env.bool("sandbox-market-maker", true), "keep a two-sided ladder on every sandbox NGN book around the reference")
-	fs.BoolVar(&c.LiveMaker, "live-market-maker", env.bool("live-market-maker", false), "quote a ladder in live too, from the market maker's own (operator-funded) engine account")
+	fs.BoolVar(&c.LiveMaker, "live-market-maker", env.bool("live-market-maker", false), "quote a ladder in live too, from the market maker's own engine account, funded by `svc treasury fund --account market-maker` (needs -live-market-maker-limits)")
+	fs.StringVar(&c.LiveMakerLims, "live-market-maker-limits", env.str("live-market-maker-limits", ""),
+		"the live market maker's limits per asset (ASSET=UNITS,...): the most it rests on each side and the most its position may move either way; assets without one are not quoted")
 	fs.IntVar(&c.MakerLevels, "market-maker-levels", env.int("market-maker-levels", 5), "levels per side of the market maker's ladder")
 	fs.Int64Var(&c.MakerSize, "market-maker-size", int64(env.int("market-maker-size", 500)), "units of the asset per level of the ladder")
 	fs.StringVar(&c.MakerSpread, "market-maker-spread", env.str("market-maker-spread", "0.001"), "distance of the ladder's best levels from the reference (fraction)")
@@ -80,7 +83,11 @@ func (c treasuryConfig) fractions() (spread, step *big.Rat, err error) {
 
 func (c treasuryConfig) validate() error {
 	var errs []error
-	for name, s := range map[string]string{"-treasury-sandbox-limits": c.SandboxLimits, "-treasury-live-limits": c.LiveLimits} {
+	if c.LiveMaker && strings.TrimSpace(c.LiveMakerLims) == "" {
+		errs = append(errs, errors.New("-live-market-maker needs -live-market-maker-limits (the live maker trades the operator's money: it runs only with its own limits and funding)"))
+	}
+	for name, s := range map[string]string{"-treasury-sandbox-limits": c.SandboxLimits, "-treasury-live-limits": c.LiveLimits,
+		"-live-market-maker-limits": c.LiveMakerLims} {
 		if _, err := parseLimits(s); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		}
@@ -164,6 +171,19 @@ func newTreasury(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 			Size: cfg.Treasury.MakerSize, Spread: spread, Step: step, Logger: log.With("env", env)}
 		if env == api.Sandbox {
 			mc.Fund, mc.Inventory = true, sandboxTreasuryInventory
+		} else { // live: the operator's money, its own limits (validate made them required)
+			if mc.Limits, err = parseLimits(cfg.Treasury.LiveMakerLims); err != nil {
+				return nil, err
+			}
+			if mc.Funding, err = treasury.NewFunding(pool, eng, string(env), treasury.FundMaker); err != nil {
+				return nil, err
+			}
+			mc.Assets = nil
+			for _, a := range treasury.Assets {
+				if _, ok := mc.Limits[a]; ok {
+					mc.Assets = append(mc.Assets, a)
+				}
+			}
 		}
 		m, err := treasury.NewMaker(mc)
 		if err != nil {

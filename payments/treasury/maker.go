@@ -52,8 +52,17 @@ type MakerConfig struct {
 	// is off unless the operator configures it, and funds its account with real money.
 	Inventory map[engine.Asset]int64
 	Fund      bool
-	Logger    *slog.Logger
-	Now       func() time.Time
+	// Funding, when set, is the operator's funding of the maker's account (live: `svc
+	// treasury fund --account market-maker`), credited at each check.
+	Funding *Funding
+	// Limits, when set, bounds the maker per asset (minor units of the asset): the ladder
+	// rests at most that much on each side (fewer levels), and a side stops quoting once
+	// the maker's position (its holding of the asset minus what it was funded with) has
+	// moved that far its way. An asset without a limit is not quoted. Nil: no bound (the
+	// sandbox, sandbox money).
+	Limits map[money.Asset]int64
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
 // Maker keeps a two-sided ladder on every NGN book around the reference.
@@ -112,6 +121,11 @@ func (m *Maker) Run(ctx context.Context) {
 	t := time.NewTicker(m.cfg.Every)
 	defer t.Stop()
 	for {
+		if m.cfg.Funding != nil {
+			if err := m.cfg.Funding.Credit(ctx); err != nil && ctx.Err() == nil {
+				m.cfg.Logger.Warn("market maker: crediting the operator's funding failed; retried", "env", m.cfg.Env, "error", err)
+			}
+		}
 		if err := m.Refresh(); err != nil && ctx.Err() == nil {
 			m.cfg.Logger.Warn("market maker: refresh failed", "env", m.cfg.Env, "error", err)
 		}
@@ -193,6 +207,10 @@ func (m *Maker) refresh(asset money.Asset) error {
 		return nil
 	}
 	lots := engine.Qty(m.cfg.Size * pow10(pc.QtyDecimals))
+	levels, bid, ask := m.bounds(asset, pc)
+	if levels == 0 {
+		return nil
+	}
 	open := x.OpenOrders(MakerAccount, pc.Symbol, nil)
 	intact := len(open) > 0 && len(open) == m.placed[asset]
 	for _, o := range open {
@@ -236,10 +254,37 @@ func (m *Maker) refresh(asset money.Asset) error {
 			}
 		}
 	}
-	for i := range bids {
-		place(engine.Buy, bids[i])
-		place(engine.Sell, asks[i])
+	for i := range bids[:min(levels, len(bids))] {
+		if bid {
+			place(engine.Buy, bids[i])
+		}
+		if ask {
+			place(engine.Sell, asks[i])
+		}
 	}
 	m.centres[asset], m.placed[asset] = ref.Price, placed
 	return errors.Join(errs...)
+}
+
+// bounds applies Limits to asset's ladder: how many levels a side, and whether each side
+// quotes (a position at its limit stops the side that would grow it).
+func (m *Maker) bounds(asset money.Asset, pc engine.PairConfig) (levels int, bid, ask bool) {
+	if m.cfg.Limits == nil {
+		return m.cfg.Levels, true, true
+	}
+	limit, ok := m.cfg.Limits[asset]
+	if !ok || limit <= 0 || asset.Places() != pc.Base.Decimals() {
+		return 0, false, false
+	}
+	levels = m.cfg.Levels
+	if n := limit / (m.cfg.Size * pow10(asset.Places())); n < int64(levels) {
+		levels = int(n)
+	}
+	funded := m.cfg.Inventory[pc.Base]
+	if m.cfg.Funding != nil {
+		funded = m.cfg.Funding.Total(pc.Base)
+	}
+	bal := m.cfg.Exchange.Balances(MakerAccount)[pc.Base]
+	pos := bal.Available + bal.Locked - funded
+	return levels, pos < limit, -pos < limit
 }

@@ -78,8 +78,9 @@ type Env struct {
 	Limits map[money.Asset]int64
 	// Inventory is what the treasury's engine account is credited with (engine units per
 	// asset, NGN in 1e-4): at start, what is missing up to these totals is credited once.
-	// Only for an environment whose engine money is not real (the sandbox); in live the
-	// operator funds the account with real money and leaves this empty.
+	// Only for an environment whose engine money is not real (the sandbox). Empty: the
+	// account is operator-funded (live: `svc treasury fund`, see Fund), and the treasury
+	// quotes only what that inventory can hedge (Covers).
 	Inventory map[engine.Asset]int64
 }
 
@@ -105,8 +106,12 @@ type Desk struct {
 
 	mu     sync.Mutex
 	open   map[string]map[money.Asset]int64 // env -> asset -> open position, refreshed by Hedge
-	funded map[string]bool                  // env -> funding rows submitted since start
-	stats  map[string]map[money.Asset]*counters
+	funded map[string]bool                  // env -> sandbox top-ups written since start
+	funds  map[string]*Funding              // env -> the treasury account's funding rows
+	// capacity is, per operator-funded env and asset, how much the inventory can hedge
+	// (minor units): [0] to buy (NGN at the band's edge), [1] to sell; refreshed each window.
+	capacity map[string]map[money.Asset][2]int64
+	stats    map[string]map[money.Asset]*counters
 
 	crash func(stage string) error // tests: stop a round at a stage, as a kill would
 }
@@ -133,18 +138,25 @@ func New(pool *pgxpool.Pool, cfg Config) (*Desk, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	funds := map[string]*Funding{}
 	for env, e := range cfg.Envs {
 		if e.Exchange == nil {
 			return nil, fmt.Errorf("treasury: %s has no exchange", env)
 		}
+		f, err := NewFunding(pool, e.Exchange, env, FundTreasury)
+		if err != nil {
+			return nil, err
+		}
+		f.now = cfg.Now
+		funds[env] = f
 		for a, l := range e.Limits {
 			if l < 0 {
 				return nil, fmt.Errorf("treasury: %s limit of %s is negative", env, a)
 			}
 		}
 	}
-	return &Desk{pool: pool, cfg: cfg, open: map[string]map[money.Asset]int64{}, funded: map[string]bool{},
-		stats: map[string]map[money.Asset]*counters{}}, nil
+	return &Desk{pool: pool, cfg: cfg, open: map[string]map[money.Asset]int64{}, funded: map[string]bool{}, funds: funds,
+		capacity: map[string]map[money.Asset][2]int64{}, stats: map[string]map[money.Asset]*counters{}}, nil
 }
 
 // Covers implements rates.Treasury: whether env's treasury can take a conversion of units
@@ -161,13 +173,57 @@ func (d *Desk) Covers(env string, asset money.Asset, side string, units int64) (
 	}
 	d.mu.Lock()
 	open := d.open[env][asset]
+	capacity, capped := d.capacity[env][asset]
 	d.mu.Unlock()
 	if side == rates.Buy {
 		open += units
 	} else {
 		open -= units
 	}
-	return abs(open) <= limit, true
+	if abs(open) > limit {
+		return false, true
+	}
+	if len(e.Inventory) > 0 { // sandbox money: the limit is the bound
+		return true, true
+	}
+	// Operator-funded: the inventory must pay for the hedge too (none seen yet: nothing).
+	switch {
+	case !capped:
+		return false, true
+	case open > 0:
+		return open <= capacity[0], true
+	default:
+		return -open <= capacity[1], true
+	}
+}
+
+// measure refreshes what env's inventory can hedge (operator-funded envs only): to buy,
+// the NGN available at the band's edge above the reference; to sell, the asset available.
+func (d *Desk) measure(env string, e Env) {
+	if len(e.Inventory) > 0 {
+		return
+	}
+	bal := e.Exchange.Balances(Account)
+	out := map[money.Asset][2]int64{}
+	for a := range e.Limits {
+		pc, _, ok := pairOf(e.Exchange, a)
+		ref, ok2 := d.cfg.Prices.Reference(env, a)
+		if !ok || !ok2 || ref.Price <= 0 || a.Places() != pc.Base.Decimals() {
+			continue
+		}
+		// NGN engine units (1e-4) per minor unit of a at the edge: ref kobo * 100 * (1+band) / 10^places.
+		per := new(big.Rat).Mul(big.NewRat(ref.Price*100, pow10(a.Places())), new(big.Rat).Add(big.NewRat(1, 1), d.cfg.Prices.Band()))
+		buy := new(big.Rat).Quo(big.NewRat(bal[engine.NGN].Available, 1), per)
+		q := new(big.Int).Quo(buy.Num(), buy.Denom())
+		b := int64(0)
+		if q.IsInt64() {
+			b = q.Int64()
+		}
+		out[a] = [2]int64{b, bal[pc.Base].Available}
+	}
+	d.mu.Lock()
+	d.capacity[env] = out
+	d.mu.Unlock()
 }
 
 var _ rates.Treasury = (*Desk)(nil)
@@ -211,6 +267,7 @@ func (d *Desk) Watch(ctx context.Context) {
 				d.open[env] = open
 				d.mu.Unlock()
 			}
+			d.measure(env, d.cfg.Envs[env])
 		}
 		select {
 		case <-ctx.Done():
@@ -258,6 +315,7 @@ func (d *Desk) Hedge(ctx context.Context, env string) error {
 	d.mu.Lock()
 	d.open[env] = open
 	d.mu.Unlock()
+	d.measure(env, e)
 	d.alert(env, e, open)
 	return nil
 }
@@ -502,66 +560,32 @@ func (d *Desk) settlePlacing(ctx context.Context, env string, x Exchange) error 
 	return nil
 }
 
-// fund credits env's treasury account with what is missing up to Env.Inventory: a funding
-// row (its id is the engine transfer id) is committed first, then credited; every row is
-// credited again once per process, which the engine applies once.
+// fund credits env's treasury account with its funding rows: in the sandbox, first (once
+// per process) a row for what is missing up to Env.Inventory; in live, the operator's rows
+// (Fund). A row's id is its engine transfer id, so the engine applies each once.
 func (d *Desk) fund(ctx context.Context, env string, e Env) error {
-	if len(e.Inventory) == 0 {
-		return nil
-	}
 	d.mu.Lock()
 	done := d.funded[env]
 	d.mu.Unlock()
-	if done {
-		return nil
-	}
-	for asset, target := range e.Inventory {
-		var have int64
-		if err := d.pool.QueryRow(ctx, `select coalesce(sum(amount), 0)::bigint from treasury_funding where environment = $1 and asset = $2`,
-			env, asset.String()).Scan(&have); err != nil {
-			return fmt.Errorf("treasury funding: %w", err)
-		}
-		if have < target {
-			if _, err := d.pool.Exec(ctx, `insert into treasury_funding (id, environment, asset, amount) values ($1, $2, $3, $4)`,
-				uuid.Must(uuid.NewV7()), env, asset.String(), target-have); err != nil {
+	if !done && len(e.Inventory) > 0 {
+		for asset, target := range e.Inventory {
+			var have int64
+			if err := d.pool.QueryRow(ctx, `select coalesce(sum(amount), 0)::bigint from treasury_funding
+				where environment = $1 and asset = $2 and account = 'treasury'`, env, asset.String()).Scan(&have); err != nil {
 				return fmt.Errorf("treasury funding: %w", err)
 			}
+			if have < target {
+				if _, err := d.pool.Exec(ctx, `insert into treasury_funding (id, environment, asset, amount) values ($1, $2, $3, $4)`,
+					uuid.Must(uuid.NewV7()), env, asset.String(), target-have); err != nil {
+					return fmt.Errorf("treasury funding: %w", err)
+				}
+			}
 		}
+		d.mu.Lock()
+		d.funded[env] = true
+		d.mu.Unlock()
 	}
-	rows, err := d.pool.Query(ctx, `select id, asset, amount from treasury_funding where environment = $1 order by id`, env)
-	if err != nil {
-		return fmt.Errorf("treasury funding: %w", err)
-	}
-	type credit struct {
-		id     uuid.UUID
-		asset  string
-		amount int64
-	}
-	cs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (credit, error) {
-		var c credit
-		return c, r.Scan(&c.id, &c.asset, &c.amount)
-	})
-	if err != nil {
-		return fmt.Errorf("treasury funding: %w", err)
-	}
-	for _, c := range cs {
-		a, ok := engine.ParseAsset(c.asset)
-		if !ok {
-			continue
-		}
-		res, err := e.Exchange.Submit(&engine.Command{Kind: engine.CmdCredit, Time: d.cfg.Now().UnixNano(), Account: Account,
-			Asset: a, Amount: c.amount, TransferID: engine.TransferID(c.id)})
-		if err != nil {
-			return fmt.Errorf("treasury credit %s: %w", c.id, err)
-		}
-		if res.Code != engine.OK && res.Code != engine.AlreadyApplied {
-			return fmt.Errorf("treasury credit %s: %s", c.id, res.Code)
-		}
-	}
-	d.mu.Lock()
-	d.funded[env] = true
-	d.mu.Unlock()
-	return nil
+	return d.funds[env].Credit(ctx)
 }
 
 // writeLimits records env's limits for `svc treasury`, once per process.
