@@ -97,3 +97,16 @@ func (e *IllegalMoveError) APICode() string { return "INVALID_STATE" }
 
 // Unwrap makes errors.Is(err, ErrIllegalMove) hold.
 func (e *IllegalMoveError) Unwrap() error { return ErrIllegalMove }
+
+// Due answers whether a job's step runs on the record it just loaded (err is the load's): a
+// record that is gone (notFound) or no longer at the status `at` the step starts from was
+// finished by an earlier run, so the step is done (false, nil); another error is the step's.
+func Due[S comparable](err, notFound error, status, at S) (bool, error) {
+	if errors.Is(err, notFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return status == at, nil
+}

@@ -2,6 +2,7 @@ package payments_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"svc/payments"
@@ -38,6 +39,30 @@ func TestMachineCheck(t *testing.T) {
 		}
 		if ill.APICode() != "INVALID_STATE" {
 			t.Errorf("APICode = %q", ill.APICode())
+		}
+	}
+}
+
+// TestDue: a job's step runs only on a record still at its starting status; a record gone
+// or moved on is done without an error, and a load's other error is the step's.
+func TestDue(t *testing.T) {
+	notFound, down := errors.New("not found"), errors.New("database down")
+	for _, c := range []struct {
+		name    string
+		err     error
+		status  string
+		due     bool
+		wantErr error
+	}{
+		{"at its status", nil, "PENDING", true, nil},
+		{"moved on", nil, "SETTLED", false, nil},
+		{"gone", notFound, "", false, nil},
+		{"gone, wrapped", fmt.Errorf("load: %w", notFound), "", false, nil},
+		{"load failed", down, "", false, down},
+	} {
+		due, err := payments.Due(c.err, notFound, c.status, "PENDING")
+		if due != c.due || !errors.Is(err, c.wantErr) || (c.wantErr == nil && err != nil) {
+			t.Errorf("%s: %v %v, want %v %v", c.name, due, err, c.due, c.wantErr)
 		}
 	}
 }

@@ -277,26 +277,9 @@ func (s *Service) ListTransfers(ctx context.Context, t payments.Tenant, f Filter
 		args = append(args, f.Status)
 		where += ` and status = $3`
 	}
-	var total int64
-	if err := s.pool.QueryRow(ctx, `select count(*) from merchant_balance_transfers`+where, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count transfers: %w", err)
-	}
-	args = append(args, f.Limit, (f.Page-1)*f.Limit)
-	rows, err := s.pool.Query(ctx, `select `+transferColumns+` from merchant_balance_transfers`+where+
-		fmt.Sprintf(` order by created_at desc, id desc limit $%d offset $%d`, len(args)-1, len(args)), args...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list transfers: %w", err)
-	}
-	defer rows.Close()
-	out := []Transfer{}
-	for rows.Next() {
-		tr, err := scanTransfer(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, tr)
-	}
-	return out, total, rows.Err()
+	return postgres.Page(ctx, s.pool, "transfers", `select count(*) from merchant_balance_transfers`+where,
+		`select `+transferColumns+` from merchant_balance_transfers`+where+` order by created_at desc, id desc`,
+		args, f.Limit, (f.Page-1)*f.Limit, scanTransfer)
 }
 
 const transferColumns = `id, merchant_id, environment, direction, asset, amount, status, coalesce(failure_reason, ''),
@@ -326,14 +309,8 @@ var ErrEngineRetry = errors.New("balance: the engine did not answer; retrying")
 // transfer that is no longer PENDING is left alone. The TransferArgs job calls it.
 func (s *Service) Process(ctx context.Context, id uuid.UUID) error {
 	tr, err := scanTransfer(s.pool.QueryRow(ctx, `select `+transferColumns+` from merchant_balance_transfers where id = $1`, id))
-	if errors.Is(err, ErrNotFound) {
-		return nil
-	}
-	if err != nil {
+	if due, err := payments.Due(err, ErrNotFound, tr.Status, Pending); !due {
 		return err
-	}
-	if tr.Status != Pending {
-		return nil
 	}
 	x := s.cfg.Exchanges[tr.Tenant.Environment]
 	if x == nil {

@@ -204,14 +204,8 @@ func (s *Service) SimulateTransfer(ctx context.Context, slug string, id uuid.UUI
 // deactivated or deleted since the payment started, an invoice no longer payable, stock gone.
 func (c *Completer) OnDepositSettled(ctx context.Context, tx pgx.Tx, d SettledDeposit) error {
 	p, err := scanPayment(tx.QueryRow(ctx, `select `+paymentColumns+` from checkout_payments where onramp_id=$1 for update`, d.OnrampID))
-	if errors.Is(err, ErrPaymentNotFound) {
-		return nil
-	}
-	if err != nil {
+	if due, err := payments.Due(err, ErrPaymentNotFound, p.Status, PaymentAwaiting); !due {
 		return err
-	}
-	if p.Status != PaymentAwaiting {
-		return nil
 	}
 	at := d.SettledAt.UTC().Truncate(time.Microsecond)
 	if at.IsZero() {

@@ -124,13 +124,7 @@ func checkURL(p *payments.Problems, field string, v *string) {
 // products.ErrInactive, invoices.ErrNotFound or products.ErrNotFound (404) for an
 // invoice_id or product_id that is unknown or another tenant's.
 func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput) (Link, error) {
-	var out Link
-	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		l, err := s.create(ctx, tx, t, in)
-		out = l
-		return err
-	})
-	return out, err
+	return idempotency.InTxValue(ctx, s.pool, func(tx pgx.Tx) (Link, error) { return s.create(ctx, tx, t, in) })
 }
 
 func (s *Service) create(ctx context.Context, tx pgx.Tx, t payments.Tenant, in CreateInput) (Link, error) {
@@ -294,20 +288,9 @@ func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, i
 				l.Title = in.Title.Value
 			}
 		}
-		optional := func(field string, v products.Patch[string], dst **string) {
-			if !v.Set {
-				return
-			}
-			if v.Null {
-				*dst = nil
-				return
-			}
-			val := v.Value
-			*dst = &val
-		}
-		optional("description", in.Description, &l.Description)
-		optional("redirect_url", in.RedirectURL, &l.RedirectURL)
-		optional("success_message", in.SuccessMessage, &l.SuccessMessage)
+		in.Description.Apply(&l.Description)
+		in.RedirectURL.Apply(&l.RedirectURL)
+		in.SuccessMessage.Apply(&l.SuccessMessage)
 		checkText(&p, "description", l.Description, MaxDescriptionLen)
 		checkText(&p, "success_message", l.SuccessMessage, MaxSuccessMessageLen)
 		checkURL(&p, "redirect_url", l.RedirectURL)

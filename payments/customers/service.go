@@ -18,6 +18,7 @@ import (
 	"svc/payments/metadata"
 	"svc/payments/money"
 	"svc/payments/providers"
+	"svc/persistence/postgres"
 )
 
 // Service holds the customer rules. Safe for concurrent use.
@@ -309,16 +310,11 @@ func (s *Service) Verifications(ctx context.Context, t payments.Tenant, id uuid.
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []Verification
-	for rows.Next() {
-		v, err := scanVerification(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, shown(v, s.clock()))
+	out, err := postgres.Collect(rows, scanVerification)
+	for i := range out {
+		out[i] = shown(out[i], s.clock())
 	}
-	return out, rows.Err()
+	return out, err
 }
 
 // AddWallet registers a crypto wallet. Errors: ErrNotFound, ErrWalletExists.
@@ -346,27 +342,9 @@ func (s *Service) Wallets(ctx context.Context, t payments.Tenant, id uuid.UUID, 
 	if _, err := s.Get(ctx, t, id); err != nil {
 		return nil, 0, err
 	}
-	var total int64
-	if err := s.pool.QueryRow(ctx, `select count(*) from customer_wallets where merchant_id = $1 and environment = $2 and customer_id = $3`,
-		t.MerchantID, t.Environment, id).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	rows, err := s.pool.Query(ctx, `select `+walletCols+` from customer_wallets
-		where merchant_id = $1 and environment = $2 and customer_id = $3 order by created_at, id limit $4 offset $5`,
-		t.MerchantID, t.Environment, id, limit, offset)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	out := []Wallet{}
-	for rows.Next() {
-		w, err := scanWallet(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, w)
-	}
-	return out, total, rows.Err()
+	const where = ` from customer_wallets where merchant_id = $1 and environment = $2 and customer_id = $3`
+	return postgres.Page(ctx, s.pool, "wallets", `select count(*)`+where, `select `+walletCols+where+` order by created_at, id`,
+		[]any{t.MerchantID, t.Environment, id}, limit, offset, scanWallet)
 }
 
 // CreateFunding asks the custodian for the customer's deposit address on the chain (stable

@@ -53,16 +53,11 @@ func listCustomers(ctx context.Context, q postgres.Querier, t payments.Tenant, f
 	if err != nil {
 		return nil, fmt.Errorf("customers: list: %w", err)
 	}
-	defer rows.Close()
-	var out []Customer
-	for rows.Next() {
-		c, err := scanCustomer(rows)
-		if err != nil {
-			return nil, fmt.Errorf("customers: list: %w", err)
-		}
-		out = append(out, c)
+	out, err := postgres.Collect(rows, scanCustomer)
+	if err != nil {
+		return nil, fmt.Errorf("customers: list: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 const verificationCols = `id, customer_id, tier, status, coalesce(reason, ''), coalesce(provider_reference, ''),

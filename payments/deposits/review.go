@@ -71,36 +71,18 @@ type Outcome struct {
 // Errors: ErrNotFound, ErrInvalidState (not SETTLED or REVERSED), ErrNotReversible, the
 // database's.
 func (s *Service) Reverse(ctx context.Context, t *payments.Tenant, id uuid.UUID, reason string) (Outcome, error) {
-	var out Outcome
-	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		var err error
-		out, err = s.ReverseTx(ctx, tx, t, id, reason)
-		return err
-	})
-	return out, err
+	return postgres.InTxValue(ctx, s.pool, func(tx pgx.Tx) (Outcome, error) { return s.ReverseTx(ctx, tx, t, id, reason) })
 }
 
 // Clear lifts the compliance hold of a FLAGGED deposit; see Reverse for t and the errors.
 func (s *Service) Clear(ctx context.Context, t *payments.Tenant, id uuid.UUID, reason string) (Outcome, error) {
-	var out Outcome
-	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		var err error
-		out, err = s.ClearTx(ctx, tx, t, id, reason)
-		return err
-	})
-	return out, err
+	return postgres.InTxValue(ctx, s.pool, func(tx pgx.Tx) (Outcome, error) { return s.ClearTx(ctx, tx, t, id, reason) })
 }
 
 // Reject ends a held (or in-flight) deposit FAILED with the NGN returned, or reverses a
 // settled one; see Reverse for t and the errors.
 func (s *Service) Reject(ctx context.Context, t *payments.Tenant, id uuid.UUID, reason string) (Outcome, error) {
-	var out Outcome
-	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		var err error
-		out, err = s.RejectTx(ctx, tx, t, id, reason)
-		return err
-	})
-	return out, err
+	return postgres.InTxValue(ctx, s.pool, func(tx pgx.Tx) (Outcome, error) { return s.RejectTx(ctx, tx, t, id, reason) })
 }
 
 // lockFor reads the deposit FOR UPDATE, scoped to t when given.
@@ -325,16 +307,7 @@ func ListForReview(ctx context.Context, q postgres.Querier, f ReviewFilter) ([]D
 	if err != nil {
 		return nil, fmt.Errorf("list deposits for review: %w", err)
 	}
-	defer rows.Close()
-	out := []Deposit{}
-	for rows.Next() {
-		d, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return postgres.Collect(rows, scan)
 }
 
 // Lookup reads any deposit by id (the operator's view; no tenant scope). Errors: ErrNotFound.

@@ -210,14 +210,8 @@ func (s *Service) Advance(ctx context.Context, id uuid.UUID, from string) error 
 // a transaction of its own.
 func (s *Service) advanceTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, from string, b *batchItem) error {
 	d, err := getByID(ctx, tx, id)
-	if errors.Is(err, ErrNotFound) {
-		return nil
-	}
-	if err != nil {
+	if due, err := payments.Due(err, ErrNotFound, d.Status, from); !due {
 		return err
-	}
-	if d.Status != from {
-		return nil
 	}
 	if b != nil && callsOut(d) {
 		return errOwnTx

@@ -143,24 +143,6 @@ func list(ctx context.Context, q postgres.Querier, t payments.Tenant, f Filter) 
 	if f.To != nil {
 		add(` and d.created_at <= $%d`, *f.To)
 	}
-	var total int64
-	if err := q.QueryRow(ctx, `select count(*) from deposits d`+where, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count deposits: %w", err)
-	}
-	args = append(args, f.PerPage, (f.Page-1)*f.PerPage)
-	rows, err := q.Query(ctx, `select `+columns+from+where+
-		fmt.Sprintf(` order by d.created_at desc, d.id desc limit $%d offset $%d`, len(args)-1, len(args)), args...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list deposits: %w", err)
-	}
-	defer rows.Close()
-	out := []Deposit{}
-	for rows.Next() {
-		d, err := scan(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, d)
-	}
-	return out, total, rows.Err()
+	return postgres.Page(ctx, q, "deposits", `select count(*) from deposits d`+where,
+		`select `+columns+from+where+` order by d.created_at desc, d.id desc`, args, f.PerPage, (f.Page-1)*f.PerPage, scan)
 }

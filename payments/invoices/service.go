@@ -102,13 +102,7 @@ func validateHeader(p *payments.Problems, inv *Invoice) {
 //
 // Errors: *payments.ValidationError, products.ErrInactive (PRODUCT_INACTIVE).
 func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput) (Invoice, error) {
-	var out Invoice
-	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		inv, err := s.CreateTx(ctx, tx, t, in)
-		out = inv
-		return err
-	})
-	return out, err
+	return idempotency.InTxValue(ctx, s.pool, func(tx pgx.Tx) (Invoice, error) { return s.CreateTx(ctx, tx, t, in) })
 }
 
 // CreateTx is Create inside the caller's transaction (checkout's inline flavor uses it).
@@ -248,14 +242,7 @@ func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, i
 				inv.DueDate = &d
 			}
 		}
-		if in.Notes.Set {
-			if in.Notes.Null {
-				inv.Notes = nil
-			} else {
-				n := in.Notes.Value
-				inv.Notes = &n
-			}
-		}
+		in.Notes.Apply(&inv.Notes)
 		wasPending := inv.Status == StatusPending
 		if in.Status.Set {
 			if p.Check(!in.Status.Null && slices.Contains([]string{StatusDraft, StatusPending, StatusCanceled}, in.Status.Value),

@@ -23,6 +23,7 @@ import (
 	"svc/payments/onramps"
 	"svc/payments/providers"
 	"svc/payments/rates"
+	"svc/persistence/postgres"
 )
 
 // Rates locks quotes and reads market prices; *rates.Service is one.
@@ -420,14 +421,5 @@ func (s *Service) Payouts(ctx context.Context, t payments.Tenant, offrampID uuid
 	if err != nil {
 		return nil, fmt.Errorf("offramps: payouts: %w", err)
 	}
-	defer rows.Close()
-	var out []Payout
-	for rows.Next() {
-		p, err := scanPayout(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return postgres.Collect(rows, scanPayout)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -83,26 +82,8 @@ func list(ctx context.Context, q postgres.Querier, t payments.Tenant, f Filter, 
 	if f.Metadata != nil { // containment, served by offramps_metadata (GIN)
 		where, args = where+` and metadata @> $9::jsonb`, append(args, f.Metadata.JSON())
 	}
-	n := len(args)
-	var total int64
-	if err := q.QueryRow(ctx, `select count(*) from offramps where `+where, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("offramps: count: %w", err)
-	}
-	rows, err := q.Query(ctx, `select `+cols("$8")+` from offramps where `+where+`
-		order by created_at desc, id desc limit $`+strconv.Itoa(n+1)+` offset $`+strconv.Itoa(n+2), append(args, f.Limit, (f.Page-1)*f.Limit)...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("offramps: list: %w", err)
-	}
-	defer rows.Close()
-	var out []Offramp
-	for rows.Next() {
-		o, err := scan(rows)
-		if err != nil {
-			return nil, 0, fmt.Errorf("offramps: list: %w", err)
-		}
-		out = append(out, o)
-	}
-	return out, total, rows.Err()
+	return postgres.Page(ctx, q, "offramps", `select count(*) from offramps where `+where,
+		`select `+cols("$8")+` from offramps where `+where+` order by created_at desc, id desc`, args, f.Limit, (f.Page-1)*f.Limit, scan)
 }
 
 const payoutCols = `id, merchant_id, environment, source_id, deposit_id, customer_id, amount, status, bank_code, account_number,

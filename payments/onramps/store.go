@@ -121,24 +121,6 @@ func list(ctx context.Context, q postgres.Querier, t payments.Tenant, f Filter, 
 		args = append(args, f.Metadata.JSON())
 		where += fmt.Sprintf(` and metadata @> $%d::jsonb`, len(args))
 	}
-	var total int64
-	if err := q.QueryRow(ctx, `select count(*) from onramps`+where, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count onramps: %w", err)
-	}
-	args = append(args, f.Limit, (f.Page-1)*f.Limit)
-	rows, err := q.Query(ctx, `select `+columns+` from onramps`+where+
-		fmt.Sprintf(` order by created_at desc, id desc limit $%d offset $%d`, len(args)-1, len(args)), args...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list onramps: %w", err)
-	}
-	defer rows.Close()
-	out := []Onramp{}
-	for rows.Next() {
-		o, err := scan(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, o)
-	}
-	return out, total, rows.Err()
+	return postgres.Page(ctx, q, "onramps", `select count(*) from onramps`+where,
+		`select `+columns+` from onramps`+where+` order by created_at desc, id desc`, args, f.Limit, (f.Page-1)*f.Limit, scan)
 }

@@ -83,26 +83,12 @@ func (s *Service) refundNotice(ctx context.Context, id uuid.UUID, p Partner, n p
 	if err != nil {
 		return Result{}, fmt.Errorf("partners: find the refund: %w", err)
 	}
-	var out Result
-	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		r, err := loadRow(ctx, tx, id, true)
-		if err != nil {
-			return err
-		}
-		if r.status != Received {
-			out = r.result()
-			return nil
-		}
+	return s.apply(ctx, id, func(tx pgx.Tx) (Result, error) {
 		if _, err := s.cfg.Jobs.InsertTx(ctx, tx, RefundArgs{ID: rid}, nil); err != nil {
-			return fmt.Errorf("partners: wake the refund job: %w", err)
+			return Result{}, fmt.Errorf("partners: wake the refund job: %w", err)
 		}
-		out = Result{Status: Processed, Outcome: fmt.Sprintf("refund %s (%s notified): its job asks the partner", rid, n.Status)}
-		return s.finish(ctx, tx, id, out)
+		return Result{Status: Processed, Outcome: fmt.Sprintf("refund %s (%s notified): its job asks the partner", rid, n.Status)}, nil
 	})
-	if err != nil {
-		return Result{}, err
-	}
-	return out, nil
 }
 
 // RefundRecord is one refund as recorded (for the operator and tests).

@@ -95,14 +95,7 @@ func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, i
 		}
 		var p payments.Problems
 		setString(&p, "name", in.Name, &pr.Name)
-		if in.Description.Set {
-			if in.Description.Null {
-				pr.Description = nil
-			} else {
-				d := in.Description.Value
-				pr.Description = &d
-			}
-		}
+		in.Description.Apply(&pr.Description)
 		setString(&p, "type", in.Type, &pr.Type)
 		setString(&p, "status", in.Status, &pr.Status)
 		setString(&p, "currency", in.Currency, &pr.Currency)
@@ -113,14 +106,7 @@ func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, i
 				pr.Price = parsePrice(&p, in.Price.Value.String(), pr.Currency)
 			}
 		}
-		if in.StockQuantity.Set {
-			if in.StockQuantity.Null {
-				pr.StockQuantity = nil
-			} else {
-				q := in.StockQuantity.Value
-				pr.StockQuantity = &q
-			}
-		}
+		in.StockQuantity.Apply(&pr.StockQuantity)
 		if in.ImageURLs.Set {
 			pr.ImageURLs = in.ImageURLs.Value
 			if pr.ImageURLs == nil {

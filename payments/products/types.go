@@ -123,3 +123,17 @@ func (p *Patch[T]) UnmarshalJSON(b []byte) error {
 	}
 	return json.Unmarshal(b, &p.Value)
 }
+
+// Apply makes the change to a field that null clears (a description, a stock quantity):
+// unset leaves *dst, null clears it, a value replaces it.
+func (p Patch[T]) Apply(dst **T) {
+	if !p.Set {
+		return
+	}
+	if p.Null {
+		*dst = nil
+		return
+	}
+	v := p.Value
+	*dst = &v
+}

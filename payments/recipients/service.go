@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -103,27 +102,8 @@ func (s *Service) List(ctx context.Context, t payments.Tenant, f Filter) ([]Reci
 		args = append(args, f.Metadata.JSON())
 		where += ` and metadata @> $5::jsonb`
 	}
-	var total int64
-	if err := s.pool.QueryRow(ctx, `select count(*) from recipients where `+where, args...).
-		Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("recipients: count: %w", err)
-	}
-	n := len(args)
-	rows, err := s.pool.Query(ctx, `select `+cols+` from recipients where `+where+`
-		order by created_at desc, id desc limit $`+strconv.Itoa(n+1)+` offset $`+strconv.Itoa(n+2), append(args, f.Limit, (f.Page-1)*f.Limit)...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("recipients: list: %w", err)
-	}
-	defer rows.Close()
-	var out []Recipient
-	for rows.Next() {
-		r, err := scan(rows)
-		if err != nil {
-			return nil, 0, fmt.Errorf("recipients: list: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, total, rows.Err()
+	return postgres.Page(ctx, s.pool, "recipients", `select count(*) from recipients where `+where,
+		`select `+cols+` from recipients where `+where+` order by created_at desc, id desc`, args, f.Limit, (f.Page-1)*f.Limit, scan)
 }
 
 const cols = `id, merchant_id, environment, type, customer_id, details, created_at, metadata`

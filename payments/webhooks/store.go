@@ -47,16 +47,7 @@ func listEndpoints(ctx context.Context, q postgres.Querier, t payments.Tenant) (
 	if err != nil {
 		return nil, fmt.Errorf("list webhook endpoints: %w", err)
 	}
-	defer rows.Close()
-	out := []Endpoint{}
-	for rows.Next() {
-		e, err := scanEndpoint(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return postgres.Collect(rows, scanEndpoint)
 }
 
 func getEndpoint(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID) (Endpoint, error) {

@@ -109,6 +109,18 @@ func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(tx pgx.Tx) error) err
 	return err
 }
 
+// InTxValue is InTx for a transaction that answers a value (the record it wrote): fn's value
+// and error from its last run.
+func InTxValue[T any](ctx context.Context, pool *pgxpool.Pool, fn func(tx pgx.Tx) (T, error)) (T, error) {
+	var out T
+	err := InTx(ctx, pool, func(tx pgx.Tx) error {
+		v, err := fn(tx)
+		out = v
+		return err
+	})
+	return out, err
+}
+
 func inTxOnce(ctx context.Context, pool *pgxpool.Pool, fn func(tx pgx.Tx) error) (err error) {
 	tx, err := pool.Begin(ctx)
 	if err != nil {
