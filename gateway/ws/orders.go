@@ -116,6 +116,9 @@ func (s *Server) runOps(c *conn) {
 		se.queue[0] = opJob{}
 		se.queue = se.queue[1:]
 		se.mu.Unlock()
+		if j.op == "order.place" && s.placeDeferred(c, j) {
+			return // the engine's completion stage answers it and goes on with the queue
+		}
 		c.sendBytes(s.runOp(c, j))
 	}
 }
@@ -125,8 +128,50 @@ func (s *Server) runOp(c *conn, j opJob) []byte {
 	if j.op == "orders.batch" {
 		return s.runBatch(c, j)
 	}
-	st, body, hdr := s.rest(c, j.op, j.params)
+	st, body, hdr := s.rest(c, j.op, j.params, nil)
 	return answer(j.op, j.id, st, body, hdr)
+}
+
+// placeDeferred runs an order.place whose answer the engine's completion stage gives
+// (api.Defer): the op goroutine does not wait for the journal, and the answer is
+// queued to the connection from the group commit's completion. It reports false when the
+// handler answered at once (refused before the engine, or an engine that cannot complete
+// asynchronously): the answer was then sent here. The connection's later ops wait until
+// this one is answered (resume), as when they ran one after another on the op goroutine.
+func (s *Server) placeDeferred(c *conn, j opJob) bool {
+	id := j.id
+	deferred := func(a *api.Answer) {
+		if a.Data != nil {
+			c.track(a.Data, `{"id":"`)
+			c.sendBytes(result(j.op, id, a.Status, a.Replayed, a.Data))
+		} else {
+			if a.Status < 300 {
+				c.track(a.Body, `"data":{"id":"`)
+			}
+			c.sendBytes(answer(j.op, id, a.Status, a.Body, opHeaders{retryAfter: a.RetryAfter, replayed: a.Replayed}))
+		}
+		s.resume(c)
+	}
+	st, body, hdr := s.rest(c, j.op, j.params, deferred)
+	if st == 0 {
+		return true
+	}
+	c.sendBytes(answer(j.op, j.id, st, body, hdr))
+	return false
+}
+
+// resume goes on with a connection's queued ops after a deferred answer.
+func (s *Server) resume(c *conn) {
+	se := &c.sess
+	se.mu.Lock()
+	if len(se.queue) == 0 {
+		se.running = false
+		se.mu.Unlock()
+		return
+	}
+	se.mu.Unlock()
+	s.wg.Add(1)
+	go s.runOps(c)
 }
 
 type batchParams struct {
@@ -159,7 +204,7 @@ func (s *Server) runBatch(c *conn, j opJob) []byte {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st, body, hdr := s.rest(c, it.Op, it.Params)
+			st, body, hdr := s.rest(c, it.Op, it.Params, nil)
 			items[i] = answer(it.Op, nil, st, body, hdr)
 		}()
 	}
@@ -190,7 +235,9 @@ type opParams struct {
 
 // rest runs op as its REST request on the gateway's handler and returns the answer's
 // status, body and the headers an op answer carries (Retry-After, Idempotent-Replayed).
-func (s *Server) rest(c *conn, op string, params json.RawMessage) (int, []byte, opHeaders) {
+// With deferred, a placement may be answered later through it (api.Defer): then the
+// status is 0 and nothing else is returned.
+func (s *Server) rest(c *conn, op string, params json.RawMessage, deferred api.Deferred) (int, []byte, opHeaders) {
 	oe := s.entry.Load()
 	if oe == nil || oe.Handler == nil {
 		return 503, envelopeError(api.CodeEngineUnavailable, "order entry is not served on this connection's server"), opHeaders{}
@@ -249,13 +296,19 @@ func (s *Server) rest(c *conn, op string, params json.RawMessage) (int, []byte, 
 		req.SetBody(body)
 	}
 	rc.rc.Init(req, c.info.remote, nil)
+	if deferred != nil {
+		api.Defer(&rc.rc, deferred)
+	}
 	oe.Handler(&rc.rc)
+	if deferred != nil && api.Taken(&rc.rc) {
+		return 0, nil, opHeaders{}
+	}
 	resp := &rc.rc.Response
 	st := resp.StatusCode()
 	out := append([]byte(nil), resp.Body()...)
 	hdr := opHeaders{retryAfter: string(resp.Header.Peek("Retry-After")), replayed: len(resp.Header.Peek("Idempotent-Replayed")) > 0}
 	if op == "order.place" && st < 300 {
-		c.track(out)
+		c.track(out, `"data":{"id":"`)
 	}
 	return st, out, hdr
 }
@@ -308,14 +361,7 @@ func answer(op string, id json.RawMessage, status int, body []byte, hdr opHeader
 		}
 		return append(b, '}')
 	}
-	b := append([]byte(`{"type":"result","op":`), api.AppendString(nil, op)...)
-	if len(id) > 0 {
-		b = append(append(b, `,"id":`...), id...)
-	}
-	b = append(append(b, `,"status":`...), strconv.Itoa(status)...)
-	if hdr.replayed {
-		b = append(b, `,"replayed":true`...)
-	}
+	b := resultHead(op, id, status, hdr.replayed)
 	if len(env.Data) > 0 {
 		b = append(append(b, `,"data":`...), env.Data...)
 	}
@@ -323,6 +369,26 @@ func answer(op string, id json.RawMessage, status int, body []byte, hdr opHeader
 		b = append(append(b, `,"message":`...), api.AppendString(nil, env.Message)...)
 	}
 	return append(b, '}')
+}
+
+// result is the op's result message with data (already JSON).
+func result(op string, id json.RawMessage, status int, replayed bool, data []byte) []byte {
+	b := resultHead(op, id, status, replayed)
+	b = append(append(b, `,"data":`...), data...)
+	return append(b, '}')
+}
+
+func resultHead(op string, id json.RawMessage, status int, replayed bool) []byte {
+	b := make([]byte, 0, 96+len(id))
+	b = append(append(b, `{"type":"result","op":`...), api.AppendString(nil, op)...)
+	if len(id) > 0 {
+		b = append(append(b, `,"id":`...), id...)
+	}
+	b = append(append(b, `,"status":`...), strconv.Itoa(status)...)
+	if replayed {
+		b = append(b, `,"replayed":true`...)
+	}
+	return b
 }
 
 func opErrorHead(op string, id json.RawMessage, status int, code, msg string) []byte {
@@ -355,11 +421,12 @@ func envelopeFields(field, msg string) []byte {
 	return b
 }
 
-// track remembers an order the session placed (its REST answer's body), for
-// cancel-on-disconnect. The body is the gateway's own encoding of an order (its "id" and
-// "symbol" come first, plain strings), so they are cut out rather than decoded.
-func (c *conn) track(body []byte) {
-	id, ok := uuid.Parse(string(field(body, `"data":{"id":"`)))
+// track remembers an order the session placed (its REST answer's body, or the order's
+// own JSON, in which key opens the order's id), for cancel-on-disconnect. The body is the
+// gateway's own encoding of an order (its "id" and "symbol" come first, plain strings),
+// so they are cut out rather than decoded.
+func (c *conn) track(body []byte, key string) {
+	id, ok := uuid.Parse(string(field(body, key)))
 	sym := string(field(body, `"symbol":"`))
 	if ok != nil || sym == "" {
 		return
