@@ -29,6 +29,8 @@ type OrderFilter struct {
 	Symbol string
 	Status string // OPEN, PARTIALLY_FILLED, FILLED, CANCELLED or ""
 	Side   string // buy, sell or ""
+	// Metadata, if set, is the metadata[KEY]=VALUE filter as a JSON object (containment).
+	Metadata string
 }
 
 // TradeFilter selects trades of one account.

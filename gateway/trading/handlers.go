@@ -2,6 +2,7 @@ package trading
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"time"
@@ -163,6 +164,8 @@ type orderBody struct {
 	Status         string  `json:"status"`
 	CancelReason   *string `json:"cancel_reason"`
 	CreatedAt      string  `json:"created_at"`
+	// Metadata is the order's, as the engine carries it (compact JSON), or {}.
+	Metadata json.RawMessage `json:"metadata"`
 }
 
 // AppendJSON encodes the order by hand (api.JSONAppender): placing orders is the hottest
@@ -198,8 +201,16 @@ func (b orderBody) AppendJSON(dst []byte) []byte {
 	dst = api.AppendNullableString(dst, b.CancelReason)
 	dst = append(dst, `,"created_at":`...)
 	dst = api.AppendString(dst, b.CreatedAt)
+	dst = append(dst, `,"metadata":`...)
+	if b.Metadata == nil {
+		dst = append(dst, "null"...) // as encoding/json; orderJSON always sets it
+	}
+	dst = append(dst, b.Metadata...)
 	return append(dst, '}')
 }
+
+// noMetadata is the metadata of an order without any.
+var noMetadata = json.RawMessage(`{}`)
 
 func orderJSON(ex Exchange, v engine.OrderView) orderBody {
 	pair, _ := ex.Pair(v.Symbol)
@@ -214,6 +225,10 @@ func orderJSON(ex Exchange, v engine.OrderView) orderBody {
 		FilledQuantity: pair.FormatQty(v.Filled),
 		Status:         v.State.String(),
 		CreatedAt:      FormatTime(time.Unix(0, v.Time)),
+		Metadata:       noMetadata,
+	}
+	if v.Metadata != "" {
+		b.Metadata = json.RawMessage(v.Metadata)
 	}
 	if v.ClientOrderID != "" {
 		s := v.ClientOrderID

@@ -41,7 +41,7 @@ func (p Projections) GetOrderByClientID(ctx context.Context, env api.Environment
 
 // ListOrders reads a page of orders.
 func (p Projections) ListOrders(ctx context.Context, env api.Environment, acct uuid.UUID, f OrderFilter, pg api.PageParams) ([]OrderRow, int64, error) {
-	rows, total, err := p.Store.ListOrders(ctx, string(env), acct, projection.OrderFilter{Symbol: f.Symbol, Status: f.Status, Side: f.Side}, pg.Limit, pg.Offset())
+	rows, total, err := p.Store.ListOrders(ctx, string(env), acct, projection.OrderFilter{Symbol: f.Symbol, Status: f.Status, Side: f.Side, Metadata: f.Metadata}, pg.Limit, pg.Offset())
 	out := make([]OrderRow, len(rows))
 	for i, r := range rows {
 		out[i] = OrderRow{View: r.View, UpdatedAt: r.UpdatedAt}

@@ -2,6 +2,7 @@ package trading
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/url"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"svc/engine"
 	"svc/gateway/api"
+	"svc/payments"
 )
 
 type placeOrderRequest struct {
@@ -24,6 +26,8 @@ type placeOrderRequest struct {
 	PostOnly            bool    `json:"post_only"`
 	ClientOrderID       string  `json:"client_order_id"`
 	SelfTradePrevention string  `json:"self_trade_prevention"`
+	// Metadata is never on the fast path (decode.go): a body with it goes to api.Decode.
+	Metadata json.RawMessage `json:"metadata"`
 }
 
 // toCommand validates the request field by field and builds the engine command; every
@@ -81,6 +85,9 @@ func (req *placeOrderRequest) toCommand(ex Exchange, cmd *engine.Command) error 
 	v.Check(len(req.ClientOrderID) <= maxClientOrderID, "client_order_id", "must be at most 64 bytes (UTF-8)")
 	cmd.ClientOrderID = req.ClientOrderID
 	cmd.PostOnly = req.PostOnly
+	if req.Metadata != nil {
+		cmd.Metadata = orderMetadata(&v, req.Metadata)
+	}
 	if !ok {
 		return v.Err()
 	}
@@ -134,6 +141,23 @@ func (req *placeOrderRequest) toCommand(ex Exchange, cmd *engine.Command) error 
 		}
 	}
 	return v.Err()
+}
+
+// orderMetadata checks an order's metadata with payments/metadata (the limits every object
+// has) and returns what the engine carries: the object as encoding/json writes it (compact,
+// keys sorted; the history gives it back in the same form), "" for none or {}. The engine
+// journals it with the order, so it is also held to engine.MaxMetadata bytes.
+func orderMetadata(v *api.Validator, raw json.RawMessage) string {
+	md, present := v.Metadata(raw, false)
+	if !present || len(md) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(md)
+	if len(b) > engine.MaxMetadata {
+		v.Add("metadata", "must be at most "+itoa(engine.MaxMetadata)+" bytes as JSON (UTF-8) on an order")
+		return ""
+	}
+	return string(b)
 }
 
 // notional is price x qty in quote units, or false on overflow. The engine checks it again;
@@ -204,21 +228,13 @@ func (h *Handlers) placeOrder(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	cmd.OrderID = engine.OrderID(uuid.Must(uuid.NewV7()))
-	if h.placeDeferred(ctx, p, ex, &cmd, keyed) {
-		return
-	}
 	res, err := ex.Submit(&cmd)
-	h.placed(ctx, p, ex, &cmd, res, err, keyed)
-}
-
-// placed writes the answer to a placement the engine completed with res, err.
-func (h *Handlers) placed(ctx *fasthttp.RequestCtx, p api.Principal, ex Exchange, cmd *engine.Command, res engine.Result, err error, keyed bool) {
 	if err != nil {
 		api.Fail(ctx, engineError(err))
 		return
 	}
 	if res.Code == engine.RejectDuplicateClientOrderID {
-		h.replay(ctx, p, ex, cmd, res, keyed)
+		h.replay(ctx, p, ex, &cmd, res, keyed)
 		return
 	}
 	if err := resultError(res.Code); err != nil {
@@ -227,7 +243,7 @@ func (h *Handlers) placed(ctx *fasthttp.RequestCtx, p api.Principal, ex Exchange
 	}
 	// The answer is built from the command and its result, not read back: under heavy load
 	// the engine may already have forgotten a closed order by the time we would look.
-	api.Created(ctx, orderJSON(ex, placedView(cmd, res)))
+	api.Created(ctx, orderJSON(ex, placedView(&cmd, res)))
 }
 
 // HeaderIdempotencyKey is the payments routes' idempotency header; on POST
@@ -288,11 +304,12 @@ func (h *Handlers) replay(ctx *fasthttp.RequestCtx, p api.Principal, ex Exchange
 }
 
 // samePlacement reports whether the place command asks for the order v is: same symbol,
-// side, type, time in force, post-only, price and quantity (or quote amount), compared
+// side, type, time in force, post-only, metadata, price and quantity (or quote amount), compared
 // in engine units, so "10" and "10.00" are the same request. Self-trade prevention is
 // not kept on the order and is not compared.
 func samePlacement(cmd *engine.Command, v *engine.OrderView) bool {
-	if cmd.Symbol != v.Symbol || cmd.Side != v.Side || cmd.Type != v.Type || cmd.TIF != v.TIF || cmd.PostOnly != v.PostOnly {
+	if cmd.Symbol != v.Symbol || cmd.Side != v.Side || cmd.Type != v.Type || cmd.TIF != v.TIF || cmd.PostOnly != v.PostOnly ||
+		cmd.Metadata != v.Metadata {
 		return false
 	}
 	if cmd.Type == engine.Limit && cmd.Price != v.Price {
@@ -310,6 +327,7 @@ func placedView(cmd *engine.Command, res engine.Result) engine.OrderView {
 		ID: cmd.OrderID, ClientOrderID: cmd.ClientOrderID, Account: cmd.Account, Symbol: cmd.Symbol,
 		Side: cmd.Side, Type: cmd.Type, TIF: cmd.TIF, PostOnly: cmd.PostOnly, Price: cmd.Price,
 		Qty: cmd.Qty, QuoteQty: cmd.QuoteQty, Filled: res.Filled, State: res.State, Reason: res.Reason, Time: cmd.Time,
+		Metadata: cmd.Metadata,
 	}
 	if cmd.Type == engine.Market {
 		v.Price = 0
@@ -441,6 +459,16 @@ func (h *Handlers) listOrders(ctx *fasthttp.RequestCtx) {
 	}
 	if f.Side != "" {
 		v.OneOf("side", f.Side, "buy", "sell")
+	}
+	if mf, merr := api.MetadataFilter(ctx); merr != nil {
+		var ve *payments.ValidationError
+		if errors.As(merr, &ve) {
+			for _, fe := range ve.Fields {
+				v.Add(fe.Field, fe.Message)
+			}
+		}
+	} else if mf != nil {
+		f.Metadata = mf.JSON()
 	}
 	if err != nil || !v.Ok() {
 		api.Fail(ctx, mergeValidation(joinErrs(err, v.Err())))

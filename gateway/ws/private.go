@@ -161,6 +161,7 @@ func (h *Hub) orderUpdate(acct engine.AccountID, e *engine.Event, id engine.Orde
 		switch e.Kind {
 		case engine.EventAccepted:
 			d.Type, d.ClientOrderID, d.TimeInForce = e.Type.String(), e.ClientOrderID, e.TIF.String()
+			d.Metadata = metadataJSON(e.Metadata)
 		case engine.EventCancelled:
 			d.Reason = e.Reason.String()
 		case engine.EventAmended: // price and quantity are the new ones; quantity is what is open
@@ -263,7 +264,11 @@ func (h *Hub) resume(c *conn, chs []channel, since *uint64) {
 				continue
 			}
 			o := snapOrder{ID: uuid.UUID(v.ID).String(), Symbol: v.Symbol, Side: v.Side.String(), Type: v.Type.String(),
-				TimeInForce: v.TIF.String(), Quantity: s.pair.FormatQty(v.Qty), FilledQuantity: s.pair.FormatQty(v.Filled), Status: v.State.String()}
+				TimeInForce: v.TIF.String(), Quantity: s.pair.FormatQty(v.Qty), FilledQuantity: s.pair.FormatQty(v.Filled), Status: v.State.String(),
+				Metadata: metadataJSON(v.Metadata)}
+			if o.Metadata == nil {
+				o.Metadata = json.RawMessage(`{}`)
+			}
 			if v.ClientOrderID != "" {
 				o.ClientOrderID = &v.ClientOrderID
 			}
@@ -308,6 +313,18 @@ type snapOrder struct {
 	FilledQuantity string  `json:"filled_quantity"`
 	Price          *string `json:"price"`
 	Status         string  `json:"status"`
+	// Metadata is the order's ({} for none), as on the REST order.
+	Metadata json.RawMessage `json:"metadata"`
+}
+
+// metadataJSON is an order's metadata as a message carries it: the engine's bytes are the
+// gateway's JSON object, but a journal another producer wrote could hold anything, and a
+// value that is not JSON would make the whole message fail to encode.
+func metadataJSON(m string) json.RawMessage {
+	if m == "" || m[0] != '{' || !json.Valid([]byte(m)) {
+		return nil
+	}
+	return json.RawMessage(m)
 }
 
 type snapBalance struct {
