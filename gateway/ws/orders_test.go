@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -599,5 +600,59 @@ func TestPrivateStreamResumes(t *testing.T) {
 	}
 	if m := readPriv(t, w3); m.Type != "snapshot" || m.Channel != "balances" {
 		t.Fatalf("balances snapshot: %+v", m)
+	}
+}
+
+// Ops sent back to back without waiting run and are answered in the order sent, whether
+// the engine's completion stage answers them (a place) or the op goroutine does: a cancel
+// by client order id right behind its place finds the order, and a rejected place (the
+// handler's own code on a synthetic request) answers in its turn.
+func TestOrderEntryPipelined(t *testing.T) {
+	e := newEntry(t, ws.Config{})
+	c, err := ws.Dial(e.url, e.a.SandboxKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ops := []map[string]any{
+		{"op": "order.place", "id": 1, "params": limit("buy", "1", "1450", "pipe-1")},
+		{"op": "order.cancel", "id": 2, "params": map[string]any{"client_order_id": "pipe-1"}},
+		{"op": "order.place", "id": 3, "params": limit("buy", "100000", "1450", "")}, // 145M NGN: more than the account holds
+		{"op": "order.place", "id": 4, "params": limit("buy", "1", "1451", "pipe-2")},
+		{"op": "order.place", "id": 5, "params": limit("buy", "1", "1451", "pipe-2")}, // the same again: replayed
+	}
+	for _, op := range ops {
+		if err := c.Send(op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []opResult
+	_ = c.Conn().SetReadDeadline(time.Now().Add(10 * time.Second))
+	for len(got) < len(ops) {
+		_, data, err := c.Conn().ReadMessage()
+		if err != nil {
+			t.Fatalf("after %d answers: %v", len(got), err)
+		}
+		var r opResult
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Type == "result" || r.Type == "error" {
+			got = append(got, r)
+		}
+	}
+	for i, r := range got {
+		if string(r.ID) != strconv.Itoa(i+1) {
+			t.Fatalf("answer %d is for op %s: %+v", i+1, r.ID, got)
+		}
+	}
+	if got[0].Status != 201 || got[1].Status != 200 || got[1].order(t).Status != "CANCELLED" || got[1].order(t).ID != got[0].order(t).ID {
+		t.Fatalf("place then cancel: %+v %+v", got[0], got[1])
+	}
+	if got[2].Type != "error" || got[2].Code != api.CodeInsufficientBalance {
+		t.Fatalf("rejected place: %+v", got[2])
+	}
+	if got[3].Status != 201 || got[4].Status != 200 || !got[4].Replayed || got[4].order(t).ID != got[3].order(t).ID {
+		t.Fatalf("place and its replay: %+v %+v", got[3], got[4])
 	}
 }
