@@ -228,13 +228,21 @@ func (h *Handlers) placeOrder(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	cmd.OrderID = engine.OrderID(uuid.Must(uuid.NewV7()))
+	if h.placeDeferred(ctx, p, ex, &cmd, keyed) {
+		return
+	}
 	res, err := ex.Submit(&cmd)
+	h.placed(ctx, p, ex, &cmd, res, err, keyed)
+}
+
+// placed writes the answer to a placement the engine completed with res, err.
+func (h *Handlers) placed(ctx *fasthttp.RequestCtx, p api.Principal, ex Exchange, cmd *engine.Command, res engine.Result, err error, keyed bool) {
 	if err != nil {
 		api.Fail(ctx, engineError(err))
 		return
 	}
 	if res.Code == engine.RejectDuplicateClientOrderID {
-		h.replay(ctx, p, ex, &cmd, res, keyed)
+		h.replay(ctx, p, ex, cmd, res, keyed)
 		return
 	}
 	if err := resultError(res.Code); err != nil {
@@ -243,7 +251,7 @@ func (h *Handlers) placeOrder(ctx *fasthttp.RequestCtx) {
 	}
 	// The answer is built from the command and its result, not read back: under heavy load
 	// the engine may already have forgotten a closed order by the time we would look.
-	api.Created(ctx, orderJSON(ex, placedView(&cmd, res)))
+	api.Created(ctx, orderJSON(ex, placedView(cmd, res)))
 }
 
 // HeaderIdempotencyKey is the payments routes' idempotency header; on POST
