@@ -19,7 +19,8 @@ var orderSchema = o.Named("Order", o.Obj(map[string]o.Schema{
 	"status":          o.Enum("OPEN", "PARTIALLY_FILLED", "FILLED", "CANCELLED"),
 	"cancel_reason":   o.Nullable(o.Enum("USER", "IOC_REMAINDER", "FOK_UNFILLABLE", "SELF_TRADE_PREVENTION", "INSUFFICIENT_FUNDS", "COUNTDOWN", "DISCONNECT")),
 	"created_at":      o.Time(""),
-}, "id", "symbol", "side", "type", "quantity", "filled_quantity", "price", "status", "created_at"))
+	"metadata":        o.Metadata(),
+}, "id", "symbol", "side", "type", "quantity", "filled_quantity", "price", "status", "created_at", "metadata"))
 
 var tradeSchema = o.Named("Trade", o.Obj(map[string]o.Schema{
 	"id":         o.UUID(""),
@@ -63,7 +64,9 @@ func (h *Handlers) Docs() []o.Op {
 				"A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; " +
 				"with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. " +
 				"X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), " +
-				"and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.",
+				"and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED. " +
+				"metadata is kept with the order in the journal (at most 32 KiB of JSON on an order, beyond the limits every object has), returned on it and " +
+				"on its ORDER_ACCEPTED message; it cannot be changed after placement, and a retry must carry the same metadata to be the same order.",
 			Idempotent: true,
 			Body: o.Obj(map[string]o.Schema{
 				"symbol":                o.Enum("USDT-NGN", "USDC-NGN", "USD-NGN"),
@@ -76,12 +79,13 @@ func (h *Handlers) Docs() []o.Op {
 				"post_only":             o.Bool("limit only: rejected if it would trade at once"),
 				"client_order_id":       o.Str("up to 64 bytes of UTF-8"),
 				"self_trade_prevention": o.Enum("cancel_resting", "cancel_taker", "cancel_both"),
+				"metadata":              o.Metadata(),
 			}, "symbol", "side", "type"),
 			Responses: map[int]o.Response{201: {Description: "the order", Data: orderSchema},
 				200: {Description: "a retry of an order already placed (Idempotent-Replayed: true): that order, in its current state", Data: orderSchema}},
 			Errors: []string{"VALIDATION_ERROR", "INVALID_JSON", "INSUFFICIENT_BALANCE", "CLIENT_ORDER_ID_IN_USE", "IDEMPOTENCY_KEY_REUSED", "ENGINE_BUSY", "ENGINE_UNAVAILABLE"}},
 		{Method: "GET", Path: "/v1/trading/orders", Tag: "trading", Summary: "List your orders",
-			Query:     append([]o.Param{{Name: "symbol"}, {Name: "status", Schema: o.Enum("OPEN", "PARTIALLY_FILLED", "FILLED", "CANCELLED")}, {Name: "side", Schema: o.Enum("buy", "sell")}}, paging...),
+			Query:     append([]o.Param{{Name: "symbol"}, {Name: "status", Schema: o.Enum("OPEN", "PARTIALLY_FILLED", "FILLED", "CANCELLED")}, {Name: "side", Schema: o.Enum("buy", "sell")}, o.MetadataFilter()}, paging...),
 			Responses: map[int]o.Response{200: {Description: "a page of orders", Data: o.Obj(map[string]o.Schema{"items": o.Arr(orderSchema), "meta": pageMeta})}},
 			Errors:    []string{"VALIDATION_ERROR", "ENGINE_UNAVAILABLE"}},
 		{Method: "DELETE", Path: "/v1/trading/orders", Tag: "trading", Summary: "Cancel all your open orders on a symbol",

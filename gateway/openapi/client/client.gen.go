@@ -8047,8 +8047,11 @@ type Order struct {
 	// Id order id (UUIDv7)
 	//
 	// Example: 01936f3a-8b2c-7d4e-9f10-2a3b4c5d6e7f
-	Id       openapi_types.UUID `json:"id"`
-	PostOnly *bool              `json:"post_only,omitempty"`
+	Id openapi_types.UUID `json:"id"`
+
+	// Metadata your own keys and values: at most 50 keys of 1 to 40 characters, string values up to 500 characters
+	Metadata map[string]string `json:"metadata"`
+	PostOnly *bool             `json:"post_only,omitempty"`
 
 	// Price limit price; null for market orders
 	//
@@ -11169,8 +11172,11 @@ type GetTradingOrdersParams struct {
 	Symbol *string                       `form:"symbol,omitempty" json:"symbol,omitempty"`
 	Status *GetTradingOrdersParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 	Side   *GetTradingOrdersParamsSide   `form:"side,omitempty" json:"side,omitempty"`
-	Page   *int                          `form:"page,omitempty" json:"page,omitempty"`
-	Limit  *int                          `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Metadata metadata[KEY]=VALUE: only records whose metadata has KEY set to VALUE (repeat for several keys)
+	Metadata *map[string]string `json:"metadata,omitempty"`
+	Page     *int               `form:"page,omitempty" json:"page,omitempty"`
+	Limit    *int               `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// XSvcEnvironment bearer tokens only: live to act on live data (default sandbox); an API key's environment is its own
 	XSvcEnvironment *GetTradingOrdersParamsXSvcEnvironment `json:"X-Svc-Environment,omitempty"`
@@ -11189,6 +11195,9 @@ type GetTradingOrdersParamsXSvcEnvironment string
 type PostTradingOrdersJSONBody struct {
 	// ClientOrderId up to 64 bytes of UTF-8
 	ClientOrderId *string `json:"client_order_id,omitempty"`
+
+	// Metadata your own keys and values: at most 50 keys of 1 to 40 characters, string values up to 500 characters
+	Metadata *map[string]string `json:"metadata,omitempty"`
 
 	// PostOnly limit only: rejected if it would trade at once
 	PostOnly *bool `json:"post_only,omitempty"`
@@ -12853,7 +12862,7 @@ type ClientInterface interface {
 
 	// PostTradingOrdersWithBody Place an order
 	//
-	// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
+	// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED. metadata is kept with the order in the journal (at most 32 KiB of JSON on an order, beyond the limits every object has), returned on it and on its ORDER_ACCEPTED message; it cannot be changed after placement, and a retry must carry the same metadata to be the same order.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -12862,7 +12871,7 @@ type ClientInterface interface {
 
 	// PostTradingOrders Place an order
 	//
-	// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
+	// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED. metadata is kept with the order in the journal (at most 32 KiB of JSON on an order, beyond the limits every object has), returned on it and on its ORDER_ACCEPTED message; it cannot be changed after placement, and a retry must carry the same metadata to be the same order.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -15625,7 +15634,7 @@ func (c *Client) GetTradingOrders(ctx context.Context, params *GetTradingOrdersP
 
 // PostTradingOrdersWithBody Place an order
 //
-// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
+// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED. metadata is kept with the order in the journal (at most 32 KiB of JSON on an order, beyond the limits every object has), returned on it and on its ORDER_ACCEPTED message; it cannot be changed after placement, and a retry must carry the same metadata to be the same order.
 //
 // Takes any type of body and a specified content type.
 //
@@ -15644,7 +15653,7 @@ func (c *Client) PostTradingOrdersWithBody(ctx context.Context, params *PostTrad
 
 // PostTradingOrders Place an order
 //
-// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
+// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED. metadata is kept with the order in the journal (at most 32 KiB of JSON on an order, beyond the limits every object has), returned on it and on its ORDER_ACCEPTED message; it cannot be changed after placement, and a retry must carry the same metadata to be the same order.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -22812,6 +22821,18 @@ func NewGetTradingOrdersRequest(server string, params *GetTradingOrdersParams) (
 
 		}
 
+		if params.Metadata != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "metadata", *params.Metadata, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Page != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
@@ -25457,7 +25478,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostTradingOrdersWithBodyWithResponse Place an order
 	//
-	// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
+	// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED. metadata is kept with the order in the journal (at most 32 KiB of JSON on an order, beyond the limits every object has), returned on it and on its ORDER_ACCEPTED message; it cannot be changed after placement, and a retry must carry the same metadata to be the same order.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -25466,7 +25487,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostTradingOrdersWithResponse Place an order
 	//
-	// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
+	// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED. metadata is kept with the order in the journal (at most 32 KiB of JSON on an order, beyond the limits every object has), returned on it and on its ORDER_ACCEPTED message; it cannot be changed after placement, and a retry must carry the same metadata to be the same order.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -42469,7 +42490,7 @@ func (c *ClientWithResponses) GetTradingOrdersWithResponse(ctx context.Context, 
 
 // PostTradingOrdersWithBodyWithResponse Place an order
 //
-// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
+// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED. metadata is kept with the order in the journal (at most 32 KiB of JSON on an order, beyond the limits every object has), returned on it and on its ORDER_ACCEPTED message; it cannot be changed after placement, and a retry must carry the same metadata to be the same order.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -42484,7 +42505,7 @@ func (c *ClientWithResponses) PostTradingOrdersWithBodyWithResponse(ctx context.
 
 // PostTradingOrdersWithResponse Place an order
 //
-// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED.
+// Answered 201 only after the order's events are durable in the journal. A limit buy locks price x quantity of the quote asset, a sell locks the quantity of the base asset. Safe to retry: client_order_id is unique per account among its open orders and its recently closed ones (the last 4,096 closed on the symbol). A retry with the same client_order_id and the same order answers 200 with the existing order (current state) and header Idempotent-Replayed: true; with a different order it is 409 CLIENT_ORDER_ID_IN_USE and nothing is placed. X-Idempotency-Key (up to 64 bytes) is honoured: it becomes the order's client_order_id (a body naming another client_order_id is a 400), and a key reused for a different order is 422 IDEMPOTENCY_KEY_REUSED. metadata is kept with the order in the journal (at most 32 KiB of JSON on an order, beyond the limits every object has), returned on it and on its ORDER_ACCEPTED message; it cannot be changed after placement, and a retry must carry the same metadata to be the same order.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
