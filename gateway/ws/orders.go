@@ -24,9 +24,13 @@ import (
 //	{"type":"result","op":...,"id":...,"status":201,"data":{...the REST data...}}
 //	{"type":"error","op":...,"id":...,"status":4xx|5xx,"code":"...","message":"...","errors":[...]}
 //
-// The ops of one connection run one at a time, in the order they arrived, on a goroutine
-// of the connection's own that exists only while it has ops (the poller that reads the
-// socket and the hub never wait for the journal); orders.batch runs its items at once.
+// The ops of one connection run one at a time, in the order they arrived, on an op worker
+// (opWorkers: reused goroutines, one per connection with ops at that moment; the poller
+// that reads the socket and the hub never wait for the journal); orders.batch runs its
+// items at once. An order.place does not hold its worker until the journal has the order:
+// the engine's completion stage answers it (placeDeferred), writing the answer to the
+// socket itself when no writer holds the connection, and then the connection's next op
+// starts.
 // A connection may have maxPendingOps ops waiting; more are refused with RATE_LIMITED.
 
 // OrderEntry is what the order ops need from the gateway.
@@ -95,15 +99,13 @@ func (s *Server) orderOp(c *conn, r request) {
 	se.running = true
 	se.mu.Unlock()
 	if start {
-		s.wg.Add(1)
-		go s.runOps(c)
+		s.ops.run(s, c)
 	}
 }
 
-// runOps is a connection's op goroutine: it runs the queued ops in order and exits when
-// none is left.
+// runOps runs a connection's queued ops in order on an op worker and returns when none
+// is left, or when a deferred answer (placeDeferred) will go on with them.
 func (s *Server) runOps(c *conn) {
-	defer s.wg.Done()
 	se := &c.sess
 	for {
 		se.mu.Lock()
@@ -143,12 +145,12 @@ func (s *Server) placeDeferred(c *conn, j opJob) bool {
 	deferred := func(a *api.Answer) {
 		if a.Data != nil {
 			c.track(a.Data, `{"id":"`)
-			c.sendBytes(result(j.op, id, a.Status, a.Replayed, a.Data))
+			c.sendNow(textFrame(result(j.op, id, a.Status, a.Replayed, a.Data)))
 		} else {
 			if a.Status < 300 {
 				c.track(a.Body, `"data":{"id":"`)
 			}
-			c.sendBytes(answer(j.op, id, a.Status, a.Body, opHeaders{retryAfter: a.RetryAfter, replayed: a.Replayed}))
+			c.sendNow(textFrame(answer(j.op, id, a.Status, a.Body, opHeaders{retryAfter: a.RetryAfter, replayed: a.Replayed})))
 		}
 		s.resume(c)
 	}
@@ -160,6 +162,23 @@ func (s *Server) placeDeferred(c *conn, j opJob) bool {
 	return false
 }
 
+// sendNow is send for an op's answer: when no writer holds the connection, the caller
+// writes the answer itself (one writev, as a writer would) instead of waking a writer for
+// it; whatever the socket does not take at once goes to the writers as usual.
+func (c *conn) sendNow(f *frame) {
+	if f == nil || !c.push(f) {
+		return
+	}
+	w := scratches.Get().(*writerScratch)
+	again := c.flush(w)
+	scratches.Put(w)
+	if again {
+		c.srv.writers.schedule(c)
+	}
+}
+
+var scratches = sync.Pool{New: func() any { return new(writerScratch) }}
+
 // resume goes on with a connection's queued ops after a deferred answer.
 func (s *Server) resume(c *conn) {
 	se := &c.sess
@@ -170,8 +189,81 @@ func (s *Server) resume(c *conn) {
 		return
 	}
 	se.mu.Unlock()
+	s.ops.run(s, c)
+}
+
+// opWorkers are the goroutines that run connections' ops, reused as fasthttp reuses the
+// goroutines of its connections: an op then neither starts a goroutine nor grows a fresh
+// stack through the gateway's handler chain (both showed in profiles of order.place).
+// A worker serves one connection's queue at a time and may block (the handler may wait
+// for PostgreSQL), so there are as many as connections with ops at once; one idle for
+// opWorkerIdle exits.
+type opWorkers struct {
+	mu   sync.Mutex
+	idle []*opWorker
+}
+
+type opWorker struct {
+	ch    chan *conn // buffered: whoever takes an idle worker never waits for it
+	timer *time.Timer
+}
+
+const opWorkerIdle = 10 * time.Second
+
+// run runs c's ops on an idle worker, or a new one.
+func (p *opWorkers) run(s *Server, c *conn) {
+	p.mu.Lock()
+	if n := len(p.idle); n > 0 {
+		w := p.idle[n-1]
+		p.idle[n-1] = nil
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		w.ch <- c
+		return
+	}
+	p.mu.Unlock()
 	s.wg.Add(1)
-	go s.runOps(c)
+	go p.work(s, &opWorker{ch: make(chan *conn, 1)}, c)
+}
+
+func (p *opWorkers) work(s *Server, w *opWorker, c *conn) {
+	defer s.wg.Done()
+	for {
+		s.runOps(c)
+		p.mu.Lock()
+		p.idle = append(p.idle, w)
+		p.mu.Unlock()
+		if w.timer == nil {
+			w.timer = time.NewTimer(opWorkerIdle)
+		} else {
+			w.timer.Reset(opWorkerIdle)
+		}
+		select {
+		case c = <-w.ch:
+			w.timer.Stop()
+			continue
+		case <-w.timer.C:
+		case <-s.stop:
+			w.timer.Stop()
+		}
+		if p.leave(w) {
+			return
+		}
+		c = <-w.ch // taken meanwhile: its connection is on the way
+	}
+}
+
+// leave takes w out of the idle workers; false if someone took it first.
+func (p *opWorkers) leave(w *opWorker) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, x := range p.idle {
+		if x == w {
+			p.idle = append(p.idle[:i], p.idle[i+1:]...)
+			return true
+		}
+	}
+	return false
 }
 
 type batchParams struct {

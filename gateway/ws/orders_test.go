@@ -38,7 +38,7 @@ type entry struct {
 	h       *trading.Handlers
 }
 
-func newEntry(t *testing.T, cfg ws.Config) *entry {
+func newEntry(t testing.TB, cfg ws.Config) *entry {
 	t.Helper()
 	pool, _ := pgtest.New(t)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -96,6 +96,7 @@ type Server struct {
 	followers   followers // of the events channel (events.go)
 
 	entry atomic.Pointer[OrderEntry] // order ops (orders.go); nil until SetOrderEntry
+	ops   opWorkers                  // the goroutines that run order ops (orders.go)
 }
 
 // NewServer returns the endpoint over one hub per environment.
