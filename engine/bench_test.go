@@ -73,11 +73,12 @@ type addCancel struct {
 	cmd   Command // cancels
 	add1  Command // places
 
-	next1, next2 Command // the look-ahead's view of the next two ops
+	la           [4]Command // the look-ahead's view of the next two ops, by op number mod 4
+	next1, next2 Command    // the same for BenchmarkAddCancelDeepWindow
 }
 
 func newAddCancel(b testing.TB, resting int) *addCancel {
-	w := &addCancel{bc: newBenchCore(b, 64), r: rand.New(rand.NewPCG(1, 2)), mid: 150000}
+	w := &addCancel{bc: newBenchCore(b, benchAccounts), r: rand.New(rand.NewPCG(1, 2)), mid: 150000}
 	size := 1
 	for size < resting+8 {
 		size <<= 1
@@ -133,38 +134,51 @@ func (w *addCancel) cancel() {
 	}
 }
 
+// benchAccounts is the number of accounts of the add/cancel workloads.
+const benchAccounts = 64
+
 // benchLookahead says whether the harnesses hand the market the next two commands
 // before each one, as the runner does with its batch (lookahead.go); ENGINE_BENCH_LOOKAHEAD=0
 // turns it off.
 var benchLookahead = os.Getenv("ENGINE_BENCH_LOOKAHEAD") != "0"
 
 // ahead hands the market what op i+1 and op i+2 will be (only the kind, account and id
-// matter to the look-ahead), as the runner hands it the next commands of its batch.
+// matter to the look-ahead), as the runner hands it the next commands of its batch:
+// la holds the ops ahead, each written once, when it comes within two of the op run.
 func (w *addCancel) ahead(i int) {
 	if !benchLookahead {
 		return
 	}
-	w.peek(i, 1, &w.next1)
-	w.peek(i, 2, &w.next2)
-	w.bc.m.lookahead(&w.next1, &w.next2)
+	if i == 0 {
+		w.peek(0, 1, &w.la[1])
+	}
+	c2 := &w.la[(i+2)&3]
+	w.peek(i, 2, c2)
+	w.bc.m.lookahead(&w.la[(i+1)&3], c2)
 }
 
-// peek writes into c the kind, account and id of op i+k, before op i runs.
+// peek writes into c the kind, account and id of op i+k (k is 1 or 2), before op i
+// runs: ops 0 and 1 of every four cancel the oldest, ops 2 and 3 add the next ids.
 func (w *addCancel) peek(i, k int, c *Command) {
-	cancels, adds := 0, 0
-	for t := i; t < i+k; t++ {
-		if t&3 < 2 {
-			cancels++
-		} else {
-			adds++
-		}
+	var cancel, add int // the how-manieth cancel or add from now op i+k is (1-based)
+	switch i&3<<2 | k {
+	case 0<<2 | 1:
+		cancel = 2
+	case 0<<2 | 2, 1<<2 | 1:
+		add = 1
+	case 1<<2 | 2, 2<<2 | 1:
+		add = 2
+	case 2<<2 | 2, 3<<2 | 1:
+		cancel = 1
+	case 3<<2 | 2:
+		cancel = 2
 	}
-	if (i+k)&3 < 2 {
-		c.Kind, c.Account, c.OrderID = CmdCancel, w.owner[w.head+cancels], w.fifo[w.head+cancels]
+	if cancel > 0 {
+		c.Kind, c.Account, c.OrderID = CmdCancel, w.owner[w.head+cancel-1], w.fifo[w.head+cancel-1]
 		return
 	}
-	n := w.next + 1 + uint64(adds)
-	c.Kind, c.Account, c.OrderID = CmdPlace, w.bc.accts[n%uint64(len(w.bc.accts))], oid(n)
+	n := w.next + uint64(add)
+	c.Kind, c.Account, c.OrderID = CmdPlace, w.bc.accts[n%benchAccounts], oid(n)
 }
 
 func (w *addCancel) op(i int) {
@@ -192,6 +206,7 @@ func benchAddCancel(b *testing.B, resting int) {
 	w.fifo = append(make([]OrderID, 0, resting*4+1024), w.fifo...)
 	w.owner = append(make([]AccountID, 0, resting*4+1024), w.owner...)
 	for i := 0; i < 4096; i++ { // warm up pools, maps and the closed-order ring
+		w.ahead(i)
 		w.op(i)
 	}
 	b.ReportAllocs()
@@ -218,7 +233,7 @@ func BenchmarkAddCancelDeep(b *testing.B) { benchAddCancel(b, 50_000) }
 // quantity) and cancels the oldest. Risk checks and events on, 64 accounts.
 func BenchmarkAddCancelDeepWindow(b *testing.B) {
 	const window, steps = 50_000, 100
-	w := &addCancel{bc: newBenchCore(b, 64), mid: 150000}
+	w := &addCancel{bc: newBenchCore(b, benchAccounts), mid: 150000}
 	w.fifo = make([]OrderID, 0, 1<<20)
 	w.owner = make([]AccountID, 0, 1<<20)
 	add := func() {
@@ -247,12 +262,12 @@ func BenchmarkAddCancelDeepWindow(b *testing.B) {
 		c1, c2 := &w.next1, &w.next2
 		if addNext { // before a cancel: the add of the next id, then the cancel after this one
 			n := w.next + 1
-			c1.Kind, c1.Account, c1.OrderID = CmdPlace, w.bc.accts[n%uint64(len(w.bc.accts))], oid(n)
+			c1.Kind, c1.Account, c1.OrderID = CmdPlace, w.bc.accts[n%benchAccounts], oid(n)
 			c2.Kind, c2.Account, c2.OrderID = CmdCancel, w.owner[w.head+1], w.fifo[w.head+1]
 		} else { // before an add: the cancel of the oldest, then the add after this one
 			n := w.next + 2
 			c1.Kind, c1.Account, c1.OrderID = CmdCancel, w.owner[w.head], w.fifo[w.head]
-			c2.Kind, c2.Account, c2.OrderID = CmdPlace, w.bc.accts[n%uint64(len(w.bc.accts))], oid(n)
+			c2.Kind, c2.Account, c2.OrderID = CmdPlace, w.bc.accts[n%benchAccounts], oid(n)
 		}
 		w.bc.m.lookahead(c1, c2)
 	}

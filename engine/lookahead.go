@@ -26,20 +26,29 @@ const lookaheadMin = 8192
 // orderLines is the number of cache lines of an order.
 const orderLines = int(unsafe.Sizeof(order{}) / 64)
 
+// ahead is what lookahead learnt of the command after next, for its next call.
+type ahead struct {
+	a  *account
+	k  uint64 // foldID of id
+	id OrderID
+}
+
 // lookahead prefetches for the commands the runner runs after the current one: c1
 // next, c2 after it (either may be nil).
 func (m *market) lookahead(c1, c2 *Command) {
 	if m.book.orders < lookaheadMin {
 		return
 	}
+	// c1 was the previous call's c2: its slot is on its way; prefetch the order it names.
+	if h := &m.ahead; h.a != nil && c1 != nil && c1.Kind == CmdCancel && h.id == c1.OrderID {
+		h.a.orders.prefetchOrder(h.k)
+	}
+	m.ahead.a = nil
 	if c2 != nil && (c2.Kind == CmdPlace || c2.Kind == CmdCancel) {
 		if a := m.accts.peek(c2.Account); a != nil {
-			a.orders.prefetchSlot(&c2.OrderID)
-		}
-	}
-	if c1 != nil && c1.Kind == CmdCancel {
-		if a := m.accts.peek(c1.Account); a != nil {
-			a.orders.prefetchOrder(&c1.OrderID)
+			k := foldID((*[16]byte)(&c2.OrderID))
+			a.orders.prefetchSlot(k)
+			m.ahead = ahead{a: a, k: k, id: c2.OrderID}
 		}
 	}
 }
@@ -54,7 +63,7 @@ func (m *market) prefetchEvictee() {
 	n := len(m.closed)
 	pos := m.closedPos
 	if o := m.closed[pos]; o != nil {
-		o.acct.orders.prefetchSlot(&o.id)
+		o.acct.orders.prefetchSlot(foldID((*[16]byte)(&o.id)))
 	}
 	if pos++; pos == n {
 		pos = 0
@@ -74,29 +83,27 @@ func (c *accountCache) peek(id AccountID) *account {
 	return nil
 }
 
-// prefetchSlot prefetches the home slot of id.
+// prefetchSlot prefetches the home slot of key k.
 //
 //go:norace
-func (ix *orderIndex) prefetchSlot(id *OrderID) {
+func (ix *orderIndex) prefetchSlot(k uint64) {
 	slots := ix.slots
 	if len(slots) == 0 {
 		return
 	}
-	k := foldID((*[16]byte)(id))
 	i := ix.home(k) & (len(slots) - 1)
 	prefetch(uintptr(unsafe.Pointer(&slots[i])), 1)
 }
 
-// prefetchOrder prefetches the order of id, if the first slots of its probe run (asked
-// for by prefetchSlot a command earlier) name it.
+// prefetchOrder prefetches the order of key k, if the first slots of its probe run
+// (asked for by prefetchSlot a command earlier) name it.
 //
 //go:norace
-func (ix *orderIndex) prefetchOrder(id *OrderID) {
+func (ix *orderIndex) prefetchOrder(k uint64) {
 	slots := ix.slots
 	if len(slots) == 0 {
 		return
 	}
-	k := foldID((*[16]byte)(id))
 	mask := len(slots) - 1
 	i := ix.home(k) & mask
 	for j := 0; j < 4; j++ {

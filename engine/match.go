@@ -21,6 +21,8 @@ type market struct {
 	countdowns map[countdownKey]int64 // armed countdowns: deadline, unix ns (countdown.go)
 
 	scratch []*order
+
+	ahead ahead // the look-ahead's state (lookahead.go)
 }
 
 func newMarket(p *pair, accts *accountTable, closedCap int) *market {
@@ -65,7 +67,7 @@ func (m *market) validate(c *Command) (ResultCode, TimeInForce) {
 	tif := c.TIF
 	checkQty := func() ResultCode {
 		switch {
-		case c.Qty <= 0 || c.Qty > p.maxQty || c.Qty%p.StepSize != 0:
+		case c.Qty <= 0 || c.Qty > p.maxQty || (p.StepSize != 1 && c.Qty%p.StepSize != 0): // a division costs more than the test
 			return RejectInvalidQuantity
 		case c.Qty < p.MinQty:
 			return RejectBelowMinQty
@@ -74,7 +76,7 @@ func (m *market) validate(c *Command) (ResultCode, TimeInForce) {
 	}
 	switch c.Type {
 	case Limit:
-		if c.Price <= 0 || c.Price > p.maxPrice || c.Price%p.TickSize != 0 {
+		if c.Price <= 0 || c.Price > p.maxPrice || (p.TickSize != 1 && c.Price%p.TickSize != 0) {
 			return RejectInvalidPrice, 0
 		}
 		if c.QuoteQty != 0 {
