@@ -22,9 +22,9 @@ type account struct {
 	mu         sync.Mutex
 	id         AccountID
 	bal        Balances
-	orders     orderIndex        // open and recently closed orders, for views and cancel routing
-	byClient   map[string]*order // the indexed orders that have a client order id, by it (clientid.go)
-	clientDups []*order          // replay only: indexed orders whose client id byClient gives another
+	orders     orderIndex // open and recently closed orders, for views and cancel routing
+	byClient   orderIndex // the indexed orders that have a client order id, by its hash (clientid.go)
+	clientDups []*order   // replay only: indexed orders whose client id byClient gives another
 	transfers  map[TransferID]struct{}
 	marks      []uint64 // per runner, the last batch of it that changed the account (sequence.go)
 }
@@ -114,6 +114,24 @@ func (c *accountCache) get(id AccountID) *account {
 		}
 	}
 	*f = a
+	return a
+}
+
+// lookup is get for an account that may not exist: nil instead of creating it.
+func (c *accountCache) lookup(id AccountID) *account {
+	k := foldID((*[16]byte)(&id))
+	f := &c.front[((k^k>>29)*fib)>>(64-accountFrontBits)]
+	if a := *f; a != nil && a.id == id {
+		return a
+	}
+	if a := c.m[k]; a != nil && a.id == id {
+		*f = a
+		return a
+	}
+	a := c.table.get(id)
+	if a != nil {
+		*f = a
+	}
 	return a
 }
 

@@ -13,14 +13,15 @@ var ErrSequenceGap = errors.New("engine: event sequence gap")
 func (c *core) apply(e *Event) error {
 	var s *stream
 	var m *market
+	accts := &c.funds.accts
 	if e.Symbol == "" {
 		s = &c.funds.stream
 	} else {
-		m = c.bySymbol[e.Symbol]
+		m = c.market(e.Symbol)
 		if m == nil {
 			return fmt.Errorf("engine: apply: unknown symbol %q", e.Symbol)
 		}
-		s = &m.stream
+		s, accts = &m.stream, &m.accts
 	}
 	if e.Seq <= s.seq {
 		return nil
@@ -31,14 +32,14 @@ func (c *core) apply(e *Event) error {
 	s.seq = e.Seq
 	for i := 0; i < int(e.NDeltas); i++ {
 		d := &e.Deltas[i]
-		a := c.accts.getOrCreate(d.Account)
+		a := accts.get(d.Account) // the stream's cache, not the shared table: a replay's hot spot
 		a.mu.Lock()
 		a.apply(d.Asset, d.Available, d.Locked)
 		a.mu.Unlock()
 	}
 	switch e.Kind {
 	case EventCredit, EventDebit:
-		a := c.accts.getOrCreate(e.Account)
+		a := accts.get(e.Account)
 		a.mu.Lock()
 		if a.transfers == nil {
 			a.transfers = make(map[TransferID]struct{})
@@ -51,6 +52,20 @@ func (c *core) apply(e *Event) error {
 		return fmt.Errorf("engine: apply: %v without symbol", e.Kind)
 	}
 	return m.apply(e)
+}
+
+// market returns the market of symbol, nil if none: a scan of a few symbols (the
+// usual case) compares no more bytes than a map lookup hashes.
+func (c *core) market(symbol string) *market {
+	if len(c.markets) > 8 {
+		return c.bySymbol[symbol]
+	}
+	for _, m := range c.markets {
+		if m.pair.Symbol == symbol {
+			return m
+		}
+	}
+	return nil
 }
 
 // apply replays one order event on the market; balances were already applied.
@@ -156,7 +171,7 @@ func fillView(o *order, q Qty) {
 
 // orderOf finds an order of this market by account and id, resting or not.
 func (m *market) orderOf(acct AccountID, id OrderID) *order {
-	a := m.accts.table.get(acct)
+	a := m.accts.lookup(acct)
 	if a == nil {
 		return nil
 	}

@@ -1,18 +1,50 @@
 package engine
 
+import "hash/maphash"
+
 // Client order ids. An account's client order ids are unique among the orders the
 // account's order index holds: its open orders and its retained closed ones (the last
-// Config.ClosedOrders closed orders of each symbol). The map below mirrors the order
-// index: an order enters both in addOrder and leaves both in removeOrder, under the
-// account's mutex, so the check in place and the insert are one critical section even
+// Config.ClosedOrders closed orders of each symbol). The client id index below mirrors
+// the order index: an order enters both in addOrder and leaves both in removeOrder, under
+// the account's mutex, so the check in place and the insert are one critical section even
 // when runners of two symbols place the same client id for one account at once.
+//
+// The client id index is an orderIndex keyed by the id's hash, which the order keeps
+// (order.clientKey): evicting a closed order (market.retire, a quarter of a replay when
+// this was a map[string]*order) finds its slot by that key and the order's pointer,
+// without hashing or reading the string again; a lookup compares the string only on a
+// key match.
+
+// clientSeed seeds the client id hash: random per process, so no client can choose ids
+// that collide in one account's index. It is never changed after package init.
+var clientSeed = maphash.MakeSeed()
+
+// clientKey is the client id index's key of a client order id.
+func clientKey(id string) uint64 { return maphash.String(clientSeed, id) }
+
+// getClient returns the indexed order with client order id id, whose key is k, or nil.
+func (ix *orderIndex) getClient(k uint64, id string) *order {
+	if ix.n == 0 {
+		return nil
+	}
+	mask := len(ix.slots) - 1
+	for i := ix.home(k); ; i = (i + 1) & mask {
+		s := &ix.slots[i]
+		if s.o == nil {
+			return nil
+		}
+		if s.k == k && s.o.clientID == id {
+			return s.o
+		}
+	}
+}
 
 // maxClientOrderID is the longest client order id the engine accepts: the journal's
 // event codec stores at most 255 bytes (the gateway allows 64).
 const maxClientOrderID = 255
 
 // addOrder puts o in the account's order index and, if it has a client order id, in the
-// client id map. The caller holds a.mu. Live, the id is free (place checked it under
+// client id index. The caller holds a.mu. Live, the id is free (place checked it under
 // the same lock). Replay may see two holders of one id at once: a journal keeps each
 // symbol's order but may put one symbol's acceptance of a reused id before another
 // symbol's events that evicted its old holder (and a journal or snapshot written before
@@ -23,28 +55,30 @@ func (a *account) addOrder(o *order) {
 	if o.clientID == "" {
 		return
 	}
-	if a.byClient == nil {
-		a.byClient = make(map[string]*order)
-	}
-	if old := a.byClient[o.clientID]; old != nil {
+	o.clientKey = clientKey(o.clientID)
+	if a.byClient.getClient(o.clientKey, o.clientID) != nil {
 		a.clientDups = append(a.clientDups, o)
 		return
 	}
-	a.byClient[o.clientID] = o
+	a.byClient.addKey(o.clientKey, o)
 }
 
-// removeOrder takes o out of the account's order index and client id map. The caller
+// removeOrder takes o out of the account's order index and client id index. The caller
 // holds a.mu.
 func (a *account) removeOrder(o *order) {
 	a.orders.remove(o)
 	if o.clientID == "" {
 		return
 	}
-	if a.byClient[o.clientID] == o {
-		delete(a.byClient, o.clientID)
+	if len(a.clientDups) == 0 { // always, but in a replay that met a reused id
+		a.byClient.removeKey(o.clientKey, o)
+		return
+	}
+	if a.byClient.getClient(o.clientKey, o.clientID) == o {
+		a.byClient.removeKey(o.clientKey, o)
 		for i, d := range a.clientDups {
 			if d.clientID == o.clientID {
-				a.byClient[d.clientID] = d
+				a.byClient.addKey(d.clientKey, d)
 				a.clientDups = append(a.clientDups[:i], a.clientDups[i+1:]...)
 				break
 			}
@@ -71,7 +105,7 @@ func (a *account) clientIDTaken(c *Command, r *Result) bool {
 		r.Code = RejectInvalidCommand
 		return true
 	}
-	o := a.byClient[c.ClientOrderID]
+	o := a.byClient.getClient(clientKey(c.ClientOrderID), c.ClientOrderID)
 	if o == nil {
 		return false
 	}
@@ -91,7 +125,7 @@ func (e *Engine) OrderByClientID(acct AccountID, clientID string) (OrderView, bo
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	o := a.byClient[clientID]
+	o := a.byClient.getClient(clientKey(clientID), clientID)
 	if o == nil {
 		return OrderView{}, false
 	}
@@ -106,7 +140,7 @@ func (c *core) orderIDByClientID(acct AccountID, clientID string) (OrderID, bool
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if o := a.byClient[clientID]; o != nil {
+	if o := a.byClient.getClient(clientKey(clientID), clientID); o != nil {
 		return o.id, true
 	}
 	return OrderID{}, false

@@ -81,6 +81,7 @@ func DecodeEvent(src []byte, e *Event) error {
 		return ErrBadEvent
 	}
 	withMeta := src[0] == eventMetaCodecVersion
+	symbol := e.Symbol // kept if the bytes repeat, below
 	*e = Event{}
 	p := src[1:]
 	u64 := func() uint64 { v := binary.LittleEndian.Uint64(p); p = p[8:]; return v }
@@ -106,7 +107,9 @@ func DecodeEvent(src []byte, e *Event) error {
 	if len(p) < 1 || len(p) < 1+int(p[0]) {
 		return ErrBadEvent
 	}
-	if sym := p[1 : 1+int(p[0])]; string(sym) != e.Symbol {
+	if sym := p[1 : 1+int(p[0])]; string(sym) == symbol {
+		e.Symbol = symbol
+	} else {
 		e.Symbol = string(sym)
 	}
 	p = p[1+int(p[0]):]
@@ -309,7 +312,7 @@ type BatchReader struct {
 	// and last part read, how many parts were read and how many it had.
 	Dropped func(first, last uint64, read, parts int)
 
-	e       Event
+	out     []Event // Read's events of a record
 	pend    []Event
 	part    int // parts read of the pending batch
 	parts   int
@@ -321,55 +324,16 @@ type BatchReader struct {
 // Read decodes the record at offset off and calls fn with each event of every batch it
 // completes.
 func (r *BatchReader) Read(off uint64, payload []byte, fn func(*Event) error) error {
-	if len(payload) > 0 && payload[0] == batchPartCodecVersion {
-		if len(payload) < 5 {
-			return ErrBadEvent
-		}
-		part := int(binary.LittleEndian.Uint16(payload[1:]))
-		parts := int(binary.LittleEndian.Uint16(payload[3:]))
-		if parts < 2 || part >= parts {
-			return ErrBadEvent
-		}
-		if r.parts != 0 && (part != r.part || parts != r.parts) {
-			r.drop()
-		}
-		if part != r.part { // a later part without its start: from a torn batch
-			r.dropped(off, off, 1, parts)
-			r.through = off
-			return nil
-		}
-		if part == 0 {
-			r.first, r.parts, r.pend = off, parts, r.pend[:0]
-		}
-		err := DecodeRecord(payload, &r.e, func(e *Event) error {
-			r.pend = append(r.pend, *e)
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		r.part++
-		r.last = off
-		if r.part < r.parts {
-			return nil
-		}
-		ev := r.pend
-		r.pend, r.part, r.parts = r.pend[:0], 0, 0
-		r.through = off
-		for i := range ev {
-			if err := fn(&ev[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if r.parts != 0 {
-		r.drop()
-	}
-	if err := DecodeRecord(payload, &r.e, fn); err != nil {
+	ev, err := r.Append(r.out[:0], off, payload)
+	r.out = ev[:0]
+	if err != nil {
 		return err
 	}
-	r.through = off
+	for i := range ev {
+		if err := fn(&ev[i]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

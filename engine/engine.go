@@ -403,16 +403,13 @@ func (e *Engine) Pairs() []PairConfig {
 // Apply replays journaled events onto an engine that is not started (after New and
 // Restore): it applies their effects to books and accounts without matching. Events
 // at or below a stream's sequence are skipped; a gap is an error (ErrSequenceGap).
+// Each stream's events are applied in order, the streams at once (replay.go); after an
+// error the engine's state is undefined and it must be dropped.
 func (e *Engine) Apply(events []Event) error {
 	if e.state.Load() != stateNew {
 		return ErrRunning
 	}
-	for i := range events {
-		if err := e.core.apply(&events[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return e.core.applyAll(events)
 }
 
 // Replayed records that the engine's state now holds every journal offset up to offset

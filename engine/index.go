@@ -54,11 +54,15 @@ func (ix *orderIndex) get(id *OrderID) *order {
 }
 
 // add inserts o, whose id must not be in the index.
-func (ix *orderIndex) add(o *order) {
+func (ix *orderIndex) add(o *order) { ix.addKey(foldID((*[16]byte)(&o.id)), o) }
+
+// addKey inserts o under key k; o must not be in the index. An account's client id
+// index (clientid.go) is an orderIndex keyed by the client order id's hash.
+func (ix *orderIndex) addKey(k uint64, o *order) {
 	if (ix.n+1)*2 > len(ix.slots) {
 		ix.grow()
 	}
-	ix.put(indexSlot{k: foldID((*[16]byte)(&o.id)), o: o})
+	ix.put(indexSlot{k: k, o: o})
 	ix.n++
 }
 
@@ -93,11 +97,13 @@ func log2(n int) int {
 }
 
 // remove deletes o if it is in the index.
-func (ix *orderIndex) remove(o *order) {
+func (ix *orderIndex) remove(o *order) { ix.removeKey(foldID((*[16]byte)(&o.id)), o) }
+
+// removeKey deletes o, added under key k, if it is in the index.
+func (ix *orderIndex) removeKey(k uint64, o *order) {
 	if ix.n == 0 {
 		return
 	}
-	k := foldID((*[16]byte)(&o.id))
 	mask := len(ix.slots) - 1
 	i := ix.home(k)
 	for ix.slots[i].o != o {

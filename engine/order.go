@@ -38,14 +38,15 @@ type order struct {
 	quoteQty int64 // market buy by quote amount: the amount
 
 	// line 3: immutable after accept, read by views
-	clientID string
-	meta     string // the place command's Metadata, "" for none
+	clientID  string
+	clientKey uint64 // clientKey(clientID), set by addOrder: the client id index's key (clientid.go)
+	meta      string // the place command's Metadata, "" for none
 
 	_ [orderPad]byte
 }
 
 // orderPad pads order to three cache lines (checked by TestOrderLayout).
-const orderPad = 192 - 160
+const orderPad = 192 - 168
 
 // OrderView is a copy of an order's public fields.
 type OrderView struct {
