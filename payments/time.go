@@ -1,5 +1,16 @@
 package payments
 
+import "time"
+
 // TimeLayout is the API's time format: UTC milliseconds, e.g. 2026-01-02T15:04:05.000Z. Event
 // payloads and webhook bodies use it, and gateway/api formats every response time with it.
 const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// OrNow is a service's clock: now, or time.Now when now is nil (the constructors' "now nil
+// means time.Now").
+func OrNow(now func() time.Time) func() time.Time {
+	if now == nil {
+		return time.Now
+	}
+	return now
+}

@@ -366,16 +366,9 @@ func (s *Service) Process(ctx context.Context, id uuid.UUID) error {
 			status = Failed
 		}
 		_, err = tx.Exec(ctx, `update merchant_balance_transfers set status = $2, failure_reason = $3, updated_at = $4,
-			completed_at = $5 where id = $1`, id, status, nullableStr(reason), now, now)
+			completed_at = $5 where id = $1`, id, status, postgres.NullIfEmpty(reason), now, now)
 		return err
 	})
-}
-
-func nullableStr(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 // TransferArgs is the job that carries a transfer through the engine.
@@ -392,18 +385,9 @@ func (TransferArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: onramps.Queue, MaxAttempts: 50}
 }
 
-// TransferWorker works TransferArgs.
-type TransferWorker struct {
-	river.WorkerDefaults[TransferArgs]
-	svc *Service
-}
-
-// Work processes the transfer.
-func (w *TransferWorker) Work(ctx context.Context, job *river.Job[TransferArgs]) error {
-	return w.svc.Process(ctx, job.Args.TransferID)
-}
-
-// Register adds the transfer worker.
+// Register adds the transfer worker: it processes the transfer.
 func Register(workers *river.Workers, svc *Service) error {
-	return river.AddWorkerSafely(workers, &TransferWorker{svc: svc})
+	return river.AddWorkerSafely(workers, river.WorkFunc(func(ctx context.Context, job *river.Job[TransferArgs]) error {
+		return svc.Process(ctx, job.Args.TransferID)
+	}))
 }

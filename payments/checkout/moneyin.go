@@ -72,10 +72,7 @@ var _ deposits.SettlementHook = (*Completer)(nil)
 // NewCompleter returns the completer; events records checkout.payment.completed, now (nil:
 // time.Now) stamps a settlement that carries no time.
 func NewCompleter(events Recorder, now func() time.Time) *Completer {
-	if now == nil {
-		now = time.Now
-	}
-	return &Completer{events: events, now: now}
+	return &Completer{events: events, now: payments.OrNow(now)}
 }
 
 func (c *Completer) stamp() time.Time { return c.now().UTC().Truncate(time.Microsecond) }

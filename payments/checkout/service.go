@@ -351,10 +351,7 @@ type InvoiceLinks struct {
 // NewInvoiceLinks returns the pay links of baseURL (svcd --public-base-url; a link's url is
 // baseURL + "/pay/" + slug); now nil means time.Now.
 func NewInvoiceLinks(baseURL string, now func() time.Time) InvoiceLinks {
-	if now == nil {
-		now = time.Now
-	}
-	return InvoiceLinks{baseURL: strings.TrimRight(baseURL, "/"), now: now}
+	return InvoiceLinks{baseURL: strings.TrimRight(baseURL, "/"), now: payments.OrNow(now)}
 }
 
 // InvoiceLink returns the address of the invoice's newest active link, creating one in tx

@@ -145,7 +145,7 @@ func (s *Service) CompleteHostedTx(ctx context.Context, tx pgx.Tx, environment, 
 			}
 		}
 		if _, err := tx.Exec(ctx, `update kyc_verifications set status = $2, reason = $3, completed_at = $4 where id = $1`,
-			ss.ID, ss.Status, nullable(ss.Reason), now); err != nil {
+			ss.ID, ss.Status, postgres.NullIfEmpty(ss.Reason), now); err != nil {
 			return fmt.Errorf("customers: complete session: %w", err)
 		}
 		t := ss.Tenant
@@ -168,11 +168,4 @@ func (s *Service) CompleteHostedTx(ctx context.Context, tx pgx.Tx, environment, 
 		return err
 	}()
 	return ss, replayed, err
-}
-
-func nullable(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }

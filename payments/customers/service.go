@@ -32,10 +32,7 @@ type Service struct {
 
 // NewService returns the service; now nil means time.Now.
 func NewService(pool *pgxpool.Pool, recorder *events.Recorder, envs providers.Environments, now func() time.Time) *Service {
-	if now == nil {
-		now = time.Now
-	}
-	return &Service{pool: pool, recorder: recorder, providers: envs, now: now}
+	return &Service{pool: pool, recorder: recorder, providers: envs, now: payments.OrNow(now)}
 }
 
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Millisecond) }

@@ -88,9 +88,9 @@ func insertVerification(ctx context.Context, tx pgx.Tx, t payments.Tenant, v ver
 			bvn_last4, bvn_hash, profile, provider_reference, verification_url, redirect_url, expires_at, created_at,
 			bank_code, account_last4)
 		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
-		v.ID, t.MerchantID, t.Environment, v.CustomerID, v.Tier, v.Kind, v.Status, nullable(v.Reason),
-		v.bvnLast4, v.bvnHash, v.profile, nullable(v.ProviderReference), nullable(v.VerificationURL), nullable(v.RedirectURL),
-		v.ExpiresAt, v.CreatedAt, nullable(v.BankCode), nullable(v.AccountLast4))
+		v.ID, t.MerchantID, t.Environment, v.CustomerID, v.Tier, v.Kind, v.Status, postgres.NullIfEmpty(v.Reason),
+		v.bvnLast4, v.bvnHash, v.profile, postgres.NullIfEmpty(v.ProviderReference), postgres.NullIfEmpty(v.VerificationURL), postgres.NullIfEmpty(v.RedirectURL),
+		v.ExpiresAt, v.CreatedAt, postgres.NullIfEmpty(v.BankCode), postgres.NullIfEmpty(v.AccountLast4))
 	if err != nil {
 		return fmt.Errorf("customers: insert verification: %w", err)
 	}

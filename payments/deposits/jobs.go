@@ -25,18 +25,9 @@ func (StepArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: onramps.Queue, MaxAttempts: 20}
 }
 
-// StepWorker works StepArgs.
-type StepWorker struct {
-	river.WorkerDefaults[StepArgs]
-	svc *Service
-}
-
-// Work runs the step.
-func (w *StepWorker) Work(ctx context.Context, job *river.Job[StepArgs]) error {
-	return w.svc.Advance(ctx, job.Args.DepositID, job.Args.From)
-}
-
-// Register adds the deposit workers.
+// Register adds the deposit workers: StepArgs runs the step.
 func Register(workers *river.Workers, svc *Service) error {
-	return river.AddWorkerSafely(workers, &StepWorker{svc: svc})
+	return river.AddWorkerSafely(workers, river.WorkFunc(func(ctx context.Context, job *river.Job[StepArgs]) error {
+		return svc.Advance(ctx, job.Args.DepositID, job.Args.From)
+	}))
 }

@@ -20,29 +20,28 @@ const columns = `d.id, d.merchant_id, d.environment, d.type, d.status, d.onramp_
 
 const from = ` from deposits d left join onramps o on o.id = d.onramp_id`
 
-func nullable(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-func insert(ctx context.Context, tx pgx.Tx, d Deposit) error {
-	var price, settled *int64
+// storedAmounts are the deposit's nullable columns price (NULL when unpriced) and
+// settled_amount (NULL until settled).
+func (d Deposit) storedAmounts() (price, settled *int64) {
 	if d.Price > 0 {
 		price = &d.Price
 	}
 	if d.SettledAmount != nil {
 		settled = &d.SettledAmount.Minor
 	}
+	return price, settled
+}
+
+func insert(ctx context.Context, tx pgx.Tx, d Deposit) error {
+	price, settled := d.storedAmounts()
 	_, err := tx.Exec(ctx, `insert into deposits (id, merchant_id, environment, type, status, onramp_id, offramp_id,
 		customer_id, amount, currency, flag, settlement_mode, asset, chain, destination_address, payment_reference,
 		price, settled_amount, tx_hash, created_at, updated_at, settled_at)
 		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
 		d.ID, d.Tenant.MerchantID, d.Tenant.Environment, d.Type, d.Status, d.OnrampID, d.OfframpID, d.CustomerID,
 		d.Amount.Minor, string(d.Amount.Asset), d.Flag, d.Settlement.Mode, string(d.Settlement.Asset),
-		nullable(d.Settlement.Chain), nullable(d.Settlement.DestinationAddress), d.PaymentReference,
-		price, settled, nullable(d.TxHash), d.CreatedAt, d.UpdatedAt, d.SettledAt)
+		postgres.NullIfEmpty(d.Settlement.Chain), postgres.NullIfEmpty(d.Settlement.DestinationAddress), d.PaymentReference,
+		price, settled, postgres.NullIfEmpty(d.TxHash), d.CreatedAt, d.UpdatedAt, d.SettledAt)
 	if err != nil {
 		return fmt.Errorf("insert deposit: %w", err)
 	}
@@ -51,16 +50,10 @@ func insert(ctx context.Context, tx pgx.Tx, d Deposit) error {
 
 // update writes the fields a step changes.
 func update(ctx context.Context, tx pgx.Tx, d Deposit) error {
-	var price, settled *int64
-	if d.Price > 0 {
-		price = &d.Price
-	}
-	if d.SettledAmount != nil {
-		settled = &d.SettledAmount.Minor
-	}
+	price, settled := d.storedAmounts()
 	_, err := tx.Exec(ctx, `update deposits set status = $2, flag = $3, price = $4, settled_amount = $5, tx_hash = $6,
 		failure_reason = $7, updated_at = $8, settled_at = $9 where id = $1`,
-		d.ID, d.Status, d.Flag, price, settled, nullable(d.TxHash), nullable(d.FailureReason), d.UpdatedAt, d.SettledAt)
+		d.ID, d.Status, d.Flag, price, settled, postgres.NullIfEmpty(d.TxHash), postgres.NullIfEmpty(d.FailureReason), d.UpdatedAt, d.SettledAt)
 	if err != nil {
 		return fmt.Errorf("update deposit: %w", err)
 	}
@@ -86,25 +79,12 @@ func scan(row pgx.Row) (Deposit, error) {
 	}
 	d.Amount = money.New(money.Asset(currency), amount)
 	d.Settlement.Asset = money.Asset(asset)
-	if chain != nil {
-		d.Settlement.Chain = *chain
-	}
-	if dest != nil {
-		d.Settlement.DestinationAddress = *dest
-	}
-	if price != nil {
-		d.Price = *price
-	}
+	d.Settlement.Chain, d.Settlement.DestinationAddress, d.Price = postgres.OrZero(chain), postgres.OrZero(dest), postgres.OrZero(price)
 	if settled != nil {
 		a := money.New(d.Settlement.Asset, *settled)
 		d.SettledAmount = &a
 	}
-	if txh != nil {
-		d.TxHash = *txh
-	}
-	if reason != nil {
-		d.FailureReason = *reason
-	}
+	d.TxHash, d.FailureReason = postgres.OrZero(txh), postgres.OrZero(reason)
 	return d, nil
 }
 

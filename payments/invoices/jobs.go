@@ -57,20 +57,11 @@ func Register(workers *river.Workers, pool *pgxpool.Pool, sender mail.Sender, lo
 	if err := river.AddWorkerSafely(workers, NewMailWorker(pool, sender, log)); err != nil {
 		return err
 	}
-	return river.AddWorkerSafely(workers, &OverdueWorker{pool: pool, now: now})
-}
-
-// OverdueWorker runs OverdueArgs jobs.
-type OverdueWorker struct {
-	river.WorkerDefaults[OverdueArgs]
-	pool *pgxpool.Pool
-	now  func() time.Time
-}
-
-// Work makes the invoice overdue if it is still pending and its due date is before today
-// (UTC); otherwise it does nothing.
-func (w *OverdueWorker) Work(ctx context.Context, job *river.Job[OverdueArgs]) error {
-	return MarkOverdue(ctx, w.pool, job.Args.InvoiceID, w.now())
+	// OverdueArgs: the invoice becomes overdue if it is still pending and its due date is
+	// before today (UTC); otherwise nothing happens.
+	return river.AddWorkerSafely(workers, river.WorkFunc(func(ctx context.Context, job *river.Job[OverdueArgs]) error {
+		return MarkOverdue(ctx, pool, job.Args.InvoiceID, now())
+	}))
 }
 
 // MarkOverdue moves the invoice to overdue when it is pending and due before now's date.

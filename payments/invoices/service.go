@@ -46,10 +46,7 @@ type Service struct {
 // payLinks gives a sent invoice its pay link (payments/checkout.InvoiceLinks; nil: Send
 // fails); now nil means time.Now.
 func NewService(pool *pgxpool.Pool, jobs Inserter, payLinks PayLinks, now func() time.Time) *Service {
-	if now == nil {
-		now = time.Now
-	}
-	return &Service{pool: pool, jobs: jobs, payLinks: payLinks, now: now}
+	return &Service{pool: pool, jobs: jobs, payLinks: payLinks, now: payments.OrNow(now)}
 }
 
 func (s *Service) stamp() time.Time { return s.now().UTC().Truncate(time.Microsecond) }

@@ -4,28 +4,13 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"svc/payments"
 	"svc/payments/money"
 	"svc/payments/providers"
 )
 
 // Reporter collects field errors; *api.Validator is one.
-type Reporter interface {
-	Add(field, message string)
-}
-
-func oneOf(r Reporter, field, v string, allowed ...string) bool {
-	if v == "" {
-		r.Add(field, "is required")
-		return false
-	}
-	for _, a := range allowed {
-		if a == v {
-			return true
-		}
-	}
-	r.Add(field, "must be one of "+strings.Join(allowed, ", "))
-	return false
-}
+type Reporter = payments.Reporter
 
 func emailOK(s string) bool {
 	at := strings.IndexByte(s, '@')
@@ -41,7 +26,7 @@ func names(r Reporter, field, v string) {
 
 // Validate reports every invalid field of the body to r.
 func (in *CreateInput) Validate(r Reporter) {
-	oneOf(r, "type", in.Type, Types...)
+	payments.OneOf(r, "type", in.Type, Types...)
 	switch c := in.Customer; {
 	case c == nil:
 		r.Add("customer", "is required: customer_id or email")
@@ -60,14 +45,14 @@ func (in *CreateInput) Validate(r Reporter) {
 			r.Add("customer", "first_name and last_name apply only when creating by email")
 		}
 	}
-	oneOf(r, "chain", in.Chain, providers.ChainNames(providers.WalletChains)...)
-	oneOf(r, "asset", in.Asset, Assets...)
+	payments.OneOf(r, "chain", in.Chain, providers.ChainNames(providers.WalletChains)...)
+	payments.OneOf(r, "asset", in.Asset, Assets...)
 	st := in.Settlement
 	if st == nil {
 		r.Add("settlement", "is required")
 		return
 	}
-	if !oneOf(r, "settlement.mode", st.Mode, Modes...) {
+	if !payments.OneOf(r, "settlement.mode", st.Mode, Modes...) {
 		return
 	}
 	if st.Mode == ModeInternal {

@@ -37,19 +37,12 @@ func insert(ctx context.Context, tx pgx.Tx, o Onramp) (bool, error) {
 		on conflict on constraint onramps_account_key do nothing`,
 		o.ID, o.Tenant.MerchantID, o.Tenant.Environment, o.Type, o.Status, o.CustomerID, o.BankCode, o.AccountNumber,
 		o.BankName, o.AccountName, amount, price, o.RateID, o.Settlement.Mode, string(o.Settlement.Asset),
-		nullable(o.Settlement.Chain), nullable(o.Settlement.DestinationAddress), nullable(o.Reference),
+		postgres.NullIfEmpty(o.Settlement.Chain), postgres.NullIfEmpty(o.Settlement.DestinationAddress), postgres.NullIfEmpty(o.Reference),
 		o.ExpiresAt, o.CreatedAt, o.UpdatedAt, o.Metadata.OrEmpty())
 	if err != nil {
 		return false, fmt.Errorf("insert onramp: %w", err)
 	}
 	return tag.RowsAffected() == 1, nil
-}
-
-func nullable(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 func scan(row pgx.Row) (Onramp, error) {
@@ -73,18 +66,8 @@ func scan(row pgx.Row) (Onramp, error) {
 		a := money.New(money.NGN, *amount)
 		o.Amount = &a
 	}
-	if price != nil {
-		o.Price = *price
-	}
-	if chain != nil {
-		o.Settlement.Chain = *chain
-	}
-	if dest != nil {
-		o.Settlement.DestinationAddress = *dest
-	}
-	if refer != nil {
-		o.Reference = *refer
-	}
+	o.Price, o.Reference = postgres.OrZero(price), postgres.OrZero(refer)
+	o.Settlement.Chain, o.Settlement.DestinationAddress = postgres.OrZero(chain), postgres.OrZero(dest)
 	return o, nil
 }
 

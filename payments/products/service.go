@@ -24,10 +24,7 @@ type Service struct {
 
 // NewService returns the service; now nil means time.Now.
 func NewService(pool *pgxpool.Pool, now func() time.Time) *Service {
-	if now == nil {
-		now = time.Now
-	}
-	return &Service{pool: pool, now: now}
+	return &Service{pool: pool, now: payments.OrNow(now)}
 }
 
 func (s *Service) stamp() time.Time { return s.now().UTC().Truncate(time.Microsecond) }

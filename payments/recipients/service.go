@@ -25,10 +25,7 @@ type Service struct {
 
 // New returns the service; now nil means time.Now.
 func New(pool *pgxpool.Pool, now func() time.Time) *Service {
-	if now == nil {
-		now = time.Now
-	}
-	return &Service{pool: pool, now: now}
+	return &Service{pool: pool, now: payments.OrNow(now)}
 }
 
 // CheckCustomer returns ErrCustomerNotFound unless id is a customer of the tenant, read

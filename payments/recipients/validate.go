@@ -1,20 +1,20 @@
 package recipients
 
 import (
+	"fmt"
 	"math/big"
 	"strings"
 	"unicode/utf8"
 
 	"golang.org/x/text/language"
 
+	"svc/payments"
 	"svc/payments/money"
 	"svc/payments/providers"
 )
 
 // Reporter collects field errors; *api.Validator is one.
-type Reporter interface {
-	Add(field, message string)
-}
+type Reporter = payments.Reporter
 
 // MaxName is the longest owner or bank name (spec "Limits").
 const MaxName = 256
@@ -68,20 +68,6 @@ func alnum(s string) bool {
 		}
 	}
 	return s != ""
-}
-
-func oneOf(r Reporter, field, v string, allowed ...string) bool {
-	if v == "" {
-		r.Add(field, "is required")
-		return false
-	}
-	for _, a := range allowed {
-		if v == a {
-			return true
-		}
-	}
-	r.Add(field, "must be one of "+strings.Join(allowed, ", "))
-	return false
 }
 
 // ValidCountry reports whether s is an ISO 3166-1 alpha-3 country code in upper case
@@ -154,18 +140,23 @@ func ValidRoutingNumber(s string) bool {
 	return sum%10 == 0
 }
 
+// digitField reports field as required when v is empty, and unless v is min to max digits.
+func digitField(r Reporter, field, v string, min, max int) {
+	switch {
+	case v == "":
+		r.Add(field, "is required")
+	case !digits(v) || len(v) < min || len(v) > max:
+		r.Add(field, fmt.Sprintf("must be %d to %d digits", min, max))
+	}
+}
+
 // Validate reports every invalid field of a domestic bank account under prefix.
 func (b *Bank) Validate(r Reporter, prefix string) {
 	if b == nil {
 		r.Add(prefix, "is required")
 		return
 	}
-	switch {
-	case b.AccountNumber == "":
-		r.Add(join(prefix, "account_number"), "is required")
-	case !digits(b.AccountNumber) || len(b.AccountNumber) < 6 || len(b.AccountNumber) > 32:
-		r.Add(join(prefix, "account_number"), "must be 6 to 32 digits")
-	}
+	digitField(r, join(prefix, "account_number"), b.AccountNumber, 6, 32)
 	switch {
 	case b.BankCode == "":
 		r.Add(join(prefix, "bank_code"), "is required")
@@ -181,8 +172,8 @@ func (c *Crypto) Validate(r Reporter, prefix string) {
 		r.Add(prefix, "is required")
 		return
 	}
-	oneOf(r, join(prefix, "asset"), c.Asset, string(money.USDC), string(money.USDT))
-	chainOK := oneOf(r, join(prefix, "chain"), c.Chain, providers.ChainNames(providers.RecipientChains)...)
+	payments.OneOf(r, join(prefix, "asset"), c.Asset, string(money.USDC), string(money.USDT))
+	chainOK := payments.OneOf(r, join(prefix, "chain"), c.Chain, providers.ChainNames(providers.RecipientChains)...)
 	switch {
 	case c.Address == "":
 		r.Add(join(prefix, "address"), "is required")
@@ -214,12 +205,7 @@ func (u *USBank) Validate(r Reporter, prefix string) {
 		return
 	}
 	text(r, join(prefix, "account_owner_name"), u.AccountOwnerName, 1, MaxName)
-	switch {
-	case u.AccountNumber == "":
-		r.Add(join(prefix, "account_number"), "is required")
-	case !digits(u.AccountNumber) || len(u.AccountNumber) < 4 || len(u.AccountNumber) > 17:
-		r.Add(join(prefix, "account_number"), "must be 4 to 17 digits")
-	}
+	digitField(r, join(prefix, "account_number"), u.AccountNumber, 4, 17)
 	switch {
 	case u.RoutingNumber == "":
 		r.Add(join(prefix, "routing_number"), "is required")
@@ -227,8 +213,8 @@ func (u *USBank) Validate(r Reporter, prefix string) {
 		r.Add(join(prefix, "routing_number"), "must be a 9-digit ABA routing number with a valid check digit")
 	}
 	text(r, join(prefix, "bank_name"), u.BankName, 1, MaxName)
-	oneOf(r, join(prefix, "account_type"), u.AccountType, "checking", "savings")
-	oneOf(r, join(prefix, "payout_scheme"), u.PayoutScheme, "ach", "wire")
+	payments.OneOf(r, join(prefix, "account_type"), u.AccountType, "checking", "savings")
+	payments.OneOf(r, join(prefix, "payout_scheme"), u.PayoutScheme, "ach", "wire")
 	u.Address.Validate(r, join(prefix, "address"))
 }
 
@@ -246,7 +232,7 @@ func (s *SWIFT) Validate(r Reporter, prefix string) {
 		return
 	}
 	text(r, join(prefix, "account_owner_name"), s.AccountOwnerName, 1, MaxName)
-	oneOf(r, join(prefix, "account_owner_type"), s.AccountOwnerType, OwnerTypes...)
+	payments.OneOf(r, join(prefix, "account_owner_type"), s.AccountOwnerType, OwnerTypes...)
 	country(r, join(prefix, "account_country"), s.AccountCountry)
 	switch {
 	case s.IBAN == "":
@@ -258,7 +244,7 @@ func (s *SWIFT) Validate(r Reporter, prefix string) {
 		r.Add(join(prefix, "bic"), "must be an 8 or 11 character SWIFT/BIC code in upper case")
 	}
 	optText(r, join(prefix, "bank_name"), s.BankName, MaxName)
-	oneOf(r, join(prefix, "category"), s.Category, Categories...)
+	payments.OneOf(r, join(prefix, "category"), s.Category, Categories...)
 	if len(s.PurposeOfFunds) == 0 {
 		r.Add(join(prefix, "purpose_of_funds"), "must list at least one of intra_group_transfer, invoice_for_goods_and_services")
 	}
@@ -297,7 +283,7 @@ func (d *Details) Validate(r Reporter, prefix, typ string) {
 
 // Validate reports every invalid field of a recipient body.
 func (in *CreateInput) Validate(r Reporter) {
-	if !oneOf(r, "type", in.Type, Types...) {
+	if !payments.OneOf(r, "type", in.Type, Types...) {
 		return
 	}
 	if (in.Type == USBankAccount || in.Type == SWIFTBankAccount) && in.CustomerID == nil {

@@ -73,10 +73,7 @@ type Service struct {
 
 // NewService returns the service; now nil means time.Now.
 func NewService(pool *pgxpool.Pool, recorder *events.Recorder, envs providers.Environments, now func() time.Time) *Service {
-	if now == nil {
-		now = time.Now
-	}
-	return &Service{pool: pool, recorder: recorder, providers: envs, now: now}
+	return &Service{pool: pool, recorder: recorder, providers: envs, now: payments.OrNow(now)}
 }
 
 const cols = `id, customer_id, type, status, bank_code, bank_name, account_number, account_name, amount, expires_at, created_at`

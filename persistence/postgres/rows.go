@@ -34,3 +34,20 @@ func Page[T any](ctx context.Context, q Querier, what, count, list string, args 
 	}
 	return out, total, nil
 }
+
+// NullIfEmpty is what a nullable text column stores for s: NULL for "", else s.
+func NullIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// OrZero is the value of a nullable column scanned into p: the zero value for NULL.
+func OrZero[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
