@@ -621,7 +621,15 @@ func (s *Service) CreateAPIKey(ctx context.Context, p Caller, name string, env E
 			return CreatedKey{}, err
 		}
 	}
-	k, key, err := CreateScopedKey(ctx, s.pool, p.MerchantID, env, name, scopes)
+	// In the request's idempotency scope when it has one (postgres.InScope): the key and the
+	// stored answer commit together, so a retry after a crash finds either both or neither.
+	var k APIKey
+	var key string
+	err := postgres.InScope(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		k, key, err = CreateScopedKey(ctx, tx, p.MerchantID, env, name, scopes)
+		return err
+	})
 	if err != nil {
 		return CreatedKey{}, err
 	}

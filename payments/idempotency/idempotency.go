@@ -273,21 +273,24 @@ func (s *Scope) Abort(ctx context.Context) {
 	postgres.Rollback(ctx, s.tx)
 }
 
-type contextKey struct{}
-
-// ContextKey is the key under which the scope is found in a context (ctx.Value). The
-// middleware stores the scope with fasthttp's RequestCtx.SetUserValue(ContextKey(), scope),
-// which RequestCtx.Value reads back.
-func ContextKey() any { return contextKey{} }
+// ContextKey is the key under which the scope is found in a context (ctx.Value): the
+// ambient transaction of persistence/postgres (postgres.ScopeKey), so identity, which may not
+// import payments, writes in the same scope (postgres.InScope). The middleware stores the
+// scope with fasthttp's RequestCtx.SetUserValue(ContextKey(), scope), which
+// RequestCtx.Value reads back.
+func ContextKey() any { return postgres.ScopeKey() }
 
 // WithScope returns a context carrying s (for callers that are not fasthttp handlers).
 func WithScope(parent context.Context, s *Scope) context.Context {
-	return context.WithValue(parent, contextKey{}, s)
+	if s == nil { // a nil *Scope in the interface would be a scope to ScopeFrom's callers
+		return parent
+	}
+	return postgres.WithScope(parent, s)
 }
 
 // ScopeFrom returns the scope in ctx, or nil.
 func ScopeFrom(ctx context.Context) *Scope {
-	s, _ := ctx.Value(contextKey{}).(*Scope)
+	s, _ := postgres.ScopeFrom(ctx).(*Scope)
 	return s
 }
 
@@ -296,10 +299,11 @@ func ScopeFrom(ctx context.Context) *Scope {
 // until the scope completes), else in a transaction of its own (postgres.InTx, with its
 // retries). Services use it for every write a keyed request can make.
 func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(tx pgx.Tx) error) error {
-	s := ScopeFrom(ctx)
-	if s == nil {
-		return postgres.InTx(ctx, pool, fn)
-	}
+	return postgres.InScope(ctx, pool, fn)
+}
+
+// InTx runs fn in a savepoint of the scope's transaction (postgres.Scope).
+func (s *Scope) InTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.done {
