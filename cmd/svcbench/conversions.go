@@ -69,8 +69,12 @@ func runConversions(args []string, stdout, stderr io.Writer) error {
 		ratio := b.RPS() / a.RPS()
 		ratios = append(ratios, ratio)
 		without, with = append(without, a), append(with, b)
-		fmt.Fprintf(stdout, "round %d: %d conversions (%d failed) during the run; orders/s with/without = %.1f%% (load %s)\n\n",
+		fmt.Fprintf(stdout, "round %d: %d conversions (%d failed) during the run; orders/s with/without = %.1f%% (load %s)\n",
 			r+1, done, failed, 100*ratio, loadAvg())
+		if err, ok := flow.firstErr.Load().(error); ok {
+			fmt.Fprintf(stdout, "  first failed conversion: %v\n", err)
+		}
+		fmt.Fprintln(stdout)
 	}
 	sort.Float64s(ratios)
 	m := ratios[len(ratios)/2]
@@ -89,6 +93,7 @@ type conversionFlow struct {
 	stopCh       chan struct{}
 	wg           sync.WaitGroup
 	done, failed atomic.Int64
+	firstErr     atomic.Value // the first failure's error, to say why
 }
 
 func startConversionFlow(addr, key string, rate float64) *conversionFlow {
@@ -111,8 +116,9 @@ func startConversionFlow(addr, key string, rate float64) *conversionFlow {
 			inflight.Add(1)
 			go func() {
 				defer inflight.Done()
-				if f.one(c, addr, key) != nil {
+				if err := f.one(c, addr, key); err != nil {
 					f.failed.Add(1)
+					f.firstErr.CompareAndSwap(nil, err)
 					return
 				}
 				f.done.Add(1)
@@ -125,7 +131,7 @@ func startConversionFlow(addr, key string, rate float64) *conversionFlow {
 func (f *conversionFlow) one(c *fasthttp.HostClient, addr, key string) error {
 	code, body, err := call(c, addr, key, "POST", "/v1/payments/onramps", []byte(`{"type":"TEMPORARY","amount":50000}`))
 	if err != nil || code != 201 {
-		return fmt.Errorf("onramp: %d %v", code, err)
+		return fmt.Errorf("onramp: %d %v %.200s", code, err, body)
 	}
 	var o struct {
 		Data struct {
@@ -135,9 +141,9 @@ func (f *conversionFlow) one(c *fasthttp.HostClient, addr, key string) error {
 	if err := json.Unmarshal(body, &o); err != nil {
 		return err
 	}
-	code, _, err = call(c, addr, key, "POST", "/v1/payments/sandbox/deposits", []byte(`{"onramp_id":"`+o.Data.ID+`"}`))
+	code, body, err = call(c, addr, key, "POST", "/v1/payments/sandbox/deposits", []byte(`{"onramp_id":"`+o.Data.ID+`"}`))
 	if err != nil || code >= 300 {
-		return fmt.Errorf("deposit: %d %v", code, err)
+		return fmt.Errorf("deposit: %d %v %.200s", code, err, body)
 	}
 	return nil
 }
