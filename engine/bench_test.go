@@ -146,11 +146,14 @@ var benchLookahead = os.Getenv("ENGINE_BENCH_LOOKAHEAD") != "0"
 // matter to the look-ahead), as the runner hands it the next commands of its batch:
 // la holds the ops ahead, each written once, when it comes within two of the op run.
 func (w *addCancel) ahead(i int) {
-	if !benchLookahead {
+	// The runner hands over pointers to commands already in its ring, at no cost; the
+	// harness has to write them, so it skips that when the market would ignore them.
+	if !benchLookahead || w.bc.m.book.orders < lookaheadMin {
+		w.la[(i+2)&3].Kind = 0
 		return
 	}
-	if i == 0 {
-		w.peek(0, 1, &w.la[1])
+	if c1 := &w.la[(i+1)&3]; i == 0 || c1.Kind == 0 {
+		w.peek(i, 1, c1)
 	}
 	c2 := &w.la[(i+2)&3]
 	w.peek(i, 2, c2)

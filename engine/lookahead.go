@@ -53,13 +53,10 @@ func (m *market) lookahead(c1, c2 *Command) {
 	}
 }
 
-// prefetchEvictee prefetches for the next two retires: the index slot of the order the
+// prefetchEvictee (called from lookaheadMin resting orders on) prefetches for the next two retires: the index slot of the order the
 // next one evicts (its id was prefetched by the retire before) and the order the one
 // after it evicts.
 func (m *market) prefetchEvictee() {
-	if m.book.orders < lookaheadMin {
-		return
-	}
 	n := len(m.closed)
 	pos := m.closedPos
 	if o := m.closed[pos]; o != nil {

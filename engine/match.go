@@ -475,7 +475,9 @@ func (m *market) retire(o *order) {
 	if m.closedPos == len(m.closed) {
 		m.closedPos = 0
 	}
-	m.prefetchEvictee()
+	if m.book.orders >= lookaheadMin {
+		m.prefetchEvictee()
+	}
 }
 
 func (m *market) cancel(c *Command, r *Result) {
