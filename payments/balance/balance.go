@@ -139,9 +139,7 @@ type Service struct {
 
 // New returns the service.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.Now = payments.OrNow(cfg.Now)
 	return &Service{pool: pool, cfg: cfg}
 }
 

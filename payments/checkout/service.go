@@ -46,9 +46,7 @@ type Service struct {
 
 // NewService returns the service. invoices creates the invoices of the inline flavor.
 func NewService(pool *pgxpool.Pool, inv *invoices.Service, cfg Config) *Service {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.Now = payments.OrNow(cfg.Now)
 	if cfg.MaxOpenAttempts <= 0 {
 		cfg.MaxOpenAttempts = 5
 	}

@@ -163,11 +163,7 @@ func (s *Service) reverse(ctx context.Context, tx pgx.Tx, d Deposit, reason stri
 	if err := s.post(ctx, tx, d, nil, "reverse", desc, postings...); err != nil {
 		return Outcome{}, err
 	}
-	d.FailureReason = reason
-	if err := s.move(ctx, tx, &d, Reversed); err != nil {
-		return Outcome{}, err
-	}
-	if err := s.event(ctx, tx, d, events.DepositFailed); err != nil {
+	if err := s.end(ctx, tx, &d, Reversed, reason); err != nil {
 		return Outcome{}, err
 	}
 	if holder.Owner == ledger.OwnerCustomer {
@@ -253,11 +249,7 @@ func (s *Service) RejectTx(ctx context.Context, tx pgx.Tx, t *payments.Tenant, i
 			ledger.Move(ledger.System(ledger.FX), ledger.System(ledger.External), d.Amount)); err != nil {
 			return Outcome{}, err
 		}
-		d.FailureReason = why
-		if err := s.move(ctx, tx, &d, Failed); err != nil {
-			return Outcome{}, err
-		}
-		if err := s.event(ctx, tx, d, events.DepositFailed); err != nil {
+		if err := s.end(ctx, tx, &d, Failed, why); err != nil {
 			return Outcome{}, err
 		}
 		return Outcome{Deposit: d, Changed: true, From: PendingWithdrawal}, nil

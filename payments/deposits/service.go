@@ -54,9 +54,7 @@ type Service struct {
 
 // New returns the service.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.Now = payments.OrNow(cfg.Now)
 	return &Service{pool: pool, cfg: cfg}
 }
 
@@ -300,11 +298,17 @@ func (s *Service) fail(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem, 
 		ledger.Move(ledger.System(Incoming), ledger.System(ledger.External), d.Amount)); err != nil {
 		return err
 	}
+	return s.end(ctx, tx, &d, Failed, reason)
+}
+
+// end moves d to `to` (FAILED, or REVERSED after a settlement) with the reason, and records
+// deposit.failed (the reversal's too; see docs/decisions.md).
+func (s *Service) end(ctx context.Context, tx pgx.Tx, d *Deposit, to, reason string) error {
 	d.FailureReason = reason
-	if err := s.move(ctx, tx, &d, Failed); err != nil {
+	if err := s.move(ctx, tx, d, to); err != nil {
 		return err
 	}
-	return s.event(ctx, tx, d, events.DepositFailed)
+	return s.event(ctx, tx, *d, events.DepositFailed)
 }
 
 // route is the PENDING_WITHDRAWAL step. In a batch (b set) the owner's pending ->
@@ -326,11 +330,7 @@ func (s *Service) route(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem)
 				ledger.Move(ledger.System(ledger.FX), ledger.System(ledger.External), d.Amount)); err != nil {
 				return err
 			}
-			d.FailureReason = "SEND_FAILED: " + res.FailureReason
-			if err := s.move(ctx, tx, &d, Failed); err != nil {
-				return err
-			}
-			return s.event(ctx, tx, d, events.DepositFailed)
+			return s.end(ctx, tx, &d, Failed, "SEND_FAILED: "+res.FailureReason)
 		}
 		if err := s.post(ctx, tx, d, b, "settle", "Sent on "+d.Settlement.Chain+" to "+d.Settlement.DestinationAddress,
 			ledger.Move(ledger.System(Outgoing), ledger.System(ledger.External), got)); err != nil {

@@ -48,12 +48,8 @@ func (OverdueArgs) InsertOpts() river.InsertOpts {
 
 // Register adds the invoices' workers. now nil means time.Now.
 func Register(workers *river.Workers, pool *pgxpool.Pool, sender mail.Sender, log *slog.Logger, now func() time.Time) error {
-	if now == nil {
-		now = time.Now
-	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	now = payments.OrNow(now)
+	log = payments.OrDiscard(log)
 	if err := river.AddWorkerSafely(workers, NewMailWorker(pool, sender, log)); err != nil {
 		return err
 	}
@@ -87,9 +83,7 @@ type MailWorker struct {
 
 // NewMailWorker returns the worker Register adds (tests run it directly).
 func NewMailWorker(pool *pgxpool.Pool, sender mail.Sender, log *slog.Logger) *MailWorker {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = payments.OrDiscard(log)
 	return &MailWorker{pool: pool, sender: sender, outbox: &mail.Outbox{DB: pool, Log: log}, log: log}
 }
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+
+	"svc/payments"
 )
 
 // Housekeeping: one periodic job (river's periodic jobs run on the elected leader only, so
@@ -77,12 +79,8 @@ func RegisterHousekeeping(workers *river.Workers, queues map[string]int, cfg Hou
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultHousekeepingInterval
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.Logger = payments.OrDiscard(cfg.Logger)
+	cfg.Now = payments.OrNow(cfg.Now)
 	if err := river.AddWorkerSafely(workers, &Housekeeping{purgers: cfg.Purgers, log: cfg.Logger, now: cfg.Now}); err != nil {
 		return nil, fmt.Errorf("jobs: housekeeping worker: %w", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"svc/payments"
 	"svc/payments/ledger"
 	"svc/payments/money"
 	"svc/payments/paymentstest"
@@ -181,10 +182,7 @@ func TestInsufficientBalanceLeavesTxUsable(t *testing.T) {
 	pool, ctx := paymentstest.New(t)
 	m := uuid.New()
 	avail, pending := ledger.Merchant(m, ledger.Available), ledger.Merchant(m, ledger.Pending)
-	if _, err := post(ctx, pool, ledger.Transaction{MerchantID: m, Environment: "sandbox", Reference: "fund",
-		Postings: ledger.Move(ledger.System(ledger.External), avail, money.MustParse(money.USDT, "10"))}); err != nil {
-		t.Fatal(err)
-	}
+	paymentstest.Fund(t, pool, payments.Tenant{MerchantID: m, Environment: "sandbox"}, avail, money.MustParse(money.USDT, "10"))
 	err := postgres.InTx(ctx, pool, func(tx pgx.Tx) error {
 		_, err := ledger.Post(ctx, tx, ledger.Transaction{MerchantID: m, Environment: "sandbox", Reference: "hold-1",
 			Postings: ledger.Move(avail, pending, money.MustParse(money.USDT, "10.000001"))})
@@ -214,10 +212,7 @@ func TestInsufficientBalanceLeavesTxUsable(t *testing.T) {
 func TestDatabaseRefusesNegativeBalance(t *testing.T) {
 	pool, ctx := paymentstest.New(t)
 	m, c := uuid.New(), uuid.New()
-	if _, err := post(ctx, pool, ledger.Transaction{MerchantID: m, Environment: "sandbox", Reference: "fund",
-		Postings: ledger.Move(ledger.System(ledger.External), ledger.Customer(c, ledger.Available), ngn("5"))}); err != nil {
-		t.Fatal(err)
-	}
+	paymentstest.Fund(t, pool, payments.Tenant{MerchantID: m, Environment: "sandbox"}, ledger.Customer(c, ledger.Available), ngn("5"))
 	_, err := pool.Exec(ctx, `update ledger_accounts set balance = -1 where owner_type = 'customer'`)
 	if err == nil || !strings.Contains(err.Error(), "ledger_accounts_non_negative") {
 		t.Fatalf("raw SQL negative balance: %v", err)
@@ -238,10 +233,7 @@ func TestConcurrentDebitsNeverOverdraw(t *testing.T) {
 	pool, ctx := paymentstest.New(t)
 	m := uuid.New()
 	avail, pending := ledger.Merchant(m, ledger.Available), ledger.Merchant(m, ledger.Pending)
-	if _, err := post(ctx, pool, ledger.Transaction{MerchantID: m, Environment: "sandbox", Reference: "fund",
-		Postings: ledger.Move(ledger.System(ledger.External), avail, money.MustParse(money.USDT, "60"))}); err != nil {
-		t.Fatal(err)
-	}
+	paymentstest.Fund(t, pool, payments.Tenant{MerchantID: m, Environment: "sandbox"}, avail, money.MustParse(money.USDT, "60"))
 	var ok, short atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, 100)

@@ -62,9 +62,7 @@ func New(pool *pgxpool.Pool, cfg Config) *Service {
 	if cfg.Lifetime <= 0 {
 		cfg.Lifetime = TemporaryLifetime
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.Now = payments.OrNow(cfg.Now)
 	return &Service{pool: pool, cfg: cfg}
 }
 

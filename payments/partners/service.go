@@ -108,12 +108,8 @@ type Service struct {
 
 // New returns the service over the configured partners.
 func New(pool *pgxpool.Pool, cfg Config) (*Service, error) {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Now = payments.OrNow(cfg.Now)
+	cfg.Logger = payments.OrDiscard(cfg.Logger)
 	if cfg.RefundPollEvery <= 0 {
 		cfg.RefundPollEvery = 5 * time.Minute
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"svc/payments"
 	"svc/payments/events"
 )
 
@@ -65,12 +66,8 @@ func NewWorker(pool *pgxpool.Pool, cipher *Cipher, sender *Sender, cfg WorkerCon
 	if cfg.RetryBase <= 0 {
 		cfg.RetryBase = DefaultRetryBase
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.Logger = payments.OrDiscard(cfg.Logger)
+	cfg.Now = payments.OrNow(cfg.Now)
 	if cfg.JobTimeout <= 0 {
 		cfg.JobTimeout = sender.cfg.Timeout + 10*time.Second
 	}

@@ -15,6 +15,20 @@ import (
 
 func sign(secret string, body []byte) string { return hex.EncodeToString(paystack.Sign(secret, body)) }
 
+// notified is notification n (err: the contract server's) as the client parses it; the test
+// fails on either error.
+func notified(t *testing.T, c *paystack.Client, n paystacktest.Notification, err error) paystack.Event {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := c.ParseEvent(n.Signature, n.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
 func TestVerifySignature(t *testing.T) {
 	const secret = "sk_test_contract_secret"
 	body := []byte(`{"event":"transfer.success","data":{}}`)
@@ -60,13 +74,7 @@ func TestNotifications(t *testing.T) {
 
 	t.Run("charge.success on a dedicated account", func(t *testing.T) {
 		n, err := srv.Charge(va.AccountNumber, 500_075, paystacktest.Sender{Name: "RANDALL HORTON", Bank: "First City Monument Bank", AccountNumber: "0123450011", Narration: "NIP: RANDALL HORTON"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ev, err := c.ParseEvent(n.Signature, n.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ev := notified(t, c, n, err)
 		in := ev.Inbound
 		if ev.Type != paystack.EventChargeSuccess || !strings.HasPrefix(ev.ID, "charge.success:") || in == nil || ev.Payout != nil {
 			t.Fatalf("%+v", ev)
@@ -87,13 +95,7 @@ func TestNotifications(t *testing.T) {
 
 	t.Run("the API confirms a notified charge before value is given", func(t *testing.T) {
 		n, err := srv.Charge(va.AccountNumber, 250_000, paystacktest.Sender{Name: "GRACE HOPPER", Bank: "Access Bank", AccountNumber: "0690000031"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ev, err := c.ParseEvent(n.Signature, n.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ev := notified(t, c, n, err)
 		got, err := c.VerifyInbound(ctx, ev.Inbound.ProviderReference)
 		if err != nil || got != *ev.Inbound {
 			t.Fatalf("%+v %v, notified %+v", got, err, *ev.Inbound)
@@ -125,13 +127,7 @@ func TestNotifications(t *testing.T) {
 			}
 			pref, _ := paystack.EncodeReference(ref)
 			n, err := srv.Finish(pref, tc.status, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			ev, err := c.ParseEvent(n.Signature, n.Body)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ev := notified(t, c, n, err)
 			p := ev.Payout
 			if ev.Type != tc.typ || p == nil || ev.Inbound != nil || p.EventID != ev.ID || !strings.HasPrefix(ev.ID, tc.typ+":") {
 				t.Fatalf("%+v", ev)

@@ -42,13 +42,7 @@ func TestIdentify(t *testing.T) {
 				t.Fatalf("identifications %+v", ids)
 			}
 			n, err := srv.FinishIdentification(ids[0].CustomerCode, tc.success, tc.reason)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ev, err := c.ParseEvent(n.Signature, n.Body)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ev := notified(t, c, n, err)
 			o := ev.Identity
 			if o == nil || ev.Inbound != nil || ev.Payout != nil {
 				t.Fatalf("event %+v", ev)
