@@ -98,11 +98,28 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 	flush := fs.Duration("flush", 20*time.Millisecond, "hub FlushEvery (diff conflation)")
 	rounds := fs.Int("rounds", 3, "rounds per subscriber count (medians reported)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the first round per count to FILE.N")
-	withBare := fs.Bool("bare", true, "alternate each round with the bare broadcaster (the anchor): the same diff frames at the same flush interval to as many subscribers, sent by a minimal server")
+	withBare := fs.Bool("bare", true, "alternate each round with the bare broadcaster (the anchor): the same diff frames at the same interval to as many subscribers, sent by a minimal server")
+	intervalList := fs.String("interval", "default", "the subscribers' order-book update intervals to run, comma separated: default (a diff per flush), 100ms, 1000ms (orderbook:SYMBOL@100ms, ...)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	nofile := raiseNoFile()
+	type interval struct {
+		name, suffix string
+		every        time.Duration // the bare broadcaster's tick
+	}
+	var intervals []interval
+	for _, s := range strings.Split(*intervalList, ",") {
+		switch s = strings.TrimSpace(s); s {
+		case "default", "":
+			intervals = append(intervals, interval{"default", "", *flush})
+		case "100ms", "1000ms":
+			d, _ := time.ParseDuration(s)
+			intervals = append(intervals, interval{"@" + s, "@" + s, d})
+		default:
+			return fmt.Errorf("--interval: %q (default, 100ms or 1000ms)", s)
+		}
+	}
 	var counts []int
 	for _, s := range strings.Split(*connsList, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -217,11 +234,15 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 		return n.Load()
 	}
 
-	// Warm up, and meanwhile record the levels of the diffs the hub sends: the bare
-	// broadcaster sends frames of the same sizes.
-	var levels [][]byte
-	if capt, err := ws.Dial(url, wsBenchKey); err == nil {
-		_ = capt.Subscribe("orderbook:" + wsSymbol)
+	// Warm up, and meanwhile record the levels of the diffs the hub sends on channel: the
+	// bare broadcaster sends frames of the same sizes.
+	capture := func(channel string, d time.Duration) (levels [][]byte) {
+		capt, err := ws.Dial(url, wsBenchKey)
+		if err != nil {
+			drive(d)
+			return nil
+		}
+		_ = capt.Subscribe(channel)
 		got := make(chan struct{})
 		go func() {
 			defer close(got)
@@ -235,173 +256,196 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 				}
 			}
 		}()
-		drive(time.Second)
+		drive(d)
 		_ = capt.Close()
 		<-got
-	} else {
-		drive(time.Second)
+		return levels
 	}
-	var bare *bareBroadcaster
-	if *withBare {
-		if bare, err = startBareBroadcaster(*flush, levels); err != nil {
-			return err
-		}
-		defer bare.Close()
-		fmt.Fprintf(stdout, "bare broadcaster on %s: %d captured diff bodies, %d bytes on average\n", bare.URL(), len(levels), avgLen(levels))
-	}
+	capture("orderbook:"+wsSymbol, time.Second)
 	type row struct {
+		interval                     string
 		conns                        int
 		orders, msgs, p50, p99, pmax []float64
 		memPerConn                   float64
 		closed                       int64
 		perCPU, bMsgs, bP50, bP99    []float64 // the hub's messages per server CPU-second; the bare broadcaster's figures
+		perFanCPU                    []float64 // the hub's messages per CPU-second of the server less its orders' (at the no-subscriber cost)
 		bPerCPU                      []float64
 	}
 	baseline := []float64{}
+	var baseCPU, baseOrders float64
 	for r := 0; r < *rounds; r++ {
-		baseline = append(baseline, float64(drive(*dur))/dur.Seconds())
+		cpu0 := procCPU(os.Getpid())
+		n := drive(*dur)
+		baseCPU += procCPU(os.Getpid()) - cpu0
+		baseOrders += float64(n)
+		baseline = append(baseline, float64(n)/dur.Seconds())
 	}
-	fmt.Fprintf(stdout, "no subscribers: orders/s %v (median %.0f)\n", rounded(baseline), median(baseline))
+	// What an order costs the server process without subscribers: a hub round's CPU less
+	// its orders at this cost is what its fan-out cost (an estimate: the order path's cost
+	// per order is not constant under contention).
+	cpuPerOrder := baseCPU / max(baseOrders, 1)
+	fmt.Fprintf(stdout, "no subscribers: orders/s %v (median %.0f); server CPU %.2f µs per order\n", rounded(baseline), median(baseline), cpuPerOrder*1e6)
 
 	var rows []row
-	for _, n := range counts {
-		rw := row{conns: n}
-		before := memInUse()
-		child := exec.Command(os.Args[0], "ws-clients", "--url", url, "--n", strconv.Itoa(n))
-		child.Stderr = stderr
-		in, _ := child.StdinPipe()
-		outp, _ := child.StdoutPipe()
-		if err := child.Start(); err != nil {
-			return err
-		}
-		sc := bufio.NewScanner(outp)
-		readLine := func() (string, error) {
-			if !sc.Scan() {
-				return "", errors.New("ws-clients ended: " + fmt.Sprint(sc.Err()))
-			}
-			return sc.Text(), nil
-		}
-		line, err := readLine() // "ready N"
-		if err != nil {
-			return err
-		}
-		time.Sleep(time.Second)
-		after := memInUse()
-		rw.memPerConn = float64(after-before) / float64(n)
-		fmt.Fprintf(stdout, "%d subscribers connected (%s); server memory in use +%.1f MB = %.1f KB per connection (%d open; %s)\n",
-			n, line, float64(after-before)/1e6, rw.memPerConn/1024, srv.Connections(), memSplit())
-		// The bare broadcaster's subscribers connect after the hub's memory was measured.
-		var bChild *exec.Cmd
-		var bIn io.WriteCloser
-		var bRead func() (string, error)
-		if bare != nil {
-			bChild = exec.Command(os.Args[0], "ws-clients", "--url", bare.URL(), "--n", strconv.Itoa(n))
-			bChild.Stderr = stderr
-			bIn, _ = bChild.StdinPipe()
-			bOut, _ := bChild.StdoutPipe()
-			if err := bChild.Start(); err != nil {
+	for _, iv := range intervals {
+		channel := "orderbook:" + wsSymbol + iv.suffix
+		var bare *bareProcess
+		if *withBare {
+			levels := capture(channel, max(time.Second, 3*iv.every))
+			if bare, err = startBareProcess(iv.every, channel, levels, stderr); err != nil {
 				return err
 			}
-			bsc := bufio.NewScanner(bOut)
-			bRead = func() (string, error) {
-				if !bsc.Scan() {
-					return "", errors.New("ws-clients (bare) ended: " + fmt.Sprint(bsc.Err()))
-				}
-				return bsc.Text(), nil
-			}
-			if _, err := bRead(); err != nil {
+			fmt.Fprintf(stdout, "%s: bare broadcaster on %s every %s: %d captured diff bodies, %d bytes on average\n", channel, bare.URL(), iv.every, len(levels), avgLen(levels))
+		}
+		for _, n := range counts {
+			rw := row{conns: n, interval: iv.name}
+			before := memInUse()
+			child := exec.Command(os.Args[0], "ws-clients", "--url", url, "--n", strconv.Itoa(n), "--channel", channel)
+			child.Stderr = stderr
+			in, _ := child.StdinPipe()
+			outp, _ := child.StdoutPipe()
+			if err := child.Start(); err != nil {
 				return err
 			}
-		}
-		for r := 0; r < *rounds; r++ {
-			cpuSrv0, cpuCli0 := procCPU(os.Getpid()), procCPU(child.Process.Pid)
-			blocked0 := srv.Blocked()
-			fmt.Fprintln(in, "start")
-			if *cpuProfile != "" && r == 0 {
-				f, err := os.Create(fmt.Sprintf("%s.%d", *cpuProfile, n))
-				if err == nil {
-					_ = pprof.StartCPUProfile(f)
+			sc := bufio.NewScanner(outp)
+			readLine := func() (string, error) {
+				if !sc.Scan() {
+					return "", errors.New("ws-clients ended: " + fmt.Sprint(sc.Err()))
 				}
+				return sc.Text(), nil
 			}
-			ord := drive(*dur)
-			cpuSrv, cpuCli := procCPU(os.Getpid())-cpuSrv0, procCPU(child.Process.Pid)-cpuCli0
-			if *cpuProfile != "" && r == 0 {
-				pprof.StopCPUProfile()
-			}
-			fmt.Fprintln(in, "stop")
-			line, err := readLine()
+			line, err := readLine() // "ready N"
 			if err != nil {
 				return err
 			}
-			var st wsStats
-			if err := json.Unmarshal([]byte(line), &st); err != nil {
-				return fmt.Errorf("ws-clients: %q: %w", line, err)
+			time.Sleep(time.Second)
+			after := memInUse()
+			rw.memPerConn = float64(after-before) / float64(n)
+			fmt.Fprintf(stdout, "%d subscribers of %s connected (%s); server memory in use +%.1f MB = %.1f KB per connection (%d open; %s)\n",
+				n, channel, line, float64(after-before)/1e6, rw.memPerConn/1024, srv.Connections(), memSplit())
+			// The bare broadcaster's subscribers connect after the hub's memory was measured.
+			var bChild *exec.Cmd
+			var bIn io.WriteCloser
+			var bRead func() (string, error)
+			if bare != nil {
+				bChild = exec.Command(os.Args[0], "ws-clients", "--url", bare.URL(), "--n", strconv.Itoa(n), "--channel", channel)
+				bChild.Stderr = stderr
+				bIn, _ = bChild.StdinPipe()
+				bOut, _ := bChild.StdoutPipe()
+				if err := bChild.Start(); err != nil {
+					return err
+				}
+				bsc := bufio.NewScanner(bOut)
+				bRead = func() (string, error) {
+					if !bsc.Scan() {
+						return "", errors.New("ws-clients (bare) ended: " + fmt.Sprint(bsc.Err()))
+					}
+					return bsc.Text(), nil
+				}
+				line, err := bRead()
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(stdout, "%d subscribers of the bare broadcaster connected (%s)\n", n, line)
 			}
-			rw.orders = append(rw.orders, float64(ord)/dur.Seconds())
-			rw.msgs = append(rw.msgs, float64(st.Messages)/st.Seconds)
-			rw.p50, rw.p99, rw.pmax = append(rw.p50, st.P50ms), append(rw.p99, st.P99ms), append(rw.pmax, st.MaxMs)
-			rw.closed = st.Closed
-			rw.perCPU = append(rw.perCPU, float64(st.Messages)/max(cpuSrv, 0.01))
-			fmt.Fprintf(stdout, "  round %d: orders/s %.0f, messages/s %.0f, delay p50 %.1f ms p99 %.1f ms max %.1f ms, closed %d, gaps %d, slow consumers %d, hub drops %d; CPU cores used: server %.2f, subscribers %.2f; %.0f messages per server CPU-second; socket-full waits %d; load %s\n",
-				r+1, float64(ord)/dur.Seconds(), float64(st.Messages)/st.Seconds, st.P50ms, st.P99ms, st.MaxMs, st.Closed, st.Gaps, srv.SlowConsumers(), hub.Dropped(),
-				cpuSrv/dur.Seconds(), cpuCli/dur.Seconds(), float64(st.Messages)/max(cpuSrv, 0.01), srv.Blocked()-blocked0, loadAvg())
-			if bare == nil {
-				continue
+			for r := 0; r < *rounds; r++ {
+				cpuSrv0, cpuCli0 := procCPU(os.Getpid()), procCPU(child.Process.Pid)
+				blocked0 := srv.Blocked()
+				fmt.Fprintln(in, "start")
+				if *cpuProfile != "" && r == 0 {
+					f, err := os.Create(fmt.Sprintf("%s.%d", *cpuProfile, n))
+					if err == nil {
+						_ = pprof.StartCPUProfile(f)
+					}
+				}
+				ord := drive(*dur)
+				cpuSrv, cpuCli := procCPU(os.Getpid())-cpuSrv0, procCPU(child.Process.Pid)-cpuCli0
+				if *cpuProfile != "" && r == 0 {
+					pprof.StopCPUProfile()
+				}
+				fmt.Fprintln(in, "stop")
+				line, err := readLine()
+				if err != nil {
+					return err
+				}
+				var st wsStats
+				if err := json.Unmarshal([]byte(line), &st); err != nil {
+					return fmt.Errorf("ws-clients: %q: %w", line, err)
+				}
+				rw.orders = append(rw.orders, float64(ord)/dur.Seconds())
+				rw.msgs = append(rw.msgs, float64(st.Messages)/st.Seconds)
+				rw.p50, rw.p99, rw.pmax = append(rw.p50, st.P50ms), append(rw.p99, st.P99ms), append(rw.pmax, st.MaxMs)
+				rw.closed = st.Closed
+				rw.perCPU = append(rw.perCPU, float64(st.Messages)/max(cpuSrv, 0.01))
+				rw.perFanCPU = append(rw.perFanCPU, float64(st.Messages)/max(cpuSrv-float64(ord)*cpuPerOrder, cpuSrv/20, 0.01))
+				fmt.Fprintf(stdout, "  round %d: orders/s %.0f, messages/s %.0f, delay p50 %.1f ms p99 %.1f ms max %.1f ms, closed %d, gaps %d, slow consumers %d, hub drops %d; CPU cores used: server %.2f, subscribers %.2f; %.0f messages per server CPU-second; socket-full waits %d; load %s\n",
+					r+1, float64(ord)/dur.Seconds(), float64(st.Messages)/st.Seconds, st.P50ms, st.P99ms, st.MaxMs, st.Closed, st.Gaps, srv.SlowConsumers(), hub.Dropped(),
+					cpuSrv/dur.Seconds(), cpuCli/dur.Seconds(), float64(st.Messages)/max(cpuSrv, 0.01), srv.Blocked()-blocked0, loadAvg())
+				if bare == nil {
+					continue
+				}
+				// The anchor's round: no orders; its own process's CPU is the bare broadcaster's.
+				cpuSrv0, cpuCli0 = procCPU(bare.Pid()), procCPU(bChild.Process.Pid)
+				fmt.Fprintln(bIn, "start")
+				bare.On()
+				time.Sleep(*dur)
+				bst, err := bare.Off()
+				if err != nil {
+					return err
+				}
+				cpuSrv, cpuCli = procCPU(bare.Pid())-cpuSrv0, procCPU(bChild.Process.Pid)-cpuCli0
+				fmt.Fprintln(bIn, "stop")
+				if line, err = bRead(); err != nil {
+					return err
+				}
+				var bs wsStats
+				if err := json.Unmarshal([]byte(line), &bs); err != nil {
+					return fmt.Errorf("ws-clients (bare): %q: %w", line, err)
+				}
+				rw.bMsgs = append(rw.bMsgs, float64(bs.Messages)/bs.Seconds)
+				rw.bP50, rw.bP99 = append(rw.bP50, bs.P50ms), append(rw.bP99, bs.P99ms)
+				rw.bPerCPU = append(rw.bPerCPU, float64(bs.Messages)/max(cpuSrv, 0.01))
+				fmt.Fprintf(stdout, "  round %d, bare broadcaster: messages/s %.0f, delay p50 %.1f ms p99 %.1f ms max %.1f ms, closed %d, gaps %d, dropped slow %d, failed accepts/handshakes %d; CPU cores used: server %.2f, subscribers %.2f; %.0f messages per server CPU-second; hub/bare per CPU-second %.1f%%, p99 %.2fx; load %s\n",
+					r+1, float64(bs.Messages)/bs.Seconds, bs.P50ms, bs.P99ms, bs.MaxMs, bs.Closed, bs.Gaps, bst.Slow, bst.HandshakeErrors, cpuSrv/dur.Seconds(), cpuCli/dur.Seconds(),
+					float64(bs.Messages)/max(cpuSrv, 0.01), 100*rw.perCPU[r]/rw.bPerCPU[r], st.P99ms/max(bs.P99ms, 0.001), loadAvg())
 			}
-			// The anchor's round: no orders, no hub work; the process's CPU is the bare
-			// broadcaster's (the hub's idle subscribers cost nothing).
-			cpuSrv0, cpuCli0 = procCPU(os.Getpid()), procCPU(bChild.Process.Pid)
-			fmt.Fprintln(bIn, "start")
-			bare.on.Store(true)
-			time.Sleep(*dur)
-			bare.on.Store(false)
-			cpuSrv, cpuCli = procCPU(os.Getpid())-cpuSrv0, procCPU(bChild.Process.Pid)-cpuCli0
-			fmt.Fprintln(bIn, "stop")
-			if line, err = bRead(); err != nil {
-				return err
+			if bChild != nil {
+				_ = bIn.Close()
+				_ = bChild.Process.Kill() // its connections are the bare server's: closing them from here is the quickest
+				_ = bChild.Wait()
 			}
-			var bs wsStats
-			if err := json.Unmarshal([]byte(line), &bs); err != nil {
-				return fmt.Errorf("ws-clients (bare): %q: %w", line, err)
+			_ = in.Close()
+			_ = child.Wait()
+			rows = append(rows, rw)
+			for srv.Connections() > 0 {
+				time.Sleep(50 * time.Millisecond)
 			}
-			rw.bMsgs = append(rw.bMsgs, float64(bs.Messages)/bs.Seconds)
-			rw.bP50, rw.bP99 = append(rw.bP50, bs.P50ms), append(rw.bP99, bs.P99ms)
-			rw.bPerCPU = append(rw.bPerCPU, float64(bs.Messages)/max(cpuSrv, 0.01))
-			fmt.Fprintf(stdout, "  round %d, bare broadcaster: messages/s %.0f, delay p50 %.1f ms p99 %.1f ms max %.1f ms, closed %d, gaps %d; CPU cores used: server %.2f, subscribers %.2f; %.0f messages per server CPU-second; hub/bare per CPU-second %.1f%%, p99 %.2fx; load %s\n",
-				r+1, float64(bs.Messages)/bs.Seconds, bs.P50ms, bs.P99ms, bs.MaxMs, bs.Closed, bs.Gaps, cpuSrv/dur.Seconds(), cpuCli/dur.Seconds(),
-				float64(bs.Messages)/max(cpuSrv, 0.01), 100*rw.perCPU[r]/rw.bPerCPU[r], st.P99ms/max(bs.P99ms, 0.001), loadAvg())
 		}
-		if bChild != nil {
-			_ = bIn.Close()
-			_ = bChild.Process.Kill() // its connections are the bare server's: closing them from here is the quickest
-			_ = bChild.Wait()
-		}
-		_ = in.Close()
-		_ = child.Wait()
-		rows = append(rows, rw)
-		for srv.Connections() > 0 {
-			time.Sleep(50 * time.Millisecond)
+		if bare != nil {
+			bare.Close()
 		}
 	}
 	fmt.Fprintf(stdout, "load average at the end: %s\n", loadAvg())
-	fmt.Fprintf(stdout, "\n| subscribers | messages/s delivered | p50 delay | p99 delay | memory per connection | orders/s | vs no subscribers |\n|---|---|---|---|---|---|---|\n")
-	fmt.Fprintf(stdout, "| 0 | - | - | - | - | %.0f | 100%% |\n", median(baseline))
+	fmt.Fprintf(stdout, "\n| interval | subscribers | messages/s delivered | p50 delay | p99 delay | memory per connection | orders/s | vs no subscribers |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(stdout, "| - | 0 | - | - | - | - | %.0f | 100%% |\n", median(baseline))
 	for _, rw := range rows {
-		fmt.Fprintf(stdout, "| %d | %.0f | %.1f ms | %.1f ms | %.1f KB | %.0f | %.0f%% |\n", rw.conns, median(rw.msgs), median(rw.p50), median(rw.p99),
+		fmt.Fprintf(stdout, "| %s | %d | %.0f | %.1f ms | %.1f ms | %.1f KB | %.0f | %.0f%% |\n", rw.interval, rw.conns, median(rw.msgs), median(rw.p50), median(rw.p99),
 			rw.memPerConn/1024, median(rw.orders), 100*median(rw.orders)/median(baseline))
 	}
-	if bare != nil {
-		fmt.Fprintf(stdout, "\n| subscribers | hub msgs per server CPU-s | bare msgs per server CPU-s | hub/bare | hub p99 | bare p99 | p99 hub/bare | bare messages/s |\n|---|---|---|---|---|---|---|---|\n")
+	if *withBare {
+		fmt.Fprintf(stdout, "\n| interval | subscribers | hub msgs per server CPU-s | bare msgs per server CPU-s | hub/bare | hub msgs per fan-out CPU-s (less its orders) | hub/bare, fan-out only | hub p99 | bare p99 | p99 hub/bare | bare messages/s |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, rw := range rows {
-			fmt.Fprintf(stdout, "| %d | %.0f | %.0f | %.1f%% | %.1f ms | %.1f ms | %.2fx | %.0f |\n", rw.conns, median(rw.perCPU), median(rw.bPerCPU),
-				100*medianOfRatios(rw.perCPU, rw.bPerCPU), median(rw.p99), median(rw.bP99), medianOfRatios(rw.p99, rw.bP99), median(rw.bMsgs))
+			fmt.Fprintf(stdout, "| %s | %d | %.0f | %.0f | %.1f%% | %.0f | %.1f%% | %.1f ms | %.1f ms | %.2fx | %.0f |\n", rw.interval, rw.conns, median(rw.perCPU), median(rw.bPerCPU),
+				100*medianOfRatios(rw.perCPU, rw.bPerCPU), median(rw.perFanCPU), 100*medianOfRatios(rw.perFanCPU, rw.bPerCPU),
+				median(rw.p99), median(rw.bP99), medianOfRatios(rw.p99, rw.bP99), median(rw.bMsgs))
 		}
 	}
 	for _, rw := range rows {
-		fmt.Fprintf(stdout, "== ws %d subscribers: orders %.1f%% of no subscribers (target >= 60%%)\n", rw.conns, 100*median(rw.orders)/median(baseline))
-		if bare != nil {
-			fmt.Fprintf(stdout, "== ws %d subscribers: messages per server CPU-second, hub/bare broadcaster %.1f%% (target >= 80%%)\n", rw.conns, 100*medianOfRatios(rw.perCPU, rw.bPerCPU))
-			fmt.Fprintf(stdout, "== ws %d subscribers: p99 delay hub/bare broadcaster %.2fx (%.1f ms / %.1f ms; target <= 2x)\n", rw.conns, medianOfRatios(rw.p99, rw.bP99), median(rw.p99), median(rw.bP99))
+		fmt.Fprintf(stdout, "== ws %d subscribers, interval %s: orders %.1f%% of no subscribers (target >= 60%%)\n", rw.conns, rw.interval, 100*median(rw.orders)/median(baseline))
+		if *withBare {
+			fmt.Fprintf(stdout, "== ws %d subscribers, interval %s: messages per server CPU-second, hub/bare broadcaster %.1f%% (target >= 80%%)\n", rw.conns, rw.interval, 100*medianOfRatios(rw.perCPU, rw.bPerCPU))
+			fmt.Fprintf(stdout, "== ws %d subscribers, interval %s: p99 delay hub/bare broadcaster %.2fx (%.1f ms / %.1f ms; target <= 2x)\n", rw.conns, rw.interval, medianOfRatios(rw.p99, rw.bP99), median(rw.p99), median(rw.bP99))
 		}
 	}
 	return nil
@@ -504,6 +548,7 @@ func runWSClients(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("ws-clients", flag.ContinueOnError)
 	url := fs.String("url", "", "ws URL")
 	n := fs.Int("n", 1000, "connections")
+	channel := fs.String("channel", "orderbook:"+wsSymbol, "the order-book channel to subscribe to")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -547,7 +592,7 @@ func runWSClients(args []string, stdout, stderr io.Writer) error {
 			// sequences and timestamp are looked at, so the subscriber process leaves the
 			// CPU to the server (a full JSON decode per message would dominate on 2 cores).
 			conn := c.Conn()
-			_ = c.Subscribe("orderbook:" + wsSymbol)
+			_ = c.Subscribe(*channel)
 			buf := make([]byte, 0, 4096)
 			var last uint64
 			once := false
@@ -584,7 +629,7 @@ func runWSClients(args []string, stdout, stderr io.Writer) error {
 					}
 					if first > last+1 { // a gap: resync
 						gaps.Add(1)
-						_ = c.Subscribe("orderbook:" + wsSymbol)
+						_ = c.Subscribe(*channel)
 					}
 					last = l
 					if measuring.Load() {
