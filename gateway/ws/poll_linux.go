@@ -20,8 +20,8 @@ type iovec = syscall.Iovec
 // The epoll set itself waits in Go's netpoller (its descriptor is non-blocking and wrapped
 // in an os.File): the poller goroutine parks like any network read and the runtime wakes
 // it when the set has events. A goroutine blocked in epoll_wait instead holds a thread in
-// a system call, and what it starts (an order op's goroutine) waits in its P's run queue
-// until sysmon takes that P back: on a busy box that cost order ops about a millisecond.
+// a system call, and what it starts (an order op's worker) may wait in its P's run queue
+// until sysmon takes that P back, and each wake-up must find a P again.
 type poller struct {
 	srv  *Server
 	epfd int
