@@ -286,6 +286,9 @@ func appendEventLine(b []byte, off uint64, e *engine.Event, pairs map[string]eng
 		if e.ClientOrderID != "" {
 			b = fmt.Appendf(b, " client_order_id=%q", e.ClientOrderID)
 		}
+		if e.Metadata != "" {
+			b = fmt.Appendf(b, " metadata=%s", e.Metadata)
+		}
 	case engine.EventTrade:
 		b = fmt.Appendf(b, " price=%s qty=%s", price(e.Price), qty(e.Qty))
 		if havePair {

@@ -52,8 +52,12 @@ func writeJournal(t *testing.T, root string) uint64 {
 	order := func(acct engine.AccountID, side engine.Side, price engine.Price, qty engine.Qty) engine.OrderID {
 		id := engine.OrderID(uuid.New())
 		placed++ // client order ids are unique per account (engine 211433f)
+		meta := ""
+		if placed == 1 { // one order with metadata: an event of version 4 among version 1
+			meta = `{"desk":"a"}`
+		}
 		submit(engine.Command{Kind: engine.CmdPlace, Account: acct, Symbol: "USDT-NGN", OrderID: id, Side: side, Type: engine.Limit,
-			Price: price, Qty: qty, ClientOrderID: "c-" + strconv.Itoa(placed)})
+			Price: price, Qty: qty, ClientOrderID: "c-" + strconv.Itoa(placed), Metadata: meta})
 		return id
 	}
 	order(a, engine.Sell, 150000, 500) // 5.00 at 1500.00
@@ -95,7 +99,7 @@ func TestJournalInspect(t *testing.T) {
 	}
 	for _, want := range []string{
 		"1 CREDIT seq=1 ", "asset=NGN amount=10000000.00",
-		"ORDER_ACCEPTED symbol=USDT-NGN seq=1 ", "side=sell type=limit tif=GTC price=1500.00 qty=5.00", `client_order_id="c-1"`,
+		"ORDER_ACCEPTED symbol=USDT-NGN seq=1 ", "side=sell type=limit tif=GTC price=1500.00 qty=5.00", `client_order_id="c-1" metadata={"desk":"a"}`,
 		"TRADE symbol=USDT-NGN", "price=1500.00 qty=2.00 notional=3000.00", "taker_side=buy",
 		"ORDER_CANCELLED", "reason=USER remaining=1.00 price=1400.00",
 		"locked=+3000.00", "available=-3000.00",
