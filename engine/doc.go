@@ -52,6 +52,12 @@
 // rebuild it from the orders of the snapshot and the EventAccepted records, so it
 // survives a restart.
 //
+// # Metadata
+//
+// Command.Metadata of a CmdPlace (at most MaxMetadata bytes) is the caller's: the engine
+// never reads it, keeps it on the order, hands it to the order's EventAccepted (journaled
+// there, once) and its views, and snapshots it, so it survives recovery like the order.
+//
 // # Units
 //
 // Price is an int64 count of 10^-PriceDecimals quote per base (0.01 NGN for the default
