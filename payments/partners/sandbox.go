@@ -134,12 +134,7 @@ type wireSandbox struct {
 
 // SandboxBankVerifier verifies and parses the sandbox bank's notifications.
 func SandboxBankVerifier(secret string) Verifier {
-	return VerifierFunc(func(header func(string) string, body []byte) (Notification, error) {
-		w, err := sandboxEnvelope(secret, header, body)
-		if err != nil {
-			return Notification{}, err
-		}
-		n := Notification{EventID: w.ID, Type: w.Type}
+	return sandboxVerifier(secret, func(w wireSandbox, n *Notification) error {
 		switch w.Type {
 		case TypeInboundTransfer:
 			var d struct {
@@ -147,18 +142,18 @@ func SandboxBankVerifier(secret string) Verifier {
 				Amount json.Number `json:"amount"`
 			}
 			if err := providers.StrictJSON(w.Data, &d); err != nil {
-				return Notification{}, malformed("inbound_transfer data: %v", err)
+				return malformed("inbound_transfer data: %v", err)
 			}
 			amt, err := minor(d.Amount, d.Currency, money.NGN)
 			if err != nil {
-				return Notification{}, err
+				return err
 			}
 			if len(d.AccountNumber) != 10 || strings.Trim(d.AccountNumber, "0123456789") != "" || d.BankCode == "" {
-				return Notification{}, malformed("inbound_transfer needs bank_code and a 10-digit account_number")
+				return malformed("inbound_transfer needs bank_code and a 10-digit account_number")
 			}
 			at, err := when(d.PaidAt)
 			if err != nil {
-				return Notification{}, err
+				return err
 			}
 			n.Inbound = &providers.InboundTransfer{EventID: w.ID, ProviderReference: d.Reference, BankCode: d.BankCode,
 				AccountNumber: d.AccountNumber, Amount: amt, PaidAt: at, SenderName: d.SenderName, SenderBank: d.SenderBank,
@@ -170,63 +165,74 @@ func SandboxBankVerifier(secret string) Verifier {
 				Amount json.Number `json:"amount"`
 			}
 			if err := providers.StrictJSON(w.Data, &d); err != nil {
-				return Notification{}, malformed("%s data: %v", w.Type, err)
+				return malformed("%s data: %v", w.Type, err)
 			}
 			amt, err := minor(d.Amount, d.Currency, "")
 			if err != nil {
-				return Notification{}, err
+				return err
 			}
 			at, err := when(d.At)
 			if err != nil {
-				return Notification{}, err
+				return err
 			}
 			status := map[string]string{TypePayoutSettled: providers.PayoutSettled, TypePayoutFailed: providers.PayoutFailed,
 				TypePayoutReversed: providers.PayoutReversed}[w.Type]
 			n.Payout = &providers.PayoutOutcome{EventID: w.ID, Reference: d.Reference, ProviderReference: d.ProviderReference,
 				Status: status, Amount: amt, FailureReason: d.FailureReason, At: at}
 		}
-		return n, nil
+		return nil
 	})
 }
 
 // SandboxCustodyVerifier verifies and parses the sandbox custodian's notifications.
 func SandboxCustodyVerifier(secret string) Verifier {
-	return VerifierFunc(func(header func(string) string, body []byte) (Notification, error) {
-		w, err := sandboxEnvelope(secret, header, body)
-		if err != nil {
-			return Notification{}, err
-		}
-		n := Notification{EventID: w.ID, Type: w.Type}
+	return sandboxVerifier(secret, func(w wireSandbox, n *Notification) error {
 		if w.Type != TypeDepositConfirmed {
-			return n, nil
+			return nil
 		}
 		var d struct {
 			SandboxCrypto
 			Amount json.Number `json:"amount"`
 		}
 		if err := providers.StrictJSON(w.Data, &d); err != nil {
-			return Notification{}, malformed("deposit.confirmed data: %v", err)
+			return malformed("deposit.confirmed data: %v", err)
 		}
 		asset := money.Asset(d.Asset)
 		if asset != money.USDT && asset != money.USDC {
-			return Notification{}, malformed("deposit.confirmed asset %q (USDT or USDC)", d.Asset)
+			return malformed("deposit.confirmed asset %q (USDT or USDC)", d.Asset)
 		}
 		amt, err := minor(d.Amount, d.Asset, asset)
 		if err != nil {
-			return Notification{}, err
+			return err
 		}
 		if d.Reference == "" || d.Address == "" || d.Chain == "" || d.TxHash == "" {
-			return Notification{}, malformed("deposit.confirmed needs reference, chain, address and tx_hash")
+			return malformed("deposit.confirmed needs reference, chain, address and tx_hash")
 		}
 		if err := providers.ValidateAddress(providers.Chain(d.Chain), d.Address); err != nil {
-			return Notification{}, malformed("deposit.confirmed: %v", err)
+			return malformed("deposit.confirmed: %v", err)
 		}
 		at, err := when(d.ConfirmedAt)
 		if err != nil {
-			return Notification{}, err
+			return err
 		}
 		n.Crypto = &CryptoDeposit{Reference: d.Reference, Chain: providers.Chain(d.Chain), Address: d.Address, Amount: amt,
 			TxHash: d.TxHash, ConfirmedAt: at}
+		return nil
+	})
+}
+
+// sandboxVerifier verifies a sandbox partner's envelope and lets parse fill the
+// notification from it (the two sandbox partners' verifiers).
+func sandboxVerifier(secret string, parse func(w wireSandbox, n *Notification) error) Verifier {
+	return VerifierFunc(func(header func(string) string, body []byte) (Notification, error) {
+		w, err := sandboxEnvelope(secret, header, body)
+		if err != nil {
+			return Notification{}, err
+		}
+		n := Notification{EventID: w.ID, Type: w.Type}
+		if err := parse(w, &n); err != nil {
+			return Notification{}, err
+		}
 		return n, nil
 	})
 }

@@ -70,10 +70,7 @@ func (s SandboxDeposits) Simulate(ctx context.Context, t payments.Tenant, in dep
 	if err != nil {
 		return deposits.Deposit{}, err
 	}
-	h := http.Header{}
-	h.Set("Content-Type", "application/json")
-	h.Set(SandboxSignatureHeader, sig)
-	rc, err := s.Partners.Receive(ctx, SandboxBank, Incoming{Header: h, Body: body, RemoteAddr: "sandbox"})
+	rc, err := s.Partners.receiveSandbox(ctx, SandboxBank, body, sig)
 	if err != nil {
 		return deposits.Deposit{}, err
 	}
@@ -88,6 +85,15 @@ func (s SandboxDeposits) Simulate(ctx context.Context, t payments.Tenant, in dep
 		return deposits.Deposit{}, errors.New("partners: the sandbox deposit was not credited: " + res.Outcome)
 	}
 	return s.Service.Get(ctx, t, *res.DepositID)
+}
+
+// receiveSandbox stores a simulated notification of a sandbox partner, signed with sig, as
+// its webhook would arrive.
+func (s *Service) receiveSandbox(ctx context.Context, partner string, body []byte, sig string) (Receipt, error) {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set(SandboxSignatureHeader, sig)
+	return s.Receive(ctx, partner, Incoming{Header: h, Body: body, RemoteAddr: "sandbox"})
 }
 
 // ErrSandboxOnly: a sandbox simulation called with a live key (403).
@@ -144,10 +150,7 @@ func (s CustodySimulator) Simulate(ctx context.Context, t payments.Tenant, in Cr
 	if err != nil {
 		return Receipt{}, Result{}, err
 	}
-	h := http.Header{}
-	h.Set("Content-Type", "application/json")
-	h.Set(SandboxSignatureHeader, sig)
-	rc, err := s.Partners.Receive(ctx, SandboxCustody, Incoming{Header: h, Body: body, RemoteAddr: "sandbox"})
+	rc, err := s.Partners.receiveSandbox(ctx, SandboxCustody, body, sig)
 	if err != nil {
 		return Receipt{}, Result{}, err
 	}
@@ -274,10 +277,7 @@ func (s SandboxOfframps) Simulate(ctx context.Context, t payments.Tenant, in Off
 func (s SandboxOfframps) take(ctx context.Context, t payments.Tenant, eid string, body []byte, sig string, minor int64) (offramps.CryptoDeposit, error) {
 	var id uuid.UUID
 	if body != nil {
-		h := http.Header{}
-		h.Set("Content-Type", "application/json")
-		h.Set(SandboxSignatureHeader, sig)
-		rc, err := s.Partners.Receive(ctx, SandboxCustody, Incoming{Header: h, Body: body, RemoteAddr: "sandbox"})
+		rc, err := s.Partners.receiveSandbox(ctx, SandboxCustody, body, sig)
 		if err != nil {
 			return offramps.CryptoDeposit{}, err
 		}
