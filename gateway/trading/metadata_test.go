@@ -112,6 +112,7 @@ func TestOrderMetadata(t *testing.T) {
 		{"a long key", map[string]any{long: "v"}, "metadata." + long},
 		{"a long value", map[string]any{"k": strings.Repeat("v", 501)}, "metadata.k"},
 		{"an empty value", map[string]any{"k": ""}, "metadata.k"},
+		{"a NUL in a value", map[string]any{"k": "a\u0000b"}, "metadata.k"},
 		{"past the order's bytes", wide, "metadata"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

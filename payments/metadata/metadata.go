@@ -85,6 +85,13 @@ func checkEntries(p *payments.Problems, m Metadata, patch bool) {
 			p.Add(Field+"."+k, fmt.Sprintf("key must be at most %d characters", MaxKeyLength))
 		case strings.ContainsAny(k, "[]"):
 			p.Add(Field+"."+k, "key must not contain [ or ]")
+		case strings.ContainsRune(k, 0):
+			p.Add(Field, "keys must not contain the NUL character (U+0000)")
+		}
+		// PostgreSQL's jsonb cannot hold U+0000: refused here rather than failing the write
+		// (or, for an order's, the projection of the journal).
+		if strings.ContainsRune(v, 0) {
+			p.Add(Field+"."+k, "must not contain the NUL character (U+0000)")
 		}
 		if utf8.RuneCountInString(v) > MaxValueLength {
 			p.Add(Field+"."+k, fmt.Sprintf("must be at most %d characters", MaxValueLength))

@@ -51,6 +51,8 @@ func TestParse(t *testing.T) {
 		{"empty key", `{"":"v"}`, false, nil, true, []string{"metadata"}},
 		{"bracket key", `{"a[b]":"v"}`, false, nil, true, []string{"metadata.a[b]"}},
 		{"empty value on create", `{"k":""}`, false, nil, true, []string{"metadata.k"}},
+		{"NUL in a value", `{"k":"a\u0000b"}`, false, nil, true, []string{"metadata.k"}},
+		{"NUL in a key", `{"a\u0000":"v"}`, false, nil, true, []string{"metadata"}},
 		{"empty value on update removes", `{"k":""}`, true, metadata.Metadata{"k": ""}, true, nil},
 		{"51 keys", string(manyJSON), false, nil, true, []string{"metadata"}},
 		{"51 keys in a patch: counted after merging", string(manyJSON), true, metadata.Metadata(many), true, nil},

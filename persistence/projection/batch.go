@@ -3,6 +3,7 @@ package projection
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -239,7 +240,8 @@ func (b *batch) write(ctx context.Context, tx pgx.Tx) error {
 // gateway's JSON object as opaque bytes, and anything that is not one (a journal written by
 // another producer) is stored as none rather than stopping the projection.
 func metadataJSON(m string) string {
-	if m == "" || m[0] != '{' || !json.Valid([]byte(m)) {
+	// jsonb refuses \u0000: one such order would stop the projector for good.
+	if m == "" || m[0] != '{' || strings.Contains(m, `\u0000`) || !json.Valid([]byte(m)) {
 		return ""
 	}
 	return m

@@ -26,6 +26,7 @@ func TestProjectorKeepsOrderMetadata(t *testing.T) {
 	resting := place(a, engine.Sell, 151000, `{"order":"1001","user":"ada"}`)
 	plain := place(a, engine.Sell, 152000, "")
 	odd := place(a, engine.Sell, 153000, "not json")
+	nul := place(a, engine.Sell, 154000, `{"k":"a\u0000b"}`) // jsonb refuses it
 	if err := r.p.CatchUp(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestProjectorKeepsOrderMetadata(t *testing.T) {
 	}
 	st := NewStore(r.p.pool)
 	for id, want := range map[engine.OrderID]string{
-		resting: `{"order":"1001","user":"ada"}`, plain: "", odd: "", filled: `{"order":"1002"}`,
+		resting: `{"order":"1001","user":"ada"}`, plain: "", odd: "", nul: "", filled: `{"order":"1002"}`,
 	} {
 		o, ok, err := st.GetOrder(ctx, "sandbox", uuid.UUID(a), uuid.UUID(id))
 		if err != nil || !ok {
