@@ -137,16 +137,21 @@ const assetPlaces = 6
 
 // toValue converts an amount in minor units to the token's base units, exactly.
 func (t Token) toValue(a money.Amount) *big.Int {
-	v := big.NewInt(a.Minor)
-	d := int(t.Decimals) - assetPlaces
+	return scale(big.NewInt(a.Minor), int(t.Decimals)-assetPlaces)
+}
+
+// scale multiplies v by 10^d (d > 0) or divides it by 10^-d, truncating (d < 0), in place.
+func scale(v *big.Int, d int) *big.Int {
 	switch {
 	case d > 0:
-		v.Mul(v, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d)), nil))
+		v.Mul(v, pow10(d))
 	case d < 0:
-		v.Quo(v, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(-d)), nil))
+		v.Quo(v, pow10(-d))
 	}
 	return v
 }
+
+func pow10(n int) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil) }
 
 // representable reports whether a has no more precision than the token carries (a token
 // with fewer decimals than micro-units cannot carry the last digits).
@@ -155,21 +160,14 @@ func (t Token) representable(a money.Amount) bool {
 	if d <= 0 {
 		return true
 	}
-	m := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d)), nil)
+	m := pow10(d)
 	return new(big.Int).Mod(big.NewInt(a.Minor), m).Sign() == 0
 }
 
 // toAmount converts base units to minor units, rounding down (dust below a micro-unit is
 // not credited; the exact value is kept with the transfer). ok false: it does not fit.
 func (t Token) toAmount(v *big.Int) (money.Amount, bool) {
-	x := new(big.Int).Set(v)
-	d := int(t.Decimals) - assetPlaces
-	switch {
-	case d > 0:
-		x.Quo(x, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d)), nil))
-	case d < 0:
-		x.Mul(x, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(-d)), nil))
-	}
+	x := scale(new(big.Int).Set(v), assetPlaces-int(t.Decimals))
 	if !x.IsInt64() {
 		return money.Amount{}, false
 	}
