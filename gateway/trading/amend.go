@@ -1,6 +1,8 @@
 package trading
 
 import (
+	"encoding/json"
+
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
@@ -13,6 +15,9 @@ import (
 type amendOrderRequest struct {
 	Quantity *string `json:"quantity"`
 	Price    *string `json:"price"`
+	// Metadata is refused: it is given at placement only (docs/decisions.md, issue 30), and
+	// ignoring it would let a client believe it changed.
+	Metadata json.RawMessage `json:"metadata"`
 }
 
 // amendOrder answers PATCH /v1/trading/orders/{id}.
@@ -116,6 +121,9 @@ func (h *Handlers) amend(ctx *fasthttp.RequestCtx, p api.Principal, ex Exchange,
 // filled, notional) are the engine's.
 func (req *amendOrderRequest) apply(pair engine.PairConfig, cmd *engine.Command) error {
 	var v api.Validator
+	if req.Metadata != nil && string(req.Metadata) != "null" {
+		v.Add("metadata", "cannot be changed after placement (an amend changes quantity and price)")
+	}
 	if req.Quantity == nil && req.Price == nil {
 		v.Add("quantity", "quantity or price is required")
 	}

@@ -86,6 +86,15 @@ func TestOrderMetadata(t *testing.T) {
 		t.Fatalf("retry with other metadata: %s", r)
 	}
 
+	// An amend cannot change it: a 400, and the order is as it was.
+	if r := e.srv.Do(t, "PATCH", "/v1/trading/orders/"+placed.ID, key, `{"quantity":"2","metadata":{"order":"1003"}}`); r.Status != 400 || strings.Join(r.Fields(), ",") != "metadata" {
+		t.Fatalf("amend with metadata: %s", r)
+	}
+	e.srv.Must(t, 200, "GET", "/v1/trading/orders/"+placed.ID, key, nil).Decode(t, &got)
+	if got.Metadata["order"] != "1001" {
+		t.Fatalf("after a refused amend: %+v", got)
+	}
+
 	var cancelled metaOrder
 	e.srv.Must(t, 200, "DELETE", "/v1/trading/orders/"+placed.ID, key, nil).Decode(t, &cancelled)
 	if cancelled.Status != "CANCELLED" || cancelled.Metadata["order"] != "1001" {
