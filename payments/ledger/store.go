@@ -63,9 +63,6 @@ func Post(ctx context.Context, tx pgx.Tx, t Transaction) (Posted, error) {
 		return Posted{}, err
 	}
 	hash := t.hash()
-	if p, ok, err := replay(ctx, tx, t, hash); err != nil || ok {
-		return p, err
-	}
 
 	// Net change per account and asset, in a fixed order; system accounts on this
 	// transaction's shard.
@@ -89,9 +86,12 @@ func Post(ctx context.Context, tx pgx.Tx, t Transaction) (Posted, error) {
 	}
 	sort.Slice(slots, func(i, j int) bool { return slots[i].less(slots[j]) })
 
-	rows, err := lockAccounts(ctx, tx, t.MerchantID, t.Environment, slots)
-	if err != nil {
-		return Posted{}, err
+	// The replay check and the account lock go in one round trip (issue 27 item 6: every
+	// conversion posts three times). A replay returns before anything is written; the locks
+	// it took are released with its transaction.
+	p, replayed, rows, err := replayAndLock(ctx, tx, t, hash, slots)
+	if err != nil || replayed {
+		return p, err
 	}
 	if len(rows) < len(slots) {
 		if err := createAccounts(ctx, tx, t.MerchantID, t.Environment, slots); err != nil {
@@ -296,14 +296,50 @@ func isNegativeBalance(err error) bool {
 }
 
 func replay(ctx context.Context, q postgres.Querier, t Transaction, hash []byte) (Posted, bool, error) {
+	return replayed(q.QueryRow(ctx, replaySQL, t.MerchantID, t.Environment, t.Reference), t, hash)
+}
+
+const replaySQL = `select id, postings_hash, created_at from ledger_transactions
+		where merchant_id = $1 and environment = $2 and reference = $3`
+
+// replayAndLock is replay and lockAccounts in one batch (one round trip).
+func replayAndLock(ctx context.Context, tx pgx.Tx, t Transaction, hash []byte, slots []slot) (Posted, bool, map[slot]*accountRow, error) {
+	b := &pgx.Batch{}
+	b.Queue(replaySQL, t.MerchantID, t.Environment, t.Reference)
+	owners, ownerIDs, assets, purposes := slotArrays(slots)
+	b.Queue(lockSQL, t.MerchantID, t.Environment, owners, ownerIDs, assets, purposes)
+	br := tx.SendBatch(ctx, b)
+	p, ok, err := replayed(br.QueryRow(), t, hash)
+	if err != nil || ok {
+		if cerr := br.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("ledger: lock accounts: %w", cerr)
+		}
+		return p, ok, nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		br.Close()
+		return Posted{}, false, nil, fmt.Errorf("ledger: lock accounts: %w", err)
+	}
+	out, err := scanAccounts(rows, len(slots))
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("ledger: lock accounts: %w", cerr)
+	}
+	if err != nil {
+		return Posted{}, false, nil, err
+	}
+	return Posted{}, false, out, nil
+}
+
+// replayed reads replaySQL's row: a transaction already posted under t's reference is a
+// replay with the same postings, ErrReferenceConflict with others.
+func replayed(row pgx.Row, t Transaction, hash []byte) (Posted, bool, error) {
 	var (
 		id        uuid.UUID
 		stored    []byte
 		createdAt time.Time
 	)
-	err := q.QueryRow(ctx, `select id, postings_hash, created_at from ledger_transactions
-		where merchant_id = $1 and environment = $2 and reference = $3`,
-		t.MerchantID, t.Environment, t.Reference).Scan(&id, &stored, &createdAt)
+	err := row.Scan(&id, &stored, &createdAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Posted{}, false, nil
 	}
@@ -329,18 +365,25 @@ func slotArrays(slots []slot) (owners []string, ownerIDs []uuid.UUID, assets, pu
 // lockAccounts locks the existing accounts of slots in id order and returns them by slot.
 func lockAccounts(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, env string, slots []slot) (map[slot]*accountRow, error) {
 	owners, ownerIDs, assets, purposes := slotArrays(slots)
-	rows, err := tx.Query(ctx, `select a.id, a.owner_type, a.owner_id, a.asset, a.purpose, a.allow_negative, a.balance, a.last_seq
+	rows, err := tx.Query(ctx, lockSQL, merchantID, env, owners, ownerIDs, assets, purposes)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: lock accounts: %w", err)
+	}
+	return scanAccounts(rows, len(slots))
+}
+
+const lockSQL = `select a.id, a.owner_type, a.owner_id, a.asset, a.purpose, a.allow_negative, a.balance, a.last_seq
 		from ledger_accounts a
 		join unnest($3::text[], $4::uuid[], $5::text[], $6::text[]) as k(owner_type, owner_id, asset, purpose)
 		  on a.owner_type = k.owner_type and a.owner_id = k.owner_id and a.asset = k.asset and a.purpose = k.purpose
 		where a.merchant_id = $1 and a.environment = $2
 		order by a.id
-		for update of a`, merchantID, env, owners, ownerIDs, assets, purposes)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: lock accounts: %w", err)
-	}
+		for update of a`
+
+// scanAccounts reads lockSQL's rows by slot.
+func scanAccounts(rows pgx.Rows, n int) (map[slot]*accountRow, error) {
 	defer rows.Close()
-	out := make(map[slot]*accountRow, len(slots))
+	out := make(map[slot]*accountRow, n)
 	for rows.Next() {
 		r := &accountRow{}
 		var owner, asset, purpose string
