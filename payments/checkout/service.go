@@ -298,13 +298,11 @@ func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, i
 				l.Status = in.Status.Value
 			}
 		}
-		if patch, set, err := metadata.Parse(in.Metadata, true); !p.Merge("", err) {
+		md, err := metadata.Update(&p, in.Metadata, l.Metadata)
+		if err != nil {
 			return err
-		} else if set && err == nil {
-			merged, err := metadata.Merge(l.Metadata, patch)
-			p.Merge("", err)
-			l.Metadata = merged
 		}
+		l.Metadata = md
 		if err := p.Err(); err != nil {
 			return err
 		}

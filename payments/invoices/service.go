@@ -247,13 +247,11 @@ func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, i
 				inv.Status = in.Status.Value
 			}
 		}
-		if patch, set, err := metadata.Parse(in.Metadata, true); !p.Merge("", err) {
+		md, err := metadata.Update(&p, in.Metadata, inv.Metadata)
+		if err != nil {
 			return err
-		} else if set && err == nil {
-			merged, err := metadata.Merge(inv.Metadata, patch)
-			p.Merge("", err)
-			inv.Metadata = merged
 		}
+		inv.Metadata = md
 		validateHeader(&p, &inv)
 		if err := p.Err(); err != nil {
 			return err

@@ -112,13 +112,11 @@ func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, i
 		}
 		pr.Tax = patchAdjustment(&p, "tax_type", "tax_rate", in.TaxType, in.TaxRate, pr.Tax, pr.Currency)
 		pr.Discount = patchAdjustment(&p, "discount_type", "discount", in.DiscountType, in.Discount, pr.Discount, pr.Currency)
-		if patch, set, err := metadata.Parse(in.Metadata, true); !p.Merge("", err) {
+		md, err := metadata.Update(&p, in.Metadata, pr.Metadata)
+		if err != nil {
 			return err
-		} else if set && err == nil {
-			merged, err := metadata.Merge(pr.Metadata, patch)
-			p.Merge("", err)
-			pr.Metadata = merged
 		}
+		pr.Metadata = md
 		pr.validate(&p)
 		if err := p.Err(); err != nil {
 			return err
