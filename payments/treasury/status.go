@@ -28,7 +28,7 @@ type Position struct {
 	Placing          int   // orders written but not yet settled
 	Orders           int   // settled orders
 	Limit            int64 // open limit (minor units), 0 if none recorded
-	Funded           int64 // engine units credited as inventory
+	Funded           int64 // engine units funded as the treasury's inventory (not the market maker's)
 }
 
 // Result is the position's NGN result if the open position were closed at price (kobo per
@@ -47,7 +47,7 @@ func Status(ctx context.Context, pool *pgxpool.Pool) ([]Position, error) {
 		                  sum(ngn) filter (where status = 'done')::bigint n,
 		                  count(*) filter (where status = 'placing') p, count(*) filter (where status = 'done') d
 		           from treasury_orders group by 1, 2),
-		     f as (select environment, asset, sum(amount)::bigint a from treasury_funding group by 1, 2),
+		     f as (select environment, asset, sum(amount)::bigint a from treasury_funding where account = 'treasury' group by 1, 2),
 		     k as (select environment, asset from i union select environment, asset from o
 		           union select environment, asset from treasury_limits)
 		select k.environment, k.asset, coalesce(i.q, 0), coalesce(i.n, 0), coalesce(o.f, 0), coalesce(o.n, 0),
