@@ -97,7 +97,7 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 	rate := fs.Float64("rate", 0, "orders/s in total (0: as fast as possible)")
 	flush := fs.Duration("flush", 20*time.Millisecond, "hub FlushEvery (diff conflation)")
 	rounds := fs.Int("rounds", 3, "rounds per subscriber count (medians reported)")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the first round per count to FILE.N")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the first round per count and interval to FILE.N (FILE.N100ms, ...)")
 	withBare := fs.Bool("bare", true, "alternate each round with the bare broadcaster (the anchor): the same diff frames at the same interval to as many subscribers, sent by a minimal server")
 	intervalList := fs.String("interval", "default", "the subscribers' order-book update intervals to run, comma separated: default (a diff per flush), 100ms, 1000ms (orderbook:SYMBOL@100ms, ...)")
 	if err := fs.Parse(args); err != nil {
@@ -354,7 +354,7 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 				blocked0 := srv.Blocked()
 				fmt.Fprintln(in, "start")
 				if *cpuProfile != "" && r == 0 {
-					f, err := os.Create(fmt.Sprintf("%s.%d", *cpuProfile, n))
+					f, err := os.Create(fmt.Sprintf("%s.%d%s", *cpuProfile, n, strings.TrimPrefix(iv.suffix, "@")))
 					if err == nil {
 						_ = pprof.StartCPUProfile(f)
 					}
@@ -406,8 +406,8 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 				rw.bMsgs = append(rw.bMsgs, float64(bs.Messages)/bs.Seconds)
 				rw.bP50, rw.bP99 = append(rw.bP50, bs.P50ms), append(rw.bP99, bs.P99ms)
 				rw.bPerCPU = append(rw.bPerCPU, float64(bs.Messages)/max(cpuSrv, 0.01))
-				fmt.Fprintf(stdout, "  round %d, bare broadcaster: messages/s %.0f, delay p50 %.1f ms p99 %.1f ms max %.1f ms, closed %d, gaps %d, dropped slow %d, failed accepts/handshakes %d; CPU cores used: server %.2f, subscribers %.2f; %.0f messages per server CPU-second; hub/bare per CPU-second %.1f%%, p99 %.2fx; load %s\n",
-					r+1, float64(bs.Messages)/bs.Seconds, bs.P50ms, bs.P99ms, bs.MaxMs, bs.Closed, bs.Gaps, bst.Slow, bst.HandshakeErrors, cpuSrv/dur.Seconds(), cpuCli/dur.Seconds(),
+				fmt.Fprintf(stdout, "  round %d, bare broadcaster: messages/s %.0f, delay p50 %.1f ms p99 %.1f ms max %.1f ms, closed %d, gaps %d, dropped slow %d, snapshots for lagging readers %d, failed accepts/handshakes %d; CPU cores used: server %.2f, subscribers %.2f; %.0f messages per server CPU-second; hub/bare per CPU-second %.1f%%, p99 %.2fx; load %s\n",
+					r+1, float64(bs.Messages)/bs.Seconds, bs.P50ms, bs.P99ms, bs.MaxMs, bs.Closed, bs.Gaps, bst.Slow, bst.Conflated, bst.HandshakeErrors, cpuSrv/dur.Seconds(), cpuCli/dur.Seconds(),
 					float64(bs.Messages)/max(cpuSrv, 0.01), 100*rw.perCPU[r]/rw.bPerCPU[r], st.P99ms/max(bs.P99ms, 0.001), loadAvg())
 			}
 			if bChild != nil {

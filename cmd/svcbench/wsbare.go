@@ -32,25 +32,27 @@ import (
 // sizes) once, on time, into a log; its writers (one per core) visit their connections
 // over and over and give each what it has not taken of the log in one non-blocking
 // writev, as the hub's writers do, so a connection that fell behind takes its pending
-// frames in one call (more than 256 pending: dropped as slow). No diff is skipped, so no
-// subscriber sees a gap; there is no conflation.
+// frames in one call. Like the hub, a reader 8 diffs behind gets one snapshot in their
+// place (a snapshot message the size of a diff; the subscribers count diffs only), so
+// neither server can buy messages per CPU-second with unbounded delay.
 type bareBroadcaster struct {
 	ln      net.Listener
 	every   time.Duration
 	channel string
 
-	mu    sync.Mutex
-	cond  sync.Cond // a frame or a connection arrived (writers wait on it, under mu)
-	conns []*bareConn
-	log   [][]byte // every diff frame of the run, in order: frame i has sequence i+1
-	seq   uint64
-	on    atomic.Bool // sending (a measured round)
-	stop  chan struct{}
-	done  chan struct{}
-	hs    sync.WaitGroup // handshakes in progress
-	sent  atomic.Int64   // frames written whole
-	slow  atomic.Int64   // connections dropped with too much pending
-	hsErr atomic.Int64   // failed handshakes
+	mu        sync.Mutex
+	cond      sync.Cond // a frame or a connection arrived (writers wait on it, under mu)
+	conns     []*bareConn
+	log       [][]byte // every diff frame of the run, in order: frame i has sequence i+1
+	seq       uint64
+	on        atomic.Bool // sending (a measured round)
+	stop      chan struct{}
+	done      chan struct{}
+	hs        sync.WaitGroup // handshakes in progress
+	sent      atomic.Int64   // frames written whole
+	conflated atomic.Int64   // snapshots written in place of a lagging reader's diffs
+	slow      atomic.Int64   // connections dropped with too much pending
+	hsErr     atomic.Int64   // failed handshakes
 
 	levels [][]byte // `"bids":[...],"asks":[...]` of captured hub diffs
 }
@@ -60,10 +62,16 @@ type bareBroadcaster struct {
 type bareConn struct {
 	nc   net.Conn
 	rc   syscall.RawConn
-	next int // the first frame of the log not written whole
-	off  int // bytes of log[next] already written
+	head []byte // a snapshot standing for conflated diffs, written before log[next:]
+	next int    // the first frame of the log not written whole
+	off  int    // bytes of head, or else of log[next], already written
 	dead bool
 }
+
+// bareConflateAt is the hub's default ConflateAt: a connection this many diffs behind
+// gets one snapshot in their place, as the hub's lagging readers do (so the anchor, too,
+// bounds what a slow reader's delay can grow to, and delivers no diff the hub would not).
+const bareConflateAt = 8
 
 func startBareBroadcaster(every time.Duration, channel string, levels [][]byte) (*bareBroadcaster, error) {
 	if len(levels) == 0 {
@@ -188,6 +196,21 @@ func (b *bareBroadcaster) message(seq uint64, levels []byte) []byte {
 	return append(m, '}')
 }
 
+// snapshot is a snapshot message at seq with levels (the size of a diff: the bare
+// broadcaster keeps no book).
+func (b *bareBroadcaster) snapshot(seq uint64, levels []byte) []byte {
+	m := make([]byte, 0, 64+len(levels))
+	m = append(m, `{"type":"snapshot","channel":"`...)
+	m = append(m, b.channel...)
+	m = append(m, `","sequence":`...)
+	m = strconv.AppendUint(m, seq, 10)
+	m = append(m, ',')
+	m = append(m, levels...)
+	m = append(m, `,"timestamp":`...)
+	m = strconv.AppendInt(m, time.Now().UnixMilli(), 10)
+	return append(m, '}')
+}
+
 // wsFrame frames msg as one unmasked text frame.
 func wsFrame(msg []byte) []byte {
 	f := make([]byte, 0, len(msg)+10)
@@ -252,12 +275,20 @@ func (b *bareBroadcaster) write(w, n int) {
 		b.mu.Unlock()
 		var whole int64
 		pending, wrote := false, false
+		var snap []byte // a snapshot at the log's end, made once per pass if a reader lags
 		for i := w; i < len(conns); i += n {
 			c := conns[i]
-			if c.dead || c.next >= len(log) {
+			if c.dead || (c.next >= len(log) && c.head == nil) {
 				continue
 			}
 			pending = true
+			if len(log)-c.next >= bareConflateAt && c.off == 0 && c.head == nil {
+				if snap == nil {
+					snap = wsFrame(b.snapshot(uint64(len(log)), b.levels[len(log)%len(b.levels)]))
+				}
+				c.head, c.next = snap, len(log)
+				b.conflated.Add(1)
+			}
 			k, progressed := sc.give(c, log, &b.slow)
 			whole += k
 			wrote = wrote || progressed
@@ -305,8 +336,11 @@ func (sc *bareScratch) give(c *bareConn, log [][]byte, slow *atomic.Int64) (int6
 		return 0, false
 	}
 	sc.bufs = sc.bufs[:0]
+	if c.head != nil {
+		sc.bufs = append(sc.bufs, c.head[c.off:])
+	}
 	for i, p := range log[c.next:] {
-		if i == 0 {
+		if i == 0 && c.head == nil {
 			p = p[c.off:]
 		}
 		sc.bufs = append(sc.bufs, p)
@@ -320,6 +354,15 @@ func (sc *bareScratch) give(c *bareConn, log [][]byte, slow *atomic.Int64) (int6
 	}
 	progressed := n > 0
 	var whole int64
+	if c.head != nil {
+		if rest := len(c.head) - c.off; n < rest {
+			c.off += n
+			return 0, progressed
+		} else {
+			n -= rest
+			c.head, c.off = nil, 0
+		}
+	}
 	for c.next < len(log) {
 		rest := len(log[c.next]) - c.off
 		if n < rest {
@@ -388,7 +431,7 @@ func init() {
 
 // bareStats is what the bare broadcaster process reports after each round.
 type bareStats struct {
-	Sent, Slow, HandshakeErrors int64
+	Sent, Slow, Conflated, HandshakeErrors int64
 }
 
 // runWSBare is the bare broadcaster in a process of its own (its CPU is measured from
@@ -431,7 +474,7 @@ func runWSBare(args []string, stdout, stderr io.Writer) error {
 			b.on.Store(true)
 		case "off":
 			b.on.Store(false)
-			out, _ := json.Marshal(bareStats{Sent: b.sent.Load(), Slow: b.slow.Load(), HandshakeErrors: b.hsErr.Load()})
+			out, _ := json.Marshal(bareStats{Sent: b.sent.Load(), Slow: b.slow.Load(), Conflated: b.conflated.Load(), HandshakeErrors: b.hsErr.Load()})
 			fmt.Fprintln(stdout, string(out))
 		}
 	}
@@ -494,7 +537,7 @@ func (p *bareProcess) Off() (bareStats, error) {
 	if err := json.Unmarshal(p.out.Bytes(), &st); err != nil {
 		return st, err
 	}
-	d := bareStats{Sent: st.Sent - p.last.Sent, Slow: st.Slow - p.last.Slow, HandshakeErrors: st.HandshakeErrors}
+	d := bareStats{Sent: st.Sent - p.last.Sent, Slow: st.Slow - p.last.Slow, Conflated: st.Conflated - p.last.Conflated, HandshakeErrors: st.HandshakeErrors}
 	p.last = st
 	return d, nil
 }
