@@ -21,8 +21,9 @@ func runWatch(ctx context.Context, args []string, env func(string) string, stdou
 	key := fs.String("api-key", env("SVC_API_KEY"), "API key (default $SVC_API_KEY; none: public data of --environment)")
 	environment := fs.String("environment", "", "without a key: sandbox or live (the server's default is live); with a key the stream is the key's environment")
 	levels := fs.Int("levels", 1, "levels per side to print")
+	interval := fs.String("interval", "", "update interval: 100ms or 1000ms (none: the server's default, a diff per 20 ms)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: svc watch [--url ws://HOST:PORT/v1/ws] [--api-key KEY | --environment sandbox|live] [--levels N] SYMBOL\n\nFollows SYMBOL's order book over the WebSocket stream and prints the top of book. The order book is public: no key is needed.")
+		fmt.Fprintln(stderr, "usage: svc watch [--url ws://HOST:PORT/v1/ws] [--api-key KEY | --environment sandbox|live] [--levels N] [--interval 100ms|1000ms] SYMBOL\n\nFollows SYMBOL's order book over the WebSocket stream and prints the top of book. The order book is public: no key is needed.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -33,6 +34,14 @@ func runWatch(ctx context.Context, args []string, env func(string) string, stdou
 		return fmt.Errorf("watch: want exactly one SYMBOL, got %d arguments", fs.NArg())
 	}
 	symbol := fs.Arg(0)
+	channel := symbol // the orderbook channel's symbol part, with the interval's suffix
+	switch *interval {
+	case "":
+	case "100ms", "1000ms":
+		channel += "@" + *interval
+	default:
+		return fmt.Errorf("watch: --interval %q: 100ms or 1000ms", *interval)
+	}
 	// With a key the stream is the key's environment (the server picks the hub from the
 	// key); the environment flag only chooses the public stream without one.
 	which := *environment
@@ -65,7 +74,7 @@ func runWatch(ctx context.Context, args []string, env func(string) string, stdou
 	}()
 	book := &ws.Book{}
 	gaps := 0
-	err = c.Watch(symbol, book, func(b *ws.Book, m *ws.Message) bool {
+	err = c.Watch(channel, book, func(b *ws.Book, m *ws.Message) bool {
 		if b.Gaps != gaps {
 			gaps = b.Gaps
 			fmt.Fprintf(stdout, "gap detected: resynchronised (%d so far)\n", gaps)

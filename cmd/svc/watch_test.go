@@ -28,4 +28,9 @@ func TestWatchFollowsTheKeysEnvironment(t *testing.T) {
 	if !strings.Contains(out.String(), "on the sandbox exchange") || err == nil {
 		t.Fatalf("SVC_API_KEY sandbox key: %q, %v", out.String(), err)
 	}
+	err = run(context.Background(), []string{"watch", "--url", "ws://127.0.0.1:1/v1/ws", "--interval", "250ms", "USDT-NGN"},
+		func(string) string { return "" }, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "100ms or 1000ms") {
+		t.Fatalf("--interval 250ms: %v", err)
+	}
 }

@@ -181,7 +181,8 @@ func price(s string) int64 {
 
 // Watch keeps book from the orderbook channel of symbol until stop returns true or the
 // connection fails: it subscribes, applies every snapshot and diff, and on a gap
-// subscribes again for a fresh snapshot. onUpdate (optional) runs after each applied
+// subscribes again for a fresh snapshot. symbol may carry an update interval
+// ("USDT-NGN@100ms", "USDT-NGN@1000ms"; none: a diff per 20 ms). onUpdate (optional) runs after each applied
 // message; drop (optional, tests) may swallow a message to simulate a lost one.
 func (c *Client) Watch(symbol string, book *Book, onUpdate func(*Book, *Message) bool, drop func(*Message) bool) error {
 	ch := "orderbook:" + symbol
