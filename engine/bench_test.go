@@ -73,8 +73,8 @@ type addCancel struct {
 	cmd   Command // cancels
 	add1  Command // places
 
-	la           [4]Command // the look-ahead's view of the next two ops, by op number mod 4
-	next1, next2 Command    // the same for BenchmarkAddCancelDeepWindow
+	la                  [4]Command // the look-ahead's view of the next three ops, by op number mod 4
+	next1, next2, next3 Command    // the same for BenchmarkAddCancelDeepWindow
 }
 
 func newAddCancel(b testing.TB, resting int) *addCancel {
@@ -137,50 +137,48 @@ func (w *addCancel) cancel() {
 // benchAccounts is the number of accounts of the add/cancel workloads.
 const benchAccounts = 64
 
-// benchLookahead says whether the harnesses hand the market the next two commands
-// before each one, as the runner does with its batch (lookahead.go); ENGINE_BENCH_LOOKAHEAD=0
-// turns it off.
+// benchLookahead says whether the harnesses hand the market the next three commands
+// before each one, as the runner does with its batch (lookahead.go);
+// ENGINE_BENCH_LOOKAHEAD=0 turns it off.
 var benchLookahead = os.Getenv("ENGINE_BENCH_LOOKAHEAD") != "0"
 
-// ahead hands the market what op i+1 and op i+2 will be (only the kind, account and id
-// matter to the look-ahead), as the runner hands it the next commands of its batch:
-// la holds the ops ahead, each written once, when it comes within two of the op run.
+// ahead hands the market what ops i+1, i+2 and i+3 will be (only the kind, account and
+// id matter to the look-ahead), as the runner hands it the next commands of its batch:
+// la holds the ops ahead by op number mod 4, each written once, when it comes within
+// three of the op run.
 func (w *addCancel) ahead(i int) {
 	// The runner hands over pointers to commands already in its ring, at no cost; the
 	// harness has to write them, so it skips that when the market would ignore them.
 	if !benchLookahead || w.bc.m.book.orders < lookaheadMin {
-		w.la[(i+2)&3].Kind = 0
+		w.la[(i+3)&3].Kind = 0
 		return
 	}
-	if c1 := &w.la[(i+1)&3]; i == 0 || c1.Kind == 0 {
-		w.peek(i, 1, c1)
+	for k := 1; k <= 2; k++ {
+		if c := &w.la[(i+k)&3]; c.Kind == 0 || i == 0 {
+			w.peek(i, k, c)
+		}
 	}
-	c2 := &w.la[(i+2)&3]
-	w.peek(i, 2, c2)
-	w.bc.m.lookahead(&w.la[(i+1)&3], c2)
+	c3 := &w.la[(i+3)&3]
+	w.peek(i, 3, c3)
+	w.bc.m.lookahead(&w.la[(i+1)&3], &w.la[(i+2)&3], c3)
 }
 
-// peek writes into c the kind, account and id of op i+k (k is 1 or 2), before op i
+// peek writes into c the kind, account and id of op i+k (k from 1 to 3), before op i
 // runs: ops 0 and 1 of every four cancel the oldest, ops 2 and 3 add the next ids.
 func (w *addCancel) peek(i, k int, c *Command) {
-	var cancel, add int // the how-manieth cancel or add from now op i+k is (1-based)
-	switch i&3<<2 | k {
-	case 0<<2 | 1:
-		cancel = 2
-	case 0<<2 | 2, 1<<2 | 1:
-		add = 1
-	case 1<<2 | 2, 2<<2 | 1:
-		add = 2
-	case 2<<2 | 2, 3<<2 | 1:
-		cancel = 1
-	case 3<<2 | 2:
-		cancel = 2
+	cancels, adds := 0, 0 // ops i to i+k-1
+	for t := i; t < i+k; t++ {
+		if t&3 < 2 {
+			cancels++
+		} else {
+			adds++
+		}
 	}
-	if cancel > 0 {
-		c.Kind, c.Account, c.OrderID = CmdCancel, w.owner[w.head+cancel-1], w.fifo[w.head+cancel-1]
+	if (i+k)&3 < 2 {
+		c.Kind, c.Account, c.OrderID = CmdCancel, w.owner[w.head+cancels], w.fifo[w.head+cancels]
 		return
 	}
-	n := w.next + uint64(add)
+	n := w.next + uint64(adds) + 1
 	c.Kind, c.Account, c.OrderID = CmdPlace, w.bc.accts[n%benchAccounts], oid(n)
 }
 
@@ -256,23 +254,24 @@ func BenchmarkAddCancelDeepWindow(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	// The look-ahead as the runner does it: before each op, the next two (an add of the
-	// next id and the cancel of the oldest alternate).
+	// The look-ahead as the runner does it: before each op, the next three (adds of the
+	// next ids and cancels of the oldest alternate).
 	ahead := func(addNext bool) {
 		if !benchLookahead {
 			return
 		}
-		c1, c2 := &w.next1, &w.next2
-		if addNext { // before a cancel: the add of the next id, then the cancel after this one
-			n := w.next + 1
+		c1, c2, c3 := &w.next1, &w.next2, &w.next3
+		n := w.next + 1
+		if addNext { // before a cancel: add, cancel, add
 			c1.Kind, c1.Account, c1.OrderID = CmdPlace, w.bc.accts[n%benchAccounts], oid(n)
 			c2.Kind, c2.Account, c2.OrderID = CmdCancel, w.owner[w.head+1], w.fifo[w.head+1]
-		} else { // before an add: the cancel of the oldest, then the add after this one
-			n := w.next + 2
+			c3.Kind, c3.Account, c3.OrderID = CmdPlace, w.bc.accts[(n+1)%benchAccounts], oid(n+1)
+		} else { // before an add (of n): cancel, add, cancel
 			c1.Kind, c1.Account, c1.OrderID = CmdCancel, w.owner[w.head], w.fifo[w.head]
-			c2.Kind, c2.Account, c2.OrderID = CmdPlace, w.bc.accts[n%benchAccounts], oid(n)
+			c2.Kind, c2.Account, c2.OrderID = CmdPlace, w.bc.accts[(n+1)%benchAccounts], oid(n+1)
+			c3.Kind, c3.Account, c3.OrderID = CmdCancel, w.owner[w.head+1], w.fifo[w.head+1]
 		}
-		w.bc.m.lookahead(c1, c2)
+		w.bc.m.lookahead(c1, c2, c3)
 	}
 	cpu := startCPU()
 	for i := 0; i < b.N; i += 2 {

@@ -26,36 +26,60 @@ const lookaheadMin = 8192
 // orderLines is the number of cache lines of an order.
 const orderLines = int(unsafe.Sizeof(order{}) / 64)
 
-// ahead is what lookahead learnt of the command after next, for its next call.
+// ahead is what lookahead learnt of the commands after the next, for its next calls.
 type ahead struct {
-	a  *account
-	k  uint64 // foldID of id
+	a  *account // stage 1 (the command three ahead): its account, key and id
+	k  uint64   // foldID of id
 	id OrderID
+	o  *order // stage 2 (two ahead, a cancel): the order its slot named
+	oi OrderID
 }
 
 // lookahead prefetches for the commands the runner runs after the current one: c1
-// next, c2 after it (either may be nil).
-func (m *market) lookahead(c1, c2 *Command) {
+// next, c2 after it, c3 after that (any may be nil). Each command passes through three
+// stages, one per call: as c3 its index slot is asked for; as c2 the slot is read (it
+// has arrived by then) and a cancel's order asked for; as c1 the order is read and its
+// queue neighbours, which the cancel will relink, asked for.
+func (m *market) lookahead(c1, c2, c3 *Command) {
 	if m.book.orders < lookaheadMin {
 		return
 	}
-	// c1 was the previous call's c2: its slot is on its way; prefetch the order it names.
-	if h := &m.ahead; h.a != nil && c1 != nil && c1.Kind == CmdCancel && h.id == c1.OrderID {
-		h.a.orders.prefetchOrder(h.k)
+	h := &m.ahead
+	if h.o != nil && c1 != nil && c1.Kind == CmdCancel && h.oi == c1.OrderID {
+		prefetchNeighbours(h.o)
 	}
-	m.ahead.a = nil
-	if c2 != nil && (c2.Kind == CmdPlace || c2.Kind == CmdCancel) {
-		if a := m.accts.peek(c2.Account); a != nil {
-			k := foldID((*[16]byte)(&c2.OrderID))
+	h.o = nil
+	if h.a != nil && c2 != nil && c2.Kind == CmdCancel && h.id == c2.OrderID {
+		if o := h.a.orders.prefetchOrder(h.k); o != nil {
+			h.o, h.oi = o, c2.OrderID
+		}
+	}
+	h.a = nil
+	if c3 != nil && (c3.Kind == CmdPlace || c3.Kind == CmdCancel) {
+		if a := m.accts.peek(c3.Account); a != nil {
+			k := foldID((*[16]byte)(&c3.OrderID))
 			a.orders.prefetchSlot(k)
-			m.ahead = ahead{a: a, k: k, id: c2.OrderID}
+			h.a, h.k, h.id = a, k, c3.OrderID
 		}
 	}
 }
 
-// prefetchEvictee (called from lookaheadMin resting orders on) prefetches for the next two retires: the index slot of the order the
-// next one evicts (its id was prefetched by the retire before) and the order the one
-// after it evicts.
+// prefetchNeighbours asks for the lines of o's queue neighbours. o came from an unlocked
+// read of an index slot and may be another runner's order by now, hence go:norace.
+//
+//go:norace
+func prefetchNeighbours(o *order) {
+	if p := o.prev; p != nil {
+		prefetch(uintptr(unsafe.Pointer(p)), 1)
+	}
+	if n := o.next; n != nil {
+		prefetch(uintptr(unsafe.Pointer(n)), 1)
+	}
+}
+
+// prefetchEvictee (called from lookaheadMin resting orders on) prefetches for the next
+// two retires: the index slot of the order the next one evicts (its id was prefetched
+// by the retire before) and the order the one after it evicts.
 func (m *market) prefetchEvictee() {
 	n := len(m.closed)
 	pos := m.closedPos
@@ -93,13 +117,13 @@ func (ix *orderIndex) prefetchSlot(k uint64) {
 }
 
 // prefetchOrder prefetches the order of key k, if the first slots of its probe run
-// (asked for by prefetchSlot a command earlier) name it.
+// (asked for by prefetchSlot a command earlier) name it, and returns it.
 //
 //go:norace
-func (ix *orderIndex) prefetchOrder(k uint64) {
+func (ix *orderIndex) prefetchOrder(k uint64) *order {
 	slots := ix.slots
 	if len(slots) == 0 {
-		return
+		return nil
 	}
 	mask := len(slots) - 1
 	i := ix.home(k) & mask
@@ -107,14 +131,15 @@ func (ix *orderIndex) prefetchOrder(k uint64) {
 		s := &slots[(i+j)&mask]
 		o := s.o
 		if o == nil {
-			return
+			return nil
 		}
 		if s.k == k {
 			prefetch(uintptr(unsafe.Pointer(o)), 2)
-			return
+			return o
 		}
 	}
+	return nil
 }
 
 // lookahead does nothing for credits and debits: their working set is the accounts.
-func (f *funds) lookahead(c1, c2 *Command) {}
+func (f *funds) lookahead(c1, c2, c3 *Command) {}

@@ -3,7 +3,7 @@ package engine
 import "testing"
 
 // TestAddCancelPeek: the add/cancel harness's look-ahead names the commands that the
-// next two ops then run (a wrong guess would only waste a prefetch, but the benchmark
+// next three ops then run (a wrong guess would only waste a prefetch, but the benchmark
 // would then measure less than what the runner's look-ahead gives).
 func TestAddCancelPeek(t *testing.T) {
 	w := newAddCancel(t, 100)
@@ -11,11 +11,11 @@ func TestAddCancelPeek(t *testing.T) {
 	w.owner = append(make([]AccountID, 0, 1<<14), w.owner...)
 	peeked := map[int][]Command{}
 	for i := 0; i < 2000; i++ {
-		var c1, c2 Command
-		w.peek(i, 1, &c1)
-		w.peek(i, 2, &c2)
-		peeked[i+1] = append(peeked[i+1], c1)
-		peeked[i+2] = append(peeked[i+2], c2)
+		for k := 1; k <= 3; k++ {
+			var c Command
+			w.peek(i, k, &c)
+			peeked[i+k] = append(peeked[i+k], c)
+		}
 		w.op(i)
 		ran := w.cmd // a cancel
 		if i&3 >= 2 {

@@ -9,7 +9,7 @@ import (
 // handler is the single-threaded state machine a runner drives: a market or funds.
 type handler interface {
 	exec(c *Command, r *Result)
-	lookahead(c1, c2 *Command) // prefetches for the next two commands (lookahead.go)
+	lookahead(c1, c2, c3 *Command) // prefetches for the next three commands (lookahead.go)
 	pending() *stream
 	cache() *accountCache
 }
@@ -244,14 +244,17 @@ func (rn *runner) process(n int) {
 		if s.cmd.Kind == cmdQueryDepth {
 			rn.depth(s.cmd.query)
 		} else {
-			var c1, c2 *Command
+			var c1, c2, c3 *Command
 			if i+1 < n {
 				c1 = &r.at(rn.pos + 1).cmd
 			}
 			if i+2 < n {
 				c2 = &r.at(rn.pos + 2).cmd
 			}
-			rn.h.lookahead(c1, c2)
+			if i+3 < n {
+				c3 = &r.at(rn.pos + 3).cmd
+			}
+			rn.h.lookahead(c1, c2, c3)
 			rn.h.exec(&s.cmd, &rn.res) // may split the batch (sequence.go)
 			rn.counts.add(s.cmd.Kind, rn.res.Code)
 		}
