@@ -79,6 +79,11 @@ type session struct {
 	codIdle int64           // ns without a message that close the connection (0: the idle timeout)
 	placed  map[uuid.UUID]string
 	lease   *lease // the engine's stand-in while cancel-on-disconnect is on (session.go)
+	// After the connection closed: a place answered later (it was waiting for the journal)
+	// is cancelled at once if cancel-on-disconnect covered it (track).
+	gone     bool
+	goneCod  bool
+	goneSyms map[string]bool
 }
 
 // maxTracked bounds the orders a session remembers for cancel-on-disconnect; past it the
@@ -525,6 +530,14 @@ func (c *conn) track(body []byte, key string) {
 	}
 	se := &c.sess
 	se.mu.Lock()
+	if se.gone {
+		late := se.goneCod && (se.goneSyms == nil || se.goneSyms[sym])
+		se.mu.Unlock()
+		if late {
+			c.srv.cancelLate(c, id)
+		}
+		return
+	}
 	if se.placed == nil {
 		se.placed = map[uuid.UUID]string{}
 	}

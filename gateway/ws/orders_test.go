@@ -38,7 +38,9 @@ type entry struct {
 	h       *trading.Handlers
 }
 
-func newEntry(t testing.TB, cfg ws.Config) *entry {
+// newEntry builds the rig; wrap, if given, stands between the sandbox engine and its
+// journal (a test that must hold a commit).
+func newEntry(t testing.TB, cfg ws.Config, wrap ...func(engine.Journal) engine.Journal) *entry {
 	t.Helper()
 	pool, _ := pgtest.New(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -55,7 +57,11 @@ func newEntry(t testing.TB, cfg ws.Config) *entry {
 		p := projection.New(pool, string(env), j, nil)
 		var hub *ws.Hub
 		el := eventlog.New(j, func(b []engine.Event, _ uint64) { p.Wake(); hub.Publish(b) })
-		eng, err := engine.New(engine.Config{Journal: el})
+		var ej engine.Journal = el
+		if env == api.Sandbox && len(wrap) > 0 {
+			ej = wrap[0](el)
+		}
+		eng, err := engine.New(engine.Config{Journal: ej})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -654,5 +660,85 @@ func TestOrderEntryPipelined(t *testing.T) {
 	}
 	if got[3].Status != 201 || got[4].Status != 200 || !got[4].Replayed || got[4].order(t).ID != got[3].order(t).ID {
 		t.Fatalf("place and its replay: %+v %+v", got[3], got[4])
+	}
+}
+
+// gate holds a journal's appends while shut, to catch an order between the engine and
+// its answer.
+type gate struct {
+	inner   engine.Journal
+	mu      sync.Mutex
+	shut    chan struct{} // nil: open
+	waiting chan struct{} // an append is held
+}
+
+func (g *gate) Append(b []engine.Event) (uint64, error) {
+	g.mu.Lock()
+	h := g.shut
+	g.mu.Unlock()
+	if h != nil {
+		select {
+		case g.waiting <- struct{}{}:
+		default:
+		}
+		<-h
+	}
+	return g.inner.Append(b)
+}
+
+func (g *gate) close() {
+	g.mu.Lock()
+	g.shut = make(chan struct{})
+	g.mu.Unlock()
+}
+
+func (g *gate) open() {
+	g.mu.Lock()
+	close(g.shut)
+	g.shut = nil
+	g.mu.Unlock()
+}
+
+// A place that was waiting for the journal when its connection died, on a session with
+// cancel-on-disconnect, is cancelled once the engine answers it: the session's own
+// cancels had gone out without it.
+func TestCancelOnDisconnectOrderAnsweredAfterTheClose(t *testing.T) {
+	g := &gate{waiting: make(chan struct{}, 1)}
+	e := newEntry(t, ws.Config{}, func(j engine.Journal) engine.Journal { g.inner = j; return g })
+	c, err := ws.Dial(e.url, e.a.SandboxKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := call(t, c, "session.cancel_on_disconnect", 1, map[string]any{"enabled": true}); r.Type != "result" {
+		t.Fatalf("cancel_on_disconnect: %+v", r)
+	}
+	g.close()
+	if err := c.Send(map[string]any{"op": "order.place", "id": 2, "params": limit("buy", "1", "1440", "late-1")}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-g.waiting:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the place never reached the journal")
+	}
+	_ = c.Conn().UnderlyingConn().Close() // no close frame
+	for deadline := time.Now().Add(10 * time.Second); e.srv.Connections() > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not see the connection end")
+		}
+	}
+	g.open()
+	var o struct {
+		Status       string  `json:"status"`
+		CancelReason *string `json:"cancel_reason"`
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		e.gw.Must(t, 200, "GET", "/v1/trading/orders/by-client-id/late-1", e.a.SandboxKey, nil).Decode(t, &o)
+		if o.Status == "CANCELLED" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the order answered after the close is %+v, not cancelled", o)
+		}
 	}
 }

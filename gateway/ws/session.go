@@ -160,6 +160,26 @@ func (c *conn) codSilent(now int64) bool {
 	return idle > 0 && now-c.lastRead.Load() > idle
 }
 
+// cancelLate cancels an order placed by a session with cancel-on-disconnect whose answer
+// came after the connection closed (it was waiting for the journal then): the session's
+// cancels had already gone out without it.
+func (s *Server) cancelLate(c *conn, id uuid.UUID) {
+	oe := s.entry.Load()
+	if oe == nil || oe.CancelOrders == nil {
+		return
+	}
+	c.rmu.Lock()
+	p := c.principal
+	c.rmu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if _, err := oe.CancelOrders(p, []uuid.UUID{id}); err != nil {
+			s.cfg.Log.Error("cancel-on-disconnect (an order answered after the close)", "merchant_id", p.MerchantID, "environment", p.Environment, "order_id", id, "error", err)
+		}
+	}()
+}
+
 // cancelOnDisconnect cancels, off the caller's goroutine, the orders a closed session
 // placed when it asked for it (shutdown calls it once per connection).
 func (s *Server) cancelOnDisconnect(c *conn) {
@@ -167,6 +187,7 @@ func (s *Server) cancelOnDisconnect(c *conn) {
 	se.mu.Lock()
 	l := se.lease
 	se.lease = nil
+	se.gone, se.goneCod, se.goneSyms = true, se.cod, se.codSyms
 	if !se.cod {
 		se.mu.Unlock()
 		l.end()
