@@ -99,6 +99,7 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 	rounds := fs.Int("rounds", 3, "rounds per subscriber count (medians reported)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the first round per count and interval to FILE.N (FILE.N100ms, ...)")
 	withBare := fs.Bool("bare", true, "alternate each round with the bare broadcaster (the anchor): the same diff frames at the same interval to as many subscribers, sent by a minimal server")
+	paired := fs.Bool("paired", true, "before each round, the same order flow with the subscribers unsubscribed (their sockets open and idle): the orders' ratio is then a same-round one")
 	intervalList := fs.String("interval", "default", "the subscribers' order-book update intervals to run, comma separated: default (a diff per flush), 100ms, 1000ms (orderbook:SYMBOL@100ms, ...)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -270,6 +271,7 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 		closed                       int64
 		perCPU, bMsgs, bP50, bP99    []float64 // the hub's messages per server CPU-second; the bare broadcaster's figures
 		perFanCPU                    []float64 // the hub's messages per CPU-second of the server less its orders' (at the no-subscriber cost)
+		base                         []float64 // orders/s of the same round with the subscribers unsubscribed (--paired)
 		bPerCPU                      []float64
 	}
 	baseline := []float64{}
@@ -350,6 +352,23 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 				fmt.Fprintf(stdout, "%d subscribers of the bare broadcaster connected (%s)\n", n, line)
 			}
 			for r := 0; r < *rounds; r++ {
+				if *paired {
+					// The same round without subscribers: they unsubscribe (their sockets stay
+					// open and idle), the traders run, they subscribe again.
+					fmt.Fprintln(in, "pause")
+					if _, err := readLine(); err != nil {
+						return err
+					}
+					time.Sleep(300 * time.Millisecond)
+					base := drive(*dur)
+					rw.base = append(rw.base, float64(base)/dur.Seconds())
+					fmt.Fprintln(in, "resume")
+					if _, err := readLine(); err != nil {
+						return err
+					}
+					time.Sleep(300 * time.Millisecond)
+					fmt.Fprintf(stdout, "  round %d, subscribers unsubscribed: orders/s %.0f; load %s\n", r+1, float64(base)/dur.Seconds(), loadAvg())
+				}
 				cpuSrv0, cpuCli0 := procCPU(os.Getpid()), procCPU(child.Process.Pid)
 				blocked0 := srv.Blocked()
 				fmt.Fprintln(in, "start")
@@ -427,11 +446,15 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "load average at the end: %s\n", loadAvg())
-	fmt.Fprintf(stdout, "\n| interval | subscribers | messages/s delivered | p50 delay | p99 delay | memory per connection | orders/s | vs no subscribers |\n|---|---|---|---|---|---|---|---|\n")
-	fmt.Fprintf(stdout, "| - | 0 | - | - | - | - | %.0f | 100%% |\n", median(baseline))
+	fmt.Fprintf(stdout, "\n| interval | subscribers | messages/s delivered | p50 delay | p99 delay | memory per connection | orders/s | vs no subscribers | vs the same round unsubscribed |\n|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(stdout, "| - | 0 | - | - | - | - | %.0f | 100%% | |\n", median(baseline))
 	for _, rw := range rows {
-		fmt.Fprintf(stdout, "| %s | %d | %.0f | %.1f ms | %.1f ms | %.1f KB | %.0f | %.0f%% |\n", rw.interval, rw.conns, median(rw.msgs), median(rw.p50), median(rw.p99),
-			rw.memPerConn/1024, median(rw.orders), 100*median(rw.orders)/median(baseline))
+		same := "-"
+		if len(rw.base) > 0 {
+			same = fmt.Sprintf("%.0f%% (unsubscribed %.0f)", 100*medianOfRatios(rw.orders, rw.base), median(rw.base))
+		}
+		fmt.Fprintf(stdout, "| %s | %d | %.0f | %.1f ms | %.1f ms | %.1f KB | %.0f | %.0f%% | %s |\n", rw.interval, rw.conns, median(rw.msgs), median(rw.p50), median(rw.p99),
+			rw.memPerConn/1024, median(rw.orders), 100*median(rw.orders)/median(baseline), same)
 	}
 	if *withBare {
 		fmt.Fprintf(stdout, "\n| interval | subscribers | hub msgs per server CPU-s | bare msgs per server CPU-s | hub/bare | hub msgs per fan-out CPU-s (less its orders) | hub/bare, fan-out only | hub p99 | bare p99 | p99 hub/bare | bare messages/s |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
@@ -442,7 +465,10 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	for _, rw := range rows {
-		fmt.Fprintf(stdout, "== ws %d subscribers, interval %s: orders %.1f%% of no subscribers (target >= 60%%)\n", rw.conns, rw.interval, 100*median(rw.orders)/median(baseline))
+		if len(rw.base) > 0 {
+			fmt.Fprintf(stdout, "== ws %d subscribers, interval %s: orders %.1f%% of the same round unsubscribed (median of round ratios; target >= 60%%)\n", rw.conns, rw.interval, 100*medianOfRatios(rw.orders, rw.base))
+		}
+		fmt.Fprintf(stdout, "== ws %d subscribers, interval %s: orders %.1f%% of no subscribers (the rounds before any subscriber; target >= 60%%)\n", rw.conns, rw.interval, 100*median(rw.orders)/median(baseline))
 		if *withBare {
 			fmt.Fprintf(stdout, "== ws %d subscribers, interval %s: messages per server CPU-second, hub/bare broadcaster %.1f%% (target >= 80%%)\n", rw.conns, rw.interval, 100*medianOfRatios(rw.perCPU, rw.bPerCPU))
 			fmt.Fprintf(stdout, "== ws %d subscribers, interval %s: p99 delay hub/bare broadcaster %.2fx (%.1f ms / %.1f ms; target <= 2x)\n", rw.conns, rw.interval, medianOfRatios(rw.p99, rw.bP99), median(rw.p99), median(rw.bP99))
@@ -568,6 +594,16 @@ func runWSClients(args []string, stdout, stderr io.Writer) error {
 	for i := range shards {
 		shards[i].h = hdrhistogram.New(1, 60_000_000, 3)
 	}
+	// The connections, for pause and resume (gorilla allows one writer at a time: each
+	// connection's writes go under its mutex).
+	type client struct {
+		mu sync.Mutex
+		c  *ws.Client
+	}
+	var (
+		clientsMu sync.Mutex
+		clients   []*client
+	)
 	ready.Add(*n)
 	for i := 0; i < *n; i++ {
 		sh := &shards[i%len(shards)]
@@ -592,7 +628,13 @@ func runWSClients(args []string, stdout, stderr io.Writer) error {
 			// sequences and timestamp are looked at, so the subscriber process leaves the
 			// CPU to the server (a full JSON decode per message would dominate on 2 cores).
 			conn := c.Conn()
+			cl := &client{c: c}
+			clientsMu.Lock()
+			clients = append(clients, cl)
+			clientsMu.Unlock()
+			cl.mu.Lock()
 			_ = c.Subscribe(*channel)
+			cl.mu.Unlock()
 			buf := make([]byte, 0, 4096)
 			var last uint64
 			once := false
@@ -629,7 +671,9 @@ func runWSClients(args []string, stdout, stderr io.Writer) error {
 					}
 					if first > last+1 { // a gap: resync
 						gaps.Add(1)
+						cl.mu.Lock()
 						_ = c.Subscribe(*channel)
+						cl.mu.Unlock()
 					}
 					last = l
 					if measuring.Load() {
@@ -650,6 +694,20 @@ func runWSClients(args []string, stdout, stderr io.Writer) error {
 	var start time.Time
 	for sc.Scan() {
 		switch sc.Text() {
+		case "pause", "resume": // unsubscribe or subscribe again (a snapshot, then diffs)
+			clientsMu.Lock()
+			cs := clients
+			clientsMu.Unlock()
+			for _, cl := range cs {
+				cl.mu.Lock()
+				if sc.Text() == "pause" {
+					_ = cl.c.Unsubscribe(*channel)
+				} else {
+					_ = cl.c.Subscribe(*channel)
+				}
+				cl.mu.Unlock()
+			}
+			fmt.Fprintln(stdout, sc.Text()+"d")
 		case "start":
 			for i := range shards {
 				shards[i].Lock()
