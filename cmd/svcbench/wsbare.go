@@ -62,9 +62,9 @@ type bareBroadcaster struct {
 type bareConn struct {
 	nc   net.Conn
 	rc   syscall.RawConn
-	head []byte // a snapshot standing for conflated diffs, written before log[next:]
-	next int    // the first frame of the log not written whole
-	off  int    // bytes of head, or else of log[next], already written
+	head [][]byte // written before log[next:]: a snapshot standing for conflated diffs (after the rest of a frame half written)
+	next int      // the first frame of the log not written whole
+	off  int      // bytes of head[0], or else of log[next], already written
 	dead bool
 }
 
@@ -278,15 +278,24 @@ func (b *bareBroadcaster) write(w, n int) {
 		var snap []byte // a snapshot at the log's end, made once per pass if a reader lags
 		for i := w; i < len(conns); i += n {
 			c := conns[i]
-			if c.dead || (c.next >= len(log) && c.head == nil) {
+			if c.dead || (c.next >= len(log) && len(c.head) == 0) {
 				continue
 			}
 			pending = true
-			if len(log)-c.next >= bareConflateAt && c.off == 0 && c.head == nil {
+			if len(log)-c.next >= bareConflateAt {
 				if snap == nil {
 					snap = wsFrame(b.snapshot(uint64(len(log)), b.levels[len(log)%len(b.levels)]))
 				}
-				c.head, c.next = snap, len(log)
+				switch {
+				case len(c.head) == 0 && c.off > 0: // a frame half written must be finished, or the stream is corrupt
+					c.head = append(c.head, log[c.next][c.off:], snap)
+					c.off = 0
+				case len(c.head) == 0, len(c.head) == 1 && c.off > 0: // (a snapshot being written stays)
+					c.head = append(c.head, snap)
+				default: // the last is a snapshot not started yet: the newer one replaces it
+					c.head[len(c.head)-1] = snap
+				}
+				c.next = len(log)
 				b.conflated.Add(1)
 			}
 			k, progressed := sc.give(c, log, &b.slow)
@@ -336,11 +345,14 @@ func (sc *bareScratch) give(c *bareConn, log [][]byte, slow *atomic.Int64) (int6
 		return 0, false
 	}
 	sc.bufs = sc.bufs[:0]
-	if c.head != nil {
-		sc.bufs = append(sc.bufs, c.head[c.off:])
+	for i, p := range c.head {
+		if i == 0 {
+			p = p[c.off:]
+		}
+		sc.bufs = append(sc.bufs, p)
 	}
 	for i, p := range log[c.next:] {
-		if i == 0 && c.head == nil {
+		if i == 0 && len(c.head) == 0 {
 			p = p[c.off:]
 		}
 		sc.bufs = append(sc.bufs, p)
@@ -354,15 +366,17 @@ func (sc *bareScratch) give(c *bareConn, log [][]byte, slow *atomic.Int64) (int6
 	}
 	progressed := n > 0
 	var whole int64
-	if c.head != nil {
-		if rest := len(c.head) - c.off; n < rest {
+	for len(c.head) > 0 {
+		rest := len(c.head[0]) - c.off
+		if n < rest {
 			c.off += n
 			return 0, progressed
-		} else {
-			n -= rest
-			c.head, c.off = nil, 0
 		}
+		n -= rest
+		c.head[0] = nil
+		c.head, c.off = c.head[1:], 0
 	}
+	c.head = nil
 	for c.next < len(log) {
 		rest := len(log[c.next]) - c.off
 		if n < rest {
