@@ -69,7 +69,6 @@ type MakerConfig struct {
 type Maker struct {
 	cfg     MakerConfig
 	centres map[money.Asset]int64 // the reference each ladder was placed around
-	placed  map[money.Asset]int   // orders the ladder rests with
 }
 
 // NewMaker returns a market maker.
@@ -107,7 +106,7 @@ func NewMaker(cfg MakerConfig) (*Maker, error) {
 	if cfg.Spread.Sign() <= 0 || cfg.Step.Sign() < 0 {
 		return nil, fmt.Errorf("market maker: spread must be positive and step not negative")
 	}
-	return &Maker{cfg: cfg, centres: map[money.Asset]int64{}, placed: map[money.Asset]int{}}, nil
+	return &Maker{cfg: cfg, centres: map[money.Asset]int64{}}, nil
 }
 
 // Run funds the account (when Fund) and keeps the ladders until ctx ends.
@@ -158,8 +157,8 @@ func (m *Maker) Fund() error {
 	return nil
 }
 
-// Refresh replaces each ladder that lost a level (a fill) or whose reference moved past
-// Requote; the others stay.
+// Refresh keeps each ladder: levels a fill took are placed again (the others stay), and a
+// ladder whose reference moved past Requote is replaced whole.
 func (m *Maker) Refresh() error {
 	var errs []error
 	for _, a := range m.cfg.Assets {
@@ -212,19 +211,40 @@ func (m *Maker) refresh(asset money.Asset) error {
 		return nil
 	}
 	open := x.OpenOrders(MakerAccount, pc.Symbol, nil)
-	intact := len(open) > 0 && len(open) == m.placed[asset]
+	centre := m.centres[asset]
+	requote := centre <= 0 || new(big.Rat).SetFrac64(abs(ref.Price-centre), centre).Cmp(m.cfg.Requote) > 0
+	if requote {
+		centre = ref.Price
+	}
+	// The ladder wanted around the centre; a level resting whole at its price is kept, and
+	// only what a fill took (or a requote moved) is replaced: a fill costs the engine a
+	// cancel and a place per level it touched, not the whole ladder again.
+	type level struct {
+		side  engine.Side
+		price engine.Price
+	}
+	want := map[level]bool{}
+	bids, asks := m.Ladder(pc, centre)
+	for i := range bids[:min(levels, len(bids))] {
+		if bid {
+			want[level{engine.Buy, bids[i]}] = true
+		}
+		if ask {
+			want[level{engine.Sell, asks[i]}] = true
+		}
+	}
+	var errs []error
+	kept := map[level]bool{}
+	var stale []engine.OrderID
 	for _, o := range open {
-		if o.Filled > 0 || o.Qty != lots {
-			intact = false
+		l := level{o.Side, o.Price}
+		if want[l] && !kept[l] && o.Filled == 0 && o.Qty == lots {
+			kept[l] = true
+			continue
 		}
+		stale = append(stale, o.ID)
 	}
-	if c := m.centres[asset]; intact && c > 0 {
-		moved := new(big.Rat).SetFrac64(abs(ref.Price-c), c)
-		if moved.Cmp(m.cfg.Requote) <= 0 {
-			return nil
-		}
-	}
-	if len(open) > 0 {
+	if len(stale) > 0 && len(stale) == len(open) && len(open) > 1 {
 		res, err := x.Submit(&engine.Command{Kind: engine.CmdCancelAll, Time: m.cfg.Now().UnixNano(), Account: MakerAccount, Symbol: pc.Symbol})
 		if err != nil {
 			return err
@@ -232,10 +252,18 @@ func (m *Maker) refresh(asset money.Asset) error {
 		if res.Code != engine.OK {
 			return fmt.Errorf("cancel all: %s", res.Code)
 		}
+	} else {
+		for _, id := range stale {
+			res, err := x.Submit(&engine.Command{Kind: engine.CmdCancel, Time: m.cfg.Now().UnixNano(), Account: MakerAccount,
+				Symbol: pc.Symbol, OrderID: id})
+			if err != nil {
+				return err
+			}
+			if res.Code != engine.OK && res.Code != engine.RejectUnknownOrder {
+				errs = append(errs, fmt.Errorf("cancel: %s", res.Code))
+			}
+		}
 	}
-	bids, asks := m.Ladder(pc, ref.Price)
-	var errs []error
-	placed := 0
 	place := func(side engine.Side, p engine.Price) {
 		res, err := x.Submit(&engine.Command{Kind: engine.CmdPlace, Time: m.cfg.Now().UnixNano(), Account: MakerAccount,
 			Symbol: pc.Symbol, OrderID: engine.OrderID(uuid.Must(uuid.NewV7())), Side: side, Type: engine.Limit,
@@ -248,21 +276,16 @@ func (m *Maker) refresh(asset money.Asset) error {
 			// level waits for the next refresh
 		case res.Code != engine.OK:
 			errs = append(errs, fmt.Errorf("place %s %d: %s", side, p, res.Code))
-		default:
-			if !res.State.Closed() {
-				placed++
+		}
+	}
+	for i := range bids[:min(levels, len(bids))] { // best levels first, bid and ask in turn
+		for _, l := range []level{{engine.Buy, bids[i]}, {engine.Sell, asks[i]}} {
+			if want[l] && !kept[l] {
+				place(l.side, l.price)
 			}
 		}
 	}
-	for i := range bids[:min(levels, len(bids))] {
-		if bid {
-			place(engine.Buy, bids[i])
-		}
-		if ask {
-			place(engine.Sell, asks[i])
-		}
-	}
-	m.centres[asset], m.placed[asset] = ref.Price, placed
+	m.centres[asset] = centre
 	return errors.Join(errs...)
 }
 

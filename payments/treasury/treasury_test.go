@@ -407,6 +407,14 @@ func TestTheMakerKeepsATwoSidedLadderAndRefreshesAfterFills(t *testing.T) {
 		}
 	}
 	check()
+	ids := func() map[engine.OrderID]bool {
+		out := map[engine.OrderID]bool{}
+		for _, o := range r.eng.OpenOrders(MakerAccount, "USDT-NGN", nil) {
+			out[o.ID] = true
+		}
+		return out
+	}
+	before := ids()
 	taker := engine.AccountID(uuid.MustParse("01a2016a-0000-7000-8000-0000000000aa"))
 	if res, err := r.eng.Submit(&engine.Command{Kind: engine.CmdCredit, Account: taker, Asset: engine.NGN, Amount: 1 << 50,
 		TransferID: engine.TransferID(uuid.Must(uuid.NewV7()))}); err != nil || res.Code != engine.OK {
@@ -421,5 +429,16 @@ func TestTheMakerKeepsATwoSidedLadderAndRefreshesAfterFills(t *testing.T) {
 		t.Fatal(err)
 	}
 	check()
+	// Only the two levels the fill touched were replaced (issue 27 item 6: a fill costs a
+	// cancel and a place per level, not the whole ladder).
+	after, kept := ids(), 0
+	for id := range after {
+		if before[id] {
+			kept++
+		}
+	}
+	if len(after) != 10 || kept != 8 {
+		t.Fatalf("after a fill of two levels: %d orders, %d of them kept (want 10 and 8)", len(after), kept)
+	}
 	time.Sleep(0)
 }
