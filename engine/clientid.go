@@ -50,8 +50,12 @@ const maxClientOrderID = 255
 // symbol's events that evicted its old holder (and a journal or snapshot written before
 // client ids were unique may repeat one). The extra holder waits in a.clientDups until
 // the entry's holder leaves; once the replay is complete one holder is left, as live.
-func (a *account) addOrder(o *order) {
-	a.orders.add(o)
+func (a *account) addOrder(o *order) { a.addOrderAt(o, foldID((*[16]byte)(&o.id)), -1) }
+
+// addOrderAt is addOrder with the fold and slot a.orders.find returned for o's id (slot
+// -1: probe again); the caller held a.mu since that find.
+func (a *account) addOrderAt(o *order, k uint64, slot int) {
+	a.orders.addAt(k, o, slot)
 	if o.clientID == "" {
 		return
 	}

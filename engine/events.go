@@ -62,35 +62,41 @@ type BalanceDelta struct {
 // Seq numbers the events of one stream: each symbol is a stream, and credits and
 // debits form the stream with Symbol "". Within a stream Seq increases by one per
 // event; across streams there is no order.
+//
+// The one-byte fields sit together (Kind beside Side, Asset and NDeltas after Reason) so
+// the struct has one padded word instead of four: 352 bytes, not 368. The runner writes a
+// batch's events into a buffer beyond L1, so every byte is zeroed and written on a line
+// that misses (issue 33). The journal and snapshot codecs encode field by field; the
+// order here changes neither.
 type Event struct {
 	Seq    uint64
-	Time   int64 // unix nanoseconds of the command that caused the event
-	Kind   EventKind
+	Time   int64  // unix nanoseconds of the command that caused the event
 	Symbol string // "" for credits and debits
 
 	Account       AccountID // the order's owner (the taker for a trade), or the credited account
 	OrderID       OrderID   // the order accepted, cancelled or done; the taker of a trade
 	ClientOrderID string    // EventAccepted only
 	Metadata      string    // EventAccepted only: the place command's Metadata ("": none)
-	Side          Side      // the order's side (the taker's for a trade)
+	Kind          EventKind
+	Side          Side // the order's side (the taker's for a trade)
 	Type          OrderType
 	TIF           TimeInForce
 	STP           STPMode
 	PostOnly      bool
 	Reason        CancelReason // EventCancelled
-	Price         Price        // the limit price (EventAccepted) or the execution price (EventTrade)
-	Qty           Qty          // ordered (accepted), traded (trade), left unfilled (cancelled), filled (done)
-	QuoteQty      int64        // EventAccepted of a market buy by amount
+	Asset         Asset        // EventCredit, EventDebit
+	NDeltas       uint8
+	Price         Price // the limit price (EventAccepted) or the execution price (EventTrade)
+	Qty           Qty   // ordered (accepted), traded (trade), left unfilled (cancelled), filled (done)
+	QuoteQty      int64 // EventAccepted of a market buy by amount
 
 	MakerOrderID OrderID   // EventTrade
 	MakerAccount AccountID // EventTrade
 
-	Asset      Asset      // EventCredit, EventDebit
 	Amount     int64      // credit or debit amount; notional of a trade
 	TransferID TransferID // EventCredit, EventDebit
 
-	NDeltas uint8
-	Deltas  [4]BalanceDelta
+	Deltas [4]BalanceDelta
 }
 
 func (e *Event) addDelta(acct AccountID, asset Asset, avail, locked int64) {

@@ -53,6 +53,37 @@ func (ix *orderIndex) get(id *OrderID) *order {
 	}
 }
 
+// find is get for a caller that inserts when the id is absent (the place's duplicate
+// check): it also returns the id's fold and the empty slot that ended the probe, which is
+// where add would put it, so addAt inserts without a second probe.
+func (ix *orderIndex) find(id *OrderID) (o *order, k uint64, slot int) {
+	k = foldID((*[16]byte)(id))
+	if len(ix.slots) == 0 {
+		return nil, k, -1
+	}
+	mask := len(ix.slots) - 1
+	for i := ix.home(k); ; i = (i + 1) & mask {
+		s := &ix.slots[i]
+		if s.o == nil {
+			return nil, k, i
+		}
+		if s.k == k && s.o.id == *id {
+			return s.o, k, i
+		}
+	}
+}
+
+// addAt inserts o under the fold k and slot that find returned for its id (absent), with
+// the index unchanged since; when the insert must grow the table it probes again.
+func (ix *orderIndex) addAt(k uint64, o *order, slot int) {
+	if slot < 0 || (ix.n+1)*2 > len(ix.slots) {
+		ix.addKey(k, o)
+		return
+	}
+	ix.slots[slot] = indexSlot{k: k, o: o}
+	ix.n++
+}
+
 // add inserts o, whose id must not be in the index.
 func (ix *orderIndex) add(o *order) { ix.addKey(foldID((*[16]byte)(&o.id)), o) }
 

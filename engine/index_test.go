@@ -30,13 +30,21 @@ func TestOrderIndexMatchesMap(t *testing.T) {
 		case k < 5:
 			id := mkID()
 			if ref[id] != nil {
-				if ix.get(&id) != ref[id] {
+				if found, _, _ := ix.find(&id); ix.get(&id) != ref[id] || found != ref[id] {
 					t.Fatalf("step %d: lookup of present id", step)
 				}
 				continue
 			}
 			o := &order{id: id}
-			ix.add(o)
+			if r.IntN(2) == 0 { // the place's path: find, then insert where it ended
+				found, k, slot := ix.find(&id)
+				if found != nil || k != foldID((*[16]byte)(&id)) {
+					t.Fatalf("step %d: find of absent id", step)
+				}
+				ix.addAt(k, o, slot)
+			} else {
+				ix.add(o)
+			}
 			ref[id] = o
 			live = append(live, o)
 		case k < 8 && len(live) > 0:

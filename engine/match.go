@@ -168,7 +168,9 @@ func (m *market) place(c *Command, r *Result) {
 	acct := m.accts.get(c.Account)
 	acct.mu.Lock()
 	m.accts.follow(acct) // after other runners' changes to acct in the journal (sequence.go)
-	if acct.orders.get(&c.OrderID) != nil {
+	// One probe for the duplicate check and the insert (addOrderAt below).
+	dup, idKey, idSlot := acct.orders.find(&c.OrderID)
+	if dup != nil {
 		acct.mu.Unlock()
 		r.Code = RejectDuplicateOrderID
 		return
@@ -203,7 +205,7 @@ func (m *market) place(c *Command, r *Result) {
 		o.remaining = p.maxQty
 	}
 	o.state = Open
-	acct.addOrder(o)
+	acct.addOrderAt(o, idKey, idSlot)
 	acct.mu.Unlock()
 
 	e := m.event(EventAccepted, c.Time)
