@@ -24,6 +24,10 @@ import (
 // most a fiftieth of the limit and a quarter of what the window has left, so with G
 // gateways busy on one key the shortfall stays under about G/50 of the limit (10 % at five
 // gateways; less in practice, as the quarters shrink towards the end of the window).
+// The limit is the key's, first come first served across gateways, not a share per
+// gateway: requests that reach a gateway after the window's count reached the limit are
+// refused until the window ends, however few that gateway admitted; a gateway refuses only
+// once the window's count reached the limit.
 //
 // When PostgreSQL cannot be asked within the timeout, Take admits (the per-node buckets
 // still apply): a database outage must not become an API outage.
