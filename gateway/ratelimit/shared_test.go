@@ -23,7 +23,7 @@ import (
 // milliseconds; on a loaded box one gateway's clients, all in their 1 ms sleep after the
 // last window's refusals, may not send before the other's spent the window (traced at
 // load 6: gateway 1 reserved all of window 2 in 5.6 ms, gateway 2's first request came
-// 0.3 ms after). Refusing those is the limit working, and the row check above is what
+// 0.1 ms after). Refusing those is the limit working, and the row check above is what
 // catches a gateway refused while the window had room (a stale exhausted flag, tokens or
 // a window end carried over).
 func TestSharedHoldsAcrossTwoGateways(t *testing.T) {
