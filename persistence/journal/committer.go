@@ -166,9 +166,16 @@ func (c *committer) enqueue(ctx context.Context, payloads [][]byte) (Ticket, err
 				c.queue = append(c.queue, g)
 				break
 			}
-			// Back pressure: wait for the oldest queued group, then retry.
+			// Back pressure: wait for the oldest queued group, then retry. Wake the
+			// writer first: the groups this call filled are not announced until it
+			// returns, and a batch larger than the whole queue (a cancel-all of a
+			// deep book) would otherwise wait for a writer that sleeps.
 			wait := c.queue[0].done
 			c.mu.Unlock()
+			select {
+			case c.wake <- struct{}{}:
+			default:
+			}
 			select {
 			case <-wait:
 			case <-ctx.Done():

@@ -61,3 +61,33 @@ func TestEmptyEnqueueIsSyncPoint(t *testing.T) {
 		t.Fatal(off, err)
 	}
 }
+
+// TestEnqueueLargerThanTheQueue: one Enqueue whose records fill more groups than the queue
+// holds (an engine batch of a cancel-all on a deep book) is written, not left waiting for
+// a writer nobody woke: the call must wake the writer before it waits for room.
+func TestEnqueueLargerThanTheQueue(t *testing.T) {
+	c := &committer{
+		encode:    func(dst []byte, _ uint64, p []byte) []byte { return append(dst, p...) },
+		sizeOf:    func(p []byte) int { return len(p) },
+		flush:     func(*group) error { return nil },
+		maxRecord: 1 << 10, maxBytes: 1 << 10, maxRecs: 2, maxQueued: 4,
+	}
+	c.init(0)
+	if err := c.start(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	payloads := make([][]byte, 100) // 50 groups of 2 through a queue of 4
+	for i := range payloads {
+		payloads[i] = []byte("x")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tk, err := c.enqueue(ctx, payloads)
+	if err != nil {
+		t.Fatalf("enqueue: %v (the writer was never woken while the call waited for room)", err)
+	}
+	if off, err := tk.Wait(ctx); err != nil || off != 100 {
+		t.Fatalf("wait: %d %v", off, err)
+	}
+}
