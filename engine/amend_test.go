@@ -235,28 +235,8 @@ func orderOfCore(c *core, acct AccountID, id OrderID) (OrderView, bool) {
 // countdown through a running engine, then rebuilds a second engine from the journal
 // alone and from a snapshot plus the journal's tail: same orders, balances, queues.
 func TestAmendAndCountdownRecovery(t *testing.T) {
-	j := &MemJournal{}
-	e, err := New(Config{Journal: j})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
+	j, e, submit := startFundedPair(t)
 	a, b := acc(1), acc(2)
-	submit := func(c Command) Result {
-		t.Helper()
-		c.Time = 1_700_000_000_000_000_000 + int64(j.Len())
-		r, err := e.Submit(&c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	for i, id := range []AccountID{a, b} {
-		submit(Command{Kind: CmdCredit, Account: id, Asset: NGN, Amount: 10_000_000 * ngn, TransferID: tid(uint64(10 + i))})
-		submit(Command{Kind: CmdCredit, Account: id, Asset: USDT, Amount: 10_000 * usdt, TransferID: tid(uint64(20 + i))})
-	}
 	place := func(acct AccountID, id uint64, side Side, price Price, qty Qty, cid string) {
 		if r := submit(Command{Kind: CmdPlace, Symbol: "USDT-NGN", Account: acct, OrderID: oid(id), ClientOrderID: cid,
 			Side: side, Type: Limit, Price: price, Qty: qty}); r.Code != OK {
@@ -331,4 +311,33 @@ func TestCountdownOwners(t *testing.T) {
 	}
 	x.check()
 	sameState(t, "replay", x.c, replay(t, x.events, 64, rand.New(rand.NewPCG(9, 10))))
+}
+
+// startFundedPair starts an engine on a memory journal with accounts 1 and 2 funded with
+// 10,000,000 NGN and 10,000 USDT each, for the recovery tests; submit stamps each command
+// with a time that grows with the journal and fails the test on an engine error.
+func startFundedPair(t *testing.T) (*MemJournal, *Engine, func(Command) Result) {
+	t.Helper()
+	j := &MemJournal{}
+	e, err := New(Config{Journal: j})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(); err != nil {
+		t.Fatal(err)
+	}
+	submit := func(c Command) Result {
+		t.Helper()
+		c.Time = 1_700_000_000_000_000_000 + int64(j.Len())
+		r, err := e.Submit(&c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for i, id := range []AccountID{acc(1), acc(2)} {
+		submit(Command{Kind: CmdCredit, Account: id, Asset: NGN, Amount: 10_000_000 * ngn, TransferID: tid(uint64(10 + i))})
+		submit(Command{Kind: CmdCredit, Account: id, Asset: USDT, Amount: 10_000 * usdt, TransferID: tid(uint64(20 + i))})
+	}
+	return j, e, submit
 }

@@ -45,28 +45,8 @@ func TestMetadataEncoding(t *testing.T) {
 // filled and retained as closed), then rebuilds the engine from the journal's encoded
 // records and from a snapshot: every order has its metadata back, byte for byte.
 func TestMetadataSurvivesRecovery(t *testing.T) {
-	j := &MemJournal{}
-	e, err := New(Config{Journal: j})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Start(); err != nil {
-		t.Fatal(err)
-	}
+	j, e, submit := startFundedPair(t)
 	a, b := acc(1), acc(2)
-	submit := func(c Command) Result {
-		t.Helper()
-		c.Time = 1_700_000_000_000_000_000 + int64(j.Len())
-		r, err := e.Submit(&c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	for i, id := range []AccountID{a, b} {
-		submit(Command{Kind: CmdCredit, Account: id, Asset: NGN, Amount: 10_000_000 * ngn, TransferID: tid(uint64(10 + i))})
-		submit(Command{Kind: CmdCredit, Account: id, Asset: USDT, Amount: 10_000 * usdt, TransferID: tid(uint64(20 + i))})
-	}
 	metas := map[OrderID]string{
 		oid(1): `{"order":"1001"}`, // trades with 2: both FILLED, kept as closed orders
 		oid(2): `{"user":"ada","note":"` + strings.Repeat("x", 400) + `"}`,
