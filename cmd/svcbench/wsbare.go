@@ -172,28 +172,21 @@ func (b *bareBroadcaster) handshake(nc net.Conn) error {
 
 func (b *bareBroadcaster) URL() string { return "ws://" + b.ln.Addr().String() + "/v1/ws" }
 
-// message is a snapshot at seq (levels nil) or the diff seq..seq with levels.
+// message is a snapshot of the empty book at seq (levels nil) or the diff seq..seq with levels.
 func (b *bareBroadcaster) message(seq uint64, levels []byte) []byte {
-	m := make([]byte, 0, 64+len(levels))
 	if levels == nil {
-		m = append(m, `{"type":"snapshot","channel":"`...)
-		m = append(m, b.channel...)
-		m = append(m, `","sequence":`...)
-		m = strconv.AppendUint(m, seq, 10)
-		m = append(m, `,"bids":[],"asks":[]`...)
-	} else {
-		m = append(m, `{"type":"diff","channel":"`...)
-		m = append(m, b.channel...)
-		m = append(m, `","first_sequence":`...)
-		m = strconv.AppendUint(m, seq, 10)
-		m = append(m, `,"last_sequence":`...)
-		m = strconv.AppendUint(m, seq, 10)
-		m = append(m, ',')
-		m = append(m, levels...)
+		return b.snapshot(seq, []byte(`"bids":[],"asks":[]`))
 	}
-	m = append(m, `,"timestamp":`...)
-	m = strconv.AppendInt(m, time.Now().UnixMilli(), 10)
-	return append(m, '}')
+	m := make([]byte, 0, 64+len(levels))
+	m = append(m, `{"type":"diff","channel":"`...)
+	m = append(m, b.channel...)
+	m = append(m, `","first_sequence":`...)
+	m = strconv.AppendUint(m, seq, 10)
+	m = append(m, `,"last_sequence":`...)
+	m = strconv.AppendUint(m, seq, 10)
+	m = append(m, ',')
+	m = append(m, levels...)
+	return stamped(m)
 }
 
 // snapshot is a snapshot message at seq with levels (the size of a diff: the bare
@@ -206,6 +199,11 @@ func (b *bareBroadcaster) snapshot(seq uint64, levels []byte) []byte {
 	m = strconv.AppendUint(m, seq, 10)
 	m = append(m, ',')
 	m = append(m, levels...)
+	return stamped(m)
+}
+
+// stamped ends a message with its timestamp, as the hub's messages end.
+func stamped(m []byte) []byte {
 	m = append(m, `,"timestamp":`...)
 	m = strconv.AppendInt(m, time.Now().UnixMilli(), 10)
 	return append(m, '}')
