@@ -31,12 +31,7 @@ func settleTx(ctx context.Context, tx pgx.Tx, tr Transfer, desc string) error {
 		_, err := f.Settle(ctx, tx, desc)
 		return err
 	}
-	fx := ledger.System(ledger.FX)
-	_, err := ledger.Post(ctx, tx, ledger.Transaction{MerchantID: tr.Tenant.MerchantID, Environment: tr.Tenant.Environment,
-		Reference: f.Ref + ":settle", Kind: f.Kind + ".settle", Description: desc, Metadata: f.Metadata,
-		Postings: append(ledger.Move(f.Account(ledger.Pending), fx, tr.SourceAmount),
-			ledger.Move(fx, ledger.System(ledger.External), tr.Amount)...)})
-	return err
+	return throughFX(ctx, tx, tr, f, "settle", desc, f.Account(ledger.Pending), tr.SourceAmount, ledger.System(ledger.External), tr.Amount)
 }
 
 // reverseTx posts the bank's reversal of tr's settlement with f (tr's funds and the
@@ -48,10 +43,16 @@ func reverseTx(ctx context.Context, tx pgx.Tx, tr Transfer, f moneyout.Funds, de
 		_, err := f.Reverse(ctx, tx, desc)
 		return err
 	}
+	return throughFX(ctx, tx, tr, f, "reversal", desc, ledger.System(ledger.External), tr.Amount, f.Account(ledger.Available), tr.SourceAmount)
+}
+
+// throughFX posts f's step (settle, reversal) of tr as a conversion: from pays in to
+// system:fx, and system:fx pays out to to.
+func throughFX(ctx context.Context, tx pgx.Tx, tr Transfer, f moneyout.Funds, step, desc string,
+	from ledger.Account, in money.Amount, to ledger.Account, out money.Amount) error {
 	fx := ledger.System(ledger.FX)
 	_, err := ledger.Post(ctx, tx, ledger.Transaction{MerchantID: tr.Tenant.MerchantID, Environment: tr.Tenant.Environment,
-		Reference: f.Ref + ":reversal", Kind: f.Kind + ".reversal", Description: desc, Metadata: f.Metadata,
-		Postings: append(ledger.Move(ledger.System(ledger.External), fx, tr.Amount),
-			ledger.Move(fx, f.Account(ledger.Available), tr.SourceAmount)...)})
+		Reference: f.Ref + ":" + step, Kind: f.Kind + "." + step, Description: desc, Metadata: f.Metadata,
+		Postings: append(ledger.Move(from, fx, in), ledger.Move(fx, to, out)...)})
 	return err
 }
