@@ -106,9 +106,14 @@ type accountCache struct {
 	sq    *seqState // the owning runner's causal ordering; nil without a runner (sequence.go)
 }
 
+// frontSlot returns the fold of id and its slot in c.front.
+func (c *accountCache) frontSlot(id *AccountID) (uint64, **account) {
+	k := foldID((*[16]byte)(id))
+	return k, &c.front[((k^k>>29)*fib)>>(64-accountFrontBits)]
+}
+
 func (c *accountCache) get(id AccountID) *account {
-	k := foldID((*[16]byte)(&id))
-	f := &c.front[((k^k>>29)*fib)>>(64-accountFrontBits)]
+	k, f := c.frontSlot(&id)
 	if a := *f; a != nil && a.id == id {
 		return a
 	}
@@ -125,8 +130,7 @@ func (c *accountCache) get(id AccountID) *account {
 
 // lookup is get for an account that may not exist: nil instead of creating it.
 func (c *accountCache) lookup(id AccountID) *account {
-	k := foldID((*[16]byte)(&id))
-	f := &c.front[((k^k>>29)*fib)>>(64-accountFrontBits)]
+	k, f := c.frontSlot(&id)
 	if a := *f; a != nil && a.id == id {
 		return a
 	}

@@ -97,8 +97,8 @@ func (m *market) prefetchEvictee() {
 // peek returns the account of id if the runner's front cache holds it, else nil; unlike
 // get it never creates one.
 func (c *accountCache) peek(id AccountID) *account {
-	k := foldID((*[16]byte)(&id))
-	if a := c.front[((k^k>>29)*fib)>>(64-accountFrontBits)]; a != nil && a.id == id {
+	_, f := c.frontSlot(&id)
+	if a := *f; a != nil && a.id == id {
 		return a
 	}
 	return nil
