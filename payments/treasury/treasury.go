@@ -588,38 +588,61 @@ func (d *Desk) settlePlacing(ctx context.Context, env string, x Exchange) (left 
 // per process) a row for what is missing up to Env.Inventory; in live, the operator's rows
 // (Fund). A row's id is its engine transfer id, so the engine applies each once.
 func (d *Desk) fund(ctx context.Context, env string, e Env) error {
-	d.mu.Lock()
-	done := d.funded[env]
-	d.mu.Unlock()
-	if !done && len(e.Inventory) > 0 {
-		for asset, target := range e.Inventory {
-			var have int64
-			if err := d.pool.QueryRow(ctx, `select coalesce(sum(amount), 0)::bigint from treasury_funding
-				where environment = $1 and asset = $2 and account = 'treasury'`, env, asset.String()).Scan(&have); err != nil {
-				return fmt.Errorf("treasury funding: %w", err)
-			}
-			if have < target {
-				if _, err := d.pool.Exec(ctx, `insert into treasury_funding (id, environment, asset, amount) values ($1, $2, $3, $4)`,
-					uuid.Must(uuid.NewV7()), env, asset.String(), target-have); err != nil {
-					return fmt.Errorf("treasury funding: %w", err)
-				}
-			}
-		}
-		d.mu.Lock()
-		d.funded[env] = true
-		d.mu.Unlock()
-	} else if done && len(e.Inventory) > 0 {
+	if len(e.Inventory) > 0 {
 		// The sandbox funds itself at the first round; a funding by the command is picked
 		// up within 15 windows instead of costing a query every window.
 		d.mu.Lock()
-		d.rounds[env]++
-		skip := d.rounds[env]%15 != 0
+		done := d.funded[env]
+		if done {
+			d.rounds[env]++
+		}
+		skip := done && d.rounds[env]%15 != 0
 		d.mu.Unlock()
 		if skip {
 			return nil
 		}
+		if !done {
+			if err := d.topUp(ctx, env, e.Inventory); err != nil {
+				return err
+			}
+			d.mu.Lock()
+			d.funded[env] = true
+			d.mu.Unlock()
+		}
 	}
 	return d.funds[env].Credit(ctx)
+}
+
+// topUp writes a sandbox funding row for what env's treasury rows are missing up to
+// inventory, per asset (one query for what they hold).
+func (d *Desk) topUp(ctx context.Context, env string, inventory map[engine.Asset]int64) error {
+	rows, err := d.pool.Query(ctx, `select asset, coalesce(sum(amount), 0)::bigint from treasury_funding
+		where environment = $1 and account = 'treasury' group by asset`, env)
+	if err != nil {
+		return fmt.Errorf("treasury funding: %w", err)
+	}
+	have := map[string]int64{}
+	for rows.Next() {
+		var a string
+		var v int64
+		if err := rows.Scan(&a, &v); err != nil {
+			rows.Close()
+			return fmt.Errorf("treasury funding: %w", err)
+		}
+		have[a] = v
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("treasury funding: %w", err)
+	}
+	for asset, target := range inventory {
+		if h := have[asset.String()]; h < target {
+			if _, err := d.pool.Exec(ctx, `insert into treasury_funding (id, environment, asset, amount) values ($1, $2, $3, $4)`,
+				uuid.Must(uuid.NewV7()), env, asset.String(), target-h); err != nil {
+				return fmt.Errorf("treasury funding: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // writeLimits records env's limits for `svc treasury`, once per process.
