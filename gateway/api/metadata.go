@@ -23,11 +23,24 @@ func MetadataFilter(ctx *fasthttp.RequestCtx) (metadata.Filter, error) {
 // metadata.Parse). It returns the metadata and whether the field was given.
 func (v *Validator) Metadata(raw json.RawMessage, patch bool) (metadata.Metadata, bool) {
 	m, present, err := metadata.Parse(raw, patch)
+	v.addProblems(err)
+	return m, present
+}
+
+// MetadataFilter is MetadataFilter for a handler with a Validator: every problem with the
+// filter is added to v (nil filter then).
+func (v *Validator) MetadataFilter(ctx *fasthttp.RequestCtx) metadata.Filter {
+	f, err := MetadataFilter(ctx)
+	v.addProblems(err)
+	return f
+}
+
+// addProblems adds the field errors of a payments.ValidationError to v.
+func (v *Validator) addProblems(err error) {
 	var ve *payments.ValidationError
 	if errors.As(err, &ve) {
 		for _, f := range ve.Fields {
 			v.Add(f.Field, f.Message)
 		}
 	}
-	return m, present
 }

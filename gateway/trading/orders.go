@@ -12,7 +12,6 @@ import (
 
 	"svc/engine"
 	"svc/gateway/api"
-	"svc/payments"
 )
 
 type placeOrderRequest struct {
@@ -468,14 +467,7 @@ func (h *Handlers) listOrders(ctx *fasthttp.RequestCtx) {
 	if f.Side != "" {
 		v.OneOf("side", f.Side, "buy", "sell")
 	}
-	if mf, merr := api.MetadataFilter(ctx); merr != nil {
-		var ve *payments.ValidationError
-		if errors.As(merr, &ve) {
-			for _, fe := range ve.Fields {
-				v.Add(fe.Field, fe.Message)
-			}
-		}
-	} else if mf != nil {
+	if mf := v.MetadataFilter(ctx); mf != nil {
 		f.Metadata = mf.JSON()
 	}
 	if err != nil || !v.Ok() {
