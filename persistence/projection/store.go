@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"svc/engine"
+	"svc/persistence/postgres"
 )
 
 // Store reads the projected history. Every query is scoped by environment and merchant.
@@ -139,26 +140,8 @@ func (s *Store) ListOrders(ctx context.Context, env string, merchant uuid.UUID, 
 		add("metadata <> '{}'::jsonb and metadata @> ?::jsonb", f.Metadata)
 	}
 	cond := strings.Join(where, " and ")
-	var total int64
-	if err := s.pool.QueryRow(ctx, `select count(*) from trading_orders where `+cond, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count orders: %w", err)
-	}
-	args = append(args, limit, offset)
-	rows, err := s.pool.Query(ctx, `select `+orderColumns+` from trading_orders where `+cond+
-		` order by created_at desc, id desc limit $`+strconv.Itoa(len(args)-1)+` offset $`+strconv.Itoa(len(args)), args...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list orders: %w", err)
-	}
-	defer rows.Close()
-	var out []Order
-	for rows.Next() {
-		o, err := scanOrder(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, o)
-	}
-	return out, total, rows.Err()
+	return postgres.Page(ctx, s.pool, "orders", `select count(*) from trading_orders where `+cond,
+		`select `+orderColumns+` from trading_orders where `+cond+` order by created_at desc, id desc`, args, limit, offset, scanOrder)
 }
 
 // ListTrades returns a page of the merchant's fills, newest first, and the total.
@@ -181,30 +164,20 @@ func (s *Store) ListTrades(ctx context.Context, env string, merchant uuid.UUID, 
 		add("created_at < ?", f.To)
 	}
 	cond := strings.Join(where, " and ")
-	var total int64
-	if err := s.pool.QueryRow(ctx, `select count(*) from trading_trades where `+cond, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count trades: %w", err)
+	return postgres.Page(ctx, s.pool, "trades", `select count(*) from trading_trades where `+cond,
+		`select id, order_id, symbol, side, price, quantity, notional, liquidity, created_at
+		from trading_trades where `+cond+` order by created_at desc, id desc, liquidity`, args, limit, offset, scanTrade)
+}
+
+func scanTrade(row pgx.Row) (Trade, error) {
+	var t Trade
+	var side string
+	var price, qty int64
+	if err := row.Scan(&t.ID, &t.OrderID, &t.Symbol, &side, &price, &qty, &t.Notional, &t.Liquidity, &t.CreatedAt); err != nil {
+		return t, err
 	}
-	args = append(args, limit, offset)
-	rows, err := s.pool.Query(ctx, `select id, order_id, symbol, side, price, quantity, notional, liquidity, created_at
-		from trading_trades where `+cond+` order by created_at desc, id desc, liquidity limit $`+strconv.Itoa(len(args)-1)+
-		` offset $`+strconv.Itoa(len(args)), args...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list trades: %w", err)
-	}
-	defer rows.Close()
-	var out []Trade
-	for rows.Next() {
-		var t Trade
-		var side string
-		var price, qty int64
-		if err := rows.Scan(&t.ID, &t.OrderID, &t.Symbol, &side, &price, &qty, &t.Notional, &t.Liquidity, &t.CreatedAt); err != nil {
-			return nil, 0, err
-		}
-		t.Side, t.Price, t.Qty = parseSide(side), engine.Price(price), engine.Qty(qty)
-		out = append(out, t)
-	}
-	return out, total, rows.Err()
+	t.Side, t.Price, t.Qty = parseSide(side), engine.Price(price), engine.Qty(qty)
+	return t, nil
 }
 
 func parseSide(s string) engine.Side {
