@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -28,26 +26,11 @@ func TestCountdownSurvivesSIGKILL(t *testing.T) {
 	client := &http.Client{Timeout: 10 * time.Second}
 	do := func(key, method, path string, body any) (int, map[string]any) {
 		t.Helper()
-		base, _ := p.current()
-		var rd io.Reader
-		if body != nil {
-			b, _ := json.Marshal(body)
-			rd = bytes.NewReader(b)
-		}
-		req, _ := http.NewRequest(method, base+path, rd)
-		req.Header.Set("X-Api-Key", key)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := client.Do(req)
-		if err != nil {
+		st, _, data, err := p.call(client, key, method, path, body)
+		if err != nil && st == 0 {
 			t.Fatalf("%s %s: %v", method, path, err)
 		}
-		defer resp.Body.Close()
-		var env struct {
-			Data map[string]any `json:"data"`
-		}
-		raw, _ := io.ReadAll(resp.Body)
-		_ = json.Unmarshal(raw, &env)
-		return resp.StatusCode, env.Data
+		return st, data
 	}
 	place := func(key string) string {
 		t.Helper()

@@ -6,7 +6,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -206,6 +208,37 @@ func (p *svcdProc) current() (base, demoKey string) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.base, p.demoKey
+}
+
+// call sends a JSON request with key to the running svcd, with extra headers as name,
+// value pairs, and returns its status, headers and the envelope's data (nil when the body
+// is not one); err is the transport's or reading the body's.
+func (p *svcdProc) call(client *http.Client, key, method, path string, body any, headers ...string) (int, http.Header, map[string]any, error) {
+	base, _ := p.current()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, base+path, rd)
+	req.Header.Set("X-Api-Key", key)
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	var env struct {
+		Data map[string]any `json:"data"`
+	}
+	raw, err := io.ReadAll(resp.Body)
+	if err == nil {
+		_ = json.Unmarshal(raw, &env)
+	}
+	return resp.StatusCode, resp.Header, env.Data, err
 }
 
 // kill sends SIGKILL and waits for the process to be gone.

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"testing"
@@ -29,31 +26,7 @@ func TestOrderRetryAfterCrash(t *testing.T) {
 	p.start()
 	client := &http.Client{Timeout: 10 * time.Second}
 	do := func(method, path string, body any, headers ...string) (int, http.Header, map[string]any, error) {
-		base, _ := p.current()
-		var rd io.Reader
-		if body != nil {
-			b, _ := json.Marshal(body)
-			rd = bytes.NewReader(b)
-		}
-		req, _ := http.NewRequest(method, base+path, rd)
-		req.Header.Set("X-Api-Key", key)
-		req.Header.Set("Content-Type", "application/json")
-		for i := 0; i+1 < len(headers); i += 2 {
-			req.Header.Set(headers[i], headers[i+1])
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return 0, nil, nil, err
-		}
-		defer resp.Body.Close()
-		var env struct {
-			Data map[string]any `json:"data"`
-		}
-		raw, err := io.ReadAll(resp.Body)
-		if err == nil {
-			_ = json.Unmarshal(raw, &env)
-		}
-		return resp.StatusCode, resp.Header, env.Data, err
+		return p.call(client, key, method, path, body, headers...)
 	}
 	if st, _, _, err := do("POST", "/v1/trading/sandbox/fund", map[string]string{"asset": "NGN", "amount": "100000000"}); err != nil || st != 201 {
 		t.Fatalf("fund: %d %v", st, err)
