@@ -60,10 +60,8 @@ func (c *core) market(symbol string) *market {
 	if len(c.markets) > 8 {
 		return c.bySymbol[symbol]
 	}
-	for _, m := range c.markets {
-		if m.pair.Symbol == symbol {
-			return m
-		}
+	if k := c.marketIndex(symbol, nil); k >= 0 {
+		return c.markets[k]
 	}
 	return nil
 }
