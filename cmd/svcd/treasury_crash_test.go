@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"sync"
@@ -35,24 +33,11 @@ func TestTreasuryHedgesOnceAcrossSIGKILL(t *testing.T) {
 	p.start()
 	client := &http.Client{Timeout: 5 * time.Second}
 	post := func(path string, body any) (map[string]any, error) {
-		base, _ := p.current()
-		b, _ := json.Marshal(body)
-		req, _ := http.NewRequest("POST", base+path, bytes.NewReader(b))
-		req.Header.Set("X-Api-Key", key)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-Idempotency-Key", uuid.NewString())
-		resp, err := client.Do(req)
-		if err != nil {
-			return nil, err
+		st, _, data, err := p.call(client, key, "POST", path, body, "X-Idempotency-Key", uuid.NewString())
+		if err != nil || st >= 300 {
+			return nil, fmt.Errorf("%s: %d %v", path, st, err)
 		}
-		defer resp.Body.Close()
-		var out struct {
-			Data map[string]any `json:"data"`
-		}
-		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode >= 300 {
-			return nil, fmt.Errorf("%s: %d %v", path, resp.StatusCode, err)
-		}
-		return out.Data, nil
+		return data, nil
 	}
 	// The flow: onramps paid by sandbox deposits, from 4 clients, until stopped; errors
 	// while svcd is down are expected and skipped.
