@@ -78,7 +78,7 @@ func (h *Handlers) amend(ctx *fasthttp.RequestCtx, p api.Principal, ex Exchange,
 		return
 	}
 	cmd.Time = h.now().UnixNano()
-	res, err := submit(ctx, ex, &cmd)
+	res, err := h.submit(ctx, ex, &cmd)
 	if err != nil {
 		api.Fail(ctx, engineError(err))
 		return

@@ -97,7 +97,7 @@ func (h *Handlers) sandboxFund(ctx *fasthttp.RequestCtx) {
 	transfer := uuid.Must(uuid.NewV7())
 	cmd := engine.Command{Kind: engine.CmdCredit, Account: engine.AccountID(p.MerchantID), Asset: asset, Amount: amount,
 		TransferID: engine.TransferID(transfer), Time: h.now().UnixNano()}
-	res, err := submit(ctx, ex, &cmd)
+	res, err := h.submit(ctx, ex, &cmd)
 	if err != nil {
 		api.Fail(ctx, engineError(err))
 		return

@@ -68,7 +68,7 @@ func (h *Handlers) countdownCancelAll(ctx *fasthttp.RequestCtx) {
 	now := h.now()
 	cmd := engine.Command{Kind: engine.CmdCountdown, Account: engine.AccountID(p.MerchantID), Symbol: req.Symbol,
 		Amount: int64(d), Time: now.UnixNano()}
-	res, err := submit(ctx, ex, &cmd)
+	res, err := h.submit(ctx, ex, &cmd)
 	if err != nil {
 		api.Fail(ctx, engineError(err))
 		return

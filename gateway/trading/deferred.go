@@ -2,7 +2,6 @@ package trading
 
 import (
 	"net"
-	"sync"
 
 	"github.com/valyala/fasthttp"
 
@@ -33,7 +32,7 @@ func (h *Handlers) placeDeferred(ctx *fasthttp.RequestCtx, p api.Principal, ex E
 	if !ok || !api.Deferrable(ctx) {
 		return false
 	}
-	pl := placings.Get().(*placing)
+	pl := h.placings.Get().(*placing)
 	*pl = placing{h: h, p: p, ex: ex, cmd: *cmd, keyed: keyed, remote: ctx.RemoteAddr(),
 		reqID: string(ctx.Response.Header.Peek(api.HeaderRequestID))}
 	// Taken before submitting: the engine may complete the command before SubmitAsync
@@ -58,26 +57,22 @@ type placing struct {
 	reqID  string
 }
 
-var placings = sync.Pool{New: func() any { return new(placing) }}
-
 // Complete answers the placement. An order the engine accepted is answered here, on the
 // completion goroutine, in the encoding the handler would write; anything else (a
 // rejection, a replay that may read the history, the engine failing) goes through the
 // handler's own code on a synthetic request, off the completion goroutine.
 func (pl *placing) Complete(res engine.Result, err error) {
 	if err == nil && res.Code != engine.RejectDuplicateClientOrderID && resultError(res.Code) == nil {
-		b := bufs.Get().(*[]byte)
+		b := pl.h.bufs.Get().(*[]byte)
 		data := orderJSON(pl.ex, placedView(&pl.cmd, res)).AppendJSON((*b)[:0])
 		pl.done(&api.Answer{Status: fasthttp.StatusCreated, Data: data})
 		*b = data
-		bufs.Put(b)
+		pl.h.bufs.Put(b)
 		pl.release()
 		return
 	}
 	go pl.slow(res, err)
 }
-
-var bufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 func (pl *placing) slow(res engine.Result, err error) {
 	var req fasthttp.Request
@@ -96,6 +91,7 @@ func (pl *placing) slow(res engine.Result, err error) {
 }
 
 func (pl *placing) release() {
+	h := pl.h
 	*pl = placing{}
-	placings.Put(pl)
+	h.placings.Put(pl)
 }

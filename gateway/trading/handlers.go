@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/fasthttp/router"
@@ -20,6 +21,12 @@ type Handlers struct {
 	exchanges map[api.Environment]Exchange
 	history   History
 	now       Clock
+
+	// Pools of the order path's per-command objects (submit.go, deferred.go), the
+	// handlers' own rather than package state.
+	waits    sync.Pool // *boundedWait; never given back once abandoned
+	placings sync.Pool // *placing
+	bufs     sync.Pool // *[]byte: a deferred placement's answer
 }
 
 // New returns the trading handlers over one exchange per environment. history may be nil
@@ -28,7 +35,11 @@ func New(exchanges map[api.Environment]Exchange, history History, clock Clock) *
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Handlers{exchanges: exchanges, history: history, now: clock}
+	h := &Handlers{exchanges: exchanges, history: history, now: clock}
+	h.waits.New = func() any { return &boundedWait{ch: make(chan struct{}, 1)} }
+	h.placings.New = func() any { return new(placing) }
+	h.bufs.New = func() any { b := make([]byte, 0, 1024); return &b }
+	return h
 }
 
 // Register adds the trading routes.

@@ -230,7 +230,7 @@ func (h *Handlers) placeOrder(ctx *fasthttp.RequestCtx) {
 	if h.placeDeferred(ctx, p, ex, &cmd, keyed) {
 		return
 	}
-	res, err := submit(ctx, ex, &cmd)
+	res, err := h.submit(ctx, ex, &cmd)
 	h.placed(ctx, p, ex, &cmd, res, err, keyed)
 }
 
@@ -526,7 +526,7 @@ func (h *Handlers) cancelOrderByClientID(ctx *fasthttp.RequestCtx) {
 // cancel submits a cancel and answers with the cancelled order. lookup finds the order in
 // the history when the engine no longer holds it.
 func (h *Handlers) cancel(ctx *fasthttp.RequestCtx, p api.Principal, ex Exchange, cmd *engine.Command, lookup func() (OrderRow, error)) {
-	res, err := submit(ctx, ex, cmd)
+	res, err := h.submit(ctx, ex, cmd)
 	if err != nil {
 		api.Fail(ctx, engineError(err))
 		return
@@ -573,7 +573,7 @@ func (h *Handlers) cancelAll(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	cmd := engine.Command{Kind: engine.CmdCancelAll, Account: engine.AccountID(p.MerchantID), Symbol: symbol, Time: h.now().UnixNano()}
-	res, err := submit(ctx, ex, &cmd)
+	res, err := h.submit(ctx, ex, &cmd)
 	if err != nil {
 		api.Fail(ctx, engineError(err))
 		return

@@ -2,7 +2,6 @@ package trading
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -27,7 +26,7 @@ type contextExchange interface {
 // the request's deadline (the margin settled leaves to write the answer). If the engine
 // has not answered by then it returns a 503 SERVICE_UNAVAILABLE (Retry-After, see
 // api.Fail) that says the command may still take effect.
-func submit(rc *fasthttp.RequestCtx, ex Exchange, cmd *engine.Command) (engine.Result, error) {
+func (h *Handlers) submit(rc *fasthttp.RequestCtx, ex Exchange, cmd *engine.Command) (engine.Result, error) {
 	dl := api.Deadline(rc)
 	if dl.IsZero() { // no request deadline (a handler run outside the server's middleware)
 		return ex.Submit(cmd)
@@ -35,7 +34,7 @@ func submit(rc *fasthttp.RequestCtx, ex Exchange, cmd *engine.Command) (engine.R
 	until := dl.Add(-max(historyMargin, time.Until(dl)/10))
 	switch x := ex.(type) {
 	case asyncExchange:
-		return submitUntil(x, cmd, until)
+		return h.submitUntil(x, cmd, until)
 	case contextExchange:
 		ctx, cancel := context.WithDeadline(api.Ctx(rc), until)
 		defer cancel()
@@ -44,10 +43,10 @@ func submit(rc *fasthttp.RequestCtx, ex Exchange, cmd *engine.Command) (engine.R
 	return ex.Submit(cmd)
 }
 
-func submitUntil(ax asyncExchange, cmd *engine.Command, until time.Time) (engine.Result, error) {
-	w := boundedWaits.Get().(*boundedWait)
+func (h *Handlers) submitUntil(ax asyncExchange, cmd *engine.Command, until time.Time) (engine.Result, error) {
+	w := h.waits.Get().(*boundedWait)
 	if err := ax.SubmitAsync(cmd, w); err != nil { // not queued: never completed
-		boundedWaits.Put(w)
+		h.waits.Put(w)
 		return engine.Result{}, err
 	}
 	d := max(time.Until(until), time.Millisecond)
@@ -60,7 +59,7 @@ func submitUntil(ax asyncExchange, cmd *engine.Command, until time.Time) (engine
 	case <-w.ch:
 		w.t.Stop() // Go >= 1.23: no stale tick survives Stop, so the timer is reusable
 		res, err := w.res, w.err
-		boundedWaits.Put(w)
+		h.waits.Put(w)
 		return res, err
 	case <-w.t.C:
 		// Abandoned: the engine still holds w and completes it later (the buffered
@@ -81,8 +80,6 @@ func (w *boundedWait) Complete(r engine.Result, err error) {
 	w.res, w.err = r, err
 	w.ch <- struct{}{}
 }
-
-var boundedWaits = sync.Pool{New: func() any { return &boundedWait{ch: make(chan struct{}, 1)} }}
 
 // stalled is the answer to a command the engine did not complete within the request's
 // deadline.
