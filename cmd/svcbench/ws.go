@@ -303,20 +303,11 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 		for _, n := range counts {
 			rw := row{conns: n, interval: iv.name}
 			before := memInUse()
-			child := exec.Command(os.Args[0], "ws-clients", "--url", url, "--n", strconv.Itoa(n), "--channel", channel)
-			child.Stderr = stderr
-			in, _ := child.StdinPipe()
-			outp, _ := child.StdoutPipe()
-			if err := child.Start(); err != nil {
+			hubClients, err := startWSClients(url, n, channel, "ws-clients", stderr)
+			if err != nil {
 				return err
 			}
-			sc := bufio.NewScanner(outp)
-			readLine := func() (string, error) {
-				if !sc.Scan() {
-					return "", errors.New("ws-clients ended: " + fmt.Sprint(sc.Err()))
-				}
-				return sc.Text(), nil
-			}
+			child, in, readLine := hubClients.cmd, hubClients.in, hubClients.read
 			line, err := readLine() // "ready N"
 			if err != nil {
 				return err
@@ -331,20 +322,11 @@ func runWS(args []string, stdout, stderr io.Writer) error {
 			var bIn io.WriteCloser
 			var bRead func() (string, error)
 			if bare != nil {
-				bChild = exec.Command(os.Args[0], "ws-clients", "--url", bare.URL(), "--n", strconv.Itoa(n), "--channel", channel)
-				bChild.Stderr = stderr
-				bIn, _ = bChild.StdinPipe()
-				bOut, _ := bChild.StdoutPipe()
-				if err := bChild.Start(); err != nil {
+				bareClients, err := startWSClients(bare.URL(), n, channel, "ws-clients (bare)", stderr)
+				if err != nil {
 					return err
 				}
-				bsc := bufio.NewScanner(bOut)
-				bRead = func() (string, error) {
-					if !bsc.Scan() {
-						return "", errors.New("ws-clients (bare) ended: " + fmt.Sprint(bsc.Err()))
-					}
-					return bsc.Text(), nil
-				}
+				bChild, bIn, bRead = bareClients.cmd, bareClients.in, bareClients.read
 				line, err := bRead()
 				if err != nil {
 					return err
@@ -782,4 +764,33 @@ func jsonUint(b []byte, key string) uint64 {
 		v = v*10 + uint64(ch-'0')
 	}
 	return v
+}
+
+// wsClients is a `svcbench ws-clients` child process: n subscribers of a channel, told
+// what to do by lines on in, answering each with a line.
+type wsClients struct {
+	name string // for errors: "ws-clients", "ws-clients (bare)"
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	sc   *bufio.Scanner
+}
+
+// startWSClients starts n subscribers of channel at url in a child process.
+func startWSClients(url string, n int, channel, name string, stderr io.Writer) (*wsClients, error) {
+	cmd := exec.Command(os.Args[0], "ws-clients", "--url", url, "--n", strconv.Itoa(n), "--channel", channel)
+	cmd.Stderr = stderr
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &wsClients{name: name, cmd: cmd, in: in, sc: bufio.NewScanner(out)}, nil
+}
+
+// read is the child's next line.
+func (c *wsClients) read() (string, error) {
+	if !c.sc.Scan() {
+		return "", errors.New(c.name + " ended: " + fmt.Sprint(c.sc.Err()))
+	}
+	return c.sc.Text(), nil
 }
