@@ -56,16 +56,23 @@ func TestOversizedBatchIsSplitNotFailed(t *testing.T) {
 
 type collector struct{ events []engine.Event }
 
+// startedMemory is a started memory journal.
+func startedMemory(t *testing.T) *journal.Memory {
+	t.Helper()
+	j := journal.NewMemory()
+	if err := j.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
 func (c *collector) Apply(ev []engine.Event) error { c.events = append(c.events, ev...); return nil }
 
 // A crash between the records of one split batch leaves its first parts in the journal
 // (and, after the restart, later batches behind them). Replay applies that batch not at
 // all, never a prefix of its commands' events, and goes on with the batches after it.
 func TestIncompleteSplitBatchIsDropped(t *testing.T) {
-	src := journal.NewMemory()
-	if err := src.Start(); err != nil {
-		t.Fatal(err)
-	}
+	src := startedMemory(t)
 	l := eventlog.New(src, nil)
 	acct := engine.AccountID{1}
 	big := make([]engine.Event, 20000)
@@ -97,10 +104,7 @@ func TestIncompleteSplitBatchIsDropped(t *testing.T) {
 		{"torn batch followed by later batches", true, 3, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			j := journal.NewMemory()
-			if err := j.Start(); err != nil {
-				t.Fatal(err)
-			}
+			j := startedMemory(t)
 			if _, err := j.Append(context.Background(), records[:2]); err != nil { // the crash lost the rest
 				t.Fatal(err)
 			}

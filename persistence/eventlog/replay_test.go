@@ -7,7 +7,6 @@ import (
 
 	"svc/engine"
 	"svc/persistence/eventlog"
-	"svc/persistence/journal"
 )
 
 // failOn applies chunks until its fail-th call, which fails; it counts every call.
@@ -31,10 +30,7 @@ func (f *failOn) Apply(ev []engine.Event) error {
 // applied after it, and the count and progress are those of the chunks applied before it;
 // without a failure every chunk is applied in order, progress after each.
 func TestReplayOverlapsAndStopsAtAFailedChunk(t *testing.T) {
-	j := journal.NewMemory()
-	if err := j.Start(); err != nil {
-		t.Fatal(err)
-	}
+	j := startedMemory(t)
 	l := eventlog.New(j, nil)
 	acct := engine.AccountID{1}
 	const batches, per = 6, 4096 // one replay chunk per batch
