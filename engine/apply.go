@@ -54,10 +54,13 @@ func (c *core) apply(e *Event) error {
 	return m.apply(e)
 }
 
-// market returns the market of symbol, nil if none: a scan of a few symbols (the
-// usual case) compares no more bytes than a map lookup hashes.
+// scanMarkets is the most markets found by a scan of their symbols rather than a map:
+// a scan of a few symbols (the usual case) compares no more bytes than a map lookup hashes.
+const scanMarkets = 8
+
+// market returns the market of symbol, nil if none (a scan up to scanMarkets markets).
 func (c *core) market(symbol string) *market {
-	if len(c.markets) > 8 {
+	if len(c.markets) > scanMarkets {
 		return c.bySymbol[symbol]
 	}
 	if k := c.marketIndex(symbol, nil); k >= 0 {

@@ -29,7 +29,7 @@ func (c *core) applyAll(events []Event) error {
 	streams := make([]uint8, len(events))
 	var seen [256]bool
 	var byName map[string]int
-	if len(c.markets) > 8 {
+	if len(c.markets) > scanMarkets {
 		byName = make(map[string]int, len(c.markets))
 		for k, m := range c.markets {
 			byName[m.pair.Symbol] = k
