@@ -43,6 +43,7 @@ import (
 	"svc/payments/idempotency"
 	"svc/payments/invoices"
 	"svc/payments/jobs"
+	"svc/payments/moneyout"
 	"svc/payments/offramps"
 	"svc/payments/onramps"
 	"svc/payments/operator"
@@ -143,7 +144,7 @@ func newPayments(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 	ons := onramps.New(pool, onramps.Config{Rates: rs, Providers: envs, Customers: onramps.Directory, Events: rec, Jobs: inserter})
 	inv := invoices.NewService(pool, inserter, checkout.NewInvoiceLinks(cfg.PublicBaseURL, nil), nil)
 	deps := deposits.New(pool, deposits.Config{Onramps: ons, Rates: rs, Providers: envs, Events: rec, Jobs: inserter,
-		Settled: []deposits.SettlementHook{checkout.NewCompleter(rec, nil)}})
+		Settled: []deposits.SettlementHook{checkout.NewCompleter(rec, nil)}, SettleInConversion: true})
 	links := checkout.NewService(pool, inv, checkout.Config{BaseURL: cfg.PublicBaseURL,
 		Onramps: checkout.MoneyIn{Onramps: ons, Deposits: deps}})
 	bal := balance.New(pool, balance.Config{Exchanges: balanceExchanges(xs), Providers: envs, Jobs: inserter})
@@ -158,15 +159,16 @@ func newPayments(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 
 	// Money out: withdrawals, transfers priced by the rates, offramps (rates locked, the
 	// payer found or created among the customers), recipients.
-	wds := withdrawals.New(pool, withdrawals.Config{Providers: envs, Events: rec, Jobs: inserter})
-	tfs := transfers.New(pool, transfers.Config{Providers: envs, Prices: rs, Events: rec, Jobs: inserter})
-	ofs := offramps.New(pool, offramps.Config{Providers: envs, Rates: rs, Customers: offramps.Directory{Svc: cs}, Events: rec, Jobs: inserter})
+	out := moneyout.Deps{Providers: envs, Events: rec, Jobs: inserter}
+	wds := withdrawals.New(pool, withdrawals.Config{Deps: out})
+	tfs := transfers.New(pool, transfers.Config{Deps: out, Prices: rs})
+	ofs := offramps.New(pool, offramps.Config{Deps: out, Rates: rs, Customers: offramps.Directory{Svc: cs}})
 	for _, err := range []error{withdrawals.Register(dj.workers, wds), transfers.Register(dj.workers, tfs), offramps.Register(dj.workers, ofs)} {
 		if err != nil {
 			return nil, err
 		}
 	}
-	dj.queues[withdrawals.Queue] = 20
+	dj.queues[moneyout.Queue] = 20
 
 	// Money arriving: partners' notifications (issue 19), processed through deposits,
 	// offramp payouts and transfers; the sandbox's simulations post through it too.

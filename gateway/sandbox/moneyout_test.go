@@ -25,6 +25,7 @@ import (
 	"svc/payments/jobs"
 	"svc/payments/ledger"
 	"svc/payments/money"
+	"svc/payments/moneyout"
 	"svc/payments/offramps"
 	"svc/payments/onramps"
 	"svc/payments/partners"
@@ -60,10 +61,10 @@ func newOutRig(t testing.TB) *outRig {
 	rec := events.NewRecorder(inserter)
 	ons := onramps.New(pool, onramps.Config{Rates: rs, Providers: envs, Customers: onramps.Directory, Events: rec, Jobs: inserter})
 	deps := deposits.New(pool, deposits.Config{Onramps: ons, Rates: rs, Providers: envs, Events: rec, Jobs: inserter})
-	ws := withdrawals.New(pool, withdrawals.Config{Providers: envs, Events: rec, Jobs: inserter, ConfirmEvery: 20 * time.Millisecond})
-	ts := transfers.New(pool, transfers.Config{Providers: envs, Prices: rs, Events: rec, Jobs: inserter, PollEvery: 20 * time.Millisecond})
-	ofs := offramps.New(pool, offramps.Config{Providers: envs, Rates: rs, Events: rec, Jobs: inserter, PollEvery: 20 * time.Millisecond,
-		Customers: offramps.Directory{Svc: customers.NewService(pool, rec, envs, nil)}})
+	out := moneyout.Deps{Providers: envs, Events: rec, Jobs: inserter, Poll: 20 * time.Millisecond}
+	ws := withdrawals.New(pool, withdrawals.Config{Deps: out})
+	ts := transfers.New(pool, transfers.Config{Deps: out, Prices: rs})
+	ofs := offramps.New(pool, offramps.Config{Deps: out, Rates: rs, Customers: offramps.Directory{Svc: customers.NewService(pool, rec, envs, nil)}})
 	workers := river.NewWorkers()
 	river.AddWorker(workers, river.WorkFunc(func(context.Context, *river.Job[events.DeliveryArgs]) error { return nil }))
 	for _, err := range []error{onramps.Register(workers, ons), deposits.Register(workers, deps), withdrawals.Register(workers, ws),
@@ -72,7 +73,7 @@ func newOutRig(t testing.TB) *outRig {
 			t.Fatal(err)
 		}
 	}
-	worker, err := jobs.New(pool, jobs.Config{Workers: workers, Queues: map[string]int{onramps.Queue: 10, withdrawals.Queue: 10},
+	worker, err := jobs.New(pool, jobs.Config{Workers: workers, Queues: map[string]int{onramps.Queue: 10, moneyout.Queue: 10},
 		FetchPollInterval: 20 * time.Millisecond, FetchCooldown: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

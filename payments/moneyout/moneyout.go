@@ -106,19 +106,39 @@ func Step(ctx context.Context, pool *pgxpool.Pool, moved error, fn func(tx pgx.T
 	return err
 }
 
-// Defaults fills what a money-out service's configuration left zero: its clock (time.Now)
-// and how long a record whose partner is still working waits before it is asked again.
-func Defaults(now *func() time.Time, poll *time.Duration, def time.Duration) {
-	if *now == nil {
-		*now = time.Now
-	}
-	if *poll <= 0 {
-		*poll = def
-	}
+// Deps is what each money-out service is built with beside its own settings: each domain's
+// Config embeds it, and svcd builds one for the three.
+type Deps struct {
+	Providers providers.Environments // the custodian and the bank partner of each environment
+	Events    Recorder
+	Jobs      JobInserter
+	// Poll is how long a record whose partner is still working (a send not yet confirmed, a
+	// payout accepted but not settled) waits before the partner is asked again; zero: the
+	// domain's default (WithDefaults).
+	Poll time.Duration
+	Now  func() time.Time // default time.Now
 }
 
-// Stamp is now() in UTC at the tables' precision (microseconds).
-func Stamp(now func() time.Time) time.Time { return now().UTC().Truncate(time.Microsecond) }
+// WithDefaults is d with what it left zero filled: the clock (time.Now) and Poll (poll, the
+// domain's default).
+func (d Deps) WithDefaults(poll time.Duration) Deps {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Poll <= 0 {
+		d.Poll = poll
+	}
+	return d
+}
+
+// Stamp is Now() in UTC at the tables' precision (microseconds).
+func (d Deps) Stamp() time.Time { return d.Now().UTC().Truncate(time.Microsecond) }
+
+// Record records event typ of tenant t with data in the caller's transaction.
+func (d Deps) Record(ctx context.Context, tx pgx.Tx, t payments.Tenant, typ events.Type, data any) error {
+	_, err := d.Events.Record(ctx, tx, t.MerchantID, t.Environment, typ, data)
+	return err
+}
 
 // Page applies the lists' paging defaults: page 1, 20 a page.
 func Page(page, limit *int) {

@@ -6,9 +6,6 @@ import (
 	"svc/payments/moneyout"
 )
 
-// Queue is the river queue of the money-out jobs (shared with withdrawals and transfers).
-const Queue = moneyout.Queue
-
 // payout names the offramp payout's job ("offramp_payout", {"payout_id": ...}).
 type payout struct{}
 

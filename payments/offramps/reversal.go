@@ -29,7 +29,7 @@ func (s *Service) ReversePayoutTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, 
 	if reason != "" {
 		why += ": " + reason
 	}
-	now := s.stamp()
+	now := s.cfg.Stamp()
 	if err := PayoutMachine.Check(PayoutSettled, PayoutFailed); err != nil {
 		return false, err
 	}
@@ -48,7 +48,6 @@ func (s *Service) ReversePayoutTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, 
 	if err != nil {
 		return false, fmt.Errorf("offramps: reverse payout: %w", err)
 	}
-	t := p.Tenant
 	f := payoutFunds(p)
 	f.Metadata = map[string]string{"payout_id": p.ID.String(), "provider_reference": p.ProviderReference}
 	posted, err := f.Reverse(ctx, tx, "NGN payout to "+p.Bank.AccountNumber+" "+why)
@@ -61,7 +60,7 @@ func (s *Service) ReversePayoutTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, 
 	}
 	// deposit.failed with status REVERSED, as a merchant's reversal of a settled deposit
 	// (the spec has no deposit.reversed; docs/decisions.md "Money has one owner").
-	if _, err := s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.DepositFailed, deposits.EventData(dep)); err != nil {
+	if err := s.cfg.Record(ctx, tx, p.Tenant, events.DepositFailed, deposits.EventData(dep)); err != nil {
 		return false, err
 	}
 	if err := s.credited(ctx, tx, p, posted, why); err != nil {

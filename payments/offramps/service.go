@@ -34,16 +34,12 @@ type Rates interface {
 
 // Config is what the service is built with.
 type Config struct {
-	Providers providers.Environments // custody (deposit addresses) and bank (payouts)
+	// Providers: custody (deposit addresses) and bank (payouts); Poll: how long a payout the
+	// bank accepted but has not settled waits before the bank is asked again (default 5 s).
+	moneyout.Deps
 	Rates     Rates
-	Customers Customers // nil: requests naming a customer answer 503
-	Events    moneyout.Recorder
-	Jobs      moneyout.JobInserter
+	Customers Customers     // nil: requests naming a customer answer 503
 	Lifetime  time.Duration // of TEMPORARY offramps (default TemporaryLifetime)
-	// PollEvery is how long a payout the bank accepted but has not settled waits before the
-	// bank is asked again (default 5 s).
-	PollEvery time.Duration
-	Now       func() time.Time
 }
 
 // Service creates and reads offramps, takes their (simulated) deposits and pays them out.
@@ -55,14 +51,12 @@ type Service struct {
 
 // New returns the service.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	moneyout.Defaults(&cfg.Now, &cfg.PollEvery, 5*time.Second)
+	cfg.Deps = cfg.WithDefaults(5 * time.Second)
 	if cfg.Lifetime <= 0 {
 		cfg.Lifetime = TemporaryLifetime
 	}
 	return &Service{pool: pool, cfg: cfg}
 }
-
-func (s *Service) stamp() time.Time { return moneyout.Stamp(s.cfg.Now) }
 
 // Create makes an ACTIVE offramp from a body validated with CreateInput.Validate: the
 // customer (looked up by id, or by email and created when missing), the deposit address from
@@ -90,7 +84,7 @@ func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput)
 	if s.cfg.Customers == nil {
 		return Offramp{}, ErrCustomersUnavailable
 	}
-	now := s.stamp()
+	now := s.cfg.Stamp()
 	o := Offramp{ID: uuid.Must(uuid.NewV7()), Tenant: t, Type: in.Type, Status: Active, Chain: providers.Chain(in.Chain),
 		Asset: money.Asset(in.Asset), Settlement: Settlement{Mode: in.Settlement.Mode},
 		Metadata: in.Metadata.OrEmpty(), CreatedAt: now, UpdatedAt: now}
@@ -213,7 +207,7 @@ var ErrDepositMismatch error = &payments.Error{Code: "INVALID_STATE", Message: "
 // amount, *providers.UnavailableError, the database's.
 func (s *Service) ReceiveCrypto(ctx context.Context, tx pgx.Tx, t payments.Tenant, offrampID uuid.UUID, chain providers.Chain,
 	address string, amt money.Amount, txHash string) (CryptoDeposit, error) {
-	now := s.stamp()
+	now := s.cfg.Stamp()
 	o, err := load(ctx, tx, t, offrampID, now, true)
 	if err != nil {
 		return CryptoDeposit{}, err
@@ -257,12 +251,12 @@ func (s *Service) receive(ctx context.Context, tx pgx.Tx, t payments.Tenant, o O
 			}
 			bal, _ := posted.Find(ledger.Customer(o.CustomerID, ledger.Available), amt.Asset)
 			depID := d.ID.String()
-			if _, err := s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.CustomerBalanceCredited, events.CustomerBalance{
+			if err := s.cfg.Record(ctx, tx, t, events.CustomerBalanceCredited, events.CustomerBalance{
 				CustomerID: o.CustomerID.String(), Asset: string(amt.Asset), Amount: amt.String(), Balance: bal.Amount.String(), DepositID: &depID,
 			}); err != nil {
 				return err
 			}
-			_, err = s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.OfframpCompleted, events.Offramp{
+			err = s.cfg.Record(ctx, tx, t, events.OfframpCompleted, events.Offramp{
 				ID: o.ID.String(), Status: d.Status, Asset: string(o.Asset), Chain: string(o.Chain), AmountCrypto: amt.String(),
 				SettlementMode: o.Settlement.Mode, TxHash: txHash, Metadata: o.Metadata.OrEmpty(),
 			})
@@ -343,7 +337,7 @@ func (s *Service) AdvancePayout(ctx context.Context, id uuid.UUID) (time.Duratio
 	return moneyout.AdvancePayout(ctx, s.cfg.Providers.For(p.Tenant.Environment).Bank, providers.PayoutRequest{
 		Reference: "payout:" + p.ID.String(), Rail: providers.RailNGN, Amount: p.Amount,
 		BankCode: p.Bank.BankCode, AccountNumber: p.Bank.AccountNumber, AccountName: p.Bank.AccountName,
-	}, s.cfg.PollEvery, func(to, providerRef, reason string) error { return s.finishPayout(ctx, p, to, providerRef, reason) })
+	}, s.cfg.Poll, func(to, providerRef, reason string) error { return s.finishPayout(ctx, p, to, providerRef, reason) })
 }
 
 // payoutFunds is what payout p moves out of its customer's NGN ("payout:<id>:...").
@@ -356,11 +350,10 @@ func payoutFunds(p Payout) moneyout.Funds {
 func (s *Service) credited(ctx context.Context, tx pgx.Tx, p Payout, posted ledger.Posted, why string) error {
 	bal, _ := posted.Find(ledger.Customer(p.CustomerID, ledger.Available), money.NGN)
 	depID := p.DepositID.String()
-	_, err := s.cfg.Events.Record(ctx, tx, p.Tenant.MerchantID, p.Tenant.Environment, events.CustomerBalanceCredited, events.CustomerBalance{
+	return s.cfg.Record(ctx, tx, p.Tenant, events.CustomerBalanceCredited, events.CustomerBalance{
 		CustomerID: p.CustomerID.String(), Asset: "NGN", Amount: p.Amount.String(), Balance: bal.Amount.String(),
 		DepositID: &depID, Reason: &why,
 	})
-	return err
 }
 
 func (s *Service) finishPayout(ctx context.Context, p Payout, to, providerRef, reason string) error {
@@ -369,7 +362,7 @@ func (s *Service) finishPayout(ctx context.Context, p Payout, to, providerRef, r
 		return err
 	}
 	return moneyout.Step(ctx, s.pool, ErrNotFound, func(tx pgx.Tx) error {
-		now := s.stamp()
+		now := s.cfg.Stamp()
 		p, err := scanPayout(tx.QueryRow(ctx, `update payouts set status = $2, updated_at = $3,
 			provider_reference = nullif($4, ''), failure_reason = nullif($5, ''),
 			settled_at = case when $2 = 'SETTLED' then $3::timestamptz else null end
@@ -394,7 +387,7 @@ func (s *Service) finishPayout(ctx context.Context, p Payout, to, providerRef, r
 		if err != nil {
 			return fmt.Errorf("offramps: deposit: %w", err)
 		}
-		if _, err := s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.PayoutCompleted, events.Payout{
+		if err := s.cfg.Record(ctx, tx, t, events.PayoutCompleted, events.Payout{
 			ID: p.ID.String(), SourceType: "offramp", SourceID: p.OfframpID.String(), Amount: p.Amount.String(), Currency: "NGN",
 			Status: p.Status, BankCode: p.Bank.BankCode, AccountNumber: p.Bank.AccountNumber, Reference: "payout:" + p.ID.String(),
 		}); err != nil {
@@ -404,7 +397,7 @@ func (s *Service) finishPayout(ctx context.Context, p Payout, to, providerRef, r
 		if err := tx.QueryRow(ctx, `select metadata from offramps where id = $1`, dep.OfframpID).Scan(&md); err != nil {
 			return fmt.Errorf("offramps: metadata: %w", err)
 		}
-		_, err = s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.OfframpCompleted, events.Offramp{
+		err = s.cfg.Record(ctx, tx, t, events.OfframpCompleted, events.Offramp{
 			ID: dep.OfframpID.String(), Status: dep.Status, Asset: string(dep.Settlement.Asset), Chain: dep.Settlement.Chain,
 			AmountCrypto: dep.Amount.String(), AmountNGN: p.Amount.String(),
 			SettlementMode: ModePayout, TxHash: dep.TxHash, Metadata: md.OrEmpty(),

@@ -18,6 +18,7 @@ import (
 	"svc/payments/events"
 	"svc/payments/ledger"
 	"svc/payments/money"
+	"svc/payments/moneyout"
 	"svc/payments/offramps"
 	"svc/payments/partners"
 	"svc/payments/paymentstest"
@@ -53,7 +54,7 @@ func newMoneyBack(t *testing.T, withPaystack bool) *moneyBack {
 		envs.Live.Bank = m.bank
 		set = append(set, partners.PaystackPartner(m.bank))
 	}
-	m.tfs = transfers.New(pool, transfers.Config{Providers: envs, Prices: paymentstest.USDTAt, Events: rec, Jobs: inserter})
+	m.tfs = transfers.New(pool, transfers.Config{Deps: moneyout.Deps{Providers: envs, Events: rec, Jobs: inserter}, Prices: paymentstest.USDTAt})
 	var err error
 	m.svc, err = partners.New(pool, partners.Config{Partners: set, Jobs: inserter, Events: rec, Providers: envs,
 		Payouts: map[string]partners.PayoutAdvancer{"transfer": m.tfs.Advance},
@@ -356,7 +357,7 @@ func TestReversalOfASettledOfframpPayoutCreditsTheCustomer(t *testing.T) {
 	pool, ctx := paymentstest.New(t)
 	rec, inserter := paymentstest.Recorder(t, pool)
 	envs := providers.Default(providers.SandboxConfig{})
-	ofs := offramps.New(pool, offramps.Config{Providers: envs, Events: rec, Jobs: inserter})
+	ofs := offramps.New(pool, offramps.Config{Deps: moneyout.Deps{Providers: envs, Events: rec, Jobs: inserter}})
 	svc, err := partners.New(pool, partners.Config{Partners: []partners.Partner{partners.SandboxBankPartner(secret)}, Jobs: inserter, Events: rec,
 		Providers: envs, Payouts: map[string]partners.PayoutAdvancer{"payout": ofs.AdvancePayout},
 		Reversals: map[string]partners.PayoutReverser{"payout": func(ctx context.Context, tx pgx.Tx, id uuid.UUID, reason string) (bool, error) {

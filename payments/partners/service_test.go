@@ -15,6 +15,7 @@ import (
 	"svc/payments/events"
 	"svc/payments/ledger"
 	"svc/payments/money"
+	"svc/payments/moneyout"
 	"svc/payments/offramps"
 	"svc/payments/partners"
 	"svc/payments/paymentstest"
@@ -44,7 +45,7 @@ func newHarness(t *testing.T) *harness {
 	h.svc, err = partners.New(pool, partners.Config{
 		Partners: []partners.Partner{partners.SandboxBankPartner(secret), partners.SandboxCustodyPartner(secret)},
 		Jobs:     inserter, Events: rec, Providers: h.envs,
-		Offramps: offramps.New(pool, offramps.Config{Providers: h.envs, Events: rec, Jobs: inserter}),
+		Offramps: offramps.New(pool, offramps.Config{Deps: moneyout.Deps{Providers: h.envs, Events: rec, Jobs: inserter}}),
 		Payouts:  map[string]partners.PayoutAdvancer{"payout": advance, "transfer": advance},
 	})
 	if err != nil {

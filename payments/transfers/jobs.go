@@ -6,9 +6,6 @@ import (
 	"svc/payments/moneyout"
 )
 
-// Queue is the river queue of the money-out jobs (shared with withdrawals and payouts).
-const Queue = moneyout.Queue
-
 // payout names the transfer's job ("transfer_payout", {"transfer_id": ...}).
 type payout struct{}
 

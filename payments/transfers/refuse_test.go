@@ -9,6 +9,7 @@ import (
 	"svc/payments"
 	"svc/payments/ledger"
 	"svc/payments/money"
+	"svc/payments/moneyout"
 	"svc/payments/paymentstest"
 	"svc/payments/providers"
 	"svc/payments/recipients"
@@ -25,7 +26,7 @@ func TestLiveTransferOnARailThePartnerCannotPayIsRefusedUpFront(t *testing.T) {
 	rec, inserter := paymentstest.Recorder(t, pool)
 	envs := providers.Default(providers.SandboxConfig{})
 	envs.Live.Bank = c
-	svc := transfers.New(pool, transfers.Config{Providers: envs, Prices: paymentstest.USDTAt, Events: rec, Jobs: inserter})
+	svc := transfers.New(pool, transfers.Config{Deps: moneyout.Deps{Providers: envs, Events: rec, Jobs: inserter}, Prices: paymentstest.USDTAt})
 
 	tn := payments.Tenant{MerchantID: uuid.New(), Environment: payments.Live}
 	paymentstest.Fund(t, pool, tn, ledger.Merchant(tn.MerchantID, ledger.Available), money.New(money.USDT, 1_000_000_000))
@@ -72,8 +73,8 @@ func TestLiveTransferOnARailThePartnerCannotPayIsRefusedUpFront(t *testing.T) {
 		}
 	})
 	t.Run("no bank partner at all is 503 PROVIDER_UNAVAILABLE", func(t *testing.T) {
-		none := transfers.New(pool, transfers.Config{Providers: providers.Default(providers.SandboxConfig{}), Prices: paymentstest.USDTAt,
-			Events: rec, Jobs: inserter})
+		none := transfers.New(pool, transfers.Config{Deps: moneyout.Deps{Providers: providers.Default(providers.SandboxConfig{}),
+			Events: rec, Jobs: inserter}, Prices: paymentstest.USDTAt})
 		_, err := none.Create(ctx, tn, transfers.Request{Amount: usd, Reference: "none-1",
 			Destination: &transfers.Destination{Type: recipients.USBankAccount, Details: refused[0].dest}})
 		if !errors.Is(err, providers.ErrProviderUnavailable) {

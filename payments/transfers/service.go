@@ -27,16 +27,12 @@ type Prices interface {
 	MarketFor(env string, asset money.Asset, side string, size money.Amount) (rates.Price, error)
 }
 
-// Config is what the service is built with.
+// Config is what the service is built with: the money-out Deps (Providers: the bank partner
+// of each environment; Poll: how long a payout the bank has accepted but not settled waits
+// before the bank is asked again, default 5 s) and the prices.
 type Config struct {
-	Providers providers.Environments // the bank partner of each environment
-	Prices    Prices
-	Events    moneyout.Recorder
-	Jobs      moneyout.JobInserter
-	// PollEvery is how long a payout the bank has accepted but not settled waits before the
-	// bank is asked again (default 5 s).
-	PollEvery time.Duration
-	Now       func() time.Time
+	moneyout.Deps
+	Prices Prices
 }
 
 // Service creates, reads and advances transfers. Safe for concurrent use.
@@ -47,11 +43,9 @@ type Service struct {
 
 // New returns the service.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	moneyout.Defaults(&cfg.Now, &cfg.PollEvery, 5*time.Second)
+	cfg.Deps = cfg.WithDefaults(5 * time.Second)
 	return &Service{pool: pool, cfg: cfg}
 }
-
-func (s *Service) stamp() time.Time { return moneyout.Stamp(s.cfg.Now) }
 
 // Source returns the USDT that pays amount (NGN or USD) at price (minor units of amount's
 // currency per USDT), rounded up to the micro-USDT.
@@ -109,7 +103,7 @@ func (s *Service) Create(ctx context.Context, t payments.Tenant, r Request) (Tra
 	if err != nil {
 		return Transfer{}, &payments.FieldError{Field: "amount", Message: "is too large"}
 	}
-	now := s.stamp()
+	now := s.cfg.Stamp()
 	tr := Transfer{ID: uuid.Must(uuid.NewV7()), Tenant: t, Amount: r.Amount, Reference: r.Reference, RecipientID: r.RecipientID,
 		CustomerID: r.CustomerID, SourceAmount: src, Price: price, Status: Processing, Metadata: r.Metadata.OrEmpty(),
 		CreatedAt: now, UpdatedAt: now}
@@ -214,14 +208,13 @@ func (s *Service) Advance(ctx context.Context, id uuid.UUID) (time.Duration, err
 	if err != nil || tr.Status != Processing {
 		return 0, err
 	}
-	return moneyout.AdvancePayout(ctx, s.cfg.Providers.For(tr.Tenant.Environment).Bank, payoutRequest(tr), s.cfg.PollEvery,
+	return moneyout.AdvancePayout(ctx, s.cfg.Providers.For(tr.Tenant.Environment).Bank, payoutRequest(tr), s.cfg.Poll,
 		func(to, providerRef, reason string) error { return s.finish(ctx, tr, to, providerRef, reason) })
 }
 
 func (s *Service) finish(ctx context.Context, tr Transfer, to, providerRef, reason string) error {
-	t := tr.Tenant
 	return moneyout.Step(ctx, s.pool, ErrNotFound, func(tx pgx.Tx) error {
-		tr, err := move(ctx, tx, tr.ID, to, s.stamp(), providerRef, reason)
+		tr, err := move(ctx, tx, tr.ID, to, s.cfg.Stamp(), providerRef, reason)
 		if err != nil {
 			return err
 		}
@@ -229,17 +222,17 @@ func (s *Service) finish(ctx context.Context, tr Transfer, to, providerRef, reas
 			if _, err := funds(tr).Release(ctx, tx, "Transfer "+tr.Reference+" failed: "+reason); err != nil {
 				return err
 			}
-			return s.event(ctx, tx, tr, events.TransferFailed) // issue 11
+			return s.cfg.Record(ctx, tx, tr.Tenant, events.TransferFailed, EventData(tr)) // issue 11
 		}
 		if err := settleTx(ctx, tx, tr, "Transfer "+tr.Reference+" settled"); err != nil {
 			return err
 		}
-		if err := s.event(ctx, tx, tr, events.TransferCompleted); err != nil {
+		if err := s.cfg.Record(ctx, tx, tr.Tenant, events.TransferCompleted, EventData(tr)); err != nil {
 			return err
 		}
 		if tr.Amount.Asset == money.NGN && tr.Destination.Details.BankAccount != nil {
 			b := tr.Destination.Details.BankAccount
-			_, err = s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.PayoutCompleted, events.Payout{
+			err = s.cfg.Record(ctx, tx, tr.Tenant, events.PayoutCompleted, events.Payout{
 				ID: tr.ID.String(), SourceType: "transfer", SourceID: tr.ID.String(), Amount: tr.Amount.String(),
 				Currency: string(tr.Amount.Asset), Status: tr.Status, BankCode: b.BankCode, AccountNumber: b.AccountNumber,
 				Reference: tr.Reference,
@@ -247,11 +240,6 @@ func (s *Service) finish(ctx context.Context, tr Transfer, to, providerRef, reas
 		}
 		return err
 	})
-}
-
-func (s *Service) event(ctx context.Context, tx pgx.Tx, tr Transfer, typ events.Type) error {
-	_, err := s.cfg.Events.Record(ctx, tx, tr.Tenant.MerchantID, tr.Tenant.Environment, typ, EventData(tr))
-	return err
 }
 
 // ErrNotSettled: the transfer is still PROCESSING, so there is no settlement to reverse (the
@@ -277,7 +265,7 @@ func (s *Service) ReverseTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, reason
 		return Transfer{}, false, err
 	}
 	tr, err = scan(tx.QueryRow(ctx, `update transfers set status = 'FAILED', updated_at = $2, failure_reason = $3
-		where id = $1 and status = 'SETTLED' returning `+cols, id, s.stamp(), why))
+		where id = $1 and status = 'SETTLED' returning `+cols, id, s.cfg.Stamp(), why))
 	if errors.Is(err, ErrNotFound) {
 		tr, err = load(ctx, tx, nil, id)
 		switch {
@@ -296,7 +284,7 @@ func (s *Service) ReverseTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, reason
 	if err := reverseTx(ctx, tx, tr, f, "Transfer "+tr.Reference+" "+why); err != nil {
 		return Transfer{}, false, err
 	}
-	if err := s.event(ctx, tx, tr, events.TransferFailed); err != nil {
+	if err := s.cfg.Record(ctx, tx, tr.Tenant, events.TransferFailed, EventData(tr)); err != nil {
 		return Transfer{}, false, err
 	}
 	return tr, true, nil

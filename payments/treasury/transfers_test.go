@@ -10,6 +10,7 @@ import (
 	"svc/payments"
 	"svc/payments/ledger"
 	"svc/payments/money"
+	"svc/payments/moneyout"
 	"svc/payments/paymentstest"
 	"svc/payments/providers"
 	"svc/payments/recipients"
@@ -29,8 +30,8 @@ func TestTreasuryHedgesTransfersConversions(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, inserter := paymentstest.Recorder(t, r.pool)
-	svc := transfers.New(r.pool, transfers.Config{Providers: providers.Default(providers.SandboxConfig{}), Prices: r.rates,
-		Events: rec, Jobs: inserter})
+	svc := transfers.New(r.pool, transfers.Config{Deps: moneyout.Deps{Providers: providers.Default(providers.SandboxConfig{}),
+		Events: rec, Jobs: inserter}, Prices: r.rates})
 	tn := payments.Tenant{MerchantID: merchant, Environment: payments.Sandbox}
 	paymentstest.Fund(t, r.pool, tn, ledger.Merchant(merchant, ledger.Available), money.New(money.USDT, 100_000*1_000_000))
 	bank := transfers.Destination{Type: recipients.BankAccount, Details: recipients.Details{

@@ -6,9 +6,6 @@ import (
 	"svc/payments/moneyout"
 )
 
-// Queue is the river queue of the money-out jobs (withdrawals, transfers, payouts).
-const Queue = moneyout.Queue
-
 // process names the withdrawal's job ("withdrawal_process", {"withdrawal_id": ...}).
 type process struct{}
 

@@ -18,15 +18,11 @@ import (
 	"svc/payments/providers"
 )
 
-// Config is what the service is built with.
+// Config is what the service is built with: the money-out Deps (Providers: the chain
+// custodian of each environment; Poll: how long a SUBMITTED withdrawal waits before the
+// custodian is asked again whether it is confirmed, default 2 s).
 type Config struct {
-	Providers providers.Environments // the chain custodian of each environment
-	Events    moneyout.Recorder
-	Jobs      moneyout.JobInserter
-	// ConfirmEvery is how long a SUBMITTED withdrawal waits before the custodian is asked
-	// again whether it is confirmed (default 2 s).
-	ConfirmEvery time.Duration
-	Now          func() time.Time
+	moneyout.Deps
 }
 
 // Service creates, reads and advances withdrawals. Safe for concurrent use.
@@ -37,11 +33,9 @@ type Service struct {
 
 // New returns the service.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
-	moneyout.Defaults(&cfg.Now, &cfg.ConfirmEvery, 2*time.Second)
+	cfg.Deps = cfg.WithDefaults(2 * time.Second)
 	return &Service{pool: pool, cfg: cfg}
 }
-
-func (s *Service) stamp() time.Time { return moneyout.Stamp(s.cfg.Now) }
 
 // Request is a validated withdrawal (CreateInput.Validate).
 type Request struct {
@@ -68,7 +62,7 @@ func (s *Service) Create(ctx context.Context, t payments.Tenant, r Request) (Wit
 		providers.Need{Chain: r.Chain, Asset: r.Amount.Asset}); err != nil {
 		return Withdrawal{}, err
 	}
-	now := s.stamp()
+	now := s.cfg.Stamp()
 	w := Withdrawal{ID: uuid.Must(uuid.NewV7()), Tenant: t, Amount: r.Amount, Token: Token, Chain: r.Chain,
 		DestinationAddress: r.DestinationAddress, Status: Pending, Metadata: r.Metadata.OrEmpty(), CreatedAt: now, UpdatedAt: now}
 	if err := w.Metadata.Validate(); err != nil {
@@ -136,50 +130,45 @@ func (s *Service) Advance(ctx context.Context, id uuid.UUID) (time.Duration, err
 		}
 		return 0, s.fail(ctx, w, reason)
 	case w.Status == Pending:
-		return s.cfg.ConfirmEvery, s.submit(ctx, w, res.TxHash)
+		return s.cfg.Poll, s.submit(ctx, w, res.TxHash)
 	case res.Status == providers.SendConfirmed:
 		return 0, s.settle(ctx, w, res.TxHash)
 	default:
-		return s.cfg.ConfirmEvery, nil
+		return s.cfg.Poll, nil
 	}
 }
 
 func (s *Service) submit(ctx context.Context, w Withdrawal, txHash string) error {
 	return moneyout.Step(ctx, s.pool, ErrNotFound, func(tx pgx.Tx) error {
-		_, err := move(ctx, tx, w.ID, []string{Pending}, Submitted, s.stamp(), txHash, "")
+		_, err := move(ctx, tx, w.ID, []string{Pending}, Submitted, s.cfg.Stamp(), txHash, "")
 		return err
 	})
 }
 
 func (s *Service) settle(ctx context.Context, w Withdrawal, txHash string) error {
 	return moneyout.Step(ctx, s.pool, ErrNotFound, func(tx pgx.Tx) error {
-		w, err := move(ctx, tx, w.ID, []string{Submitted}, Settled, s.stamp(), txHash, "")
+		w, err := move(ctx, tx, w.ID, []string{Submitted}, Settled, s.cfg.Stamp(), txHash, "")
 		if err != nil {
 			return err
 		}
 		if _, err := funds(w).Settle(ctx, tx, "Withdrawal "+w.TxHash+" confirmed"); err != nil {
 			return err
 		}
-		return s.event(ctx, tx, w, events.WithdrawalCompleted)
+		return s.cfg.Record(ctx, tx, w.Tenant, events.WithdrawalCompleted, EventData(w))
 	})
 }
 
 func (s *Service) fail(ctx context.Context, w Withdrawal, reason string) error {
 	return moneyout.Step(ctx, s.pool, ErrNotFound, func(tx pgx.Tx) error {
-		w, err := move(ctx, tx, w.ID, []string{Pending, Submitted}, Failed, s.stamp(), "", reason)
+		w, err := move(ctx, tx, w.ID, []string{Pending, Submitted}, Failed, s.cfg.Stamp(), "", reason)
 		if err != nil {
 			return err
 		}
 		if _, err := funds(w).Release(ctx, tx, "Withdrawal failed: "+reason); err != nil {
 			return err
 		}
-		return s.event(ctx, tx, w, events.WithdrawalFailed) // issue 11
+		return s.cfg.Record(ctx, tx, w.Tenant, events.WithdrawalFailed, EventData(w)) // issue 11
 	})
-}
-
-func (s *Service) event(ctx context.Context, tx pgx.Tx, w Withdrawal, typ events.Type) error {
-	_, err := s.cfg.Events.Record(ctx, tx, w.Tenant.MerchantID, w.Tenant.Environment, typ, EventData(w))
-	return err
 }
 
 // EventData is the withdrawal.completed payload.

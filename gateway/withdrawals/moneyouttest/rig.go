@@ -33,6 +33,7 @@ import (
 	"svc/payments/jobs"
 	"svc/payments/ledger"
 	"svc/payments/money"
+	"svc/payments/moneyout"
 	"svc/payments/offramps"
 	"svc/payments/partners"
 	"svc/payments/providers"
@@ -168,10 +169,10 @@ func New(t testing.TB, opt Options) *Rig {
 	r.Jobs, r.Client = &CrashJobs{C: inserter}, inserter
 	rec := events.NewRecorder(inserter)
 	r.Customers = customers.NewService(pool, rec, envs, nil)
-	r.Withdrawals = withdrawals.New(pool, withdrawals.Config{Providers: envs, Events: rec, Jobs: r.Jobs, ConfirmEvery: 20 * time.Millisecond})
-	r.Transfers = transfers.New(pool, transfers.Config{Providers: envs, Prices: r.Rates, Events: rec, Jobs: r.Jobs, PollEvery: 20 * time.Millisecond})
-	r.Offramps = offramps.New(pool, offramps.Config{Providers: envs, Rates: r.Rates, Customers: offramps.Directory{Svc: r.Customers},
-		Events: rec, Jobs: r.Jobs, PollEvery: 20 * time.Millisecond})
+	out := moneyout.Deps{Providers: envs, Events: rec, Jobs: r.Jobs, Poll: 20 * time.Millisecond}
+	r.Withdrawals = withdrawals.New(pool, withdrawals.Config{Deps: out})
+	r.Transfers = transfers.New(pool, transfers.Config{Deps: out, Prices: r.Rates})
+	r.Offramps = offramps.New(pool, offramps.Config{Deps: out, Rates: r.Rates, Customers: offramps.Directory{Svc: r.Customers}})
 	r.Recipients = recipients.New(pool, nil)
 	if opt.Work {
 		workers := river.NewWorkers()
@@ -181,7 +182,7 @@ func New(t testing.TB, opt Options) *Rig {
 				t.Fatal(err)
 			}
 		}
-		if r.Client, err = jobs.New(pool, jobs.Config{Workers: workers, Queues: map[string]int{withdrawals.Queue: 10},
+		if r.Client, err = jobs.New(pool, jobs.Config{Workers: workers, Queues: map[string]int{moneyout.Queue: 10},
 			FetchPollInterval: 20 * time.Millisecond, FetchCooldown: 5 * time.Millisecond}); err != nil {
 			t.Fatal(err)
 		}
