@@ -122,7 +122,7 @@ func checkURL(p *payments.Problems, field string, v *string) {
 // products.ErrInactive, invoices.ErrNotFound or products.ErrNotFound (404) for an
 // invoice_id or product_id that is unknown or another tenant's.
 func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput) (Link, error) {
-	return idempotency.InTxValue(ctx, s.pool, func(tx pgx.Tx) (Link, error) { return s.create(ctx, tx, t, in) })
+	return postgres.InTxValue(ctx, s.pool, idempotency.InTx, func(tx pgx.Tx) (Link, error) { return s.create(ctx, tx, t, in) })
 }
 
 func (s *Service) create(ctx context.Context, tx pgx.Tx, t payments.Tenant, in CreateInput) (Link, error) {

@@ -71,18 +71,18 @@ type Outcome struct {
 // Errors: ErrNotFound, ErrInvalidState (not SETTLED or REVERSED), ErrNotReversible, the
 // database's.
 func (s *Service) Reverse(ctx context.Context, t *payments.Tenant, id uuid.UUID, reason string) (Outcome, error) {
-	return postgres.InTxValue(ctx, s.pool, func(tx pgx.Tx) (Outcome, error) { return s.ReverseTx(ctx, tx, t, id, reason) })
+	return postgres.InTxValue(ctx, s.pool, postgres.InTx, func(tx pgx.Tx) (Outcome, error) { return s.ReverseTx(ctx, tx, t, id, reason) })
 }
 
 // Clear lifts the compliance hold of a FLAGGED deposit; see Reverse for t and the errors.
 func (s *Service) Clear(ctx context.Context, t *payments.Tenant, id uuid.UUID, reason string) (Outcome, error) {
-	return postgres.InTxValue(ctx, s.pool, func(tx pgx.Tx) (Outcome, error) { return s.ClearTx(ctx, tx, t, id, reason) })
+	return postgres.InTxValue(ctx, s.pool, postgres.InTx, func(tx pgx.Tx) (Outcome, error) { return s.ClearTx(ctx, tx, t, id, reason) })
 }
 
 // Reject ends a held (or in-flight) deposit FAILED with the NGN returned, or reverses a
 // settled one; see Reverse for t and the errors.
 func (s *Service) Reject(ctx context.Context, t *payments.Tenant, id uuid.UUID, reason string) (Outcome, error) {
-	return postgres.InTxValue(ctx, s.pool, func(tx pgx.Tx) (Outcome, error) { return s.RejectTx(ctx, tx, t, id, reason) })
+	return postgres.InTxValue(ctx, s.pool, postgres.InTx, func(tx pgx.Tx) (Outcome, error) { return s.RejectTx(ctx, tx, t, id, reason) })
 }
 
 // lockFor reads the deposit FOR UPDATE, scoped to t when given.

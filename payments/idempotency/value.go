@@ -5,16 +5,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"svc/persistence/postgres"
 )
 
-// InTxValue is InTx for a write that answers what it wrote (a create's record): fn's value
-// and error, fn run as InTx runs it.
+// InTxValue is InTx for a write that answers what it wrote (a create's record).
+//
+// Deprecated: call postgres.InTxValue(ctx, pool, InTx, fn), the one helper for a
+// transaction that answers a value; no caller is left.
 func InTxValue[T any](ctx context.Context, pool *pgxpool.Pool, fn func(tx pgx.Tx) (T, error)) (T, error) {
-	var out T
-	err := InTx(ctx, pool, func(tx pgx.Tx) error {
-		v, err := fn(tx)
-		out = v
-		return err
-	})
-	return out, err
+	return postgres.InTxValue(ctx, pool, InTx, fn)
 }

@@ -99,7 +99,7 @@ func validateHeader(p *payments.Problems, inv *Invoice) {
 //
 // Errors: *payments.ValidationError, products.ErrInactive (PRODUCT_INACTIVE).
 func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput) (Invoice, error) {
-	return idempotency.InTxValue(ctx, s.pool, func(tx pgx.Tx) (Invoice, error) { return s.CreateTx(ctx, tx, t, in) })
+	return postgres.InTxValue(ctx, s.pool, idempotency.InTx, func(tx pgx.Tx) (Invoice, error) { return s.CreateTx(ctx, tx, t, in) })
 }
 
 // CreateTx is Create inside the caller's transaction (checkout's inline flavor uses it).

@@ -81,7 +81,7 @@ func (s *Service) stamp() time.Time { return s.cfg.Now().UTC().Truncate(time.Mil
 // ErrPermanentExists, rates.ErrUnknownRate, rates.ErrRateExpired, rates.ErrRateAlreadyUsed,
 // rates.ErrNoPrice, providers.ErrProviderUnavailable, the database's.
 func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput) (Onramp, error) {
-	return idempotency.InTxValue(ctx, s.pool, func(tx pgx.Tx) (Onramp, error) { return s.CreateTx(ctx, tx, t, in) })
+	return postgres.InTxValue(ctx, s.pool, idempotency.InTx, func(tx pgx.Tx) (Onramp, error) { return s.CreateTx(ctx, tx, t, in) })
 }
 
 // check applies the rules between fields and the defaults.

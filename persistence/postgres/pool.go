@@ -109,11 +109,15 @@ func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(tx pgx.Tx) error) err
 	return err
 }
 
-// InTxValue is InTx for a transaction that answers a value (the record it wrote): fn's value
+// TxRunner runs fn in a transaction: InTx (one of its own), or InScope (the context's
+// idempotency scope if it has one, as idempotency.InTx, for a write a keyed request can make).
+type TxRunner func(ctx context.Context, pool *pgxpool.Pool, fn func(tx pgx.Tx) error) error
+
+// InTxValue is run for a transaction that answers a value (the record it wrote): fn's value
 // and error from its last run.
-func InTxValue[T any](ctx context.Context, pool *pgxpool.Pool, fn func(tx pgx.Tx) (T, error)) (T, error) {
+func InTxValue[T any](ctx context.Context, pool *pgxpool.Pool, run TxRunner, fn func(tx pgx.Tx) (T, error)) (T, error) {
 	var out T
-	err := InTx(ctx, pool, func(tx pgx.Tx) error {
+	err := run(ctx, pool, func(tx pgx.Tx) error {
 		v, err := fn(tx)
 		out = v
 		return err

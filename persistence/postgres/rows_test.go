@@ -89,7 +89,7 @@ func (s *recordingScope) InTx(ctx context.Context, fn func(tx pgx.Tx) error) err
 
 // TestInScopeAndInTxValue: InScope joins the context's scope, whose transaction alone
 // decides what commits, and without one runs in a transaction of its own; InTxValue
-// answers fn's value, and an error rolls its writes back.
+// answers fn's value, run by InTx or InScope, and an error rolls its writes back.
 func TestInScopeAndInTxValue(t *testing.T) {
 	pool, _ := pgtest.New(t)
 	ctx := context.Background()
@@ -133,7 +133,7 @@ func TestInScopeAndInTxValue(t *testing.T) {
 		t.Fatalf("without a scope: %v, %d rows", err, count())
 	}
 
-	v, err := postgres.InTxValue(ctx, pool, func(tx pgx.Tx) (int, error) {
+	v, err := postgres.InTxValue(ctx, pool, postgres.InTx, func(tx pgx.Tx) (int, error) {
 		var n int
 		err := tx.QueryRow(ctx, `insert into t values (2) returning x`).Scan(&n)
 		return n, err
@@ -142,7 +142,26 @@ func TestInScopeAndInTxValue(t *testing.T) {
 		t.Fatalf("InTxValue: %d %v, %d rows", v, err, count())
 	}
 	refused := errors.New("refused")
-	if _, err := postgres.InTxValue(ctx, pool, func(tx pgx.Tx) (int, error) { return 0, errors.Join(insert(tx), refused) }); !errors.Is(err, refused) || count() != 2 {
+	if _, err := postgres.InTxValue(ctx, pool, postgres.InTx, func(tx pgx.Tx) (int, error) { return 0, errors.Join(insert(tx), refused) }); !errors.Is(err, refused) || count() != 2 {
 		t.Fatalf("InTxValue error: %v, %d rows", err, count())
+	}
+
+	// Run by InScope (what idempotency.InTx is), the value comes out of the scope's
+	// transaction, which alone decides whether the write stays.
+	tx, err = pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = &recordingScope{tx: tx}
+	v, err = postgres.InTxValue(postgres.WithScope(ctx, s), pool, postgres.InScope, func(tx pgx.Tx) (int, error) {
+		var n int
+		err := tx.QueryRow(ctx, `insert into t values (3) returning x`).Scan(&n)
+		return n, err
+	})
+	if err != nil || v != 3 || s.calls != 1 || count() != 2 {
+		t.Fatalf("InTxValue in a scope: %d %v, scope calls %d, rows visible before the scope commits %d", v, err, s.calls, count())
+	}
+	if err := tx.Commit(ctx); err != nil || count() != 3 {
+		t.Fatalf("commit the scope: %v, %d rows", err, count())
 	}
 }
