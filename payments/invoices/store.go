@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -136,33 +134,20 @@ func getInvoice(ctx context.Context, q postgres.Querier, t payments.Tenant, id u
 	return inv, nil
 }
 
-func escapeLike(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
-}
-
 func listInvoices(ctx context.Context, q postgres.Querier, t payments.Tenant, f Filter) ([]Invoice, int64, error) {
 	where := `merchant_id=$1 and environment=$2 and ($3 = '' or status = $3) and ($4 = '' or
 		customer_name ilike '%' || $4 || '%' or customer_email ilike '%' || $4 || '%' or
 		('INV-' || lpad(number::text, 6, '0')) ilike '%' || $4 || '%')`
-	args := []any{t.MerchantID, t.Environment, f.Status, escapeLike(f.Search)}
+	args := []any{t.MerchantID, t.Environment, f.Status, postgres.EscapeLike(f.Search)}
 	if f.Metadata != nil { // containment, served by invoices_metadata (GIN)
 		args = append(args, f.Metadata.JSON())
 		where += ` and metadata @> $5::jsonb`
 	}
-	var total int64
-	if err := q.QueryRow(ctx, `select count(*) from invoices where `+where, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count invoices: %w", err)
-	}
-	n := strconv.Itoa(len(args) + 1)
-	m := strconv.Itoa(len(args) + 2)
-	rows, err := q.Query(ctx, `select `+invoiceColumns+` from invoices where `+where+`
-		order by created_at desc, id desc limit $`+n+` offset $`+m, append(args, f.Limit, (f.Page-1)*f.Limit)...)
+	out, total, err := postgres.Page(ctx, q, "invoices", `select count(*) from invoices where `+where,
+		`select `+invoiceColumns+` from invoices where `+where+` order by created_at desc, id desc`, args, f.Limit, (f.Page-1)*f.Limit,
+		scanInvoice)
 	if err != nil {
-		return nil, 0, fmt.Errorf("list invoices: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Invoice, error) { return scanInvoice(r) })
-	if err != nil {
-		return nil, 0, fmt.Errorf("list invoices: %w", err)
+		return nil, 0, err
 	}
 	ids := make([]uuid.UUID, len(out))
 	for i := range out {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -70,33 +69,16 @@ func get(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUI
 	return p, nil
 }
 
-// escapeLike makes s a literal inside an ILIKE pattern.
-func escapeLike(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
-}
-
 func list(ctx context.Context, q postgres.Querier, t payments.Tenant, f Filter) ([]Product, int64, error) {
 	where := `merchant_id=$1 and environment=$2 and ($3 = '' or status = $3) and ($4 = '' or name ilike '%' || $4 || '%')`
-	args := []any{t.MerchantID, t.Environment, f.Status, escapeLike(f.Search)}
+	args := []any{t.MerchantID, t.Environment, f.Status, postgres.EscapeLike(f.Search)}
 	if f.Metadata != nil { // containment, served by products_metadata (GIN)
 		args = append(args, f.Metadata.JSON())
 		where += ` and metadata @> $` + strconv.Itoa(len(args)) + `::jsonb`
 	}
-	var total int64
-	if err := q.QueryRow(ctx, `select count(*) from products where `+where, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count products: %w", err)
-	}
-	n := len(args)
-	rows, err := q.Query(ctx, `select `+productColumns+` from products where `+where+`
-		order by created_at desc, id desc limit $`+strconv.Itoa(n+1)+` offset $`+strconv.Itoa(n+2), append(args, f.Limit, (f.Page-1)*f.Limit)...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list products: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Product, error) { return scanProduct(r) })
-	if err != nil {
-		return nil, 0, fmt.Errorf("list products: %w", err)
-	}
-	return out, total, nil
+	return postgres.Page(ctx, q, "products", `select count(*) from products where `+where,
+		`select `+productColumns+` from products where `+where+` order by created_at desc, id desc`, args, f.Limit, (f.Page-1)*f.Limit,
+		scanProduct)
 }
 
 func remove(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID) error {

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -34,6 +35,14 @@ func Page[T any](ctx context.Context, q Querier, what, count, list string, args 
 	}
 	return out, total, nil
 }
+
+// EscapeLike makes s a literal inside a LIKE or ILIKE pattern (with the default escape
+// character, a backslash): a search for "50%_off" finds that text, not any "50...off".
+func EscapeLike(s string) string {
+	return likeEscaper.Replace(s)
+}
+
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // NullIfEmpty is what a nullable text column stores for s: NULL for "", else s.
 func NullIfEmpty(s string) *string {
