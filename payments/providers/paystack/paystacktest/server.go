@@ -478,19 +478,30 @@ func nullable(s string) any {
 	return s
 }
 
-func (s *Server) fetchCustomer(w http.ResponseWriter, r *http.Request) {
-	key := r.PathValue("id")
+// one answers a GET of one record under s.mu: 200 with found and what find answers for the
+// path value param, or 404 with missing when find answers nil (no such record).
+func (s *Server) one(w http.ResponseWriter, r *http.Request, param, found, missing string, find func(key string) any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := s.customers[key]
-	if c == nil {
-		c = s.byEmail[strings.ToLower(key)]
-	}
-	if c == nil {
-		fail(w, http.StatusNotFound, "Customer not found", "")
+	data := find(r.PathValue(param))
+	if data == nil {
+		fail(w, http.StatusNotFound, missing, "")
 		return
 	}
-	reply(w, http.StatusOK, "Customer retrieved", c.json())
+	reply(w, http.StatusOK, found, data)
+}
+
+func (s *Server) fetchCustomer(w http.ResponseWriter, r *http.Request) {
+	s.one(w, r, "id", "Customer retrieved", "Customer not found", func(key string) any {
+		c := s.customers[key]
+		if c == nil {
+			c = s.byEmail[strings.ToLower(key)]
+		}
+		if c == nil {
+			return nil
+		}
+		return c.json()
+	})
 }
 
 var emailRE = regexp.MustCompile(`^[^@\s]+@[^@\s]+\.[^@\s]+$`)
@@ -695,15 +706,12 @@ func (s *Server) transferJSON(t *Transfer) map[string]any {
 }
 
 func (s *Server) verifyTransfer(w http.ResponseWriter, r *http.Request) {
-	ref := r.PathValue("reference")
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t := s.transfers[ref]
-	if t == nil {
-		fail(w, http.StatusNotFound, "Transfer not found", "")
-		return
-	}
-	reply(w, http.StatusOK, "Transfer retrieved", s.transferJSON(t))
+	s.one(w, r, "reference", "Transfer retrieved", "Transfer not found", func(ref string) any {
+		if t := s.transfers[ref]; t != nil {
+			return s.transferJSON(t)
+		}
+		return nil
+	})
 }
 
 // ---- notifications ----
@@ -805,15 +813,12 @@ func (s *Server) Reverse(reference string) error {
 }
 
 func (s *Server) verifyCharge(w http.ResponseWriter, r *http.Request) {
-	ref := r.PathValue("reference")
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	d := s.charges[ref]
-	if d == nil {
-		fail(w, http.StatusNotFound, "Transaction reference not found", "")
-		return
-	}
-	reply(w, http.StatusOK, "Verification successful", d)
+	s.one(w, r, "reference", "Verification successful", "Transaction reference not found", func(ref string) any {
+		if d := s.charges[ref]; d != nil {
+			return d
+		}
+		return nil
+	})
 }
 
 // Deliver posts n to url as Paystack does (JSON body, x-paystack-signature) and returns the

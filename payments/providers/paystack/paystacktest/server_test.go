@@ -28,6 +28,8 @@ func TestServerChecksRequests(t *testing.T) {
 		{"no key", "GET", "/transfer/verify/abcdefghijklmnop", "", "", "", 401},
 		{"wrong key", "GET", "/transfer/verify/abcdefghijklmnop", "sk_test_wrong", "", "", 401},
 		{"unknown transfer", "GET", "/transfer/verify/abcdefghijklmnop", srv.Secret, "", "", 404},
+		{"unknown charge", "GET", "/transaction/verify/abcdefghijklmnop", srv.Secret, "", "", 404},
+		{"unknown customer", "GET", "/customer/CUS_unknown", srv.Secret, "", "", 404},
 		{"form body", "POST", "/transfer", srv.Secret, "application/x-www-form-urlencoded", "amount=100", 400},
 		{"fractional kobo", "POST", "/transfer", srv.Secret, js, transfer("100.5", "payout__0000000000000001"), 400},
 		{"amount in quotes", "POST", "/transfer", srv.Secret, js, transfer(`"100"`, "payout__0000000000000001"), 400},
