@@ -64,7 +64,7 @@ func (h *Handlers) submitUntil(ax asyncExchange, cmd *engine.Command, until time
 	case <-w.t.C:
 		// Abandoned: the engine still holds w and completes it later (the buffered
 		// channel takes that send), so w never goes back to the pool.
-		return engine.Result{}, stalled(cmd.Kind)
+		return engine.Result{}, stalled(cmd)
 	}
 }
 
@@ -82,11 +82,15 @@ func (w *boundedWait) Complete(r engine.Result, err error) {
 }
 
 // stalled is the answer to a command the engine did not complete within the request's
-// deadline.
-func stalled(kind engine.CommandKind) error {
+// deadline. It says whether retrying is safe: a place is deduplicated by its client order
+// id, so without one a retry may place a second order.
+func stalled(cmd *engine.Command) error {
 	const why = "the exchange did not confirm the command within the request's deadline (its journal is slow or stalled); "
-	switch kind {
+	switch cmd.Kind {
 	case engine.CmdPlace:
+		if cmd.ClientOrderID == "" {
+			return api.NewError(api.CodeServiceUnavailable, why+"the order may still be placed: it has no client_order_id, so a retry may place a second order; list your open orders before retrying, and send a client_order_id to make retries safe")
+		}
 		return api.NewError(api.CodeServiceUnavailable, why+"the order may still be placed: retrying with the same client_order_id (or X-Idempotency-Key) is safe, it cannot place the order twice")
 	case engine.CmdCancel, engine.CmdCancelAll:
 		return api.NewError(api.CodeServiceUnavailable, why+"the cancel may still take effect; retrying it is safe")

@@ -146,13 +146,25 @@ func (s *Server) runOp(c *conn, j opJob) []byte {
 // handler answered at once (refused before the engine, or an engine that cannot complete
 // asynchronously): the answer was then sent here. The connection's later ops wait until
 // this one is answered (resume), as when they ran one after another on the op goroutine.
+//
+// The answer comes by the op's deadline even when the journal stalls: the handler then
+// answers 503 SERVICE_UNAVAILABLE with retry_after (the same answer as REST's), and the
+// connection's next op starts. An order the engine accepts after that comes back as a
+// Late answer: it is not sent (the op has its answer, and a retry with the same
+// client_order_id replays it) but tracked, so cancel-on-disconnect covers it.
 func (s *Server) placeDeferred(c *conn, j opJob) bool {
 	id := j.id
 	deferred := func(a *api.Answer) {
-		if a.Data != nil {
+		switch {
+		case a.Late:
+			if a.Data != nil {
+				c.track(a.Data, `{"id":"`)
+			}
+			return // answered already: the queue went on then
+		case a.Data != nil:
 			c.track(a.Data, `{"id":"`)
 			c.sendBytes(result(j.op, id, a.Status, a.Replayed, a.Data))
-		} else {
+		default:
 			if a.Status < 300 {
 				c.track(a.Body, `"data":{"id":"`)
 			}
@@ -186,39 +198,57 @@ func (s *Server) resume(c *conn) {
 // stack through the gateway's handler chain (both showed in profiles of order.place).
 // A worker serves one connection's queue at a time and may block (the handler may wait
 // for PostgreSQL), so there are as many as connections with ops at once; one idle for
-// opWorkerIdle exits.
+// opWorkerIdle exits. They also run the blocking part of a deferred answer (do: a
+// rejected or replayed place answered through the handler's code), at most one per
+// connection's deferred place, instead of a goroutine started per answer.
 type opWorkers struct {
 	mu   sync.Mutex
 	idle []*opWorker
 }
 
 type opWorker struct {
-	ch    chan *conn // buffered: whoever takes an idle worker never waits for it
+	ch    chan opTask // buffered: whoever takes an idle worker never waits for it
 	timer *time.Timer
+}
+
+// opTask is a worker's next work: a connection's queued ops, or a function.
+type opTask struct {
+	c  *conn
+	fn func()
 }
 
 const opWorkerIdle = 10 * time.Second
 
 // run runs c's ops on an idle worker, or a new one.
-func (p *opWorkers) run(s *Server, c *conn) {
+func (p *opWorkers) run(s *Server, c *conn) { p.start(s, opTask{c: c}) }
+
+// do runs fn on an idle worker, or a new one (an api.Runner).
+func (p *opWorkers) do(s *Server, fn func()) { p.start(s, opTask{fn: fn}) }
+
+func (p *opWorkers) start(s *Server, t opTask) {
 	p.mu.Lock()
 	if n := len(p.idle); n > 0 {
 		w := p.idle[n-1]
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
-		w.ch <- c
+		w.ch <- t
 		return
 	}
 	p.mu.Unlock()
 	s.wg.Add(1)
-	go p.work(s, &opWorker{ch: make(chan *conn, 1)}, c)
+	go p.work(s, &opWorker{ch: make(chan opTask, 1)}, t)
 }
 
-func (p *opWorkers) work(s *Server, w *opWorker, c *conn) {
+func (p *opWorkers) work(s *Server, w *opWorker, t opTask) {
 	defer s.wg.Done()
 	for {
-		s.runOps(c)
+		if t.fn != nil {
+			t.fn()
+		} else {
+			s.runOps(t.c)
+		}
+		t = opTask{} // hold nothing while idle
 		p.mu.Lock()
 		p.idle = append(p.idle, w)
 		p.mu.Unlock()
@@ -228,7 +258,7 @@ func (p *opWorkers) work(s *Server, w *opWorker, c *conn) {
 			w.timer.Reset(opWorkerIdle)
 		}
 		select {
-		case c = <-w.ch:
+		case t = <-w.ch:
 			w.timer.Stop()
 			continue
 		case <-w.timer.C:
@@ -238,7 +268,7 @@ func (p *opWorkers) work(s *Server, w *opWorker, c *conn) {
 		if p.leave(w) {
 			return
 		}
-		c = <-w.ch // taken meanwhile: its connection is on the way
+		t = <-w.ch // taken meanwhile: its work is on the way
 	}
 }
 
@@ -378,7 +408,7 @@ func (s *Server) rest(c *conn, op string, params json.RawMessage, deferred api.D
 	}
 	rc.rc.Init(req, c.info.remote, nil)
 	if deferred != nil {
-		api.Defer(&rc.rc, deferred)
+		api.Defer(&rc.rc, deferred, s.runner)
 	}
 	oe.Handler(&rc.rc)
 	if deferred != nil && api.Taken(&rc.rc) {

@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"svc/engine"
+	"svc/gateway"
 	"svc/gateway/api"
 	"svc/gateway/auth/authtest"
 	"svc/gateway/gatewaytest"
@@ -41,6 +42,14 @@ type entry struct {
 // newEntry builds the rig; wrap, if given, stands between the sandbox engine and its
 // journal (a test that must hold a commit).
 func newEntry(t testing.TB, cfg ws.Config, wrap ...func(engine.Journal) engine.Journal) *entry {
+	t.Helper()
+	gcfg := gateway.DefaultConfig()
+	gcfg.AccessLog = false
+	return newEntryGateway(t, cfg, gcfg, wrap...)
+}
+
+// newEntryGateway is newEntry with the gateway's configuration (a short request timeout).
+func newEntryGateway(t testing.TB, cfg ws.Config, gcfg gateway.Config, wrap ...func(engine.Journal) engine.Journal) *entry {
 	t.Helper()
 	pool, _ := pgtest.New(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -82,7 +91,7 @@ func newEntry(t testing.TB, cfg ws.Config, wrap ...func(engine.Journal) engine.J
 	lazy := &lazyAuth{}
 	cfg.Auth = lazy
 	e.srv = ws.NewServer(cfg)
-	e.gw = gatewaytest.New(t, pool, h, e.srv)
+	e.gw = gatewaytest.NewWithConfig(t, pool, gcfg, h, e.srv)
 	lazy.a = e.gw.Auth
 	if err := e.srv.Start(); err != nil {
 		t.Fatal(err)

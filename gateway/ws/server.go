@@ -97,6 +97,8 @@ type Server struct {
 
 	entry atomic.Pointer[OrderEntry] // order ops (orders.go); nil until SetOrderEntry
 	ops   opWorkers                  // the goroutines that run order ops (orders.go)
+	// runner runs a deferred answer's blocking work on ops (made once: an api.Runner)
+	runner api.Runner
 }
 
 // NewServer returns the endpoint over one hub per environment.
@@ -149,6 +151,7 @@ func NewServer(cfg Config) *Server {
 	s := &Server{cfg: cfg, conns: map[uint64]*conn{}, perIP: map[string]int{}, stop: make(chan struct{}),
 		limiter: NewIPLimiter(nil)}
 	s.clock.Store(time.Now().UnixNano())
+	s.runner = func(fn func()) { s.ops.do(s, fn) }
 	s.upgrader = websocket.FastHTTPUpgrader{
 		ReadBufferSize:  256,
 		WriteBufferSize: 256,

@@ -1,0 +1,128 @@
+package ws_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"svc/engine"
+	"svc/gateway"
+	"svc/gateway/api"
+	"svc/gateway/ws"
+)
+
+// With the engine's journal stalled, an order.place is answered by its deadline with
+// REST's 503 SERVICE_UNAVAILABLE and a retry_after, saying whether a retry is safe (with
+// a client_order_id it is; without one it may place a second order), and the
+// connection's later ops run instead of waiting behind it. Once the journal answers again
+// the waiting op is answered; the timed-out places are never answered a second time, yet
+// the orders they placed late are the session's (cancel-on-disconnect cancels them), and
+// retrying with the same client_order_id replays the order instead of placing another.
+// Before, the first place was never answered and every later op waited behind it.
+func TestOrderPlaceAnsweredWhenTheJournalStalls(t *testing.T) {
+	g := &gate{waiting: make(chan struct{}, 1)}
+	gcfg := gateway.DefaultConfig()
+	gcfg.AccessLog = false
+	gcfg.RequestTimeout = 1500 * time.Millisecond
+	e := newEntryGateway(t, ws.Config{}, gcfg, func(j engine.Journal) engine.Journal { g.inner = j; return g })
+	t.Cleanup(func() { // before the rig's: the engine stops only once its journal answers
+		g.mu.Lock()
+		if g.shut != nil {
+			close(g.shut)
+			g.shut = nil
+		}
+		g.mu.Unlock()
+	})
+	c, err := ws.Dial(e.url, e.a.SandboxKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if r := call(t, c, "session.cancel_on_disconnect", 1, map[string]any{"enabled": true}); r.Type != "result" {
+		t.Fatalf("cancel_on_disconnect: %+v", r)
+	}
+
+	g.close()
+	ops := []map[string]any{
+		{"op": "order.place", "id": 2, "params": limit("buy", "1", "1401", "stall-1")},
+		{"op": "order.place", "id": 3, "params": limit("buy", "1", "1402", "")},
+		{"op": "order.place", "id": 4, "params": limit("buy", "1", "1403", "stall-2")},
+	}
+	start := time.Now()
+	for _, op := range ops {
+		if err := c.Send(op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]int{}
+	read := func(want string) (opResult, time.Duration) {
+		t.Helper()
+		_ = c.Conn().SetReadDeadline(time.Now().Add(gcfg.RequestTimeout + 3*time.Second))
+		for {
+			_, data, err := c.Conn().ReadMessage()
+			if err != nil {
+				t.Fatalf("waiting for the answer to op %s: %v (answers so far %v)", want, err, seen)
+			}
+			var r opResult
+			if err := json.Unmarshal(data, &r); err != nil {
+				t.Fatal(err)
+			}
+			if r.Type != "result" && r.Type != "error" {
+				continue
+			}
+			if seen[string(r.ID)]++; string(r.ID) != want {
+				t.Fatalf("answer to op %s (%s) while waiting for op %s", r.ID, data, want)
+			}
+			took := time.Since(start)
+			start = time.Now()
+			return r, took
+		}
+	}
+	// Each stalled place is answered within its deadline (the handler gives up a tenth of
+	// it early; the slack is for a loaded machine under -race), one after the other.
+	for _, c := range []struct {
+		id, says string
+	}{
+		{"2", "retrying with the same client_order_id"},
+		{"3", "a retry may place a second order"},
+	} {
+		r, took := read(c.id)
+		if r.Type != "error" || r.Status != 503 || r.Code != api.CodeServiceUnavailable || r.RetryAfer <= 0 || !strings.Contains(r.Message, c.says) {
+			t.Fatalf("op %s with the journal stalled: %+v", c.id, r)
+		}
+		if took > gcfg.RequestTimeout+250*time.Millisecond {
+			t.Fatalf("op %s answered after %s, past its %s deadline", c.id, took, gcfg.RequestTimeout)
+		}
+	}
+
+	g.open()
+	if r, _ := read("4"); r.Status != 201 || r.order(t).Status != "OPEN" {
+		t.Fatalf("the place behind the stalled ones, after the journal answered: %+v", r)
+	}
+	if r := call(t, c, "order.cancel", 5, map[string]any{"client_order_id": "stall-2"}); r.Status != 200 {
+		t.Fatalf("an op after the stall: %+v", r)
+	}
+	if seen["2"] != 1 || seen["3"] != 1 {
+		t.Fatalf("the timed-out places were answered %d and %d times", seen["2"], seen["3"])
+	}
+
+	// The orders the timed-out places made late belong to the session: cancel-on-disconnect
+	// cancels them when the connection goes.
+	_ = c.Conn().UnderlyingConn().Close()
+	if reason := e.waitStatus(t, e.a.SandboxKey, byClientID(t, e, "stall-1"), "CANCELLED"); reason != "DISCONNECT" {
+		t.Fatalf("the late order stall-1 was cancelled for %q, want DISCONNECT", reason)
+	}
+	r := e.gw.Do(t, "POST", "/v1/trading/orders", e.a.SandboxKey, limit("buy", "1", "1401", "stall-1"))
+	if r.Status != 200 || r.Header["Idempotent-Replayed"] != "true" {
+		t.Fatalf("retrying the timed-out place: %s (replayed %q), want the order replayed", r, r.Header["Idempotent-Replayed"])
+	}
+}
+
+// byClientID is the id of the merchant a's sandbox order with client order id cid.
+func byClientID(t *testing.T, e *entry, cid string) string {
+	t.Helper()
+	var o wsOrder
+	e.gw.Must(t, 200, "GET", "/v1/trading/orders/by-client-id/"+cid, e.a.SandboxKey, nil).Decode(t, &o)
+	return o.ID
+}
