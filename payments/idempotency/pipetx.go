@@ -183,6 +183,14 @@ func (t *pipeTx) sendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	return br
 }
 
+// sendOne sends one statement behind the pending ones (Exec and Query with statements
+// pending).
+func (t *pipeTx) sendOne(ctx context.Context, sql string, args ...any) pgx.BatchResults {
+	b := &pgx.Batch{}
+	b.Queue(sql, args...)
+	return t.sendBatch(ctx, b)
+}
+
 // flush sends the pending statements on their own (before an operation that cannot carry
 // them).
 func (t *pipeTx) flush(ctx context.Context) error {
@@ -206,9 +214,7 @@ func (t *pipeTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 	if len(t.pending) == 0 {
 		return t.conn.Exec(ctx, sql, args...)
 	}
-	b := &pgx.Batch{}
-	b.Queue(sql, args...)
-	br := t.sendBatch(ctx, b)
+	br := t.sendOne(ctx, sql, args...)
 	tag, err := br.Exec()
 	if cerr := br.Close(); err == nil {
 		err = cerr
@@ -223,9 +229,7 @@ func (t *pipeTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, 
 	if len(t.pending) == 0 {
 		return t.conn.Query(ctx, sql, args...)
 	}
-	b := &pgx.Batch{}
-	b.Queue(sql, args...)
-	br := t.sendBatch(ctx, b)
+	br := t.sendOne(ctx, sql, args...)
 	rows, err := br.Query()
 	if err != nil {
 		_ = br.Close()
