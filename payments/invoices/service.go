@@ -210,20 +210,13 @@ func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, i
 			return err
 		}
 		var p payments.Problems
-		set := func(field string, v products.Patch[string], dst *string) {
-			if v.Set {
-				if p.Check(!v.Null, field, "must not be null") {
-					*dst = v.Value
-				}
-			}
-		}
-		set("title", in.Title, &inv.Title)
-		set("customer_name", in.CustomerName, &inv.CustomerName)
-		set("customer_email", in.CustomerEmail, &inv.CustomerEmail)
-		set("currency", in.Currency, &inv.Currency)
+		in.Title.Require(&p, "title", &inv.Title)
+		in.CustomerName.Require(&p, "customer_name", &inv.CustomerName)
+		in.CustomerEmail.Require(&p, "customer_email", &inv.CustomerEmail)
+		in.Currency.Require(&p, "currency", &inv.Currency)
 		if in.IssueDate.Set {
 			var s string
-			set("issue_date", in.IssueDate, &s)
+			in.IssueDate.Require(&p, "issue_date", &s)
 			if s != "" {
 				if d, ok := parseDate(&p, "issue_date", s); ok {
 					inv.IssueDate = d

@@ -91,11 +91,11 @@ func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, i
 			return err
 		}
 		var p payments.Problems
-		setString(&p, "name", in.Name, &pr.Name)
+		in.Name.Require(&p, "name", &pr.Name)
 		in.Description.Apply(&pr.Description)
-		setString(&p, "type", in.Type, &pr.Type)
-		setString(&p, "status", in.Status, &pr.Status)
-		setString(&p, "currency", in.Currency, &pr.Currency)
+		in.Type.Require(&p, "type", &pr.Type)
+		in.Status.Require(&p, "status", &pr.Status)
+		in.Currency.Require(&p, "currency", &pr.Currency)
 		if in.Price.Set {
 			if in.Price.Null {
 				p.Add("price", "must not be null")
@@ -129,17 +129,6 @@ func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, i
 		return nil
 	})
 	return out, err
-}
-
-func setString(p *payments.Problems, field string, in Patch[string], dst *string) {
-	if !in.Set {
-		return
-	}
-	if in.Null {
-		p.Add(field, "must not be null")
-		return
-	}
-	*dst = in.Value
 }
 
 // patchAdjustment applies a partial change of a tax or discount: a new type with its value,

@@ -137,3 +137,11 @@ func (p Patch[T]) Apply(dst **T) {
 	v := p.Value
 	*dst = &v
 }
+
+// Require makes the change to a field that refuses null (a name, a status): unset leaves
+// *dst, null is a problem of field in problems, a value replaces it.
+func (p Patch[T]) Require(problems *payments.Problems, field string, dst *T) {
+	if p.Set && problems.Check(!p.Null, field, "must not be null") {
+		*dst = p.Value
+	}
+}
