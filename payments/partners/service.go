@@ -160,34 +160,46 @@ type Receipt struct {
 //
 // Errors: ErrUnknownProvider (404), ErrBadSignature (401; nothing stored), the database's.
 func (s *Service) Receive(ctx context.Context, provider string, in Incoming) (Receipt, error) {
+	r, _, err := s.receive(ctx, provider, in, false)
+	return r, err
+}
+
+// receive is Receive. With inline set, an inbound transfer from a partner with no API to
+// confirm it with (the sandbox bank) is also processed in the intake's transaction, and
+// no job is enqueued: its result is returned (nil when it was not processed here: a
+// duplicate, or a notification of another kind). That is the sandbox deposit simulation's
+// path; an error of the processing rolls the intake back with it, so the simulation
+// answers the error with nothing stored (the job path would retry it instead).
+func (s *Service) receive(ctx context.Context, provider string, in Incoming, inline bool) (Receipt, *Result, error) {
 	p, ok := s.partners[provider]
 	if !ok {
-		return Receipt{}, ErrUnknownProvider
+		return Receipt{}, nil, ErrUnknownProvider
 	}
 	n, err := p.Verifier.Verify(in.Header.Get, in.Body)
 	status := Received
 	switch {
 	case errors.Is(err, ErrBadSignature):
 		s.log.Warn("partner notification refused: bad signature", "provider", provider, "remote_addr", in.RemoteAddr)
-		return Receipt{}, ErrBadSignature
+		return Receipt{}, nil, ErrBadSignature
 	case errors.Is(err, ErrMalformed):
 		sum := sha256.Sum256(in.Body)
 		n = Notification{EventID: "malformed:" + hex.EncodeToString(sum[:]), Type: "unknown"}
 		status = Malformed
 		s.log.Error("partner notification signed but unreadable: stored for the operator", "provider", provider, "error", err)
 	case err != nil:
-		return Receipt{}, err
+		return Receipt{}, nil, err
 	case n.Inbound == nil && n.Payout == nil && n.Crypto == nil && n.Identity == nil && n.Refund == nil:
 		status = Ignored
 	}
 	if n.EventID == "" {
-		return Receipt{}, fmt.Errorf("partners: %s notification without an id", provider)
+		return Receipt{}, nil, fmt.Errorf("partners: %s notification without an id", provider)
 	}
 	headers, err := json.Marshal(kept(in.Header, p.Headers))
 	if err != nil {
-		return Receipt{}, err
+		return Receipt{}, nil, err
 	}
 	r := Receipt{ID: uuid.Must(uuid.NewV7()), EventID: n.EventID, Status: status}
+	var done *Result
 	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		now := s.stamp()
 		var processed *time.Time
@@ -210,15 +222,23 @@ func (s *Service) Receive(ctx context.Context, provider string, in Incoming) (Re
 		if status != Received {
 			return nil
 		}
+		if inline && n.Inbound != nil && p.Confirmer == nil {
+			res, err := s.inboundTx(ctx, tx, r.ID, p, n)
+			if err != nil {
+				return err
+			}
+			done = &res
+			return s.finish(ctx, tx, r.ID, res)
+		}
 		if _, err := s.cfg.Jobs.InsertTx(ctx, tx, ProcessArgs{ID: r.ID}, nil); err != nil {
 			return fmt.Errorf("partners: enqueue processing: %w", err)
 		}
 		return nil
 	})
 	if err != nil {
-		return Receipt{}, err
+		return Receipt{}, nil, err
 	}
-	return r, nil
+	return r, done, nil
 }
 
 // kept is the headers stored for audit: content type, user agent, request id and the
@@ -380,39 +400,44 @@ func (s *Service) inbound(ctx context.Context, id uuid.UUID, p Partner, n Notifi
 				got.Amount, got.Amount.Asset, got.BankCode, got.AccountNumber, in.Amount, in.Amount.Asset, in.BankCode, in.AccountNumber), nil)
 		}
 	}
-	return s.apply(ctx, id, func(tx pgx.Tx) (Result, error) {
-		var oid, merchant uuid.UUID
-		err := tx.QueryRow(ctx, `select id, merchant_id from onramps where bank_code = $1 and account_number = $2 and environment = $3`,
-			in.BankCode, in.AccountNumber, p.Environment).Scan(&oid, &merchant)
-		if errors.Is(err, pgx.ErrNoRows) {
-			why := fmt.Sprintf("no virtual account %s at bank %s in %s", in.AccountNumber, in.BankCode, p.Environment)
-			back, err := s.giveBack(ctx, tx, id, p, in, nil, nil, why)
-			if err != nil {
-				return Result{}, err
-			}
-			return Result{Status: Rejected, Outcome: why + ": " + back, Refusal: onramps.ErrNotFound}, nil
-		}
-		if err != nil {
-			return Result{}, fmt.Errorf("partners: find the virtual account: %w", err)
-		}
-		o, err := s.cfg.Onramps.GetTx(ctx, tx, payments.Tenant{MerchantID: merchant, Environment: p.Environment}, oid, true)
+	return s.apply(ctx, id, func(tx pgx.Tx) (Result, error) { return s.inboundTx(ctx, tx, id, p, n) })
+}
+
+// inboundTx is an inbound transfer's effect in tx: deposits.Receive into the onramp behind
+// the virtual account, or the money given back when there is none or it is not active.
+func (s *Service) inboundTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p Partner, n Notification) (Result, error) {
+	in := *n.Inbound
+	var oid, merchant uuid.UUID
+	err := tx.QueryRow(ctx, `select id, merchant_id from onramps where bank_code = $1 and account_number = $2 and environment = $3`,
+		in.BankCode, in.AccountNumber, p.Environment).Scan(&oid, &merchant)
+	if errors.Is(err, pgx.ErrNoRows) {
+		why := fmt.Sprintf("no virtual account %s at bank %s in %s", in.AccountNumber, in.BankCode, p.Environment)
+		back, err := s.giveBack(ctx, tx, id, p, in, nil, nil, why)
 		if err != nil {
 			return Result{}, err
 		}
-		d, err := s.cfg.Deposits.Receive(ctx, tx, o, in.Amount, n.Flag)
-		if errors.Is(err, onramps.ErrNotActive) {
-			why := fmt.Sprintf("%s NGN arrived in onramp %s, which is %s", in.Amount, o.ID, o.StatusAt(s.cfg.Now().UTC()))
-			back, err := s.giveBack(ctx, tx, id, p, in, &merchant, &o.ID, why)
-			if err != nil {
-				return Result{}, err
-			}
-			return Result{Status: Rejected, Outcome: why + ": " + back, Refusal: onramps.ErrNotActive}, nil
-		}
+		return Result{Status: Rejected, Outcome: why + ": " + back, Refusal: onramps.ErrNotFound}, nil
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("partners: find the virtual account: %w", err)
+	}
+	o, err := s.cfg.Onramps.GetTx(ctx, tx, payments.Tenant{MerchantID: merchant, Environment: p.Environment}, oid, true)
+	if err != nil {
+		return Result{}, err
+	}
+	d, err := s.cfg.Deposits.Receive(ctx, tx, o, in.Amount, n.Flag)
+	if errors.Is(err, onramps.ErrNotActive) {
+		why := fmt.Sprintf("%s NGN arrived in onramp %s, which is %s", in.Amount, o.ID, o.StatusAt(s.cfg.Now().UTC()))
+		back, err := s.giveBack(ctx, tx, id, p, in, &merchant, &o.ID, why)
 		if err != nil {
 			return Result{}, err
 		}
-		return Result{Status: Processed, Outcome: "deposit " + d.ID.String() + " received", DepositID: &d.ID}, nil
-	})
+		return Result{Status: Rejected, Outcome: why + ": " + back, Refusal: onramps.ErrNotActive}, nil
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Status: Processed, Outcome: "deposit " + d.ID.String() + " received", DepositID: &d.ID}, nil
 }
 
 // payout applies a payout's outcome: the payout or transfer behind our reference is advanced,

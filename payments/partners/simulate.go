@@ -24,9 +24,11 @@ import (
 
 // SandboxDeposits is the deposits service whose sandbox simulation (POST
 // /payments/sandbox/deposits) is the sandbox bank posting an inbound_transfer notification:
-// the notification is signed with the sandbox secret, taken in by Receive exactly as the
-// partner-events route takes it, and processed at once by Process (its job finds it done),
-// so the simulation exercises the live path and still answers with the deposit.
+// the notification is signed with the sandbox secret, verified and stored exactly as the
+// partner-events route takes it, and processed by the same code as its job would, in the
+// intake's transaction: no job is enqueued (one commit, not two, and no job that finds the
+// notification done; issue 27), so the simulation exercises the live path and still
+// answers with the deposit.
 type SandboxDeposits struct {
 	*deposits.Service
 	Onramps  *onramps.Service
@@ -70,12 +72,14 @@ func (s SandboxDeposits) Simulate(ctx context.Context, t payments.Tenant, in dep
 	if err != nil {
 		return deposits.Deposit{}, err
 	}
-	rc, err := s.Partners.receiveSandbox(ctx, SandboxBank, body, sig)
+	rc, done, err := s.Partners.receiveSandbox(ctx, SandboxBank, body, sig, true)
 	if err != nil {
 		return deposits.Deposit{}, err
 	}
-	res, err := s.Partners.Process(ctx, rc.ID)
-	if err != nil {
+	var res Result
+	if done != nil {
+		res = *done
+	} else if res, err = s.Partners.Process(ctx, rc.ID); err != nil { // a duplicate: its stored result
 		return deposits.Deposit{}, err
 	}
 	if res.DepositID == nil {
@@ -88,12 +92,13 @@ func (s SandboxDeposits) Simulate(ctx context.Context, t payments.Tenant, in dep
 }
 
 // receiveSandbox stores a simulated notification of a sandbox partner, signed with sig, as
-// its webhook would arrive.
-func (s *Service) receiveSandbox(ctx context.Context, partner string, body []byte, sig string) (Receipt, error) {
+// its webhook would arrive; inline processes an inbound transfer in the same transaction
+// (Service.receive).
+func (s *Service) receiveSandbox(ctx context.Context, partner string, body []byte, sig string, inline bool) (Receipt, *Result, error) {
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
 	h.Set(SandboxSignatureHeader, sig)
-	return s.Receive(ctx, partner, Incoming{Header: h, Body: body, RemoteAddr: "sandbox"})
+	return s.receive(ctx, partner, Incoming{Header: h, Body: body, RemoteAddr: "sandbox"}, inline)
 }
 
 // ErrSandboxOnly: a sandbox simulation called with a live key (403).
@@ -150,7 +155,7 @@ func (s CustodySimulator) Simulate(ctx context.Context, t payments.Tenant, in Cr
 	if err != nil {
 		return Receipt{}, Result{}, err
 	}
-	rc, err := s.Partners.receiveSandbox(ctx, SandboxCustody, body, sig)
+	rc, _, err := s.Partners.receiveSandbox(ctx, SandboxCustody, body, sig, false)
 	if err != nil {
 		return Receipt{}, Result{}, err
 	}
@@ -277,7 +282,7 @@ func (s SandboxOfframps) Simulate(ctx context.Context, t payments.Tenant, in Off
 func (s SandboxOfframps) take(ctx context.Context, t payments.Tenant, eid string, body []byte, sig string, minor int64) (offramps.CryptoDeposit, error) {
 	var id uuid.UUID
 	if body != nil {
-		rc, err := s.Partners.receiveSandbox(ctx, SandboxCustody, body, sig)
+		rc, _, err := s.Partners.receiveSandbox(ctx, SandboxCustody, body, sig, false)
 		if err != nil {
 			return offramps.CryptoDeposit{}, err
 		}
