@@ -195,6 +195,16 @@ func editable(inv Invoice) error {
 	return stateError(fmt.Sprintf("a %s invoice cannot be edited; only draft and pending invoices can", inv.Status))
 }
 
+// loadEditable reads invoice id of the tenant FOR UPDATE in tx and refuses it unless it is
+// editable. Errors: ErrNotFound, ErrPaid, ErrInvalidState, the database's.
+func loadEditable(ctx context.Context, tx pgx.Tx, t payments.Tenant, id uuid.UUID) (Invoice, error) {
+	inv, err := getInvoice(ctx, tx, t, id, true)
+	if err != nil {
+		return Invoice{}, err
+	}
+	return inv, editable(inv)
+}
+
 // Update changes the fields that are set, on a draft or pending invoice. status may move
 // to draft, pending or canceled.
 //
@@ -202,11 +212,8 @@ func editable(inv Invoice) error {
 func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, in UpdateInput) (Invoice, error) {
 	var out Invoice
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		inv, err := getInvoice(ctx, tx, t, id, true)
+		inv, err := loadEditable(ctx, tx, t, id)
 		if err != nil {
-			return err
-		}
-		if err := editable(inv); err != nil {
 			return err
 		}
 		var p payments.Problems
@@ -381,11 +388,8 @@ func (s *Service) Send(ctx context.Context, t payments.Tenant, id uuid.UUID) (In
 func (s *Service) AddLine(ctx context.Context, t payments.Tenant, id uuid.UUID, in LineInput) (Line, error) {
 	var out Line
 	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		inv, err := getInvoice(ctx, tx, t, id, true)
+		inv, err := loadEditable(ctx, tx, t, id)
 		if err != nil {
-			return err
-		}
-		if err := editable(inv); err != nil {
 			return err
 		}
 		if len(inv.Lines) >= MaxLineItems {
