@@ -79,6 +79,8 @@ type rigOptions struct {
 	settled deposits.SettlementHook
 	// treasury gives the sandbox a treasury and a market maker, as svcd does (issue 27).
 	treasury bool
+	// settleInConversion is deposits.Config SettleInConversion, as svcd sets it.
+	settleInConversion bool
 }
 
 // rig is the whole money-in stack: sandbox and live engines on in-memory journals, the
@@ -160,7 +162,7 @@ func newRig(t testing.TB, o rigOptions) *rig {
 	rec := events.NewRecorder(inserter)
 	r.onramps = onramps.New(pool, onramps.Config{Rates: r.rates, Providers: envs, Customers: onramps.Directory, Events: rec, Jobs: inserter, Now: r.clock.Now})
 	r.deposits = deposits.New(pool, deposits.Config{Onramps: r.onramps, Rates: r.rates, Providers: envs, Events: rec, Jobs: inserter,
-		Settled: settled, Now: r.clock.Now})
+		Settled: settled, SettleInConversion: o.settleInConversion, Now: r.clock.Now})
 	r.balance = balance.New(pool, balance.Config{Exchanges: bx, Providers: envs, Jobs: inserter, Now: r.clock.Now})
 	// Webhook deliveries are enqueued (endpoints the tests register) but not worked here.
 	river.AddWorker(workers, river.WorkFunc(func(context.Context, *river.Job[events.DeliveryArgs]) error { return nil }))

@@ -42,7 +42,14 @@ type Config struct {
 	// checkout payment completes in it: payments/checkout.Completer). An error rolls the
 	// settlement back.
 	Settled []SettlementHook
-	Now     func() time.Time
+	// SettleInConversion settles an INTERNAL_BALANCE deposit in its conversion's
+	// transaction (svcd sets it; issue 27): the route step runs in a savepoint after the
+	// conversion, and only when it fails (a settlement hook refusing) is it rolled back
+	// alone and left to the PENDING_WITHDRAWAL job, as every deposit's settlement is without
+	// it. One commit and one job fewer per deposit; the deposit still passes through
+	// PENDING_WITHDRAWAL, with its event, in the same transaction.
+	SettleInConversion bool
+	Now                func() time.Time
 }
 
 // Service receives deposits and runs their lifecycle. Safe for concurrent use.
@@ -281,15 +288,50 @@ func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit, b *batchIte
 	if err := s.event(ctx, tx, d, events.DepositPendingWithdrawal); err != nil {
 		return err
 	}
-	if err := s.next(ctx, tx, d); err != nil {
-		return err
+	settleNow := s.cfg.SettleInConversion && d.Settlement.Mode == onramps.ModeInternal
+	if !settleNow {
+		if err := s.next(ctx, tx, d); err != nil {
+			return err
+		}
 	}
 	// The posting goes last: it locks the owner's pending row, which every deposit of that
 	// merchant (or customer) also needs, until the commit; the deposit's own writes before it
 	// do not make the others wait (issue 22).
-	return s.post(ctx, tx, d, b, "convert", desc,
+	if err := s.post(ctx, tx, d, b, "convert", desc,
 		ledger.Move(ledger.System(Incoming), ledger.System(ledger.FX), d.Amount),
-		ledger.Move(ledger.System(ledger.FX), dest, got))
+		ledger.Move(ledger.System(ledger.FX), dest, got)); err != nil {
+		return err
+	}
+	if settleNow {
+		return s.settleNow(ctx, tx, d, b)
+	}
+	return nil
+}
+
+// settleNow runs the route step of d, just converted to PENDING_WITHDRAWAL in tx, in a
+// savepoint of tx (Config.SettleInConversion). When it fails (a settlement hook refusing,
+// or the database), its writes and its part of the batch (b) are rolled back alone and
+// the PENDING_WITHDRAWAL job is enqueued instead: the conversion commits, and the
+// settlement is retried by its job exactly as without SettleInConversion.
+func (s *Service) settleNow(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem) error {
+	var postings, credited int
+	if b != nil {
+		postings, credited = len(b.postings), len(b.credited)
+	}
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.route(ctx, sp, d, b); err == nil {
+		return sp.Commit(ctx) // releases the savepoint
+	}
+	if err := sp.Rollback(ctx); err != nil {
+		return err
+	}
+	if b != nil {
+		b.postings, b.credited = b.postings[:postings], b.credited[:credited]
+	}
+	return s.next(ctx, tx, d)
 }
 
 // fail ends a PENDING_FX deposit FAILED, its NGN returned to the sender.

@@ -21,6 +21,8 @@
 //     customer (when the onramp has one; customer.balance.credited) or of the merchant;
 //     ONCHAIN sends through the chain custodian and records tx_hash. deposit.settled, and
 //     every SettlementHook (a checkout payment completing) in the same transaction.
+//     With Config.SettleInConversion (svcd), an INTERNAL_BALANCE deposit's route runs in a
+//     savepoint of its conversion's transaction, and its job only when that fails.
 //
 // Steps that the job workers run at the same time share one transaction, each in a
 // savepoint of its own (batch.go): the owners' side of their postings (FX desk ->

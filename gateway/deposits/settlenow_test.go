@@ -1,0 +1,147 @@
+package deposits_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"svc/payments/deposits"
+)
+
+// With deposits.Config SettleInConversion (svcd, issue 27), an INTERNAL_BALANCE deposit's
+// conversion step settles it in the same transaction: one job and one commit, the deposit
+// still passing through PENDING_WITHDRAWAL with its event. A settlement hook that refuses
+// rolls the settlement back alone: the conversion stands, the deposit waits
+// PENDING_WITHDRAWAL with its job, and that job settles it, as without the option. Steps
+// run alone and batched (concurrently), merchant and customer deposits alike.
+func TestSettledInTheConversionsTransaction(t *testing.T) {
+	var failOnce sync.Map // deposit id -> struct{}: its settlement hook fails once
+	var hooked atomic.Int64
+	r := newRig(t, rigOptions{noWorkers: true, settleInConversion: true,
+		settled: deposits.HookFunc(func(ctx context.Context, tx pgx.Tx, d deposits.Deposit) error {
+			var status string
+			if err := tx.QueryRow(ctx, `select status from deposits where id = $1`, d.ID).Scan(&status); err != nil {
+				return err
+			}
+			if status != "SETTLED" {
+				return errors.New("hook sees " + status)
+			}
+			if _, ok := failOnce.LoadAndDelete(d.ID); ok {
+				return errors.New("hook refuses once")
+			}
+			hooked.Add(1)
+			return nil
+		})})
+	key := r.a.SandboxKey
+	cust := r.customer(t, key, "s1@example.com")
+	r.tier1(t, key, cust)
+	ctx := context.Background()
+	pendingJobs := func(id uuid.UUID) int {
+		var n int
+		if err := r.pool.QueryRow(ctx, `select count(*) from river_job where kind = 'deposit_step'
+			and args->>'deposit_id' = $1 and args->>'from' = 'PENDING_WITHDRAWAL'`, id.String()).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	const n = 8 // even: the merchant's; odd: the customer's; 16,080 NGN = 10 USDT each
+	ids := make([]uuid.UUID, n)
+	for i := range ids {
+		o := r.temporary(t, key, 16080)
+		if i%2 == 1 {
+			o = r.temporary(t, key, 16080, "customer_id", cust)
+		}
+		d := decode[depositJSON](t, r.srv.Must(t, 201, "POST", "/v1/payments/sandbox/deposits", key, map[string]any{"onramp_id": o.ID}))
+		ids[i] = uuid.MustParse(d.ID)
+	}
+	// The sandbox bank's notifications were processed in their intake's transaction: no
+	// partner_event job (partners.SandboxDeposits).
+	var jobs, unprocessed int
+	if err := r.pool.QueryRow(ctx, `select (select count(*) from river_job where kind = 'partner_event'),
+		(select count(*) from partner_events where status <> 'PROCESSED' or deposit_id is null)`).Scan(&jobs, &unprocessed); err != nil {
+		t.Fatal(err)
+	}
+	if jobs != 0 || unprocessed != 0 {
+		t.Fatalf("%d partner_event jobs, %d notifications not processed", jobs, unprocessed)
+	}
+	failing := map[uuid.UUID]bool{ids[0]: true, ids[3]: true, ids[4]: true, ids[7]: true}
+	for id := range failing {
+		failOnce.Store(id, struct{}{})
+	}
+	// Two alone (a batch of one each), then six at once (batched).
+	for _, id := range ids[:2] {
+		if err := r.deposits.Advance(ctx, id, deposits.PendingFX); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i, id := range ids[2:] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i+2] = r.deposits.Advance(ctx, id, deposits.PendingFX)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		d := decode[depositJSON](t, r.srv.Must(t, 200, "GET", "/v1/payments/deposits/"+id.String(), key, nil))
+		want, jobs := "SETTLED", 0
+		if failing[id] {
+			want, jobs = "PENDING_WITHDRAWAL", 1
+		}
+		if d.Status != want || *d.SettledAmount != "10.000000" || pendingJobs(id) != jobs {
+			t.Fatalf("deposit %d after its conversion: %s (want %s), %d settlement jobs (want %d)", i, d.Status, want, pendingJobs(id), jobs)
+		}
+	}
+	if b := r.merchantBalance(t, key); b.Pending != "20.000000" || b.Available != "20.000000" {
+		t.Fatalf("merchant after the conversions: %+v", b)
+	}
+	for id := range failing { // the jobs of the refused settlements
+		if err := r.deposits.Advance(ctx, id, deposits.PendingWithdrawal); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range ids { // replays: nothing to do
+		for _, from := range []string{deposits.PendingFX, deposits.PendingWithdrawal} {
+			if err := r.deposits.Advance(ctx, id, from); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if hooked.Load() != n {
+		t.Fatalf("settlement hook ran %d times, want %d", hooked.Load(), n)
+	}
+	for i, id := range ids {
+		d := decode[depositJSON](t, r.srv.Must(t, 200, "GET", "/v1/payments/deposits/"+id.String(), key, nil))
+		if d.Status != "SETTLED" || d.SettledAt == nil {
+			t.Fatalf("deposit %d: %+v", i, d)
+		}
+		want := "deposit.received deposit.pending_withdrawal deposit.settled"
+		if i%2 == 1 {
+			want += " customer.balance.credited"
+		}
+		if ev := r.eventsOf(t, r.a.ID, id.String()); joined(ev) != want {
+			t.Fatalf("deposit %d events %v, want %s", i, ev, want)
+		}
+	}
+	if b := r.merchantBalance(t, key); b.Pending != "0.000000" || b.Available != "40.000000" {
+		t.Fatalf("merchant after settlement: %+v", b)
+	}
+	var bal struct {
+		USD string `json:"usd"`
+	}
+	r.srv.Must(t, 200, "GET", "/v1/customers/"+cust+"/balance", key, nil).Decode(t, &bal)
+	if bal.USD != "40.00" {
+		t.Fatalf("customer balance %+v", bal)
+	}
+	mustVerify(t, r)
+}
