@@ -101,6 +101,14 @@ type harness struct {
 	worker  *webhooks.Worker
 }
 
+// receiving is a new receiver (answering as newReceiver's respond says) and a harness that
+// trusts its certificate.
+func receiving(t *testing.T, respond func(r received) int) (*receiver, *harness) {
+	t.Helper()
+	rc := newReceiver(t, respond)
+	return rc, newHarness(t, harnessOpts{caFile: rc.caFile})
+}
+
 type harnessOpts struct {
 	caFile  string
 	timeout time.Duration
@@ -213,8 +221,7 @@ func tenant() payments.Tenant {
 }
 
 func TestDeliverySignedWithRawBody(t *testing.T) {
-	rc := newReceiver(t, nil)
-	h := newHarness(t, harnessOpts{caFile: rc.caFile})
+	rc, h := receiving(t, nil)
 	h.start(t)
 	tn := tenant()
 	ep := h.create(t, tn, rc.srv.URL+"/hook")
@@ -253,13 +260,12 @@ func TestDeliverySignedWithRawBody(t *testing.T) {
 }
 
 func TestRetriesOn500ThenSucceeds(t *testing.T) {
-	rc := newReceiver(t, func(r received) int {
+	rc, h := receiving(t, func(r received) int {
 		if r.n <= 2 {
 			return http.StatusInternalServerError
 		}
 		return http.StatusNoContent
 	})
-	h := newHarness(t, harnessOpts{caFile: rc.caFile})
 	h.start(t)
 	tn := tenant()
 	h.create(t, tn, rc.srv.URL)
@@ -303,8 +309,7 @@ func TestRetriesOn500ThenSucceeds(t *testing.T) {
 }
 
 func TestGoneDisablesEndpoint(t *testing.T) {
-	rc := newReceiver(t, func(received) int { return http.StatusGone })
-	h := newHarness(t, harnessOpts{caFile: rc.caFile})
+	rc, h := receiving(t, func(received) int { return http.StatusGone })
 	h.start(t)
 	tn := tenant()
 	ep := h.create(t, tn, rc.srv.URL)
@@ -394,8 +399,7 @@ func TestTimeoutIsLogged(t *testing.T) {
 }
 
 func TestRolledBackTransactionDeliversNothing(t *testing.T) {
-	rc := newReceiver(t, nil)
-	h := newHarness(t, harnessOpts{caFile: rc.caFile})
+	rc, h := receiving(t, nil)
 	h.start(t)
 	tn := tenant()
 	h.create(t, tn, rc.srv.URL)
@@ -424,8 +428,7 @@ func TestRolledBackTransactionDeliversNothing(t *testing.T) {
 // after, test sends too) carries both signatures, and a receiver holding either secret
 // accepts it; once the overlap ends only the new secret signs.
 func TestRotateSecretOverlap(t *testing.T) {
-	rc := newReceiver(t, nil)
-	h := newHarness(t, harnessOpts{caFile: rc.caFile})
+	rc, h := receiving(t, nil)
 	tn := tenant()
 	ep := h.create(t, tn, rc.srv.URL)
 	h.record(t, tn, events.DepositSettled, nil) // queued under the old secret
@@ -494,8 +497,7 @@ func TestRotateSecretOverlap(t *testing.T) {
 // TestRotateSecretTakesEffectAtOnce: expires_in 0 retires the old secret at once, also for
 // deliveries already queued.
 func TestRotateSecretTakesEffectAtOnce(t *testing.T) {
-	rc := newReceiver(t, nil)
-	h := newHarness(t, harnessOpts{caFile: rc.caFile})
+	rc, h := receiving(t, nil)
 	tn := tenant()
 	ep := h.create(t, tn, rc.srv.URL)
 	h.record(t, tn, events.DepositSettled, nil) // queued under the old secret
@@ -528,8 +530,7 @@ func TestRotateSecretTakesEffectAtOnce(t *testing.T) {
 }
 
 func TestDeliveriesStayWithTheirTenant(t *testing.T) {
-	rc := newReceiver(t, nil)
-	h := newHarness(t, harnessOpts{caFile: rc.caFile})
+	rc, h := receiving(t, nil)
 	h.start(t)
 	m1 := tenant()
 	m1live := payments.Tenant{MerchantID: m1.MerchantID, Environment: "live"}
@@ -577,8 +578,7 @@ func TestDeliveriesStayWithTheirTenant(t *testing.T) {
 }
 
 func TestDisabledOrDeletedEndpointStopsPendingDeliveries(t *testing.T) {
-	rc := newReceiver(t, nil)
-	h := newHarness(t, harnessOpts{caFile: rc.caFile})
+	rc, h := receiving(t, nil)
 	tn := tenant()
 	a := h.create(t, tn, rc.srv.URL+"/a")
 	b := h.create(t, tn, rc.srv.URL+"/b")
