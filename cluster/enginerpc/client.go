@@ -25,23 +25,36 @@ import (
 	"svc/engine"
 )
 
-// Transport errors. Both match engine.ErrUnavailable (errors.Is), so callers that map the
-// engine's errors answer 503 ENGINE_UNAVAILABLE for them without knowing this package.
+// Transport errors. All match engine.ErrUnavailable (errors.Is), so callers that map the
+// engine's errors answer 503 for them without knowing this package; ErrTimeout also
+// matches context.DeadlineExceeded, so a caller can tell "no answer by the deadline" (a
+// slow engine or journal, or a network that stopped delivering) from "not accepting
+// commands".
 var (
 	// ErrNotConnected: the engine could not be reached; the call was not sent.
-	ErrNotConnected = &transportError{"enginerpc: engine not reachable"}
+	ErrNotConnected = &transportError{msg: "enginerpc: engine not reachable"}
 	// ErrOutcomeUnknown: the call was sent but no answer came back in time (the engine
 	// died, the connection broke, the deadline passed). A command may have run: retry it
 	// with the same client order id or transfer id, which the engine deduplicates.
-	ErrOutcomeUnknown = &transportError{"enginerpc: no answer from the engine (the command may have run)"}
+	ErrOutcomeUnknown = &transportError{msg: "enginerpc: no answer from the engine (the command may have run)"}
+	// ErrTimeout: the call's deadline (the caller's context, or the Options timeout)
+	// passed before the engine answered. It is an ErrOutcomeUnknown too: a command may
+	// have run, and a retry with the same client order id or transfer id is safe.
+	ErrTimeout = &transportError{msg: "enginerpc: the engine did not answer within the deadline (a command may have run)", timeout: true}
 )
 
-type transportError struct{ msg string }
+type transportError struct {
+	msg     string
+	timeout bool
+}
 
 func (e *transportError) Error() string { return e.msg }
 
-// Is makes transport errors match engine.ErrUnavailable.
-func (e *transportError) Is(target error) bool { return target == engine.ErrUnavailable }
+// Is makes transport errors match engine.ErrUnavailable, and ErrTimeout match
+// ErrOutcomeUnknown and context.DeadlineExceeded.
+func (e *transportError) Is(target error) bool {
+	return target == engine.ErrUnavailable || e.timeout && (target == ErrOutcomeUnknown || target == context.DeadlineExceeded)
+}
 
 // Options configure a Client.
 type Options struct {
@@ -158,13 +171,15 @@ func (c *Client) call(ctx context.Context, timeout time.Duration, method string,
 }
 
 // transport classifies a gRPC error: Unavailable before an answer means the engine could
-// not be reached (or the connection broke); anything else (deadline, cancel, reset) leaves
-// the outcome unknown.
+// not be reached (or the connection broke); a passed deadline is ErrTimeout; anything else
+// (cancel, reset) leaves the outcome unknown.
 func transport(err error) error {
 	st, _ := grpcstatus.FromError(err)
 	switch st.Code() {
 	case codes.Unavailable:
 		return fmt.Errorf("%w: %s", ErrNotConnected, st.Message())
+	case codes.DeadlineExceeded:
+		return fmt.Errorf("%w: %s", ErrTimeout, st.Message())
 	case codes.Canceled:
 		if errors.Is(err, context.Canceled) {
 			return err
@@ -197,8 +212,8 @@ func (c *Client) SubmitContext(ctx context.Context, cmd *engine.Command) (engine
 	req := commandMsg{c: *cmd}
 	var rep submitReply
 	if err := c.call(ctx, c.opts.SubmitTimeout, mSubmit, &req, &rep); err != nil {
-		if errors.Is(err, context.Canceled) {
-			return engine.Result{}, err
+		if errors.Is(err, context.Canceled) || errors.Is(err, ErrTimeout) {
+			return engine.Result{}, err // ErrTimeout already says the command may have run
 		}
 		// Once sent, a broken connection or a passed deadline cannot tell whether the
 		// engine ran the command (gRPC's transparent retry covers only calls that never
@@ -304,13 +319,19 @@ func (c *Client) Depth(symbol string, n int) (engine.Depth, error) {
 // Err is nil while the engine can be served from: reachable (the connection is not
 // failing) and not fail-stopped. Otherwise it is engine.ErrUnavailable or a transport
 // error matching it, which the trading handlers answer with 503 ENGINE_UNAVAILABLE before
-// reading anything. It makes no call when the connection is up and pairs are known.
-func (c *Client) Err() error {
+// reading anything. It makes no call when the connection is up and pairs are known; when
+// it must ask, Options.ReadTimeout bounds the call (ErrContext: the caller's deadline too).
+func (c *Client) Err() error { return c.ErrContext(context.Background()) }
+
+// ErrContext is Err bounded by ctx as well: a request asks with its own deadline, so an
+// engine (or a network) that stopped answering costs the request ErrTimeout by then, not
+// ReadTimeout past it.
+func (c *Client) ErrContext(ctx context.Context) error {
 	switch c.conn.GetState() {
 	case connectivity.TransientFailure, connectivity.Shutdown:
 		return ErrNotConnected
 	}
-	if _, err := c.loadPairs(context.Background()); err != nil {
+	if _, err := c.loadPairs(ctx); err != nil {
 		return err
 	}
 	if c.failed.Load() {
@@ -322,7 +343,7 @@ func (c *Client) Err() error {
 		last := c.asked.Load()
 		if now-last >= int64(refreshFailed) && c.asked.CompareAndSwap(last, now) {
 			var rep statusReply
-			if err := c.call(context.Background(), c.opts.ReadTimeout, mStatus, &empty{}, &rep); err != nil {
+			if err := c.call(ctx, c.opts.ReadTimeout, mStatus, &empty{}, &rep); err != nil {
 				return err
 			}
 		}

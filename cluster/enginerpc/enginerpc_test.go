@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -368,5 +369,38 @@ func TestClientFindsTheEngineAmongItsAddresses(t *testing.T) {
 	}
 	if _, err := Dial(" | ", Options{}); err == nil {
 		t.Fatal("no address accepted")
+	}
+}
+
+// A call whose deadline passes before the engine answers is ErrTimeout: it says so
+// instead of "not reachable", is an ErrOutcomeUnknown (the command may have run) and a
+// context.DeadlineExceeded (the gateway answers 503 SERVICE_UNAVAILABLE for it), and
+// still matches engine.ErrUnavailable for callers that only know the engine's errors.
+// Err is bounded by its context the same way (ErrContext).
+func TestTimeoutIsItsOwnError(t *testing.T) {
+	r := newRig(t)
+	fund(t, r.client, alice, engine.NGN, "10000000", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
+	defer cancel()
+	<-ctx.Done()
+	_, err := r.client.SubmitContext(ctx, place(alice, 1, engine.Buy, 150000, 500, "t-1"))
+	for _, want := range []error{ErrTimeout, ErrOutcomeUnknown, context.DeadlineExceeded, engine.ErrUnavailable} {
+		if !errors.Is(err, want) {
+			t.Fatalf("submit past its deadline: %v, want a match of %v", err, want)
+		}
+	}
+	if errors.Is(err, ErrNotConnected) || !strings.Contains(err.Error(), "did not answer within the deadline") {
+		t.Fatalf("submit past its deadline: %v", err)
+	}
+	c, err := Dial(r.addr, Options{}) // pairs not read yet: ErrContext must ask
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.ErrContext(ctx); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("ErrContext past its deadline: %v, want ErrTimeout", err)
+	}
+	if err := c.Err(); err != nil {
+		t.Fatalf("Err: %v", err)
 	}
 }

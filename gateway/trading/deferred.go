@@ -60,7 +60,7 @@ func (h *Handlers) placeDeferred(ctx *fasthttp.RequestCtx, p api.Principal, ex E
 	pl.mu.Unlock()
 	// As submit: give up a tenth of what is left early (at least historyMargin), which
 	// leaves the answer time to reach the client before the deadline.
-	d := max(time.Until(dl.Add(-max(historyMargin, time.Until(dl)/10))), time.Millisecond)
+	d := max(time.Until(giveUpBy(dl)), time.Millisecond)
 	if pl.t == nil {
 		pl.t = time.AfterFunc(d, pl.expire)
 	} else {

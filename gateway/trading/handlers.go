@@ -70,15 +70,33 @@ func (h *Handlers) exchange(ctx *fasthttp.RequestCtx) (api.Principal, Exchange, 
 		return p, nil, false
 	}
 	// A fail-stopped engine's memory holds effects a restart removes: serve nothing
-	// from it (engine.Engine.Err).
-	if f, ok := ex.(interface{ Err() error }); ok {
-		if err := f.Err(); err != nil {
-			api.Fail(ctx, engineError(err))
-			return p, nil, false
+	// from it (engine.Engine.Err). A remote engine's check may call it: bounded by the
+	// request's deadline (less the margin for the answer) like the command itself.
+	var err error
+	switch f := ex.(type) {
+	case interface {
+		ErrContext(context.Context) error
+	}:
+		c := api.Ctx(ctx)
+		if dl, ok := c.Deadline(); ok {
+			var cancel context.CancelFunc
+			c, cancel = context.WithDeadline(c, giveUpBy(dl))
+			defer cancel()
 		}
+		err = f.ErrContext(c)
+	case interface{ Err() error }:
+		err = f.Err()
+	}
+	if err != nil {
+		api.Fail(ctx, engineError(err))
+		return p, nil, false
 	}
 	return p, ex, true
 }
+
+// giveUpBy is when a wait for the engine ends for a request due by dl: a tenth of what is
+// left early (at least historyMargin), which leaves time to write the answer.
+func giveUpBy(dl time.Time) time.Time { return dl.Add(-max(historyMargin, time.Until(dl)/10)) }
 
 // historyWait bounds how long a history read waits for the projection to catch up
 // before answering 503 (and never past the request's own deadline).
@@ -119,6 +137,8 @@ const historyMargin = 50 * time.Millisecond
 // engineError maps the engine's Go errors (it could not run the command at all).
 func engineError(err error) error {
 	switch {
+	case errors.Is(err, context.DeadlineExceeded): // a remote engine's (enginerpc.ErrTimeout)
+		return api.NewError(api.CodeServiceUnavailable, "the exchange did not answer within the request's deadline (it or the network to it is slow); retry shortly")
 	case errors.Is(err, engine.ErrBusy):
 		return api.NewError(api.CodeEngineBusy, "the engine is busy; retry shortly")
 	case errors.Is(err, engine.ErrUnavailable), errors.Is(err, engine.ErrStopped):

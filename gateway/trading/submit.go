@@ -2,6 +2,7 @@ package trading
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -31,14 +32,18 @@ func (h *Handlers) submit(rc *fasthttp.RequestCtx, ex Exchange, cmd *engine.Comm
 	if dl.IsZero() { // no request deadline (a handler run outside the server's middleware)
 		return ex.Submit(cmd)
 	}
-	until := dl.Add(-max(historyMargin, time.Until(dl)/10))
+	until := giveUpBy(dl)
 	switch x := ex.(type) {
 	case asyncExchange:
 		return h.submitUntil(x, cmd, until)
 	case contextExchange:
 		ctx, cancel := context.WithDeadline(api.Ctx(rc), until)
 		defer cancel()
-		return x.SubmitContext(ctx, cmd)
+		res, err := x.SubmitContext(ctx, cmd)
+		if errors.Is(err, context.DeadlineExceeded) { // enginerpc.ErrTimeout: say what a retry does
+			return res, stalled(cmd)
+		}
+		return res, err
 	}
 	return ex.Submit(cmd)
 }
@@ -85,7 +90,7 @@ func (w *boundedWait) Complete(r engine.Result, err error) {
 // deadline. It says whether retrying is safe: a place is deduplicated by its client order
 // id, so without one a retry may place a second order.
 func stalled(cmd *engine.Command) error {
-	const why = "the exchange did not confirm the command within the request's deadline (its journal is slow or stalled); "
+	const why = "the exchange did not confirm the command within the request's deadline (its journal, or the network to it, is slow or stalled); "
 	switch cmd.Kind {
 	case engine.CmdPlace:
 		if cmd.ClientOrderID == "" {
