@@ -136,7 +136,9 @@ func engineUnits(a money.Amount) (engine.Asset, int64, error) {
 
 // Funding credits one environment's funding rows of one account to its engine, each row
 // once per process (the engine applies a transfer id once, so a row credited again after a
-// restart changes nothing). Safe for concurrent use.
+// restart changes nothing). Safe for concurrent use: the mutex guards only the maps, never
+// a call to the engine, so a slow engine holds up only the caller crediting a row, not
+// Total nor another caller's Credit (which leaves a row in flight to its caller).
 type Funding struct {
 	pool    *pgxpool.Pool
 	x       Exchange
@@ -145,9 +147,10 @@ type Funding struct {
 	id      engine.AccountID
 	now     func() time.Time
 
-	mu       sync.Mutex
-	credited map[uuid.UUID]bool
-	total    map[engine.Asset]int64 // what the credited rows added, per asset
+	mu        sync.Mutex
+	credited  map[uuid.UUID]bool
+	crediting map[uuid.UUID]bool     // rows a Credit is submitting now (claimed under mu)
+	total     map[engine.Asset]int64 // what the credited rows added, per asset
 }
 
 // NewFunding returns the funding of account (FundTreasury or FundMaker) in env on x.
@@ -157,11 +160,14 @@ func NewFunding(pool *pgxpool.Pool, x Exchange, env, account string) (*Funding, 
 		return nil, fmt.Errorf("treasury: account %q: want %s or %s", account, FundTreasury, FundMaker)
 	}
 	return &Funding{pool: pool, x: x, env: env, account: account, id: id, now: time.Now,
-		credited: map[uuid.UUID]bool{}, total: map[engine.Asset]int64{}}, nil
+		credited: map[uuid.UUID]bool{}, crediting: map[uuid.UUID]bool{}, total: map[engine.Asset]int64{}}, nil
 }
 
 // Credit credits the rows not yet credited by this process. The table holds a row per
-// funding (a handful), so reading it each window costs one small query.
+// funding (a handful), so reading it each window costs one small query. A row another
+// Credit is submitting is left to it: this call may return before that row is credited
+// (Total then counts it a little later: it never counts more than was credited), rather
+// than wait behind a slow engine.
 func (f *Funding) Credit(ctx context.Context) error {
 	rows, err := f.pool.Query(ctx, `select id, asset, amount from treasury_funding where environment = $1 and account = $2 order by id`,
 		f.env, f.account)
@@ -180,28 +186,56 @@ func (f *Funding) Credit(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("treasury funding: %w", err)
 	}
+	// Claim the rows to credit under mu, submit them without it, record each under it: a
+	// row is submitted by one caller at a time and added to total once.
+	var mine []credit
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	for _, c := range cs {
-		if f.credited[c.id] {
+		if f.credited[c.id] || f.crediting[c.id] {
 			continue
 		}
-		a, ok := engine.ParseAsset(c.asset)
-		if !ok {
+		if _, ok := engine.ParseAsset(c.asset); !ok {
 			continue
 		}
-		res, err := f.x.Submit(&engine.Command{Kind: engine.CmdCredit, Time: f.now().UnixNano(), Account: f.id,
+		f.crediting[c.id] = true
+		mine = append(mine, c)
+	}
+	f.mu.Unlock()
+	for i, c := range mine {
+		a, _ := engine.ParseAsset(c.asset)
+		res, err := f.submit(ctx, &engine.Command{Kind: engine.CmdCredit, Time: f.now().UnixNano(), Account: f.id,
 			Asset: a, Amount: c.amount, TransferID: engine.TransferID(c.id)})
-		if err != nil {
-			return fmt.Errorf("treasury credit %s: %w", c.id, err)
+		switch {
+		case err != nil:
+			err = fmt.Errorf("treasury credit %s: %w", c.id, err)
+		case res.Code != engine.OK && res.Code != engine.AlreadyApplied:
+			err = fmt.Errorf("treasury credit %s: %s", c.id, res.Code)
 		}
-		if res.Code != engine.OK && res.Code != engine.AlreadyApplied {
-			return fmt.Errorf("treasury credit %s: %s", c.id, res.Code)
+		f.mu.Lock()
+		delete(f.crediting, c.id)
+		if err != nil { // this row and the rest are left for the next Credit
+			for _, rest := range mine[i+1:] {
+				delete(f.crediting, rest.id)
+			}
+			f.mu.Unlock()
+			return err
 		}
 		f.credited[c.id] = true
 		f.total[a] += c.amount
+		f.mu.Unlock()
 	}
 	return nil
+}
+
+// submit runs a credit on the engine, bounded by ctx where the exchange takes one (a
+// remote engine's client); the in-process engine answers once its journal has it.
+func (f *Funding) submit(ctx context.Context, cmd *engine.Command) (engine.Result, error) {
+	if cx, ok := f.x.(interface {
+		SubmitContext(context.Context, *engine.Command) (engine.Result, error)
+	}); ok {
+		return cx.SubmitContext(ctx, cmd)
+	}
+	return f.x.Submit(cmd)
 }
 
 // Total is what the rows credited so far add up to in asset (engine units).
