@@ -158,7 +158,9 @@ type Reader interface {
 var errApplyFailed = errors.New("eventlog: apply failed")
 
 // Replay applies every record after `after` to eng, in chunks, and reports the last offset
-// applied and how many events were applied. progress, if set, is called after each chunk.
+// applied and how many events were applied. On an error the offset is the last one through
+// which every event was applied (`after` if none was): resuming after it neither skips nor
+// re-applies an event. progress, if set, is called after each chunk.
 // A batch split into part records is applied whole or not at all: an incomplete one (a
 // crash between its records) is dropped, and the offset reported stops before a trailing
 // one.
@@ -179,6 +181,7 @@ func Replay(ctx context.Context, j Reader, after uint64, eng interface{ Apply([]
 	todo := make(chan work)
 	var (
 		n         int
+		applied   = after // the offset through which every event was applied
 		applyErr  error
 		applyDone = make(chan struct{})
 		failed    atomic.Bool // set with applyErr: the reader stops early
@@ -192,6 +195,7 @@ func Replay(ctx context.Context, j Reader, after uint64, eng interface{ Apply([]
 					failed.Store(true)
 				} else {
 					n += len(w.events)
+					applied = w.last
 					if progress != nil {
 						progress(w.last, n)
 					}
@@ -223,11 +227,14 @@ func Replay(ctx context.Context, j Reader, after uint64, eng interface{ Apply([]
 	}
 	close(todo)
 	<-applyDone
+	// On an error the offset is applied, not last: chunks read ahead of a failed one, and
+	// the events read since the last chunk, were never applied, and a caller resuming
+	// after last would skip them.
 	if applyErr != nil { // before err: it may be errApplyFailed
-		return last, n, applyErr
+		return applied, n, applyErr
 	}
 	if err != nil {
-		return last, n, err
+		return applied, n, err
 	}
 	return last, n, nil // every chunk applied; last may pass a dropped torn batch
 }

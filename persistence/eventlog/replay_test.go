@@ -83,3 +83,102 @@ func TestReplayOverlapsAndStopsAtAFailedChunk(t *testing.T) {
 		})
 	}
 }
+
+// recorder applies chunks, noting each event's Seq, until its fail-th call (0: never),
+// which fails.
+type recorder struct {
+	fail, calls int
+	seqs        []uint64
+}
+
+func (r *recorder) Apply(ev []engine.Event) error {
+	r.calls++
+	if r.calls == r.fail {
+		return errApply
+	}
+	for i := range ev {
+		r.seqs = append(r.seqs, ev[i].Seq)
+	}
+	return nil
+}
+
+// failingReader reads the journal but fails at its failAt-th record, before handing it over.
+type failingReader struct {
+	j      eventlog.Reader
+	failAt int
+}
+
+var errRead = errors.New("read failed")
+
+func (f failingReader) ReadFrom(ctx context.Context, from uint64, fn func(uint64, []byte) error) error {
+	n := 0
+	return f.j.ReadFrom(ctx, from, func(off uint64, p []byte) error {
+		if n++; n == f.failAt {
+			return errRead
+		}
+		return fn(off, p)
+	})
+}
+
+// The offset Replay reports after an error is where a caller resumes: the last offset
+// whose events were all applied. Resuming after it applies every event of the journal
+// exactly once, whether an apply failed (chunks read ahead of the failed one are not
+// applied) or the read did (the events read since the last chunk are not applied).
+func TestReplayResumesAfterTheOffsetItReports(t *testing.T) {
+	j := startedMemory(t)
+	l := eventlog.New(j, nil)
+	acct := engine.AccountID{1}
+	const batches, per = 12, 1500 // a replay chunk every three batches, a record or more each
+	seq := uint64(0)
+	for b := 0; b < batches; b++ {
+		batch := make([]engine.Event, per)
+		for i := range batch {
+			seq++
+			batch[i] = engine.Event{Seq: seq, Kind: engine.EventCredit, Account: acct, Asset: engine.NGN, Amount: 1, NDeltas: 1,
+				Deltas: [4]engine.BalanceDelta{{Account: acct, Asset: engine.NGN, Available: 1}}}
+		}
+		if _, err := l.Append(batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	records := 0
+	if err := j.ReadFrom(context.Background(), 1, func(uint64, []byte) error { records++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		r       eventlog.Reader
+		fail    int // the Apply call that fails, 0 for none
+		wantErr error
+	}{
+		{"the second chunk fails to apply", j, 2, errApply},
+		{"the first chunk fails to apply", j, 1, errApply},
+		{"the last chunk fails to apply", j, 4, errApply},
+		{"the read fails between chunks", failingReader{j, records*2/3 + 1}, 0, errRead},
+		{"the read fails at the first record", failingReader{j, 1}, 0, errRead},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			first := &recorder{fail: tc.fail}
+			off, n, err := eventlog.Replay(context.Background(), tc.r, 0, first, nil)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("replay error %v, want %v", err, tc.wantErr)
+			}
+			if n != len(first.seqs) {
+				t.Fatalf("replay counts %d events, applied %d", n, len(first.seqs))
+			}
+			rest := &recorder{}
+			if _, _, err := eventlog.Replay(context.Background(), j, off, rest, nil); err != nil {
+				t.Fatal(err)
+			}
+			all := append(first.seqs, rest.seqs...)
+			if len(all) != batches*per {
+				t.Fatalf("resumed after offset %d: %d events applied before and %d after, want %d in all", off, len(first.seqs), len(rest.seqs), batches*per)
+			}
+			for i, s := range all {
+				if s != uint64(i+1) {
+					t.Fatalf("resumed after offset %d: event %d applied is seq %d (%d applied before the error)", off, i, s, len(first.seqs))
+				}
+			}
+		})
+	}
+}
