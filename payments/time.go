@@ -14,3 +14,7 @@ func OrNow(now func() time.Time) func() time.Time {
 	}
 	return now
 }
+
+// Stamp is t as the tables keep it: UTC at microseconds (timestamptz's precision), so a
+// time written and read back compares equal to the one the service answered with.
+func Stamp(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }

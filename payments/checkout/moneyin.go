@@ -75,7 +75,7 @@ func NewCompleter(events Recorder, now func() time.Time) *Completer {
 	return &Completer{events: events, now: payments.OrNow(now)}
 }
 
-func (c *Completer) stamp() time.Time { return c.now().UTC().Truncate(time.Microsecond) }
+func (c *Completer) stamp() time.Time { return payments.Stamp(c.now()) }
 
 // DepositSettled is the deposits' SettlementHook: a deposit into an onramp completes the
 // checkout payment of that onramp, if any (OnDepositSettled).

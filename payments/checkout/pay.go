@@ -207,7 +207,7 @@ func (c *Completer) OnDepositSettled(ctx context.Context, tx pgx.Tx, d SettledDe
 	if due, err := payments.Due(err, ErrPaymentNotFound, p.Status, PaymentAwaiting); !due {
 		return err
 	}
-	at := d.SettledAt.UTC().Truncate(time.Microsecond)
+	at := payments.Stamp(d.SettledAt)
 	if at.IsZero() {
 		at = c.stamp()
 	}

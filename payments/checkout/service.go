@@ -54,7 +54,7 @@ func NewService(pool *pgxpool.Pool, inv *invoices.Service, cfg Config) *Service 
 	return &Service{pool: pool, invoices: inv, cfg: cfg}
 }
 
-func (s *Service) stamp() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
+func (s *Service) stamp() time.Time { return payments.Stamp(s.cfg.Now()) }
 
 // URL is the hosted page address of a slug.
 func (s *Service) URL(slug string) string { return payURL(s.cfg.BaseURL, slug) }
@@ -367,7 +367,7 @@ func (s InvoiceLinks) InvoiceLink(ctx context.Context, tx pgx.Tx, inv invoices.I
 	if utf8.RuneCountInString(title) > MaxTitleLen {
 		title = inv.Title
 	}
-	now := s.now().UTC().Truncate(time.Microsecond)
+	now := payments.Stamp(s.now())
 	l := Link{ID: uuid.Must(uuid.NewV7()), Tenant: inv.Tenant, Slug: newSlug(inv.InvoiceNumber()), Title: title,
 		Type: TypeInvoice, Currency: inv.Currency, Status: StatusActive, InvoiceID: &inv.ID, CreatedAt: now, UpdatedAt: now}
 	if err := insertLink(ctx, tx, l); err != nil {

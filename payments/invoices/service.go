@@ -49,7 +49,7 @@ func NewService(pool *pgxpool.Pool, jobs Inserter, payLinks PayLinks, now func()
 	return &Service{pool: pool, jobs: jobs, payLinks: payLinks, now: payments.OrNow(now)}
 }
 
-func (s *Service) stamp() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+func (s *Service) stamp() time.Time { return payments.Stamp(s.now()) }
 
 func (s *Service) today() time.Time {
 	y, m, d := s.now().UTC().Date()
@@ -485,7 +485,7 @@ func MarkPaid(ctx context.Context, tx pgx.Tx, t payments.Tenant, id uuid.UUID, a
 	if !Payable(inv) {
 		return Invoice{}, stateError(fmt.Sprintf("a %s invoice cannot be paid", inv.Status))
 	}
-	at = at.UTC().Truncate(time.Microsecond)
+	at = payments.Stamp(at)
 	inv.Status, inv.PaidAt, inv.UpdatedAt = StatusPaid, &at, at
 	if err := updateInvoice(ctx, tx, inv); err != nil {
 		return Invoice{}, err

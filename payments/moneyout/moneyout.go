@@ -132,7 +132,7 @@ func (d Deps) WithDefaults(poll time.Duration) Deps {
 }
 
 // Stamp is Now() in UTC at the tables' precision (microseconds).
-func (d Deps) Stamp() time.Time { return d.Now().UTC().Truncate(time.Microsecond) }
+func (d Deps) Stamp() time.Time { return payments.Stamp(d.Now()) }
 
 // Record records event typ of tenant t with data in the caller's transaction.
 func (d Deps) Record(ctx context.Context, tx pgx.Tx, t payments.Tenant, typ events.Type, data any) error {

@@ -27,7 +27,7 @@ func NewService(pool *pgxpool.Pool, now func() time.Time) *Service {
 	return &Service{pool: pool, now: payments.OrNow(now)}
 }
 
-func (s *Service) stamp() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+func (s *Service) stamp() time.Time { return payments.Stamp(s.now()) }
 
 // Create validates and stores a new product (defaults: type physical, currency NGN, status
 // active, taxes and discounts none, stock unlimited).

@@ -42,7 +42,7 @@ func CheckCustomer(ctx context.Context, q postgres.Querier, t payments.Tenant, i
 // Errors: ErrCustomerNotFound, the database's.
 func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput) (Recipient, error) {
 	r := Recipient{ID: uuid.Must(uuid.NewV7()), Tenant: t, Type: in.Type, CustomerID: in.CustomerID, Details: in.Details,
-		Metadata: in.Metadata.OrEmpty(), CreatedAt: s.now().UTC().Truncate(time.Microsecond)}
+		Metadata: in.Metadata.OrEmpty(), CreatedAt: payments.Stamp(s.now())}
 	if err := r.Metadata.Validate(); err != nil {
 		return Recipient{}, err
 	}

@@ -42,7 +42,7 @@ func (s *Service) Create(ctx context.Context, t payments.Tenant, in CreateInput)
 	if t.Environment == "live" && s.cipher.Dev() {
 		return Created{}, ErrNoLiveKey
 	}
-	now := s.now().UTC().Truncate(time.Microsecond)
+	now := payments.Stamp(s.now())
 	e := Endpoint{ID: uuid.Must(uuid.NewV7()), URL: in.URL, Events: evs, IsActive: true, CreatedAt: now, UpdatedAt: now}
 	secret := newSecret()
 	// In the request's idempotency scope when it has one (issue 30).
@@ -102,7 +102,7 @@ func (s *Service) RotateSecret(ctx context.Context, t payments.Tenant, id uuid.U
 		return Rotated{}, invalid("expires_in", fmt.Sprintf("must be from 0 to %d seconds", int(MaxRotationOverlap.Seconds())))
 	}
 	secret := newSecret()
-	now := s.now().UTC().Truncate(time.Microsecond)
+	now := payments.Stamp(s.now())
 	var out Rotated
 	// In the request's idempotency scope when it has one (issue 30).
 	err := idempotency.InTx(ctx, s.pool, func(tx pgx.Tx) error {
