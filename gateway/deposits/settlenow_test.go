@@ -143,5 +143,29 @@ func TestSettledInTheConversionsTransaction(t *testing.T) {
 	if bal.USD != "40.00" {
 		t.Fatalf("customer balance %+v", bal)
 	}
+	// Each credit announces the balance its own entry left, whichever path posted it.
+	rows, err := r.pool.Query(ctx, `select data->>'balance' from events
+		where type = 'customer.balance.credited' and data->>'customer_id' = $1 order by id`, cust)
+	if err != nil {
+		t.Fatal(err)
+	}
+	credited, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if joined(credited) != "10.000000 20.000000 30.000000 40.000000" {
+		t.Fatalf("customer credited balances %v", credited)
+	}
+	// One ledger transaction per conversion that settled in it: its entries carry the
+	// conversion's reference, and the settlement's own (the memo) on the owner's side.
+	var settleTx, settleEntries int
+	if err := r.pool.QueryRow(ctx, `select (select count(*) from ledger_transactions where reference like 'deposit:%:settle'),
+		(select count(*) from ledger_entries where reference like 'deposit:%:settle')`).Scan(&settleTx, &settleEntries); err != nil {
+		t.Fatal(err)
+	}
+	// The four refused settlements were posted by their jobs, in transactions of their own.
+	if settleTx != len(failing) || settleEntries != 2*(n-len(failing)) {
+		t.Fatalf("%d settle transactions (want %d), %d settle entries (want %d)", settleTx, len(failing), settleEntries, 2*(n-len(failing)))
+	}
 	mustVerify(t, r)
 }

@@ -289,49 +289,73 @@ func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit, b *batchIte
 		return err
 	}
 	settleNow := s.cfg.SettleInConversion && d.Settlement.Mode == onramps.ModeInternal
-	if !settleNow {
-		if err := s.next(ctx, tx, d); err != nil {
+	var settled *batchItem // the settlement's own postings, when it ran here
+	if settleNow {
+		var err error
+		if settled, err = s.settleNow(ctx, tx, d, b); err != nil {
 			return err
 		}
+	} else if err := s.next(ctx, tx, d); err != nil {
+		return err
+	}
+	all := append(ledger.Move(ledger.System(Incoming), ledger.System(ledger.FX), d.Amount),
+		ledger.Move(ledger.System(ledger.FX), dest, got)...)
+	if settled != nil && b != nil { // in a batch the owner's side goes with the batch's posting
+		b.postings = append(b.postings, settled.postings...)
+		b.credited = append(b.credited, settled.credited...)
+	} else if settled != nil {
+		all = append(all, settled.postings...) // its entries keep the settlement's memo
 	}
 	// The posting goes last: it locks the owner's pending row, which every deposit of that
 	// merchant (or customer) also needs, until the commit; the deposit's own writes before it
 	// do not make the others wait (issue 22).
-	if err := s.post(ctx, tx, d, b, "convert", desc,
-		ledger.Move(ledger.System(Incoming), ledger.System(ledger.FX), d.Amount),
-		ledger.Move(ledger.System(ledger.FX), dest, got)); err != nil {
+	m := stepMemo(d, "convert", desc)
+	p, err := ledger.Post(ctx, tx, ledger.Transaction{
+		MerchantID: d.Tenant.MerchantID, Environment: d.Tenant.Environment,
+		Reference: m.Reference, Kind: m.Kind, Description: m.Description,
+		Postings: all, Metadata: map[string]string{"deposit_id": d.ID.String()}, ShardKey: b.key(),
+	})
+	if err != nil || settled == nil || b != nil || len(settled.credited) == 0 {
 		return err
 	}
-	if settleNow {
-		return s.settleNow(ctx, tx, d, b)
+	credited, ok := p.Find(owner(d, ledger.Available), got.Asset)
+	if !ok {
+		return fmt.Errorf("deposits: conversion posting has no balance of %s", owner(d, ledger.Available))
 	}
-	return nil
+	return s.creditedEvent(ctx, tx, d, credited.Amount)
 }
 
 // settleNow runs the route step of d, just converted to PENDING_WITHDRAWAL in tx, in a
-// savepoint of tx (Config.SettleInConversion). When it fails (a settlement hook refusing,
-// or the database), its writes and its part of the batch (b) are rolled back alone and
-// the PENDING_WITHDRAWAL job is enqueued instead: the conversion commits, and the
-// settlement is retried by its job exactly as without SettleInConversion.
-func (s *Service) settleNow(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem) error {
-	var postings, credited int
-	if b != nil {
-		postings, credited = len(b.postings), len(b.credited)
-	}
+// savepoint of tx (Config.SettleInConversion). The owner's side of the settlement (pending
+// -> available, with its own memo) is not posted: it is returned, for the conversion's
+// posting to carry (one ledger transaction instead of two), with the customer credit to
+// announce once it is posted. When the route fails (a settlement hook refusing, or the
+// database), its writes are rolled back alone and the PENDING_WITHDRAWAL job is enqueued
+// instead (nil returned): the conversion commits, and the settlement is retried by its job
+// exactly as without SettleInConversion.
+func (s *Service) settleNow(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem) (*batchItem, error) {
+	col := &batchItem{shardKey: b.key()}
 	sp, err := tx.Begin(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := s.route(ctx, sp, d, b); err == nil {
-		return sp.Commit(ctx) // releases the savepoint
+	if err := s.route(ctx, sp, d, col); err == nil {
+		return col, sp.Commit(ctx) // releases the savepoint
 	}
 	if err := sp.Rollback(ctx); err != nil {
-		return err
+		return nil, err
 	}
-	if b != nil {
-		b.postings, b.credited = b.postings[:postings], b.credited[:credited]
-	}
-	return s.next(ctx, tx, d)
+	return nil, s.next(ctx, tx, d)
+}
+
+// creditedEvent records customer.balance.credited for customer deposit d, settled, with
+// the balance its credit left.
+func (s *Service) creditedEvent(ctx context.Context, tx pgx.Tx, d Deposit, balance money.Amount) error {
+	id := d.ID.String()
+	_, err := s.cfg.Events.Record(ctx, tx, d.Tenant.MerchantID, d.Tenant.Environment, events.CustomerBalanceCredited,
+		events.CustomerBalance{CustomerID: d.CustomerID.String(), Asset: string(d.SettledAmount.Asset), Amount: d.SettledAmount.String(),
+			Balance: balance.String(), DepositID: &id})
+	return err
 }
 
 // fail ends a PENDING_FX deposit FAILED, its NGN returned to the sender.
@@ -410,10 +434,7 @@ func (s *Service) route(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem)
 		}
 	}
 	if d.CustomerID != nil && credited != nil {
-		id := d.ID.String()
-		if _, err := s.cfg.Events.Record(ctx, tx, d.Tenant.MerchantID, d.Tenant.Environment, events.CustomerBalanceCredited,
-			events.CustomerBalance{CustomerID: d.CustomerID.String(), Asset: string(got.Asset), Amount: got.String(),
-				Balance: credited.Amount.String(), DepositID: &id}); err != nil {
+		if err := s.creditedEvent(ctx, tx, d, credited.Amount); err != nil {
 			return err
 		}
 	}
