@@ -292,17 +292,10 @@ func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, i
 		checkText(&p, "description", l.Description, MaxDescriptionLen)
 		checkText(&p, "success_message", l.SuccessMessage, MaxSuccessMessageLen)
 		checkURL(&p, "redirect_url", l.RedirectURL)
-		if in.Status.Set {
-			if p.Check(!in.Status.Null && (in.Status.Value == StatusActive || in.Status.Value == StatusInactive),
-				"status", "must be one of [active inactive]") {
-				l.Status = in.Status.Value
-			}
-		}
-		md, err := metadata.Update(&p, in.Metadata, l.Metadata)
-		if err != nil {
+		products.RequireOneOf(&p, "status", in.Status, &l.Status, StatusActive, StatusInactive)
+		if err := metadata.Update(&p, in.Metadata, &l.Metadata); err != nil {
 			return err
 		}
-		l.Metadata = md
 		if err := p.Err(); err != nil {
 			return err
 		}

@@ -241,17 +241,10 @@ func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, i
 		}
 		in.Notes.Apply(&inv.Notes)
 		wasPending := inv.Status == StatusPending
-		if in.Status.Set {
-			if p.Check(!in.Status.Null && slices.Contains([]string{StatusDraft, StatusPending, StatusCanceled}, in.Status.Value),
-				"status", "must be one of [draft pending canceled]") {
-				inv.Status = in.Status.Value
-			}
-		}
-		md, err := metadata.Update(&p, in.Metadata, inv.Metadata)
-		if err != nil {
+		products.RequireOneOf(&p, "status", in.Status, &inv.Status, StatusDraft, StatusPending, StatusCanceled)
+		if err := metadata.Update(&p, in.Metadata, &inv.Metadata); err != nil {
 			return err
 		}
-		inv.Metadata = md
 		validateHeader(&p, &inv)
 		if err := p.Err(); err != nil {
 			return err

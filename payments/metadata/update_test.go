@@ -35,8 +35,8 @@ func TestUpdate(t *testing.T) {
 		{"one key too many", `{"new": "v"}`, full, nil, []string{"metadata"}},
 	} {
 		var p payments.Problems
-		got, err := metadata.Update(&p, json.RawMessage(c.raw), c.stored)
-		if err != nil {
+		got := maps.Clone(c.stored)
+		if err := metadata.Update(&p, json.RawMessage(c.raw), &got); err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}

@@ -37,3 +37,33 @@ func TestPatchRequire(t *testing.T) {
 		}
 	}
 }
+
+// TestRequireOneOf: a status-like field takes one of its values; null or another value is
+// the field's problem, naming the values, and leaves the status as it was.
+func TestRequireOneOf(t *testing.T) {
+	for _, c := range []struct {
+		body, want, problem string
+	}{
+		{`{}`, "active", ""},
+		{`{"status":"inactive"}`, "inactive", ""},
+		{`{"status":"paused"}`, "active", "invalid request: status must be one of [active inactive]"},
+		{`{"status":null}`, "active", "invalid request: status must be one of [active inactive]"},
+	} {
+		var in struct {
+			Status products.Patch[string] `json:"status"`
+		}
+		if err := json.Unmarshal([]byte(c.body), &in); err != nil {
+			t.Fatal(err)
+		}
+		var p payments.Problems
+		got := "active"
+		products.RequireOneOf(&p, "status", in.Status, &got, "active", "inactive")
+		problem := ""
+		if err := p.Err(); err != nil {
+			problem = err.Error()
+		}
+		if got != c.want || problem != c.problem {
+			t.Errorf("%s: %q %q, want %q %q", c.body, got, problem, c.want, c.problem)
+		}
+	}
+}

@@ -112,11 +112,9 @@ func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, i
 		}
 		pr.Tax = patchAdjustment(&p, "tax_type", "tax_rate", in.TaxType, in.TaxRate, pr.Tax, pr.Currency)
 		pr.Discount = patchAdjustment(&p, "discount_type", "discount", in.DiscountType, in.Discount, pr.Discount, pr.Currency)
-		md, err := metadata.Update(&p, in.Metadata, pr.Metadata)
-		if err != nil {
+		if err := metadata.Update(&p, in.Metadata, &pr.Metadata); err != nil {
 			return err
 		}
-		pr.Metadata = md
 		pr.validate(&p)
 		if err := p.Err(); err != nil {
 			return err

@@ -7,6 +7,8 @@ package products
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"svc/payments"
 	"svc/payments/metadata"
 	"time"
@@ -143,5 +145,13 @@ func (p Patch[T]) Apply(dst **T) {
 func (p Patch[T]) Require(problems *payments.Problems, field string, dst *T) {
 	if p.Set && problems.Check(!p.Null, field, "must not be null") {
 		*dst = p.Value
+	}
+}
+
+// RequireOneOf is Require for a field that takes one of allowed (a status): null or another
+// value is a problem of field ("must be one of [a b]") and leaves *dst.
+func RequireOneOf[T comparable](problems *payments.Problems, field string, in Patch[T], dst *T, allowed ...T) {
+	if in.Set && problems.Check(!in.Null && slices.Contains(allowed, in.Value), field, fmt.Sprintf("must be one of %v", allowed)) {
+		*dst = in.Value
 	}
 }
