@@ -8,46 +8,28 @@ import (
 	"svc/payments/products"
 )
 
-// TestPatchRequire: a field that refuses null keeps its value when unset, takes a sent
-// value, and answers null with the field's problem, leaving the value as it was.
+// TestPatchRequire: a field that refuses null keeps its value when unset and takes a sent
+// value; null, or for RequireOneOf a value it does not take, is the field's problem and
+// leaves the value as it was.
 func TestPatchRequire(t *testing.T) {
-	for _, c := range []struct {
-		body, want, problem string
-	}{
-		{`{}`, "old", ""},
-		{`{"name":"new"}`, "new", ""},
-		{`{"name":""}`, "", ""},
-		{`{"name":null}`, "old", "invalid request: name must not be null"},
-	} {
-		var in struct {
-			Name products.Patch[string] `json:"name"`
-		}
-		if err := json.Unmarshal([]byte(c.body), &in); err != nil {
-			t.Fatal(err)
-		}
-		var p payments.Problems
-		got := "old"
-		in.Name.Require(&p, "name", &got)
-		problem := ""
-		if err := p.Err(); err != nil {
-			problem = err.Error()
-		}
-		if got != c.want || problem != c.problem {
-			t.Errorf("%s: %q %q, want %q %q", c.body, got, problem, c.want, c.problem)
-		}
+	require := func(p *payments.Problems, in products.Patch[string], dst *string) { in.Require(p, "status", dst) }
+	oneOf := func(p *payments.Problems, in products.Patch[string], dst *string) {
+		products.RequireOneOf(p, "status", in, dst, "active", "inactive")
 	}
-}
-
-// TestRequireOneOf: a status-like field takes one of its values; null or another value is
-// the field's problem, naming the values, and leaves the status as it was.
-func TestRequireOneOf(t *testing.T) {
+	const notNull, notOneOf = "invalid request: status must not be null", "invalid request: status must be one of [active inactive]"
 	for _, c := range []struct {
+		name                string
+		apply               func(*payments.Problems, products.Patch[string], *string)
 		body, want, problem string
 	}{
-		{`{}`, "active", ""},
-		{`{"status":"inactive"}`, "inactive", ""},
-		{`{"status":"paused"}`, "active", "invalid request: status must be one of [active inactive]"},
-		{`{"status":null}`, "active", "invalid request: status must be one of [active inactive]"},
+		{"Require unset", require, `{}`, "active", ""},
+		{"Require a value", require, `{"status":"new"}`, "new", ""},
+		{"Require empty", require, `{"status":""}`, "", ""},
+		{"Require null", require, `{"status":null}`, "active", notNull},
+		{"RequireOneOf unset", oneOf, `{}`, "active", ""},
+		{"RequireOneOf one of them", oneOf, `{"status":"inactive"}`, "inactive", ""},
+		{"RequireOneOf another", oneOf, `{"status":"paused"}`, "active", notOneOf},
+		{"RequireOneOf null", oneOf, `{"status":null}`, "active", notOneOf},
 	} {
 		var in struct {
 			Status products.Patch[string] `json:"status"`
@@ -57,13 +39,13 @@ func TestRequireOneOf(t *testing.T) {
 		}
 		var p payments.Problems
 		got := "active"
-		products.RequireOneOf(&p, "status", in.Status, &got, "active", "inactive")
+		c.apply(&p, in.Status, &got)
 		problem := ""
 		if err := p.Err(); err != nil {
 			problem = err.Error()
 		}
 		if got != c.want || problem != c.problem {
-			t.Errorf("%s: %q %q, want %q %q", c.body, got, problem, c.want, c.problem)
+			t.Errorf("%s: %q %q, want %q %q", c.name, got, problem, c.want, c.problem)
 		}
 	}
 }
