@@ -23,20 +23,12 @@ var clientSeed = maphash.MakeSeed()
 func clientKey(id string) uint64 { return maphash.String(clientSeed, id) }
 
 // getClient returns the indexed order with client order id id, whose key is k, or nil.
+// Being probe plus a call, it is over the inlining budget, so the place path (clientIDTaken
+// and addOrderAt) calls probe itself: a call here cost each place with a client id 55
+// instructions more (cachegrind, BenchmarkPlaceCancelClientID), 2.6% of its engine work.
 func (ix *orderIndex) getClient(k uint64, id string) *order {
-	if ix.n == 0 {
-		return nil
-	}
-	mask := len(ix.slots) - 1
-	for i := ix.home(k); ; i = (i + 1) & mask {
-		s := &ix.slots[i]
-		if s.o == nil {
-			return nil
-		}
-		if s.k == k && s.o.clientID == id {
-			return s.o
-		}
-	}
+	o, _ := ix.probe(k, uint(len(ix.slots)), func(o *order) bool { return o.clientID == id })
+	return o
 }
 
 // maxClientOrderID is the longest client order id the engine accepts: the journal's
@@ -60,7 +52,7 @@ func (a *account) addOrderAt(o *order, k uint64, slot int) {
 		return
 	}
 	o.clientKey = clientKey(o.clientID)
-	if a.byClient.getClient(o.clientKey, o.clientID) != nil {
+	if dup, _ := a.byClient.probe(o.clientKey, uint(len(a.byClient.slots)), func(d *order) bool { return d.clientID == o.clientID }); dup != nil {
 		a.clientDups = append(a.clientDups, o)
 		return
 	}
@@ -109,7 +101,7 @@ func (a *account) clientIDTaken(c *Command, r *Result) bool {
 		r.Code = RejectInvalidCommand
 		return true
 	}
-	o := a.byClient.getClient(clientKey(c.ClientOrderID), c.ClientOrderID)
+	o, _ := a.byClient.probe(clientKey(c.ClientOrderID), uint(len(a.byClient.slots)), func(o *order) bool { return o.clientID == c.ClientOrderID })
 	if o == nil {
 		return false
 	}

@@ -121,24 +121,16 @@ func (ix *orderIndex) prefetchSlot(k uint64) {
 //
 //go:norace
 func (ix *orderIndex) prefetchOrder(k uint64) *order {
-	slots := ix.slots
-	if len(slots) == 0 {
+	snap := orderIndex{slots: ix.slots, shift: ix.shift} // one read of the table (probe says why a torn one is safe)
+	if len(snap.slots) == 0 {
 		return nil
 	}
-	mask := len(slots) - 1
-	i := ix.home(k) & mask
-	for j := 0; j < 4; j++ {
-		s := &slots[(i+j)&mask]
-		o := s.o
-		if o == nil {
-			return nil
-		}
-		if s.k == k {
-			prefetch(uintptr(unsafe.Pointer(o)), 2)
-			return o
-		}
+	// The key alone: reading the order's id would wait for the line this asks for.
+	o, _ := snap.probe(k, 4, func(*order) bool { return true })
+	if o != nil {
+		prefetch(uintptr(unsafe.Pointer(o)), 2)
 	}
-	return nil
+	return o
 }
 
 // lookahead does nothing for credits and debits: their working set is the accounts.
