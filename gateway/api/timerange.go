@@ -7,9 +7,18 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// ParseTime reads an ISO 8601 time with a timezone offset. A '+' of the offset decoded as a
-// space (a query string sent without escaping it) is taken back.
+// maxUnixMilli is the last millisecond RFC 3339 can write (9999-12-31T23:59:59.999Z): a
+// larger one would overflow the database driver's microseconds.
+const maxUnixMilli = 253402300799999
+
+// ParseTime reads a query parameter's time: an ISO 8601 (RFC 3339) time with a timezone
+// offset, or Unix milliseconds (digits only, up to the end of year 9999). A '+' of the
+// offset decoded as a space (a query string sent without escaping it) is taken back. Every
+// list's from and to (trades, deposits, events) reads its times here.
 func ParseTime(s string) (time.Time, bool) {
+	if ms, ok := unixMilli(s); ok {
+		return time.UnixMilli(ms).UTC(), true
+	}
 	if i := strings.LastIndexByte(s, ' '); i > 0 {
 		s = s[:i] + "+" + s[i+1:]
 	}
@@ -17,8 +26,26 @@ func ParseTime(s string) (time.Time, bool) {
 	return t, err == nil
 }
 
-// TimeRange reads a list's `from` and `to` query parameters (ISO 8601 with an offset; either
-// may be absent), recording a malformed one, or a `to` before `from`, in v.
+// unixMilli reads s as Unix milliseconds: one or more digits, at most maxUnixMilli.
+func unixMilli(s string) (int64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	var ms int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if ms = ms*10 + int64(c-'0'); ms > maxUnixMilli {
+			return 0, false
+		}
+	}
+	return ms, true
+}
+
+// TimeRange reads a list's `from` and `to` query parameters (ParseTime's times; either may
+// be absent), recording a malformed one, or a `to` before `from`, in v.
 func TimeRange(ctx *fasthttp.RequestCtx, v *Validator) (from, to *time.Time) {
 	args := ctx.QueryArgs()
 	for _, name := range []string{"from", "to"} {
@@ -27,7 +54,7 @@ func TimeRange(ctx *fasthttp.RequestCtx, v *Validator) (from, to *time.Time) {
 			continue
 		}
 		tm, ok := ParseTime(s)
-		if !v.Check(ok, name, "must be an ISO 8601 time with a timezone offset, e.g. 2025-03-01T00:00:00+01:00 or ...Z") {
+		if !v.Check(ok, name, "must be an ISO 8601 time with a timezone offset (e.g. 2025-03-01T00:00:00+01:00 or ...Z) or Unix milliseconds") {
 			continue
 		}
 		if name == "from" {

@@ -1,8 +1,6 @@
 package trading
 
 import (
-	"time"
-
 	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
@@ -39,10 +37,12 @@ func (h *Handlers) listTrades(ctx *fasthttp.RequestCtx) {
 		v.Check(err == nil, "order_id", "must be a UUID")
 		f.OrderID = id
 	}
-	f.From = parseTimeParam(&v, "from", args.Peek("from"))
-	f.To = parseTimeParam(&v, "to", args.Peek("to"))
-	if !f.From.IsZero() && !f.To.IsZero() && f.From.After(f.To) {
-		v.Add("from", "must not be after to")
+	from, to := api.TimeRange(ctx, &v)
+	if from != nil {
+		f.From = *from
+	}
+	if to != nil {
+		f.To = *to
 	}
 	if perr != nil || !v.Ok() {
 		api.Fail(ctx, mergeValidation(joinErrs(perr, v.Err())))
@@ -69,25 +69,6 @@ func (h *Handlers) listTrades(ctx *fasthttp.RequestCtx) {
 	}
 	meta := page.Meta(total)
 	api.Array(ctx, out, &meta)
-}
-
-// parseTimeParam accepts RFC 3339 or Unix milliseconds.
-func parseTimeParam(v *api.Validator, field string, raw []byte) time.Time {
-	if len(raw) == 0 {
-		return time.Time{}
-	}
-	if t, err := time.Parse(time.RFC3339Nano, string(raw)); err == nil {
-		return t
-	}
-	var ms int64
-	for _, c := range raw {
-		if c < '0' || c > '9' || ms > (1<<62)/10 {
-			v.Add(field, "must be an RFC 3339 time or Unix milliseconds")
-			return time.Time{}
-		}
-		ms = ms*10 + int64(c-'0')
-	}
-	return time.UnixMilli(ms)
 }
 
 func joinErrs(errs ...error) error {

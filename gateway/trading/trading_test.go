@@ -3,6 +3,8 @@ package trading_test
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -227,6 +229,53 @@ func TestMatchTradesBalancesAndHistory(t *testing.T) {
 	e.srv.Must(t, 200, "GET", "/v1/trading/trades?order_id="+ask.ID, seller, nil).Decode(t, &sellerTrades)
 	if len(sellerTrades) != 1 || sellerTrades[0].ID != trades[0].ID || sellerTrades[0].Liquidity != "maker" || sellerTrades[0].Side != "sell" {
 		t.Fatalf("seller trades: %+v", sellerTrades)
+	}
+
+	// from (inclusive) and to (exclusive) take an ISO 8601 time with an offset, its '+'
+	// unescaped or not, or Unix milliseconds (api.ParseTime, as every list's).
+	var withTime []struct {
+		CreatedAt string `json:"created_at"`
+	}
+	e.srv.Must(t, 200, "GET", "/v1/trading/trades?symbol=USDT-NGN", buyer, nil).Decode(t, &withTime)
+	at, err := time.Parse(time.RFC3339Nano, withTime[0].CreatedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := strconv.FormatInt(at.UnixMilli(), 10)
+	plus1 := at.In(time.FixedZone("", 3600)).Format(time.RFC3339Nano) // 2026-...T13:04:05.123+01:00
+	for _, tc := range []struct {
+		name, query string
+		trades      int      // with a 200
+		fields      []string // with a 400
+	}{
+		{"from the trade's time", "from=" + url.QueryEscape(withTime[0].CreatedAt), 1, nil},
+		{"to the trade's time, exclusive", "to=" + url.QueryEscape(withTime[0].CreatedAt), 0, nil},
+		{"from its Unix milliseconds", "from=" + ms, 1, nil},
+		{"to its Unix milliseconds plus one", "to=" + strconv.FormatInt(at.UnixMilli()+1, 10), 1, nil},
+		{"an offset with its '+' escaped", "from=" + url.QueryEscape(plus1), 1, nil},
+		{"an offset with its '+' sent raw", "from=" + plus1, 1, nil},
+		{"a range that ends before the trade", "from=0&to=" + ms, 0, nil},
+		{"not a time", "from=yesterday", 0, []string{"from"}},
+		{"no offset", "to=2025-01-01T00:00:00", 0, []string{"to"}},
+		{"milliseconds past year 9999", "from=253402300800000", 0, []string{"from"}},
+		{"to before from", "from=" + ms + "&to=0", 0, []string{"to"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.srv.Do(t, "GET", "/v1/trading/trades?symbol=USDT-NGN&"+tc.query, buyer, nil)
+			if tc.fields != nil {
+				if r.Status != 400 || fmt.Sprint(r.Fields()) != fmt.Sprint(tc.fields) {
+					t.Fatalf("%s: %s, want a 400 on %v", tc.query, r, tc.fields)
+				}
+				return
+			}
+			var got []struct{ ID string }
+			if r.Status != 200 {
+				t.Fatalf("%s: %s", tc.query, r)
+			}
+			if r.Decode(t, &got); len(got) != tc.trades {
+				t.Fatalf("%s: %d trades, want %d", tc.query, len(got), tc.trades)
+			}
+		})
 	}
 
 	// Cancel the rest; a second cancel is refused; the lock is released.
