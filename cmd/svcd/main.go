@@ -94,7 +94,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	} else if pay != nil {
 		// Without the workers, the treasury still follows its positions for the quotes.
 		pay.treasury.start(ctx)
-		defer pay.treasury.stop()
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+			defer cancel()
+			pay.treasury.stop(sctx, log)
+		}()
 	}
 	// An engine of a pair (--engine-standby) that can no longer serve stops the process, so
 	// its supervisor restarts it as the standby (cluster.go, exitOnEngineLoss).

@@ -223,11 +223,12 @@ func (p *paymentsSubsystem) start(ctx context.Context) error {
 }
 
 // stop lets running jobs finish within timeout, then cancels them (they are retried later).
+// The treasury's loops are waited for within the same timeout (one shutdown deadline).
 func (p *paymentsSubsystem) stop(timeout time.Duration, log *slog.Logger) {
-	p.treasury.stop()
-	p.custody.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	p.treasury.stop(ctx, log)
+	p.custody.stop()
 	if err := p.jobs.Stop(ctx); err != nil {
 		log.Warn("jobs: soft stop timed out; cancelling running jobs", "error", err)
 		hctx, hcancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math/big"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -121,8 +120,16 @@ type treasuryParts struct {
 	desk   *treasury.Desk
 	hedge  bool
 	makers []*treasury.Maker
+	envs   []api.Environment // of makers
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	loops  []treasuryLoop // running since start
+}
+
+// treasuryLoop is one goroutine of the treasury, named for the log of a stop that could
+// not wait for it.
+type treasuryLoop struct {
+	name string
+	done chan struct{}
 }
 
 // sandboxTreasuryInventory is the sandbox treasury's engine balance (sandbox money).
@@ -190,6 +197,7 @@ func newTreasury(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 			return nil, err
 		}
 		p.makers = append(p.makers, m)
+		p.envs = append(p.envs, env)
 	}
 	return p, nil
 }
@@ -197,27 +205,48 @@ func newTreasury(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 // start runs the desk (hedging, or following the positions) and the makers until stop.
 func (p *treasuryParts) start(ctx context.Context) {
 	ctx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	p.wg.Add(1 + len(p.makers))
-	go func() {
-		defer p.wg.Done()
-		if p.hedge {
-			p.desk.Run(ctx)
-		} else {
-			p.desk.Watch(ctx)
-		}
-	}()
-	for _, m := range p.makers {
+	run := func(name string, f func(context.Context)) {
+		l := treasuryLoop{name: name, done: make(chan struct{})}
+		p.loops = append(p.loops, l)
 		go func() {
-			defer p.wg.Done()
-			m.Run(ctx)
+			defer close(l.done)
+			f(ctx)
 		}()
+	}
+	if p.hedge {
+		run("treasury desk (hedging)", p.desk.Run)
+	} else {
+		run("treasury desk (following positions)", p.desk.Watch)
+	}
+	for i, m := range p.makers {
+		run("market maker "+string(p.envs[i]), m.Run)
 	}
 }
 
-// stop ends the loops; a hedge in progress is finished or settled by the next start.
-func (p *treasuryParts) stop() {
-	if p.cancel != nil {
-		p.cancel()
-		p.wg.Wait()
+// stop ends the loops and waits for them until ctx ends (the shutdown's deadline). A loop
+// blocked in the engine (a stalled journal: the engine's Submit takes no context) is
+// abandoned to the process's exit and logged, rather than holding the shutdown for ever;
+// a hedge or credit it had in flight is finished or settled by the next start (the desk
+// settles orders left placing; credits carry transfer ids the engine applies once).
+func (p *treasuryParts) stop(ctx context.Context, log *slog.Logger) {
+	if p.cancel == nil {
+		return
+	}
+	p.cancel()
+	var abandoned []string
+	for _, l := range p.loops {
+		select {
+		case <-l.done:
+		case <-ctx.Done():
+			select {
+			case <-l.done:
+			default:
+				abandoned = append(abandoned, l.name)
+			}
+		}
+	}
+	if len(abandoned) > 0 {
+		log.Warn("treasury: shutdown deadline passed; abandoned the loops still running (a hedge or credit in flight is settled by the next start)",
+			"abandoned", abandoned, "error", context.Cause(ctx))
 	}
 }
