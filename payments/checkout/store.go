@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -101,18 +100,10 @@ func listLinks(ctx context.Context, q postgres.Querier, t payments.Tenant, f Fil
 		args = append(args, f.Metadata.JSON())
 		where += ` and l.metadata @> $4::jsonb`
 	}
-	var total int64
-	if err := q.QueryRow(ctx, `select count(*) from checkout_links l where `+where, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count checkout links: %w", err)
-	}
-	rows, err := q.Query(ctx, linkSelect+`where `+where+` order by l.created_at desc, l.id desc limit $`+
-		strconv.Itoa(len(args)+1)+` offset $`+strconv.Itoa(len(args)+2), append(args, f.Limit, (f.Page-1)*f.Limit)...)
+	out, total, err := postgres.Page(ctx, q, "checkout links", `select count(*) from checkout_links l where `+where,
+		linkSelect+`where `+where+` order by l.created_at desc, l.id desc`, args, f.Limit, (f.Page-1)*f.Limit, scanLink)
 	if err != nil {
-		return nil, 0, fmt.Errorf("list checkout links: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Link, error) { return scanLink(r) })
-	if err != nil {
-		return nil, 0, fmt.Errorf("list checkout links: %w", err)
+		return nil, 0, err
 	}
 	if err := withLines(ctx, q, out); err != nil {
 		return nil, 0, err

@@ -193,34 +193,21 @@ func listLogs(ctx context.Context, q postgres.Querier, t payments.Tenant, f LogF
 		add("success = ?", *f.Success)
 	}
 	cond := strings.Join(where, " and ")
-	var total int64
-	if err := q.QueryRow(ctx, `select count(*) from webhook_logs where `+cond, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count webhook logs: %w", err)
-	}
-	args = append(args, f.Limit, f.Offset)
-	rows, err := q.Query(ctx, `select id, endpoint_id, endpoint_url, event_id, event, payload::text, status_code,
-			success, error, duration_ms, attempt, test, created_at
-		from webhook_logs where `+cond+`
-		order by created_at desc, id desc
-		limit $`+strconv.Itoa(len(args)-1)+` offset $`+strconv.Itoa(len(args)), args...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list webhook logs: %w", err)
-	}
-	defer rows.Close()
-	out := []LogEntry{}
-	for rows.Next() {
-		var (
-			l       LogEntry
-			payload string
-			ms      int64
-		)
-		if err := rows.Scan(&l.ID, &l.EndpointID, &l.EndpointURL, &l.EventID, &l.Event, &payload, &l.StatusCode,
-			&l.Success, &l.Error, &ms, &l.Attempt, &l.Test, &l.CreatedAt); err != nil {
-			return nil, 0, err
-		}
-		l.Payload = []byte(payload)
-		l.Duration = time.Duration(ms) * time.Millisecond
-		out = append(out, l)
-	}
-	return out, total, rows.Err()
+	return postgres.Page(ctx, q, "webhook logs", `select count(*) from webhook_logs where `+cond,
+		`select id, endpoint_id, endpoint_url, event_id, event, payload::text, status_code, success, error, duration_ms, attempt,
+			test, created_at
+		from webhook_logs where `+cond+` order by created_at desc, id desc`, args, f.Limit, f.Offset, scanLog)
+}
+
+func scanLog(row pgx.Row) (LogEntry, error) {
+	var (
+		l       LogEntry
+		payload string
+		ms      int64
+	)
+	err := row.Scan(&l.ID, &l.EndpointID, &l.EndpointURL, &l.EventID, &l.Event, &payload, &l.StatusCode,
+		&l.Success, &l.Error, &ms, &l.Attempt, &l.Test, &l.CreatedAt)
+	l.Payload = []byte(payload)
+	l.Duration = time.Duration(ms) * time.Millisecond
+	return l, err
 }
