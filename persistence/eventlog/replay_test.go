@@ -7,6 +7,7 @@ import (
 
 	"svc/engine"
 	"svc/persistence/eventlog"
+	"svc/persistence/journal"
 )
 
 // failOn applies chunks until its fail-th call, which fails; it counts every call.
@@ -25,15 +26,11 @@ func (f *failOn) Apply(ev []engine.Event) error {
 	return nil
 }
 
-// Replay decodes the next chunk while a goroutine applies the last one. A chunk that fails
-// to apply stops the replay with the applier's error (not the reader's stop), no chunk is
-// applied after it, and the count and progress are those of the chunks applied before it;
-// without a failure every chunk is applied in order, progress after each.
-func TestReplayOverlapsAndStopsAtAFailedChunk(t *testing.T) {
-	j := startedMemory(t)
+// appendCredits appends batches batches of per credits to j, with Seq 1, 2, 3... in order.
+func appendCredits(t *testing.T, j *journal.Memory, batches, per int) {
+	t.Helper()
 	l := eventlog.New(j, nil)
 	acct := engine.AccountID{1}
-	const batches, per = 6, 4096 // one replay chunk per batch
 	seq := uint64(0)
 	for b := 0; b < batches; b++ {
 		batch := make([]engine.Event, per)
@@ -46,6 +43,16 @@ func TestReplayOverlapsAndStopsAtAFailedChunk(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// Replay decodes the next chunk while a goroutine applies the last one. A chunk that fails
+// to apply stops the replay with the applier's error (not the reader's stop), no chunk is
+// applied after it, and the count and progress are those of the chunks applied before it;
+// without a failure every chunk is applied in order, progress after each.
+func TestReplayOverlapsAndStopsAtAFailedChunk(t *testing.T) {
+	j := startedMemory(t)
+	const batches, per = 6, 4096 // one replay chunk per batch
+	appendCredits(t, j, batches, per)
 	for _, tc := range []struct {
 		name string
 		fail int // the Apply call that fails, 0 for none
@@ -126,21 +133,8 @@ func (f failingReader) ReadFrom(ctx context.Context, from uint64, fn func(uint64
 // applied) or the read did (the events read since the last chunk are not applied).
 func TestReplayResumesAfterTheOffsetItReports(t *testing.T) {
 	j := startedMemory(t)
-	l := eventlog.New(j, nil)
-	acct := engine.AccountID{1}
 	const batches, per = 12, 1500 // a replay chunk every three batches, a record or more each
-	seq := uint64(0)
-	for b := 0; b < batches; b++ {
-		batch := make([]engine.Event, per)
-		for i := range batch {
-			seq++
-			batch[i] = engine.Event{Seq: seq, Kind: engine.EventCredit, Account: acct, Asset: engine.NGN, Amount: 1, NDeltas: 1,
-				Deltas: [4]engine.BalanceDelta{{Account: acct, Asset: engine.NGN, Available: 1}}}
-		}
-		if _, err := l.Append(batch); err != nil {
-			t.Fatal(err)
-		}
-	}
+	appendCredits(t, j, batches, per)
 	records := 0
 	if err := j.ReadFrom(context.Background(), 1, func(uint64, []byte) error { records++; return nil }); err != nil {
 		t.Fatal(err)
