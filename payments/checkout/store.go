@@ -79,12 +79,9 @@ func oneLink(ctx context.Context, q postgres.Querier, where string, lock bool, a
 	if lock {
 		sql += ` for update of l`
 	}
-	l, err := scanLink(q.QueryRow(ctx, sql, args...))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Link{}, ErrNotFound
-	}
+	l, err := postgres.One(ctx, q, "checkout link", ErrNotFound, scanLink, sql, args...)
 	if err != nil {
-		return Link{}, fmt.Errorf("read checkout link: %w", err)
+		return Link{}, err
 	}
 	ls := []Link{l}
 	if err := withLines(ctx, q, ls); err != nil {

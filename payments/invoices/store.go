@@ -2,7 +2,6 @@ package invoices
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -119,12 +118,9 @@ func getInvoice(ctx context.Context, q postgres.Querier, t payments.Tenant, id u
 	if lock {
 		sql += ` for update`
 	}
-	inv, err := scanInvoice(q.QueryRow(ctx, sql, t.MerchantID, t.Environment, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Invoice{}, ErrNotFound
-	}
+	inv, err := postgres.One(ctx, q, "invoice", ErrNotFound, scanInvoice, sql, t.MerchantID, t.Environment, id)
 	if err != nil {
-		return Invoice{}, fmt.Errorf("read invoice: %w", err)
+		return Invoice{}, err
 	}
 	lines, err := ReadLines(ctx, q, "invoice_line_items", "invoice_id", []uuid.UUID{inv.ID})
 	if err != nil {

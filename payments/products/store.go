@@ -2,7 +2,6 @@ package products
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -59,14 +58,7 @@ func get(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUI
 	if lock {
 		sql += ` for update`
 	}
-	p, err := scanProduct(q.QueryRow(ctx, sql, t.MerchantID, t.Environment, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Product{}, ErrNotFound
-	}
-	if err != nil {
-		return Product{}, fmt.Errorf("read product: %w", err)
-	}
-	return p, nil
+	return postgres.One(ctx, q, "product", ErrNotFound, scanProduct, sql, t.MerchantID, t.Environment, id)
 }
 
 func list(ctx context.Context, q postgres.Querier, t payments.Tenant, f Filter) ([]Product, int64, error) {

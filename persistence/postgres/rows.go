@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -13,6 +14,22 @@ import (
 // rows.Err().
 func Collect[T any](rows pgx.Rows, scan func(pgx.Row) (T, error)) ([]T, error) {
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (T, error) { return scan(r) })
+}
+
+// One reads the row query selects (over args) with scan, the store's scanner of one row: no
+// row is notFound, another error is "read <what>: ...".
+func One[T any](ctx context.Context, q Querier, what string, notFound error, scan func(pgx.Row) (T, error),
+	query string, args ...any) (T, error) {
+	v, err := scan(q.QueryRow(ctx, query, args...))
+	if errors.Is(err, pgx.ErrNoRows) {
+		var zero T
+		return zero, notFound
+	}
+	if err != nil {
+		var zero T
+		return zero, fmt.Errorf("read %s: %w", what, err)
+	}
+	return v, nil
 }
 
 // Page reads one page of a list and the total the list has: count is the `select count(*)`

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -72,6 +73,28 @@ func TestPageCollectAndNullables(t *testing.T) {
 	}
 	if _, _, err := postgres.Page(ctx, pool, "missing", `select count(*) from nope`, `select x, note from nope`, nil, 1, 0, scan); err == nil {
 		t.Fatal("a failing count answered no error")
+	}
+}
+
+// TestOne: One reads the row with the store's scanner; no row is the caller's not-found
+// error, and any other error is wrapped with what was read.
+func TestOne(t *testing.T) {
+	pool, _ := pgtest.New(t)
+	ctx := context.Background()
+	errNone := errors.New("no such thing")
+	scan := func(r pgx.Row) (int, error) {
+		var x int
+		return x, r.Scan(&x)
+	}
+	if x, err := postgres.One(ctx, pool, "thing", errNone, scan, `select $1::int`, 42); x != 42 || err != nil {
+		t.Fatalf("a row: %d %v", x, err)
+	}
+	if _, err := postgres.One(ctx, pool, "thing", errNone, scan, `select 1 where false`); err != errNone {
+		t.Fatalf("no row: %v, want the caller's not-found error itself", err)
+	}
+	_, err := postgres.One(ctx, pool, "thing", errNone, scan, `select x from nope`)
+	if err == nil || errors.Is(err, errNone) || !strings.HasPrefix(err.Error(), "read thing: ") {
+		t.Fatalf("a failing query: %v", err)
 	}
 }
 
