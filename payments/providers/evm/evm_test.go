@@ -104,6 +104,21 @@ type payer struct {
 	addr common.Address
 }
 
+// depositAddress polls c once (its cursor starts at the head) and answers a new USDT deposit
+// address on BASE for a reference of owner ("merchant", "offramp").
+func (r *rig) depositAddress(c *Custody, owner string) string {
+	r.t.Helper()
+	ctx := context.Background()
+	if _, err := c.Poll(ctx); err != nil {
+		r.t.Fatal(err)
+	}
+	a, err := c.DepositAddress(ctx, providers.AddressRequest{Reference: owner + ":" + uuid.NewString(), Chain: providers.Base, Asset: money.USDT})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return a.Address
+}
+
 func (r *rig) payer(usdt int64) payer {
 	k, _ := crypto.GenerateKey()
 	p := payer{key: k, addr: crypto.PubkeyToAddress(k.PublicKey)}
@@ -150,23 +165,17 @@ func TestLiveChainDepositCreditedOnceAfterConfirmations(t *testing.T) {
 	r := newRig(t)
 	c := r.custody(r.node.URL, 3)
 	ctx := context.Background()
-	if _, err := c.Poll(ctx); err != nil { // the cursor starts at the head
-		t.Fatal(err)
-	}
-	addr, err := c.DepositAddress(ctx, providers.AddressRequest{Reference: "offramp:" + uuid.NewString(), Chain: providers.Base, Asset: money.USDT})
-	if err != nil {
-		t.Fatal(err)
-	}
+	addr := r.depositAddress(c, "offramp")
 	// Another node (or a restart) gives the same address.
-	again, err := r.custody(r.node.URL, 3).DepositAddress(ctx, providers.AddressRequest{Reference: addrRef(t, r, addr.Address), Chain: providers.Base, Asset: money.USDT})
-	if err != nil || again.Address != addr.Address {
+	again, err := r.custody(r.node.URL, 3).DepositAddress(ctx, providers.AddressRequest{Reference: addrRef(t, r, addr), Chain: providers.Base, Asset: money.USDT})
+	if err != nil || again.Address != addr {
 		t.Fatalf("same reference, another address: %v %v", again, err)
 	}
-	if addr.Address != common.HexToAddress(addr.Address).Hex() {
-		t.Fatalf("address %s is not EIP-55", addr.Address)
+	if addr != common.HexToAddress(addr).Hex() {
+		t.Fatalf("address %s is not EIP-55", addr)
 	}
 	p := r.payer(100_000_000)
-	h := r.pay(p, 0, common.HexToAddress(addr.Address), 25_500_000, 1)
+	h := r.pay(p, 0, common.HexToAddress(addr), 25_500_000, 1)
 	if !r.node.Wait(h) {
 		t.Fatal("payment reverted")
 	}
@@ -180,7 +189,7 @@ func TestLiveChainDepositCreditedOnceAfterConfirmations(t *testing.T) {
 	}
 	pollUntil(t, c, 30*time.Second, "the deposit credited", func() bool { return len(r.notes.all()) == 1 })
 	d := r.notes.all()[0]
-	if d.Amount != money.New(money.USDT, 25_500_000) || d.TxHash != strings.ToLower(h.Hex()) || d.Address != addr.Address ||
+	if d.Amount != money.New(money.USDT, 25_500_000) || d.TxHash != strings.ToLower(h.Hex()) || d.Address != addr ||
 		d.EventID != "evm:BASE:"+strings.ToLower(h.Hex())+":0" || d.BlockNumber != mined {
 		t.Fatalf("deposit %+v", d)
 	}
@@ -251,15 +260,9 @@ func TestLiveChainReorgBeforeConfirmationsCreditsNothing(t *testing.T) {
 	r := newRig(t)
 	c := r.custody(r.node.URL, 6)
 	ctx := context.Background()
-	if _, err := c.Poll(ctx); err != nil {
-		t.Fatal(err)
-	}
-	addr, err := c.DepositAddress(ctx, providers.AddressRequest{Reference: "merchant:" + uuid.NewString(), Chain: providers.Base, Asset: money.USDT})
-	if err != nil {
-		t.Fatal(err)
-	}
+	addr := r.depositAddress(c, "merchant")
 	p := r.payer(10_000_000)
-	h := r.pay(p, 0, common.HexToAddress(addr.Address), 10_000_000, 1)
+	h := r.pay(p, 0, common.HexToAddress(addr), 10_000_000, 1)
 	r.node.Wait(h)
 	pollUntil(t, c, 30*time.Second, "the transfer seen", func() bool { return r.status(h) == "SEEN" })
 	head := r.node.Head()
@@ -282,12 +285,9 @@ func TestLiveChainDeepReorgOfACreditRaisesAnAlert(t *testing.T) {
 	r := newRig(t)
 	c := r.custody(r.node.URL, 1)
 	ctx := context.Background()
-	if _, err := c.Poll(ctx); err != nil {
-		t.Fatal(err)
-	}
-	addr, _ := c.DepositAddress(ctx, providers.AddressRequest{Reference: "merchant:" + uuid.NewString(), Chain: providers.Base, Asset: money.USDT})
+	addr := r.depositAddress(c, "merchant")
 	p := r.payer(10_000_000)
-	h := r.pay(p, 0, common.HexToAddress(addr.Address), 7_000_000, 1)
+	h := r.pay(p, 0, common.HexToAddress(addr), 7_000_000, 1)
 	r.node.Wait(h)
 	pollUntil(t, c, 30*time.Second, "the deposit credited", func() bool { return len(r.notes.all()) == 1 })
 	r.reorgOut(p, h)
@@ -536,11 +536,7 @@ func TestLiveChainSweepTopsUpGasAndSweepsToTheHotWallet(t *testing.T) {
 	c := r.custody(r.node.URL, 1, func(cfg *Config) { cfg.Tokens[0].SweepThreshold = money.New(money.USDT, 5_000_000) })
 	hot := r.hot(c, 0)
 	ctx := context.Background()
-	if _, err := c.Poll(ctx); err != nil {
-		t.Fatal(err)
-	}
-	a, _ := c.DepositAddress(ctx, providers.AddressRequest{Reference: "merchant:" + uuid.NewString(), Chain: providers.Base, Asset: money.USDT})
-	addr := common.HexToAddress(a.Address)
+	addr := common.HexToAddress(r.depositAddress(c, "merchant"))
 	p := r.payer(20_000_000)
 	r.node.Wait(r.pay(p, 0, addr, 8_000_000, 1))
 	pollUntil(t, c, 30*time.Second, "the deposit credited", func() bool { return len(r.notes.all()) == 1 })
