@@ -282,13 +282,18 @@ func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit, b *batchIte
 		}
 	}
 	d.Price, d.SettledAmount = price, &got
-	if err := s.move(ctx, tx, &d, PendingWithdrawal); err != nil {
+	settleNow := s.cfg.SettleInConversion && d.Settlement.Mode == onramps.ModeInternal
+	if settleNow {
+		// The row is written once, by the settlement (or by settleNow when that fails).
+		if err := moveTo(&d, PendingWithdrawal, s.stamp()); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidState, err)
+		}
+	} else if err := s.move(ctx, tx, &d, PendingWithdrawal); err != nil {
 		return err
 	}
 	if err := s.event(ctx, tx, d, events.DepositPendingWithdrawal); err != nil {
 		return err
 	}
-	settleNow := s.cfg.SettleInConversion && d.Settlement.Mode == onramps.ModeInternal
 	var settled *batchItem // the settlement's own postings, when it ran here
 	if settleNow {
 		var err error
@@ -325,8 +330,9 @@ func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit, b *batchIte
 	return s.creditedEvent(ctx, tx, d, credited.Amount)
 }
 
-// settleNow runs the route step of d, just converted to PENDING_WITHDRAWAL in tx, in a
-// savepoint of tx (Config.SettleInConversion). The owner's side of the settlement (pending
+// settleNow runs the route step of d, just converted to PENDING_WITHDRAWAL (in memory: its
+// row is written by the route, SETTLED, or here when the route fails), in a savepoint of
+// tx (Config.SettleInConversion). The owner's side of the settlement (pending
 // -> available, with its own memo) is not posted: it is returned, for the conversion's
 // posting to carry (one ledger transaction instead of two), with the customer credit to
 // announce once it is posted. When the route fails (a settlement hook refusing, or the
@@ -343,6 +349,9 @@ func (s *Service) settleNow(ctx context.Context, tx pgx.Tx, d Deposit, b *batchI
 		return col, sp.Commit(ctx) // releases the savepoint
 	}
 	if err := sp.Rollback(ctx); err != nil {
+		return nil, err
+	}
+	if err := update(ctx, tx, d); err != nil {
 		return nil, err
 	}
 	return nil, s.next(ctx, tx, d)
