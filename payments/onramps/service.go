@@ -285,6 +285,18 @@ func (s *Service) GetTx(ctx context.Context, q postgres.Querier, t payments.Tena
 	return get(ctx, q, t, id, lock)
 }
 
+// ByAccountTx reads, locking it FOR UPDATE in tx, the onramp behind a virtual account
+// (bank code and account number) of environment env, whichever merchant's: money arriving
+// names the account, not the merchant (payments/partners). Errors: ErrNotFound.
+func (s *Service) ByAccountTx(ctx context.Context, tx pgx.Tx, bankCode, account, env string) (Onramp, error) {
+	return ByAccountTx(ctx, tx, bankCode, account, env)
+}
+
+// ByAccountTx is Service.ByAccountTx, which needs nothing of the service but tx.
+func ByAccountTx(ctx context.Context, tx pgx.Tx, bankCode, account, env string) (Onramp, error) {
+	return getByAccount(ctx, tx, bankCode, account, env)
+}
+
 // List returns a page of the tenant's onramps, newest first, and the total.
 func (s *Service) List(ctx context.Context, t payments.Tenant, f Filter) ([]Onramp, int64, error) {
 	return list(ctx, s.pool, t, f, s.cfg.Now().UTC())

@@ -79,6 +79,13 @@ func get(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUI
 	return scan(q.QueryRow(ctx, sql, id, t.MerchantID, t.Environment))
 }
 
+// getByAccount reads, FOR UPDATE in tx, the onramp behind virtual account (bank code,
+// account number) of environment env, whichever merchant's.
+func getByAccount(ctx context.Context, tx pgx.Tx, bankCode, account, env string) (Onramp, error) {
+	return scan(tx.QueryRow(ctx, `select `+columns+` from onramps where bank_code = $1 and account_number = $2 and environment = $3
+		for update`, bankCode, account, env))
+}
+
 // statusClause selects the status as reads report it (StatusAt): an ACTIVE onramp past
 // expires_at is EXPIRED.
 func statusClause(status string, now time.Time, args *[]any) string {

@@ -47,9 +47,18 @@ type DepositReceiver interface {
 	Receive(ctx context.Context, tx pgx.Tx, o onramps.Onramp, amount money.Amount, flag bool) (deposits.Deposit, error)
 }
 
-// OnrampReader reads an onramp in a transaction; *onramps.Service is one.
+// OnrampReader reads and locks, in a transaction, the onramp behind a virtual account
+// (onramps.ErrNotFound); *onramps.Service is one.
 type OnrampReader interface {
-	GetTx(ctx context.Context, q postgres.Querier, t payments.Tenant, id uuid.UUID, lock bool) (onramps.Onramp, error)
+	ByAccountTx(ctx context.Context, tx pgx.Tx, bankCode, account, env string) (onramps.Onramp, error)
+}
+
+// onrampTable is the OnrampReader of a service configured without one: onramps' own
+// reader of its table.
+type onrampTable struct{}
+
+func (onrampTable) ByAccountTx(ctx context.Context, tx pgx.Tx, bankCode, account, env string) (onramps.Onramp, error) {
+	return onramps.ByAccountTx(ctx, tx, bankCode, account, env)
 }
 
 // CryptoReceiver settles crypto confirmed at an offramp's deposit address (a conversion and
@@ -79,7 +88,7 @@ type Config struct {
 	Jobs     JobInserter
 	Events   Recorder
 	Deposits DepositReceiver
-	Onramps  OnrampReader
+	Onramps  OnrampReader   // nil: onramps.ByAccountTx
 	Offramps CryptoReceiver // nil: crypto at offramp addresses is rejected
 	// Payouts maps the kind of a payout reference ("payout" for offramp payouts, "transfer"
 	// for transfers: "<kind>:<uuid>") to what advances it.
@@ -110,6 +119,9 @@ type Service struct {
 func New(pool *pgxpool.Pool, cfg Config) (*Service, error) {
 	cfg.Now = payments.OrNow(cfg.Now)
 	cfg.Logger = payments.OrDiscard(cfg.Logger)
+	if cfg.Onramps == nil {
+		cfg.Onramps = onrampTable{}
+	}
 	if cfg.RefundPollEvery <= 0 {
 		cfg.RefundPollEvery = 5 * time.Minute
 	}
@@ -407,10 +419,8 @@ func (s *Service) inbound(ctx context.Context, id uuid.UUID, p Partner, n Notifi
 // the virtual account, or the money given back when there is none or it is not active.
 func (s *Service) inboundTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p Partner, n Notification) (Result, error) {
 	in := *n.Inbound
-	var oid, merchant uuid.UUID
-	err := tx.QueryRow(ctx, `select id, merchant_id from onramps where bank_code = $1 and account_number = $2 and environment = $3`,
-		in.BankCode, in.AccountNumber, p.Environment).Scan(&oid, &merchant)
-	if errors.Is(err, pgx.ErrNoRows) {
+	o, err := s.cfg.Onramps.ByAccountTx(ctx, tx, in.BankCode, in.AccountNumber, p.Environment)
+	if errors.Is(err, onramps.ErrNotFound) {
 		why := fmt.Sprintf("no virtual account %s at bank %s in %s", in.AccountNumber, in.BankCode, p.Environment)
 		back, err := s.giveBack(ctx, tx, id, p, in, nil, nil, why)
 		if err != nil {
@@ -421,10 +431,7 @@ func (s *Service) inboundTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p Part
 	if err != nil {
 		return Result{}, fmt.Errorf("partners: find the virtual account: %w", err)
 	}
-	o, err := s.cfg.Onramps.GetTx(ctx, tx, payments.Tenant{MerchantID: merchant, Environment: p.Environment}, oid, true)
-	if err != nil {
-		return Result{}, err
-	}
+	merchant := o.Tenant.MerchantID
 	d, err := s.cfg.Deposits.Receive(ctx, tx, o, in.Amount, n.Flag)
 	if errors.Is(err, onramps.ErrNotActive) {
 		why := fmt.Sprintf("%s NGN arrived in onramp %s, which is %s", in.Amount, o.ID, o.StatusAt(s.cfg.Now().UTC()))
