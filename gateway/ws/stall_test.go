@@ -2,7 +2,11 @@ package ws_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -125,4 +129,107 @@ func byClientID(t *testing.T, e *entry, cid string) string {
 	var o wsOrder
 	e.gw.Must(t, 200, "GET", "/v1/trading/orders/by-client-id/"+cid, e.a.SandboxKey, nil).Decode(t, &o)
 	return o.ID
+}
+
+// slowJournal delays every append by up to max (none while max is 0): a journal as slow
+// as the op's deadline, so the timeout and the engine's completion race.
+type slowJournal struct {
+	inner engine.Journal
+	mu    sync.Mutex
+	max   time.Duration
+	rnd   *rand.Rand
+}
+
+func (s *slowJournal) Append(b []engine.Event) (uint64, error) {
+	s.mu.Lock()
+	var d time.Duration
+	if s.max > 0 {
+		d = time.Duration(s.rnd.Int64N(int64(s.max)))
+	}
+	s.mu.Unlock()
+	time.Sleep(d)
+	return s.inner.Append(b)
+}
+
+func (s *slowJournal) slow(max time.Duration) { s.mu.Lock(); s.max = max; s.mu.Unlock() }
+
+// When the engine completes places just as their deadlines pass, every op is still
+// answered exactly once and in order, with its order (201) or a 503, and every order
+// placed, answered in time or late, belongs to its session: cancel-on-disconnect cancels
+// all of them. Run under -race this is the timer's and the completion's race.
+func TestOrderPlaceTimeoutRacesCompletion(t *testing.T) {
+	sj := &slowJournal{rnd: rand.New(rand.NewPCG(1, 2))}
+	gcfg := gateway.DefaultConfig()
+	gcfg.AccessLog = false
+	gcfg.RequestTimeout = 110 * time.Millisecond // the engine's wait ends 50 ms before: ~60 ms
+	e := newEntryGateway(t, ws.Config{}, gcfg, func(j engine.Journal) engine.Journal { sj.inner = j; return sj })
+	const conns, ops = 4, 30
+	sj.slow(120 * time.Millisecond)
+	var wg sync.WaitGroup
+	statuses := make([]map[int]int, conns)
+	for ci := range conns {
+		c, err := ws.Dial(e.url, e.a.SandboxKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := call(t, c, "session.cancel_on_disconnect", 0, map[string]any{"enabled": true}); r.Type != "result" {
+			t.Fatalf("cancel_on_disconnect: %+v", r)
+		}
+		statuses[ci] = map[int]int{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.Conn().UnderlyingConn().Close() // no close frame: cancel-on-disconnect
+			for i := 1; i <= ops; i++ {
+				if err := c.Send(map[string]any{"op": "order.place", "id": i, "params": limit("buy", "1", "1400", fmt.Sprintf("race-%d-%d", ci, i))}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+			_ = c.Conn().SetReadDeadline(time.Now().Add(30 * time.Second))
+			for next := 1; next <= ops; {
+				_, data, err := c.Conn().ReadMessage()
+				if err != nil {
+					t.Errorf("connection %d waiting for op %d: %v", ci, next, err)
+					return
+				}
+				var r opResult
+				if err := json.Unmarshal(data, &r); err != nil || r.Type != "result" && r.Type != "error" {
+					continue
+				}
+				if string(r.ID) != strconv.Itoa(next) || (r.Status != 201 && r.Status != 503) {
+					t.Errorf("connection %d: answer %s while waiting for op %d", ci, data, next)
+					return
+				}
+				statuses[ci][r.Status]++
+				next++
+			}
+			// Nothing more comes for the ops answered 503 when their orders complete late.
+			_ = c.Conn().SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+			for {
+				_, data, err := c.Conn().ReadMessage()
+				if err != nil {
+					return
+				}
+				var r opResult
+				if json.Unmarshal(data, &r) == nil && (r.Type == "result" || r.Type == "error") {
+					t.Errorf("connection %d: a second answer %s", ci, data)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	sj.slow(0)
+	if t.Failed() {
+		return
+	}
+	t.Logf("answers per connection (status: count): %v", statuses)
+	for ci := range conns {
+		for i := 1; i <= ops; i++ {
+			id := byClientID(t, e, fmt.Sprintf("race-%d-%d", ci, i))
+			if reason := e.waitStatus(t, e.a.SandboxKey, id, "CANCELLED"); reason != "DISCONNECT" {
+				t.Fatalf("order race-%d-%d was cancelled for %q, want DISCONNECT", ci, i, reason)
+			}
+		}
+	}
 }
