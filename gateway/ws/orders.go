@@ -31,7 +31,9 @@ import (
 // the engine's completion stage answers it (placeDeferred): it queues the answer to the
 // writers (writing it there itself was no faster at one connection and slower at 32,
 // where one goroutine then made every answer's writev in turn), and the connection's next
-// op starts.
+// op starts. Every op is answered by its request's deadline, a stalled journal included
+// (the place's timer answers REST's 503; see placeDeferred), so no op waits behind one
+// that never ends.
 // A connection may have maxPendingOps ops waiting; more are refused with RATE_LIMITED.
 
 // OrderEntry is what the order ops need from the gateway.
