@@ -65,7 +65,7 @@ func MarkOverdue(ctx context.Context, pool *pgxpool.Pool, id uuid.UUID, now time
 	now = now.UTC()
 	_, err := pool.Exec(ctx, `update invoices set status = $4, updated_at = $3
 		where id = $1 and status = any($5) and due_date is not null and due_date < $2::date`,
-		id, now.Format(dateLayout), now.Truncate(time.Microsecond), StatusOverdue, Machine.From(StatusOverdue))
+		id, now.Format(dateLayout), payments.Stamp(now), StatusOverdue, Machine.From(StatusOverdue))
 	if err != nil {
 		return fmt.Errorf("mark invoice overdue: %w", err)
 	}
