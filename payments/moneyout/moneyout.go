@@ -122,9 +122,7 @@ type Deps struct {
 // WithDefaults is d with what it left zero filled: the clock (time.Now) and Poll (poll, the
 // domain's default).
 func (d Deps) WithDefaults(poll time.Duration) Deps {
-	if d.Now == nil {
-		d.Now = time.Now
-	}
+	d.Now = payments.OrNow(d.Now)
 	if d.Poll <= 0 {
 		d.Poll = poll
 	}
