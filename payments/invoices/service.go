@@ -221,13 +221,11 @@ func (s *Service) Update(ctx context.Context, t payments.Tenant, id uuid.UUID, i
 		in.CustomerName.Require(&p, "customer_name", &inv.CustomerName)
 		in.CustomerEmail.Require(&p, "customer_email", &inv.CustomerEmail)
 		in.Currency.Require(&p, "currency", &inv.Currency)
-		if in.IssueDate.Set {
-			var s string
-			in.IssueDate.Require(&p, "issue_date", &s)
-			if s != "" {
-				if d, ok := parseDate(&p, "issue_date", s); ok {
-					inv.IssueDate = d
-				}
+		var issue string // the sent date; "" when unset or null (null is a problem of the field)
+		in.IssueDate.Require(&p, "issue_date", &issue)
+		if issue != "" {
+			if d, ok := parseDate(&p, "issue_date", issue); ok {
+				inv.IssueDate = d
 			}
 		}
 		dueChanged := false
