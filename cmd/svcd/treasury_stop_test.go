@@ -5,70 +5,24 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"svc/engine"
 	"svc/gateway/api"
 	"svc/payments/money"
 	"svc/payments/rates"
 	"svc/payments/treasury"
-	"svc/persistence/eventlog"
-	"svc/persistence/journal"
+	"svc/persistence/journal/journaltest"
 	"svc/persistence/postgres/pgtest"
 )
-
-// stalledJournal holds every append while shut (a disk that stopped answering) and says
-// when one is held.
-type stalledJournal struct {
-	inner engine.Journal
-	mu    sync.Mutex
-	shut  chan struct{}
-	held  chan struct{}
-}
-
-func (s *stalledJournal) Append(b []engine.Event) (uint64, error) {
-	s.mu.Lock()
-	h := s.shut
-	s.mu.Unlock()
-	if h != nil {
-		select {
-		case s.held <- struct{}{}:
-		default:
-		}
-		<-h
-	}
-	return s.inner.Append(b)
-}
-
-func (s *stalledJournal) open() {
-	s.mu.Lock()
-	if s.shut != nil {
-		close(s.shut)
-		s.shut = nil
-	}
-	s.mu.Unlock()
-}
 
 // The treasury's loops blocked in the engine (its journal stalled: Submit takes no
 // context) do not hold svcd's shutdown past its deadline: stop returns by then and logs
 // which loops it abandoned. Before, it waited for them without a deadline.
 func TestTreasuryStopIsBoundedByTheShutdownDeadline(t *testing.T) {
 	pool, _ := pgtest.New(t)
-	j := journal.NewMemory()
-	if err := j.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sj := &stalledJournal{inner: eventlog.New(j, nil), shut: make(chan struct{}), held: make(chan struct{}, 1)}
-	eng, err := engine.New(engine.Config{Journal: sj})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sj.open(); eng.Stop() })
+	eng, sj := journaltest.StartEngine(t, nil)
+	sj.Hold()
 	rs, err := rates.New(pool, rates.Config{Exchanges: map[string]rates.Exchange{"sandbox": eng},
 		References: map[money.Asset]int64{money.USDT: 160000, money.USDC: 160000, money.USD: 160000}})
 	if err != nil {
@@ -86,7 +40,7 @@ func TestTreasuryStopIsBoundedByTheShutdownDeadline(t *testing.T) {
 	p := &treasuryParts{desk: desk, hedge: true, makers: []*treasury.Maker{maker}, envs: []api.Environment{api.Sandbox}}
 	p.start(context.Background())
 	select { // both credit their inventory first: the engine holds them
-	case <-sj.held:
+	case <-sj.Waiting():
 	case <-time.After(10 * time.Second):
 		t.Fatal("the treasury never reached the engine's journal")
 	}

@@ -2,47 +2,17 @@ package trading_test
 
 import (
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"svc/engine"
 	"svc/gateway"
 	"svc/gateway/api"
 	"svc/gateway/auth/authtest"
 	"svc/gateway/gatewaytest"
 	"svc/gateway/trading"
-	"svc/persistence/eventlog"
-	"svc/persistence/journal"
+	"svc/persistence/journal/journaltest"
 	"svc/persistence/postgres/pgtest"
 )
-
-// heldJournal holds every append while shut: a journal whose disk stopped answering.
-type heldJournal struct {
-	inner engine.Journal
-	mu    sync.Mutex
-	shut  chan struct{} // nil: open
-}
-
-func (g *heldJournal) Append(b []engine.Event) (uint64, error) {
-	g.mu.Lock()
-	h := g.shut
-	g.mu.Unlock()
-	if h != nil {
-		<-h
-	}
-	return g.inner.Append(b)
-}
-
-func (g *heldJournal) hold() { g.mu.Lock(); g.shut = make(chan struct{}); g.mu.Unlock() }
-func (g *heldJournal) release() {
-	g.mu.Lock()
-	if g.shut != nil {
-		close(g.shut)
-		g.shut = nil
-	}
-	g.mu.Unlock()
-}
 
 // With the engine's journal stalled, a place and a cancel-all answer 503
 // SERVICE_UNAVAILABLE with Retry-After before the request's deadline instead of hanging
@@ -52,22 +22,7 @@ func (g *heldJournal) release() {
 func TestEngineStallAnswers503(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.New(t)
-	j := journal.NewMemory()
-	if err := j.Start(); err != nil {
-		t.Fatal(err)
-	}
-	g := &heldJournal{inner: eventlog.New(j, func([]engine.Event, uint64) {})}
-	eng, err := engine.New(engine.Config{Journal: g})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		g.release()
-		eng.Stop()
-	})
+	eng, g := journaltest.StartEngine(t, nil)
 	h := trading.New(map[api.Environment]trading.Exchange{api.Sandbox: eng}, nil, nil)
 	cfg := gateway.DefaultConfig()
 	cfg.RequestTimeout = 1500 * time.Millisecond
@@ -76,7 +31,7 @@ func TestEngineStallAnswers503(t *testing.T) {
 	srv.Must(t, 201, "POST", "/v1/trading/sandbox/fund", key, map[string]string{"asset": "NGN", "amount": "1000000"})
 	srv.Must(t, 201, "POST", "/v1/trading/orders", key, map[string]any{"symbol": "USDT-NGN", "side": "buy", "type": "limit", "quantity": "1", "price": "1400"})
 
-	g.hold()
+	g.Hold()
 	held := map[string]any{"symbol": "USDT-NGN", "side": "buy", "type": "limit", "quantity": "1", "price": "1401", "client_order_id": "held-1"}
 	for _, c := range []struct {
 		method, path string
@@ -99,7 +54,7 @@ func TestEngineStallAnswers503(t *testing.T) {
 		}
 	}
 
-	g.release()
+	g.Release()
 	// The held place and cancel-all complete now; the service answers again by itself.
 	var all struct {
 		Cancelled int `json:"cancelled"`

@@ -11,14 +11,12 @@ import (
 	"time"
 
 	"svc/cluster/enginerpc"
-	"svc/engine"
 	"svc/gateway"
 	"svc/gateway/api"
 	"svc/gateway/auth/authtest"
 	"svc/gateway/gatewaytest"
 	"svc/gateway/trading"
-	"svc/persistence/eventlog"
-	"svc/persistence/journal"
+	"svc/persistence/journal/journaltest"
 	"svc/persistence/postgres/pgtest"
 )
 
@@ -114,18 +112,7 @@ func (f *freezer) unfreeze() {
 func TestRemoteEngineStallAnswers503(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.New(t)
-	j := journal.NewMemory()
-	if err := j.Start(); err != nil {
-		t.Fatal(err)
-	}
-	g := &heldJournal{inner: eventlog.New(j, func([]engine.Event, uint64) {})}
-	eng, err := engine.New(engine.Config{Journal: g})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(); err != nil {
-		t.Fatal(err)
-	}
+	eng, g := journaltest.StartEngine(t, nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -138,13 +125,12 @@ func TestRemoteEngineStallAnswers503(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { // LIFO: after the freezer's cleanup, which thaws the relay
-		g.release()
+	t.Cleanup(func() { // LIFO: after the freezer's (which thaws the relay), before the engine's
+		g.Release()
 		_ = client.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		rpc.Stop(ctx)
 		cancel()
-		eng.Stop()
 	})
 	h := trading.New(map[api.Environment]trading.Exchange{api.Sandbox: client}, nil, nil)
 	cfg := gateway.DefaultConfig()
@@ -176,7 +162,7 @@ func TestRemoteEngineStallAnswers503(t *testing.T) {
 	check("the network to the engine frozen", "did not answer within the request's deadline", fr.freeze, fr.unfreeze)
 
 	srv.Must(t, 201, "POST", "/v1/trading/sandbox/fund", key, map[string]string{"asset": "NGN", "amount": "1000000"})
-	check("the engine's journal stalled", "retrying with the same client_order_id", g.hold, g.release)
+	check("the engine's journal stalled", "retrying with the same client_order_id", g.Hold, g.Release)
 
 	r := srv.Do(t, "POST", "/v1/trading/orders", key, order)
 	if r.Status != 200 || r.Header["Idempotent-Replayed"] != "true" {

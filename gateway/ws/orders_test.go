@@ -23,6 +23,7 @@ import (
 	"svc/gateway/ws"
 	"svc/persistence/eventlog"
 	"svc/persistence/journal"
+	"svc/persistence/journal/journaltest"
 	"svc/persistence/postgres/pgtest"
 	"svc/persistence/projection"
 )
@@ -672,48 +673,12 @@ func TestOrderEntryPipelined(t *testing.T) {
 	}
 }
 
-// gate holds a journal's appends while shut, to catch an order between the engine and
-// its answer.
-type gate struct {
-	inner   engine.Journal
-	mu      sync.Mutex
-	shut    chan struct{} // nil: open
-	waiting chan struct{} // an append is held
-}
-
-func (g *gate) Append(b []engine.Event) (uint64, error) {
-	g.mu.Lock()
-	h := g.shut
-	g.mu.Unlock()
-	if h != nil {
-		select {
-		case g.waiting <- struct{}{}:
-		default:
-		}
-		<-h
-	}
-	return g.inner.Append(b)
-}
-
-func (g *gate) close() {
-	g.mu.Lock()
-	g.shut = make(chan struct{})
-	g.mu.Unlock()
-}
-
-func (g *gate) open() {
-	g.mu.Lock()
-	close(g.shut)
-	g.shut = nil
-	g.mu.Unlock()
-}
-
 // A place that was waiting for the journal when its connection died, on a session with
 // cancel-on-disconnect, is cancelled once the engine answers it: the session's own
 // cancels had gone out without it.
 func TestCancelOnDisconnectOrderAnsweredAfterTheClose(t *testing.T) {
-	g := &gate{waiting: make(chan struct{}, 1)}
-	e := newEntry(t, ws.Config{}, func(j engine.Journal) engine.Journal { g.inner = j; return g })
+	g := &journaltest.Held{}
+	e := newEntry(t, ws.Config{}, func(j engine.Journal) engine.Journal { g.Inner = j; return g })
 	c, err := ws.Dial(e.url, e.a.SandboxKey)
 	if err != nil {
 		t.Fatal(err)
@@ -721,12 +686,12 @@ func TestCancelOnDisconnectOrderAnsweredAfterTheClose(t *testing.T) {
 	if r := call(t, c, "session.cancel_on_disconnect", 1, map[string]any{"enabled": true}); r.Type != "result" {
 		t.Fatalf("cancel_on_disconnect: %+v", r)
 	}
-	g.close()
+	g.Hold()
 	if err := c.Send(map[string]any{"op": "order.place", "id": 2, "params": limit("buy", "1", "1440", "late-1")}); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-g.waiting:
+	case <-g.Waiting():
 	case <-time.After(10 * time.Second):
 		t.Fatal("the place never reached the journal")
 	}
@@ -736,7 +701,7 @@ func TestCancelOnDisconnectOrderAnsweredAfterTheClose(t *testing.T) {
 			t.Fatal("the server did not see the connection end")
 		}
 	}
-	g.open()
+	g.Release()
 	var o struct {
 		Status       string  `json:"status"`
 		CancelReason *string `json:"cancel_reason"`

@@ -14,6 +14,7 @@ import (
 	"svc/gateway"
 	"svc/gateway/api"
 	"svc/gateway/ws"
+	"svc/persistence/journal/journaltest"
 )
 
 // With the engine's journal stalled, an order.place is answered by its deadline with
@@ -25,19 +26,12 @@ import (
 // retrying with the same client_order_id replays the order instead of placing another.
 // Before, the first place was never answered and every later op waited behind it.
 func TestOrderPlaceAnsweredWhenTheJournalStalls(t *testing.T) {
-	g := &gate{waiting: make(chan struct{}, 1)}
+	g := &journaltest.Held{}
 	gcfg := gateway.DefaultConfig()
 	gcfg.AccessLog = false
 	gcfg.RequestTimeout = 1500 * time.Millisecond
-	e := newEntryGateway(t, ws.Config{}, gcfg, func(j engine.Journal) engine.Journal { g.inner = j; return g })
-	t.Cleanup(func() { // before the rig's: the engine stops only once its journal answers
-		g.mu.Lock()
-		if g.shut != nil {
-			close(g.shut)
-			g.shut = nil
-		}
-		g.mu.Unlock()
-	})
+	e := newEntryGateway(t, ws.Config{}, gcfg, func(j engine.Journal) engine.Journal { g.Inner = j; return g })
+	t.Cleanup(g.Release) // before the rig's: the engine stops only once its journal answers
 	c, err := ws.Dial(e.url, e.a.SandboxKey)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +41,7 @@ func TestOrderPlaceAnsweredWhenTheJournalStalls(t *testing.T) {
 		t.Fatalf("cancel_on_disconnect: %+v", r)
 	}
 
-	g.close()
+	g.Hold()
 	ops := []map[string]any{
 		{"op": "order.place", "id": 2, "params": limit("buy", "1", "1401", "stall-1")},
 		{"op": "order.place", "id": 3, "params": limit("buy", "1", "1402", "")},
@@ -100,7 +94,7 @@ func TestOrderPlaceAnsweredWhenTheJournalStalls(t *testing.T) {
 		}
 	}
 
-	g.open()
+	g.Release()
 	if r, _ := read("4"); r.Status != 201 || r.order(t).Status != "OPEN" {
 		t.Fatalf("the place behind the stalled ones, after the journal answered: %+v", r)
 	}

@@ -8,43 +8,9 @@ import (
 
 	"svc/engine"
 	"svc/payments/money"
-	"svc/persistence/eventlog"
-	"svc/persistence/journal"
+	"svc/persistence/journal/journaltest"
 	"svc/persistence/postgres/pgtest"
 )
-
-// stallJournal holds every append while shut (a journal whose disk stopped answering)
-// and says when one is held.
-type stallJournal struct {
-	inner engine.Journal
-	mu    sync.Mutex
-	shut  chan struct{} // nil: open
-	held  chan struct{}
-}
-
-func (s *stallJournal) Append(b []engine.Event) (uint64, error) {
-	s.mu.Lock()
-	h := s.shut
-	s.mu.Unlock()
-	if h != nil {
-		select {
-		case s.held <- struct{}{}:
-		default:
-		}
-		<-h
-	}
-	return s.inner.Append(b)
-}
-
-func (s *stallJournal) close() { s.mu.Lock(); s.shut = make(chan struct{}); s.mu.Unlock() }
-func (s *stallJournal) open() {
-	s.mu.Lock()
-	if s.shut != nil {
-		close(s.shut)
-		s.shut = nil
-	}
-	s.mu.Unlock()
-}
 
 // A Credit waiting for a slow engine (its journal stalled) holds up no other caller:
 // Total answers at once (without the row in flight) and another Credit leaves that row to
@@ -54,19 +20,7 @@ func (s *stallJournal) open() {
 // waited behind it.
 func TestFundingCreditDoesNotHoldOthersBehindASlowEngine(t *testing.T) {
 	pool, _ := pgtest.New(t)
-	j := journal.NewMemory()
-	if err := j.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sj := &stallJournal{inner: eventlog.New(j, nil), held: make(chan struct{}, 1)}
-	eng, err := engine.New(engine.Config{Journal: sj})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sj.open(); eng.Stop() })
+	eng, sj := journaltest.StartEngine(t, nil)
 	f, err := NewFunding(pool, eng, "sandbox", FundMaker)
 	if err != nil {
 		t.Fatal(err)
@@ -81,11 +35,11 @@ func TestFundingCreditDoesNotHoldOthersBehindASlowEngine(t *testing.T) {
 	const unit = 1_000_000 // USDT's engine units
 	fund("slow-1", "100.00")
 
-	sj.close()
+	sj.Hold()
 	first := make(chan error, 1)
 	go func() { first <- f.Credit(ctx) }()
 	select {
-	case <-sj.held:
+	case <-sj.Waiting():
 	case <-time.After(10 * time.Second):
 		t.Fatal("the credit never reached the journal")
 	}
@@ -104,7 +58,7 @@ func TestFundingCreditDoesNotHoldOthersBehindASlowEngine(t *testing.T) {
 		t.Fatal("Total and a second Credit waited behind the credit held in the engine")
 	}
 
-	sj.open()
+	sj.Release()
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
