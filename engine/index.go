@@ -48,8 +48,8 @@ func (ix *orderIndex) home(k uint64) int { return int(((k ^ k>>29) * fib) >> ix.
 // caller's func literal is inlined into the loop too, so the place and cancel paths make
 // no indirect call, and prefetchOrder's unlocked reads stay outside the race detector
 // (go:norace). The slot number is masked as a whole because prefetchOrder's copy of ix
-// may be torn, pairing one table's slots with another's shift. After changing it, check
-// that `go build -gcflags=-m ./engine/` still says "can inline (*orderIndex).probe".
+// may be torn, pairing one table's slots with another's shift. TestProbeIsInlined asks
+// the compiler that every call of it, with its literal, is still inlined.
 func (ix *orderIndex) probe(k uint64, limit uint, is func(*order) bool) (o *order, j int) {
 	h := ix.home(k)
 	for i := range limit {
