@@ -1,14 +1,16 @@
 package api
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
 )
 
-// maxUnixMilli is the last millisecond RFC 3339 can write (9999-12-31T23:59:59.999Z): a
-// larger one would overflow the database driver's microseconds.
+// maxUnixMilli is the last millisecond RFC 3339 can write (9999-12-31T23:59:59.999Z), so
+// both formats reach the same times; far beyond it (from about 9.2e15) the database
+// driver's microseconds would overflow.
 const maxUnixMilli = 253402300799999
 
 // ParseTime reads a query parameter's time: an ISO 8601 (RFC 3339) time with a timezone
@@ -26,22 +28,11 @@ func ParseTime(s string) (time.Time, bool) {
 	return t, err == nil
 }
 
-// unixMilli reads s as Unix milliseconds: one or more digits, at most maxUnixMilli.
+// unixMilli reads s as Unix milliseconds: digits only (ParseUint takes no sign), at most
+// maxUnixMilli.
 func unixMilli(s string) (int64, bool) {
-	if s == "" {
-		return 0, false
-	}
-	var ms int64
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		if ms = ms*10 + int64(c-'0'); ms > maxUnixMilli {
-			return 0, false
-		}
-	}
-	return ms, true
+	ms, err := strconv.ParseUint(s, 10, 64)
+	return int64(ms), err == nil && ms <= maxUnixMilli
 }
 
 // TimeRange reads a list's `from` and `to` query parameters (ParseTime's times; either may
