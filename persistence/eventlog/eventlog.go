@@ -159,8 +159,9 @@ var errApplyFailed = errors.New("eventlog: apply failed")
 
 // Replay applies every record after `after` to eng, in chunks, and reports the last offset
 // applied and how many events were applied. On an error the offset is the last one through
-// which every event was applied (`after` if none was): resuming after it neither skips nor
-// re-applies an event. progress, if set, is called after each chunk.
+// which every event was applied (`after` if none was): resuming after it skips no event and
+// re-applies none that a successful Apply took (what a failed Apply left is eng's: an
+// engine's state is then undefined). progress, if set, is called after each chunk.
 // A batch split into part records is applied whole or not at all: an incomplete one (a
 // crash between its records) is dropped, and the offset reported stops before a trailing
 // one.
