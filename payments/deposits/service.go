@@ -46,8 +46,9 @@ type Config struct {
 	// transaction (svcd sets it; issue 27): the route step runs in a savepoint after the
 	// conversion, and only when it fails (a settlement hook refusing) is it rolled back
 	// alone and left to the PENDING_WITHDRAWAL job, as every deposit's settlement is without
-	// it. One commit and one job fewer per deposit; the deposit still passes through
-	// PENDING_WITHDRAWAL, with its event, in the same transaction.
+	// it. One commit, one job, one ledger transaction and one row write fewer per deposit;
+	// the deposit still passes through PENDING_WITHDRAWAL (the state machine and its event)
+	// in the same transaction. Off, a rig can drive the two steps by hand.
 	SettleInConversion bool
 	Now                func() time.Time
 }
