@@ -23,10 +23,10 @@ var clientSeed = maphash.MakeSeed()
 func clientKey(id string) uint64 { return maphash.String(clientSeed, id) }
 
 // getClient returns the indexed order with client order id id, whose key is k, or nil.
-// With probe inlined into it, it is over the inliner's budget (cost 110 of 80, Go 1.26), so the place
-// path (clientIDTaken and addOrderAt) calls probe itself: calling getClient there cost each
-// place with a client id 55 instructions more (cachegrind, BenchmarkPlaceCancelClientID),
-// 2.6% of its engine work.
+// With probe inlined into it, it is over the inliner's budget (cost 110 of 80, Go 1.26),
+// so the place path (clientIDTaken and addOrderAt) calls probe itself: calling getClient
+// there cost each place with a client id 55 instructions more (cachegrind,
+// BenchmarkPlaceCancelClientID), 2.6% of its engine work.
 func (ix *orderIndex) getClient(k uint64, id string) *order {
 	o, _ := ix.probe(k, uint(len(ix.slots)), func(o *order) bool { return o.clientID == id })
 	return o
