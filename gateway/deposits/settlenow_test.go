@@ -56,8 +56,14 @@ func TestSettledInTheConversionsTransaction(t *testing.T) {
 		if i%2 == 1 {
 			o = r.temporary(t, key, 16080, "customer_id", cust)
 		}
-		d := decode[depositJSON](t, r.srv.Must(t, 201, "POST", "/v1/payments/sandbox/deposits", key, map[string]any{"onramp_id": o.ID}))
+		sim := r.srv.Must(t, 201, "POST", "/v1/payments/sandbox/deposits", key, map[string]any{"onramp_id": o.ID})
+		d := decode[depositJSON](t, sim)
 		ids[i] = uuid.MustParse(d.ID)
+		// The simulation answers the deposit as its transaction wrote it, without reading it
+		// back: byte for byte what a read answers (a merchant's deposit: no customer shown).
+		if got := r.srv.Must(t, 200, "GET", "/v1/payments/deposits/"+d.ID, key, nil); i%2 == 0 && string(got.Data) != string(sim.Data) {
+			t.Fatalf("simulation answered %s, a read answers %s", sim.Data, got.Data)
+		}
 	}
 	// The sandbox bank's notifications were processed in their intake's transaction: no
 	// partner_event job (partners.SandboxDeposits).

@@ -270,6 +270,9 @@ type Result struct {
 	Status    string     // Processed, Ignored, Rejected or Malformed (Received: not done yet)
 	Outcome   string     // for people
 	DepositID *uuid.UUID // the deposit an inbound transfer, or crypto at an offramp, created
+	// Deposit is the deposit an inbound transfer created, as written, when this call
+	// processed it (nil for a stored result).
+	Deposit *deposits.Deposit
 	// Refusal is the domain's refusal behind a Rejected inbound transfer (e.g.
 	// onramps.ErrNotActive), for the sandbox simulation's answer.
 	Refusal error
@@ -444,7 +447,7 @@ func (s *Service) inboundTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p Part
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Status: Processed, Outcome: "deposit " + d.ID.String() + " received", DepositID: &d.ID}, nil
+	return Result{Status: Processed, Outcome: "deposit " + d.ID.String() + " received", DepositID: &d.ID, Deposit: &d}, nil
 }
 
 // payout applies a payout's outcome: the payout or transfer behind our reference is advanced,
