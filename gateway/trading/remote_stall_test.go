@@ -2,11 +2,9 @@ package trading_test
 
 import (
 	"context"
-	"errors"
-	"io"
 	"net"
+	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,87 +17,6 @@ import (
 	"svc/persistence/journal/journaltest"
 	"svc/persistence/postgres/pgtest"
 )
-
-// freezer is a TCP relay to target that stops delivering while frozen (what a partition
-// does to an established connection): bytes read are held until thawed.
-type freezer struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	thaw   chan struct{} // nil: delivering
-	conns  []net.Conn
-}
-
-func newFreezer(t *testing.T, target string) *freezer {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &freezer{ln: ln, target: target}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			u, err := net.Dial("tcp", target)
-			if err != nil {
-				_ = c.Close()
-				continue
-			}
-			f.mu.Lock()
-			f.conns = append(f.conns, c, u)
-			f.mu.Unlock()
-			go f.relay(u, c)
-			go f.relay(c, u)
-		}
-	}()
-	t.Cleanup(func() {
-		f.unfreeze()
-		_ = ln.Close()
-		f.mu.Lock()
-		for _, c := range f.conns {
-			_ = c.Close()
-		}
-		f.mu.Unlock()
-	})
-	return f
-}
-
-func (f *freezer) relay(dst, src net.Conn) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			f.mu.Lock()
-			h := f.thaw
-			f.mu.Unlock()
-			if h != nil {
-				<-h
-			}
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				_ = dst.(*net.TCPConn).CloseWrite()
-			}
-			return
-		}
-	}
-}
-
-func (f *freezer) freeze() { f.mu.Lock(); f.thaw = make(chan struct{}); f.mu.Unlock() }
-func (f *freezer) unfreeze() {
-	f.mu.Lock()
-	if f.thaw != nil {
-		close(f.thaw)
-		f.thaw = nil
-	}
-	f.mu.Unlock()
-}
 
 // A gateway over a remote engine (cluster/enginerpc) that stops answering answers 503
 // SERVICE_UNAVAILABLE with Retry-After before the request's deadline, saying it timed
@@ -119,13 +36,19 @@ func TestRemoteEngineStallAnswers503(t *testing.T) {
 	}
 	rpc := enginerpc.NewServer(eng, enginerpc.ServerOptions{})
 	go func() { _ = rpc.Serve(ln) }()
-	fr := newFreezer(t, ln.Addr().String())
-	// Timeouts far past the request's: only the request's deadline can answer in time.
-	client, err := enginerpc.Dial(fr.ln.Addr().String(), enginerpc.Options{SubmitTimeout: 20 * time.Second, ReadTimeout: 20 * time.Second})
+	// The network to the engine, which the test can freeze (pgtest's proxy relays any TCP
+	// stream; it takes its upstream in a URL).
+	fr, via := pgtest.NewProxy(t, "tcp://"+ln.Addr().String())
+	viaURL, err := url.Parse(via)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { // LIFO: after the freezer's (which thaws the relay), before the engine's
+	// Timeouts far past the request's: only the request's deadline can answer in time.
+	client, err := enginerpc.Dial(viaURL.Host, enginerpc.Options{SubmitTimeout: 20 * time.Second, ReadTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // LIFO: before the proxy's and the engine's
 		g.Release()
 		_ = client.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -159,7 +82,7 @@ func TestRemoteEngineStallAnswers503(t *testing.T) {
 	if err := client.Ping(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	check("the network to the engine frozen", "did not answer within the request's deadline", fr.freeze, fr.unfreeze)
+	check("the network to the engine frozen", "did not answer within the request's deadline", fr.Pause, fr.Resume)
 
 	srv.Must(t, 201, "POST", "/v1/trading/sandbox/fund", key, map[string]string{"asset": "NGN", "amount": "1000000"})
 	check("the engine's journal stalled", "retrying with the same client_order_id", g.Hold, g.Release)
