@@ -27,8 +27,8 @@ import (
 // first answers; the other finds the placing's state changed and answers nothing. The
 // engine's outcome after a timeout is handed over as a Late answer (never sent: the
 // stream tracks the order for cancel-on-disconnect). The placing goes back to its pool
-// only when neither the engine (it holds &pl.cmd until Complete) nor the timer can still
-// touch it.
+// only when neither the engine (it holds pl, the command's Completer, until Complete; the
+// command itself it copied into its ring) nor the timer can still touch it.
 
 // asyncExchange is an Exchange that completes commands from its completion stage
 // (*engine.Engine; a remote engine's client is not one).
