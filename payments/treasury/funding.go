@@ -178,6 +178,7 @@ func (f *Funding) Credit(ctx context.Context) error {
 		id     uuid.UUID
 		asset  string
 		amount int64
+		a      engine.Asset // asset parsed, once claimed
 	}
 	cs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (credit, error) {
 		var c credit
@@ -194,17 +195,18 @@ func (f *Funding) Credit(ctx context.Context) error {
 		if f.credited[c.id] || f.crediting[c.id] {
 			continue
 		}
-		if _, ok := engine.ParseAsset(c.asset); !ok {
+		a, ok := engine.ParseAsset(c.asset)
+		if !ok {
 			continue
 		}
+		c.a = a
 		f.crediting[c.id] = true
 		mine = append(mine, c)
 	}
 	f.mu.Unlock()
 	for i, c := range mine {
-		a, _ := engine.ParseAsset(c.asset)
 		res, err := f.submit(ctx, &engine.Command{Kind: engine.CmdCredit, Time: f.now().UnixNano(), Account: f.id,
-			Asset: a, Amount: c.amount, TransferID: engine.TransferID(c.id)})
+			Asset: c.a, Amount: c.amount, TransferID: engine.TransferID(c.id)})
 		switch {
 		case err != nil:
 			err = fmt.Errorf("treasury credit %s: %w", c.id, err)
@@ -221,7 +223,7 @@ func (f *Funding) Credit(ctx context.Context) error {
 			return err
 		}
 		f.credited[c.id] = true
-		f.total[a] += c.amount
+		f.total[c.a] += c.amount
 		f.mu.Unlock()
 	}
 	return nil
