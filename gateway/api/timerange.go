@@ -13,6 +13,9 @@ import (
 // driver's microseconds would overflow.
 const maxUnixMilli = 253402300799999
 
+// TimeDoc says what ParseTime accepts, for the OpenAPI description of a list's from and to.
+const TimeDoc = "ISO 8601 (RFC 3339) with a timezone offset (escape + as %2B; an unescaped + is taken back), or Unix milliseconds"
+
 // ParseTime reads a query parameter's time: an ISO 8601 (RFC 3339) time with a timezone
 // offset, or Unix milliseconds (digits only, up to the end of year 9999). A '+' of the
 // offset decoded as a space (a query string sent without escaping it) is taken back. Every

@@ -191,14 +191,14 @@ func (rs *Routes) Docs() []openapi.Op {
 	return []openapi.Op{
 		{Method: "GET", Path: "/v1/payments/deposits", Tag: tag, Summary: "List deposits",
 			Description: "status also accepts PENDING (PENDING_FX or PENDING_WITHDRAWAL) and COMPLETED (SETTLED). from and to " +
-				"bound created_at (inclusive) and need a timezone offset (escape + as %2B; an unescaped + is understood too).",
+				"bound created_at (inclusive).",
 			Query: []openapi.Param{
 				{Name: "type", In: "query", Schema: openapi.Enum(deposits.TypeNGN, deposits.TypeCrypto)},
 				{Name: "status", In: "query", Schema: openapi.Enum(statusChoices...)},
 				{Name: "onramp_id", In: "query", Schema: openapi.UUID("")},
 				{Name: "offramp_id", In: "query", Schema: openapi.UUID("")},
-				{Name: "from", In: "query", Schema: openapi.Time("ISO 8601 with offset")},
-				{Name: "to", In: "query", Schema: openapi.Time("ISO 8601 with offset")},
+				{Name: "from", In: "query", Schema: openapi.Time(api.TimeDoc)},
+				{Name: "to", In: "query", Schema: openapi.Time(api.TimeDoc)},
 				{Name: "page", In: "query", Schema: openapi.Int("1-indexed, default 1")},
 				{Name: "per_page", In: "query", Schema: openapi.Int("1 to 100, default 20")},
 			},

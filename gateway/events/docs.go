@@ -31,8 +31,8 @@ func (rs *Routes) Docs() []openapi.Op {
 			Description: "Every event of the caller's merchant and environment, kept at least 30 days, with the data its webhooks carried.",
 			Query: []openapi.Param{
 				{Name: "type", Description: "event name, or several separated by commas", Schema: openapi.Str("")},
-				{Name: "from", Description: "created at or after (ISO 8601 with offset)", Schema: openapi.Time("")},
-				{Name: "to", Description: "created before (ISO 8601 with offset)", Schema: openapi.Time("")},
+				{Name: "from", Description: "created at or after: " + api.TimeDoc, Schema: openapi.Time("")},
+				{Name: "to", Description: "created before: " + api.TimeDoc, Schema: openapi.Time("")},
 				{Name: "limit", Schema: openapi.Int("default 20, at most 100")},
 				{Name: "cursor", Description: "next_cursor of the previous page", Schema: openapi.Str("")},
 			},

@@ -1,6 +1,7 @@
 package trading
 
 import (
+	"svc/gateway/api"
 	o "svc/gateway/openapi"
 )
 
@@ -128,7 +129,7 @@ func (h *Handlers) Docs() []o.Op {
 			Errors:      []string{"NOT_FOUND", "ORDER_NOT_CANCELLABLE", "ENGINE_BUSY", "ENGINE_UNAVAILABLE"}},
 		{Method: "GET", Path: "/v1/trading/trades", Tag: "trading", Summary: "List your trades",
 			Query: append([]o.Param{{Name: "symbol"}, {Name: "order_id", Schema: o.UUID("")},
-				{Name: "from", Description: "RFC 3339 or Unix ms, inclusive"}, {Name: "to", Description: "RFC 3339 or Unix ms, exclusive"}}, paging...),
+				{Name: "from", Description: "inclusive: " + api.TimeDoc}, {Name: "to", Description: "exclusive: " + api.TimeDoc}}, paging...),
 			Responses: map[int]o.Response{200: {Description: "data is the array of trades; paging in the top-level meta", Data: o.Arr(tradeSchema)}},
 			Errors:    []string{"VALIDATION_ERROR"}},
 		{Method: "GET", Path: "/v1/trading/balances", Tag: "trading", Summary: "Your trading balances",

@@ -9652,10 +9652,10 @@ type GetEventsParams struct {
 	// Type event name, or several separated by commas
 	Type *string `form:"type,omitempty" json:"type,omitempty"`
 
-	// From created at or after (ISO 8601 with offset)
+	// From created at or after: ISO 8601 (RFC 3339) with a timezone offset (escape + as %2B; an unescaped + is taken back), or Unix milliseconds
 	From *time.Time `form:"from,omitempty" json:"from,omitempty"`
 
-	// To created before (ISO 8601 with offset)
+	// To created before: ISO 8601 (RFC 3339) with a timezone offset (escape + as %2B; an unescaped + is taken back), or Unix milliseconds
 	To    *time.Time `form:"to,omitempty" json:"to,omitempty"`
 	Limit *int       `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -11387,10 +11387,10 @@ type GetTradingTradesParams struct {
 	Symbol  *string             `form:"symbol,omitempty" json:"symbol,omitempty"`
 	OrderId *openapi_types.UUID `form:"order_id,omitempty" json:"order_id,omitempty"`
 
-	// From RFC 3339 or Unix ms, inclusive
+	// From inclusive: ISO 8601 (RFC 3339) with a timezone offset (escape + as %2B; an unescaped + is taken back), or Unix milliseconds
 	From *string `form:"from,omitempty" json:"from,omitempty"`
 
-	// To RFC 3339 or Unix ms, exclusive
+	// To exclusive: ISO 8601 (RFC 3339) with a timezone offset (escape + as %2B; an unescaped + is taken back), or Unix milliseconds
 	To    *string `form:"to,omitempty" json:"to,omitempty"`
 	Page  *int    `form:"page,omitempty" json:"page,omitempty"`
 	Limit *int    `form:"limit,omitempty" json:"limit,omitempty"`
@@ -12474,7 +12474,7 @@ type ClientInterface interface {
 
 	// GetPaymentsDeposits List deposits
 	//
-	// status also accepts PENDING (PENDING_FX or PENDING_WITHDRAWAL) and COMPLETED (SETTLED). from and to bound created_at (inclusive) and need a timezone offset (escape + as %2B; an unescaped + is understood too).
+	// status also accepts PENDING (PENDING_FX or PENDING_WITHDRAWAL) and COMPLETED (SETTLED). from and to bound created_at (inclusive).
 	//
 	// Corresponds with GET /v1/payments/deposits (the `GetPaymentsDeposits` operationId).
 	GetPaymentsDeposits(ctx context.Context, params *GetPaymentsDepositsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -14706,7 +14706,7 @@ func (c *Client) PostPartnersProviderEvents(ctx context.Context, provider string
 
 // GetPaymentsDeposits List deposits
 //
-// status also accepts PENDING (PENDING_FX or PENDING_WITHDRAWAL) and COMPLETED (SETTLED). from and to bound created_at (inclusive) and need a timezone offset (escape + as %2B; an unescaped + is understood too).
+// status also accepts PENDING (PENDING_FX or PENDING_WITHDRAWAL) and COMPLETED (SETTLED). from and to bound created_at (inclusive).
 //
 // Corresponds with GET /v1/payments/deposits (the `GetPaymentsDeposits` operationId).
 func (c *Client) GetPaymentsDeposits(ctx context.Context, params *GetPaymentsDepositsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -25034,7 +25034,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetPaymentsDepositsWithResponse List deposits
 	//
-	// status also accepts PENDING (PENDING_FX or PENDING_WITHDRAWAL) and COMPLETED (SETTLED). from and to bound created_at (inclusive) and need a timezone offset (escape + as %2B; an unescaped + is understood too).
+	// status also accepts PENDING (PENDING_FX or PENDING_WITHDRAWAL) and COMPLETED (SETTLED). from and to bound created_at (inclusive).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -41722,7 +41722,7 @@ func (c *ClientWithResponses) PostPartnersProviderEventsWithResponse(ctx context
 
 // GetPaymentsDepositsWithResponse List deposits
 //
-// status also accepts PENDING (PENDING_FX or PENDING_WITHDRAWAL) and COMPLETED (SETTLED). from and to bound created_at (inclusive) and need a timezone offset (escape + as %2B; an unescaped + is understood too).
+// status also accepts PENDING (PENDING_FX or PENDING_WITHDRAWAL) and COMPLETED (SETTLED). from and to bound created_at (inclusive).
 //
 // Returns a wrapper object for the known response body format(s).
 //
