@@ -62,4 +62,14 @@ func TestTreasuryStopIsBoundedByTheShutdownDeadline(t *testing.T) {
 	if !strings.Contains(logs.String(), "abandoned") || !strings.Contains(logs.String(), "market maker sandbox") {
 		t.Fatalf("the log does not name the abandoned loops: %s", logs.String())
 	}
+	// The test owns what svcd abandons to its exit: once the journal answers, the loops
+	// (their context cancelled by stop) end before the test's database goes.
+	sj.Release()
+	for _, l := range p.loops {
+		select {
+		case <-l.done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s did not end once the engine answered", l.name)
+		}
+	}
 }
