@@ -1,6 +1,10 @@
 package engine
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"sync/atomic"
+	"unsafe"
+)
 
 // foldID folds a 16-byte id to 64 bits. For a UUIDv7 the last 8 bytes hold 62 random
 // bits; the first 8 (time) are mixed in so ids that differ only there stay apart. The
@@ -19,11 +23,13 @@ const fib = 0x9E3779B97F4A7C15
 // orderIndex is one account's orders by id: open addressing with linear probing and
 // backward-shift deletion, so a table with constant inserts and deletes never fills
 // with tombstones (a Go map keyed by [16]byte cost 35-40% of the add/cancel path). The
-// zero value is empty. Not safe for concurrent use: the account's mutex guards it.
+// zero value is empty. Not safe for concurrent use: the account's mutex guards it,
+// except the look-ahead's read of the table (table, in lookahead.go), which gen guards.
 type orderIndex struct {
 	slots []indexSlot // power-of-two length, at most half full; nil when never used
 	n     int
-	shift uint8 // 64 - log2(len(slots))
+	shift uint8  // 64 - log2(len(slots))
+	gen   uint32 // odd while setSlots replaces slots and shift: a seqlock for table
 }
 
 type indexSlot struct {
@@ -47,8 +53,9 @@ func (ix *orderIndex) home(k uint64) int { return int(((k ^ k>>29) * fib) >> ix.
 // loop costs up to 1% more instructions per add/cancel, per cachegrind). Inlined, each
 // caller's func literal is inlined into the loop too, so the place and cancel paths make
 // no indirect call, and prefetchOrder's unlocked reads stay outside the race detector
-// (go:norace). The slot number is masked as a whole because prefetchOrder's copy of ix
-// may be torn, pairing one table's slots with another's shift. TestProbeIsInlined asks
+// (go:norace). The slot number is masked as a whole, so even a copy of ix pairing one
+// table's slots with another's shift would stay in bounds (prefetchOrder's copy, read
+// without the mutex, is consistent: table, lookahead.go). TestProbeIsInlined asks
 // the compiler that every call of it, with its literal, is still inlined.
 func (ix *orderIndex) probe(k uint64, limit uint, is func(*order) bool) (o *order, j int) {
 	h := ix.home(k)
@@ -117,14 +124,35 @@ func (ix *orderIndex) put(s indexSlot) {
 
 func (ix *orderIndex) grow() {
 	old := ix.slots
-	n := max(8, 2*len(old))
-	ix.slots = make([]indexSlot, n)
-	ix.shift = uint8(64 - log2(n))
+	ix.setSlots(make([]indexSlot, max(8, 2*len(old))))
 	for _, s := range old {
 		if s.o != nil {
 			ix.put(s)
 		}
 	}
+}
+
+// setSlots replaces the (empty) table with s. The look-ahead reads slots and shift
+// without the mutex, from another market's runner (lookahead.go): a slice header is
+// three words, and an old array read with a new, doubled length would make probe read
+// past the array and return what lies there as an order. So the header's words are
+// stored atomically between two increments of gen, and table takes them only when gen
+// was even and unchanged around its (atomic) loads. Only this, once per doubling, pays;
+// the locked paths read slots as before.
+func (ix *orderIndex) setSlots(s []indexSlot) {
+	h := (*sliceHeader)(unsafe.Pointer(&ix.slots))
+	atomic.AddUint32(&ix.gen, 1)
+	atomic.StorePointer(&h.data, unsafe.Pointer(unsafe.SliceData(s)))
+	atomic.StoreUintptr(&h.len, uintptr(len(s)))
+	atomic.StoreUintptr(&h.cap, uintptr(cap(s)))
+	ix.shift = uint8(64 - log2(len(s)))
+	atomic.AddUint32(&ix.gen, 1)
+}
+
+// sliceHeader is the layout of a slice, for setSlots and table's word-by-word access.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap uintptr
 }
 
 func log2(n int) int {

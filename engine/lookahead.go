@@ -1,6 +1,9 @@
 package engine
 
-import "unsafe"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // Look-ahead. On a deep book a command's cost is its cache misses, one after the other:
 // a cancel finds its account's index slot, then the order (placed tens of thousands of
@@ -14,9 +17,11 @@ import "unsafe"
 // latency left after one or two commands of work instead of all of it.
 //
 // The reads below touch account indexes without the account's mutex (another runner may
-// be changing them) and only to compute addresses to prefetch: a stale or torn value
+// be changing them) and only to compute addresses to prefetch: a stale slot or order
 // prefetches a useless line, never a wrong result. They are invisible to the race
-// detector (go:norace) for that reason.
+// detector (go:norace) for that reason. The one value they must not see torn is the
+// table itself (its array and length), which a grow replaces: table reads it under the
+// index's seqlock (setSlots, index.go).
 
 // lookaheadMin is the number of resting orders from which a market looks ahead: below
 // it the book, the index and the retained orders stay in the nearer caches and the
@@ -108,12 +113,13 @@ func (c *accountCache) peek(id AccountID) *account {
 //
 //go:norace
 func (ix *orderIndex) prefetchSlot(k uint64) {
-	slots := ix.slots
-	if len(slots) == 0 {
+	p, n, shift := ix.table()
+	if n == 0 {
 		return
 	}
-	i := ix.home(k) & (len(slots) - 1)
-	prefetch(uintptr(unsafe.Pointer(&slots[i])), 1)
+	t := orderIndex{shift: shift}
+	i := uintptr(t.home(k)) & (n - 1)
+	prefetch(uintptr(p)+i*unsafe.Sizeof(indexSlot{}), 1)
 }
 
 // prefetchOrder prefetches the order of key k, if the first slots of its probe run
@@ -121,16 +127,36 @@ func (ix *orderIndex) prefetchSlot(k uint64) {
 //
 //go:norace
 func (ix *orderIndex) prefetchOrder(k uint64) *order {
-	snap := orderIndex{slots: ix.slots, shift: ix.shift} // one read of the table (probe says why a torn one is safe)
-	if len(snap.slots) == 0 {
+	p, n, shift := ix.table()
+	if n == 0 {
 		return nil
 	}
+	snap := orderIndex{slots: unsafe.Slice((*indexSlot)(p), n), shift: shift}
 	// The key alone: reading the order's id would wait for the line this asks for.
 	o, _ := snap.probe(k, 4, func(*order) bool { return true })
 	if o != nil {
 		prefetch(uintptr(unsafe.Pointer(o)), 2)
 	}
 	return o
+}
+
+// table returns ix's table (the array, its length and shift) read without the mutex, or
+// a length of 0 when a grow was replacing it meanwhile (the seqlock of setSlots: gen odd,
+// or changed). The header's words are loaded atomically so that they
+// stay between gen's two loads on any CPU (plain loads on amd64); the array they name
+// stays valid as long as the copy is held, though its contents may change under it.
+//
+//go:norace
+func (ix *orderIndex) table() (p unsafe.Pointer, n uintptr, shift uint8) {
+	h := (*sliceHeader)(unsafe.Pointer(&ix.slots))
+	g := atomic.LoadUint32(&ix.gen)
+	p = atomic.LoadPointer(&h.data)
+	n = atomic.LoadUintptr(&h.len)
+	shift = ix.shift
+	if g&1 != 0 || atomic.LoadUint32(&ix.gen) != g {
+		return nil, 0, 0
+	}
+	return p, n, shift
 }
 
 // lookahead does nothing for credits and debits: their working set is the accounts.
