@@ -160,7 +160,7 @@ func (s *Service) reverse(ctx context.Context, tx pgx.Tx, d Deposit, reason stri
 	if short.IsPositive() {
 		desc += fmt.Sprintf(", %s %s owed by the merchant (receivable)", short, short.Asset)
 	}
-	if err := s.post(ctx, tx, d, nil, "reverse", desc, postings...); err != nil {
+	if _, err := s.post(ctx, tx, d, nil, "reverse", desc, postings...); err != nil {
 		return Outcome{}, err
 	}
 	if err := s.end(ctx, tx, &d, Reversed, reason); err != nil {
@@ -244,7 +244,7 @@ func (s *Service) RejectTx(ctx context.Context, tx pgx.Tx, t *payments.Tenant, i
 		if d.Settlement.Mode == onramps.ModeInternal {
 			dest = owner(d, ledger.Pending)
 		}
-		if err := s.post(ctx, tx, d, nil, "unwind", "Deposit rejected in compliance review; converted back and returned to the sender",
+		if _, err := s.post(ctx, tx, d, nil, "unwind", "Deposit rejected in compliance review; converted back and returned to the sender",
 			ledger.Move(dest, ledger.System(ledger.FX), got),
 			ledger.Move(ledger.System(ledger.FX), ledger.System(ledger.External), d.Amount)); err != nil {
 			return Outcome{}, err

@@ -116,7 +116,7 @@ func (s *Service) Receive(ctx context.Context, tx pgx.Tx, o onramps.Onramp, amou
 	if err := insert(ctx, tx, d); err != nil {
 		return Deposit{}, err
 	}
-	if err := s.post(ctx, tx, d, nil, "received", "Deposit received into "+o.AccountNumber,
+	if _, err := s.post(ctx, tx, d, nil, "received", "Deposit received into "+o.AccountNumber,
 		ledger.Move(ledger.System(ledger.External), ledger.System(Incoming), amount)); err != nil {
 		return Deposit{}, err
 	}
@@ -151,19 +151,18 @@ func stepMemo(d Deposit, step, desc string) ledger.Memo {
 func settledDesc(d Deposit) string { return "Deposit " + d.PaymentReference + " settled" }
 
 // post records a step's posting; b is the step's batch item (nil outside a batch), whose
-// shard key the posting takes.
-func (s *Service) post(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem, step, desc string, postings ...[]ledger.Posting) error {
+// shard key the posting takes. It answers the balances the posting left.
+func (s *Service) post(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem, step, desc string, postings ...[]ledger.Posting) (ledger.Posted, error) {
 	var all []ledger.Posting
 	for _, p := range postings {
 		all = append(all, p...)
 	}
 	m := stepMemo(d, step, desc)
-	_, err := ledger.Post(ctx, tx, ledger.Transaction{
+	return ledger.Post(ctx, tx, ledger.Transaction{
 		MerchantID: d.Tenant.MerchantID, Environment: d.Tenant.Environment,
 		Reference: m.Reference, Kind: m.Kind, Description: m.Description,
 		Postings: all, Metadata: map[string]string{"deposit_id": d.ID.String()}, ShardKey: b.key(),
 	})
-	return err
 }
 
 // EventData is the data of the deposit.* events.
@@ -304,23 +303,19 @@ func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit, b *batchIte
 	} else if err := s.next(ctx, tx, d); err != nil {
 		return err
 	}
-	all := append(ledger.Move(ledger.System(Incoming), ledger.System(ledger.FX), d.Amount),
-		ledger.Move(ledger.System(ledger.FX), dest, got)...)
+	var settle []ledger.Posting     // the settlement's entries (with its memo) in this posting
 	if settled != nil && b != nil { // in a batch the owner's side goes with the batch's posting
 		b.postings = append(b.postings, settled.postings...)
 		b.credited = append(b.credited, settled.credited...)
 	} else if settled != nil {
-		all = append(all, settled.postings...) // its entries keep the settlement's memo
+		settle = settled.postings
 	}
 	// The posting goes last: it locks the owner's pending row, which every deposit of that
 	// merchant (or customer) also needs, until the commit; the deposit's own writes before it
 	// do not make the others wait (issue 22).
-	m := stepMemo(d, "convert", desc)
-	p, err := ledger.Post(ctx, tx, ledger.Transaction{
-		MerchantID: d.Tenant.MerchantID, Environment: d.Tenant.Environment,
-		Reference: m.Reference, Kind: m.Kind, Description: m.Description,
-		Postings: all, Metadata: map[string]string{"deposit_id": d.ID.String()}, ShardKey: b.key(),
-	})
+	p, err := s.post(ctx, tx, d, b, "convert", desc,
+		ledger.Move(ledger.System(Incoming), ledger.System(ledger.FX), d.Amount),
+		ledger.Move(ledger.System(ledger.FX), dest, got), settle)
 	if err != nil || settled == nil || b != nil || len(settled.credited) == 0 {
 		return err
 	}
@@ -370,7 +365,7 @@ func (s *Service) creditedEvent(ctx context.Context, tx pgx.Tx, d Deposit, balan
 
 // fail ends a PENDING_FX deposit FAILED, its NGN returned to the sender.
 func (s *Service) fail(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem, reason string) error {
-	if err := s.post(ctx, tx, d, b, "return", "Deposit returned to the sender",
+	if _, err := s.post(ctx, tx, d, b, "return", "Deposit returned to the sender",
 		ledger.Move(ledger.System(Incoming), ledger.System(ledger.External), d.Amount)); err != nil {
 		return err
 	}
@@ -401,14 +396,14 @@ func (s *Service) route(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem)
 			return err // outcome unknown: the job retries with the same reference
 		}
 		if res.Status == providers.SendFailed {
-			if err := s.post(ctx, tx, d, b, "unwind", "On-chain send refused; converted back and returned to the sender",
+			if _, err := s.post(ctx, tx, d, b, "unwind", "On-chain send refused; converted back and returned to the sender",
 				ledger.Move(ledger.System(Outgoing), ledger.System(ledger.FX), got),
 				ledger.Move(ledger.System(ledger.FX), ledger.System(ledger.External), d.Amount)); err != nil {
 				return err
 			}
 			return s.end(ctx, tx, &d, Failed, "SEND_FAILED: "+res.FailureReason)
 		}
-		if err := s.post(ctx, tx, d, b, "settle", "Sent on "+d.Settlement.Chain+" to "+d.Settlement.DestinationAddress,
+		if _, err := s.post(ctx, tx, d, b, "settle", "Sent on "+d.Settlement.Chain+" to "+d.Settlement.DestinationAddress,
 			ledger.Move(ledger.System(Outgoing), ledger.System(ledger.External), got)); err != nil {
 			return err
 		}
@@ -430,12 +425,7 @@ func (s *Service) route(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem)
 		// After the deposit's own writes: the posting locks the owner's pending and available
 		// rows, shared by all its deposits, until the commit (issue 22).
 		from, to := owner(d, ledger.Pending), owner(d, ledger.Available)
-		m := stepMemo(d, "settle", settledDesc(d))
-		p, err := ledger.Post(ctx, tx, ledger.Transaction{
-			MerchantID: d.Tenant.MerchantID, Environment: d.Tenant.Environment,
-			Reference: m.Reference, Kind: m.Kind, Description: m.Description, Postings: ledger.Move(from, to, got),
-			Metadata: map[string]string{"deposit_id": d.ID.String()},
-		})
+		p, err := s.post(ctx, tx, d, nil, "settle", settledDesc(d), ledger.Move(from, to, got))
 		if err != nil {
 			return err
 		}
