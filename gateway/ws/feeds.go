@@ -53,7 +53,10 @@ type levelKey struct {
 	price engine.Price
 }
 
-func (f *bookFeed) pending() bool { return len(f.bids)+len(f.asks) > 0 }
+// pending reports whether the feed has a diff to publish: merged levels, or only a
+// sequence that moved without changing a level (published too, as a diff without levels,
+// so its subscribers reach the REST book's sequence).
+func (f *bookFeed) pending() bool { return len(f.bids)+len(f.asks) > 0 || f.accSeq > f.pub }
 
 // merge adds one flush's changed levels (absolute totals): a level changed again replaces
 // its earlier total, so the diff carries each level once, at its newest total.

@@ -382,7 +382,11 @@ func (h *Hub) flushSymbol(s *symbolState) {
 	dirty := s.m.TakeDirtyCandles()
 	h.mu.Unlock()
 	f0 := &s.feeds[0]
-	if len(bids)+len(asks) > 0 && f0.subs.len() > 0 {
+	// A diff goes out whenever the sequence moved, with no levels when its events left
+	// every level as it was (an IOC limit that crossed nothing, a market order that met an
+	// empty side): otherwise subscribers would stay behind the REST book's sequence until
+	// the next change of a level, however quiet the market.
+	if seq > f0.pub && f0.subs.len() > 0 {
 		msg := appendBook(make([]byte, 0, 128+24*(len(bids)+len(asks))), f0.ch, &s.pair, f0.pub+1, seq, bids, asks, book.Time()/1e6)
 		f0.pub = seq
 		h.broadcastBook(f0, msg)

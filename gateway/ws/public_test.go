@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/gorilla/websocket"
 
 	"svc/engine"
@@ -323,5 +324,78 @@ func TestOrderbookUpdateIntervals(t *testing.T) {
 			t.Fatalf("the @1000ms diff came %v after the change", d)
 		}
 		t.Logf("change %d reached the intervals after %v", k+1, seen)
+	}
+}
+
+// TestQuietSequenceReachesEverySubscriber: events that move the symbol's sequence but
+// leave every level as it was (an IOC limit that crosses nothing is accepted and
+// cancelled; a market order meets an empty side) still reach every orderbook channel as
+// a diff without levels, so a subscriber's book is at the REST book's sequence once the
+// market is quiet, not stuck before them until the next trade that moves a level.
+func TestQuietSequenceReachesEverySubscriber(t *testing.T) {
+	tests := []struct {
+		name string
+		cmd  engine.Command
+	}{
+		{"IOC limit that crosses nothing", engine.Command{Type: engine.Limit, TIF: engine.IOC, Side: engine.Buy, Price: 140000, Qty: 100}},
+		{"market order on an empty side", engine.Command{Type: engine.Market, Side: engine.Buy, Qty: 100}},
+	}
+	r := newRig(t, 2, ws.Config{})
+	place(t, r, 1, engine.Buy, 149000, 200) // a level that stays: the book is not empty
+	c := r.dial(t, "")
+	chans := []string{"orderbook:" + sym, "orderbook:" + sym + "@100ms", "orderbook:" + sym + "@1000ms"}
+	_ = c.Subscribe(chans...)
+	next(t, c, ofType("ack"))
+	books := map[string]*ws.Book{}
+	for range chans {
+		m := next(t, c, ofType("snapshot"))
+		books[m.Channel] = &ws.Book{}
+		_ = books[m.Channel].Apply(m)
+	}
+	var rb restBook
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r.get(t, r.keys[1], "/v1/trading/market/orderbook?symbol="+sym+"&depth=500", &rb)
+			before, levels := rb.Sequence, canon(rb.Bids, rb.Asks)
+			cmd := tt.cmd
+			cmd.Kind, cmd.Symbol, cmd.Account, cmd.OrderID, cmd.Time = engine.CmdPlace, sym, r.accts[0], engine.OrderID(uuid.New()), time.Now().UnixNano()
+			if _, err := r.eng.Submit(&cmd); err != nil {
+				t.Fatal(err)
+			}
+			d, err := r.eng.Depth(sym, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(5 * time.Second); rb.Sequence < d.Seq; time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("REST book at %d, engine at %d", rb.Sequence, d.Seq)
+				}
+				r.get(t, r.keys[1], "/v1/trading/market/orderbook?symbol="+sym+"&depth=500", &rb)
+			}
+			if rb.Sequence == before || canon(rb.Bids, rb.Asks) != levels {
+				t.Fatalf("the order should move the sequence (%d to %d) and no level (%s to %s)", before, rb.Sequence, levels, canon(rb.Bids, rb.Asks))
+			}
+			// nothing else trades: each channel's next diff must bring its book to the REST
+			// sequence, within its interval plus slack for a busy machine
+			for behind := len(chans); behind > 0; {
+				m := next(t, c, ofType("diff"))
+				b := books[m.Channel]
+				was := b.Seq
+				if err := b.Apply(m); err != nil {
+					t.Fatalf("%s: %v", m.Channel, err)
+				}
+				if len(m.Bids)+len(m.Asks) > 0 {
+					t.Fatalf("%s: a diff with levels when none changed: %+v", m.Channel, m)
+				}
+				if was < rb.Sequence && b.Seq == rb.Sequence {
+					behind--
+				}
+			}
+			for ch, b := range books {
+				if got := canon(b.Levels(true, 0), b.Levels(false, 0)); b.Seq != rb.Sequence || got != levels {
+					t.Fatalf("%s at %d %s, REST at %d %s", ch, b.Seq, got, rb.Sequence, levels)
+				}
+			}
+		})
 	}
 }
