@@ -321,9 +321,11 @@ func (s *Service) finish(ctx context.Context, tx pgx.Tx, id uuid.UUID, res Resul
 	return nil
 }
 
-// Process applies a stored notification once (the job's work; the sandbox simulation also
-// calls it at once). A notification already processed answers its stored result. A Go error
-// means "not done now" (a partner's API or the database unavailable): the job retries.
+// Process applies a stored notification once (the job's work; the sandbox deposit
+// simulation, which processes its own in the intake's transaction, calls it only for one
+// it finds already stored). A notification already processed answers its stored result.
+// A Go error means "not done now" (a partner's API or the database unavailable): the job
+// retries.
 func (s *Service) Process(ctx context.Context, id uuid.UUID) (Result, error) {
 	r, err := loadRow(ctx, s.pool, id, false)
 	if err != nil {
