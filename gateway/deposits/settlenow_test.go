@@ -3,6 +3,7 @@ package deposits_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -174,4 +175,51 @@ func TestSettledInTheConversionsTransaction(t *testing.T) {
 		t.Fatalf("%d settle transactions (want %d), %d settle entries (want %d)", settleTx, len(failing), settleEntries, 2*(n-len(failing)))
 	}
 	mustVerify(t, r)
+}
+
+// The sandbox deposit simulation processes its notification in the intake's transaction
+// (partners.SandboxDeposits, issue 27): when the processing fails, the simulation answers
+// the error with nothing stored (no notification, job, deposit, posting, event or refund),
+// so no job credits later a deposit the caller was told failed, and the onramp still takes
+// the caller's retry, which credits it once.
+func TestSimulationThatFailsStoresNothing(t *testing.T) {
+	r := newRig(t, rigOptions{noWorkers: true})
+	key := r.a.SandboxKey
+	ctx := context.Background()
+	o := r.temporary(t, key, 16080)
+	// The database refuses the deposit's row: a processing error after the notification's
+	// row was written in the same transaction.
+	if _, err := r.pool.Exec(ctx, `create function refuse_deposit() returns trigger language plpgsql as
+			$$ begin raise exception 'deposit refused by the test'; end $$;
+		create trigger refuse_deposit before insert on deposits for each row execute function refuse_deposit()`); err != nil {
+		t.Fatal(err)
+	}
+	counts := func() string {
+		var notes, jobs, deps, txs, evs, refunds int
+		if err := r.pool.QueryRow(ctx, `select (select count(*) from partner_events), (select count(*) from river_job),
+			(select count(*) from deposits), (select count(*) from ledger_transactions), (select count(*) from events),
+			(select count(*) from partner_refunds)`).Scan(&notes, &jobs, &deps, &txs, &evs, &refunds); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%d notifications, %d jobs, %d deposits, %d ledger transactions, %d events, %d refunds",
+			notes, jobs, deps, txs, evs, refunds)
+	}
+	before := counts()
+	if res := r.srv.Do(t, "POST", "/v1/payments/sandbox/deposits", key, map[string]any{"onramp_id": o.ID}); res.Status < 500 {
+		t.Fatalf("simulation whose processing fails: %s", res)
+	}
+	if after := counts(); after != before {
+		t.Fatalf("a failed simulation stored something: before %s, after %s", before, after)
+	}
+	if _, err := r.pool.Exec(ctx, `drop trigger refuse_deposit on deposits`); err != nil {
+		t.Fatal(err)
+	}
+	d := decode[depositJSON](t, r.srv.Must(t, 201, "POST", "/v1/payments/sandbox/deposits", key, map[string]any{"onramp_id": o.ID}))
+	var n int
+	if err := r.pool.QueryRow(ctx, `select count(*) from deposits where onramp_id = $1`, o.ID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if d.Status != "PENDING_FX" || n != 1 {
+		t.Fatalf("the retry: %+v, %d deposits into the onramp", d, n)
+	}
 }
