@@ -116,26 +116,13 @@ func TestConcurrentStepsBatched(t *testing.T) {
 		t.Fatalf("after settlement: %+v", b)
 	}
 	for _, c := range custs {
-		var bal struct {
-			USD string `json:"usd"`
-		}
-		r.srv.Must(t, 200, "GET", "/v1/customers/"+c+"/balance", key, nil).Decode(t, &bal)
-		if bal.USD != "60.00" {
-			t.Fatalf("customer %s balance %+v", c, bal)
+		if usd := r.customerUSD(t, key, c); usd != "60.00" {
+			t.Fatalf("customer %s balance %s", c, usd)
 		}
 	}
 	// Each credit announces the balance its own entry left: 10, 20, ... 60 per customer.
 	for _, c := range custs {
-		rows, err := r.pool.Query(context.Background(), `select data->>'balance' from events
-			where type = 'customer.balance.credited' and data->>'customer_id' = $1 order by id`, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if joined(got) != "10.000000 20.000000 30.000000 40.000000 50.000000 60.000000" {
+		if got := r.creditedBalances(t, c); joined(got) != "10.000000 20.000000 30.000000 40.000000 50.000000 60.000000" {
 			t.Fatalf("customer %s credited balances %v", c, got)
 		}
 	}

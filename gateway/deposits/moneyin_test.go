@@ -325,12 +325,8 @@ func TestFullFlowCustomerPermanentAccountSettles(t *testing.T) {
 		*got.Customer.Email != "flow@example.com" || *got.Customer.Name != "Ada Obi" || got.SettledAt == nil {
 		t.Fatalf("%+v", got)
 	}
-	var bal struct {
-		USD string `json:"usd"`
-	}
-	r.srv.Must(t, 200, "GET", "/v1/customers/"+c+"/balance", key, nil).Decode(t, &bal)
-	if bal.USD != "10.00" {
-		t.Fatalf("customer balance %+v", bal)
+	if usd := r.customerUSD(t, key, c); usd != "10.00" {
+		t.Fatalf("customer balance %s", usd)
 	}
 	want := []string{"deposit.received", "deposit.pending_withdrawal", "deposit.settled", "customer.balance.credited"}
 	if ev := r.eventsOf(t, r.a.ID, d.ID); strings.Join(ev, " ") != strings.Join(want, " ") {
@@ -370,6 +366,32 @@ type balanceJSON struct {
 
 func (r *rig) merchantBalance(t testing.TB, key string) balanceJSON {
 	return decode[balanceJSON](t, r.srv.Must(t, 200, "GET", "/v1/payments/merchant/balance", key, nil))
+}
+
+// customerUSD is the customer's balance as GET /v1/customers/{id}/balance answers it.
+func (r *rig) customerUSD(t testing.TB, key, customer string) string {
+	t.Helper()
+	var bal struct {
+		USD string `json:"usd"`
+	}
+	r.srv.Must(t, 200, "GET", "/v1/customers/"+customer+"/balance", key, nil).Decode(t, &bal)
+	return bal.USD
+}
+
+// creditedBalances is the balance each customer.balance.credited event of the customer
+// announced, in the events' order.
+func (r *rig) creditedBalances(t testing.TB, customer string) []string {
+	t.Helper()
+	rows, err := r.pool.Query(context.Background(), `select data->>'balance' from events
+		where type = 'customer.balance.credited' and data->>'customer_id' = $1 order by id`, customer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 func TestTemporaryOnrampExpiresAt25Minutes(t *testing.T) {

@@ -143,24 +143,11 @@ func TestSettledInTheConversionsTransaction(t *testing.T) {
 	if b := r.merchantBalance(t, key); b.Pending != "0.000000" || b.Available != "40.000000" {
 		t.Fatalf("merchant after settlement: %+v", b)
 	}
-	var bal struct {
-		USD string `json:"usd"`
-	}
-	r.srv.Must(t, 200, "GET", "/v1/customers/"+cust+"/balance", key, nil).Decode(t, &bal)
-	if bal.USD != "40.00" {
-		t.Fatalf("customer balance %+v", bal)
+	if usd := r.customerUSD(t, key, cust); usd != "40.00" {
+		t.Fatalf("customer balance %s", usd)
 	}
 	// Each credit announces the balance its own entry left, whichever path posted it.
-	rows, err := r.pool.Query(ctx, `select data->>'balance' from events
-		where type = 'customer.balance.credited' and data->>'customer_id' = $1 order by id`, cust)
-	if err != nil {
-		t.Fatal(err)
-	}
-	credited, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if joined(credited) != "10.000000 20.000000 30.000000 40.000000" {
+	if credited := r.creditedBalances(t, cust); joined(credited) != "10.000000 20.000000 30.000000 40.000000" {
 		t.Fatalf("customer credited balances %v", credited)
 	}
 	// One ledger transaction per conversion that settled in it: its entries carry the
