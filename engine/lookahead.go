@@ -21,7 +21,7 @@ import (
 // prefetches a useless line, never a wrong result. They are invisible to the race
 // detector (go:norace) for that reason. The one value they must not see torn is the
 // table itself (its array and length), which a grow replaces: table reads it under the
-// index's seqlock (setSlots, index.go).
+// index's seqlock (setSlots, index.go) where it names an order.
 
 // lookaheadMin is the number of resting orders from which a market looks ahead: below
 // it the book, the index and the retained orders stay in the nearer caches and the
@@ -109,17 +109,19 @@ func (c *accountCache) peek(id AccountID) *account {
 	return nil
 }
 
-// prefetchSlot prefetches the home slot of key k.
+// prefetchSlot prefetches the home slot of key k. It reads the table without table's
+// seqlock: an old array read with a new length (or shift) only yields an address past the
+// array, which is never made a Go pointer (the GC would find a bad one) and which a
+// prefetch, faulting on nothing, merely wastes.
 //
 //go:norace
 func (ix *orderIndex) prefetchSlot(k uint64) {
-	p, n, shift := ix.table()
-	if n == 0 {
+	h := (*sliceHeader)(unsafe.Pointer(&ix.slots))
+	if h.len == 0 {
 		return
 	}
-	t := orderIndex{shift: shift}
-	i := uintptr(t.home(k)) & (n - 1)
-	prefetch(uintptr(p)+i*unsafe.Sizeof(indexSlot{}), 1)
+	i := uintptr(ix.home(k)) & (h.len - 1)
+	prefetch(uintptr(h.data)+i*unsafe.Sizeof(indexSlot{}), 1)
 }
 
 // prefetchOrder prefetches the order of key k, if the first slots of its probe run
