@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -209,4 +210,40 @@ func TestSimulationThatFailsStoresNothing(t *testing.T) {
 	if d.Status != "PENDING_FX" || n != 1 {
 		t.Fatalf("the retry: %+v, %d deposits into the onramp", d, n)
 	}
+}
+
+// With SettleInConversion, only an INTERNAL_BALANCE settlement joins its conversion: an
+// ONCHAIN one calls the chain custodian, which must not hold the conversion's transaction,
+// so it keeps its own PENDING_WITHDRAWAL step and job.
+func TestOnchainSettlementKeepsItsOwnStep(t *testing.T) {
+	r := newRig(t, rigOptions{noWorkers: true, settleInConversion: true})
+	key := r.a.SandboxKey
+	ctx := context.Background()
+	o := decode[onrampJSON](t, r.srv.Must(t, 201, "POST", "/v1/payments/onramps", key, map[string]any{"type": "TEMPORARY", "amount": 1608,
+		"settlement": map[string]any{"mode": "ONCHAIN", "asset": "USDT", "chain": "ETHEREUM", "destination_address": "0x" + strings.Repeat("cd", 20)}}))
+	d := decode[depositJSON](t, r.srv.Must(t, 201, "POST", "/v1/payments/sandbox/deposits", key, map[string]any{"onramp_id": o.ID}))
+	id := uuid.MustParse(d.ID)
+	if err := r.deposits.Advance(ctx, id, deposits.PendingFX); err != nil {
+		t.Fatal(err)
+	}
+	var jobs int
+	if err := r.pool.QueryRow(ctx, `select count(*) from river_job where kind = 'deposit_step'
+		and args->>'deposit_id' = $1 and args->>'from' = 'PENDING_WITHDRAWAL'`, d.ID).Scan(&jobs); err != nil {
+		t.Fatal(err)
+	}
+	got := decode[depositJSON](t, r.srv.Must(t, 200, "GET", "/v1/payments/deposits/"+d.ID, key, nil))
+	if got.Status != "PENDING_WITHDRAWAL" || got.Settlement.TxHash != nil || jobs != 1 {
+		t.Fatalf("after its conversion: %s, tx hash %v, %d settlement jobs (want PENDING_WITHDRAWAL, none, 1)", got.Status, got.Settlement.TxHash, jobs)
+	}
+	if err := r.deposits.Advance(ctx, id, deposits.PendingWithdrawal); err != nil {
+		t.Fatal(err)
+	}
+	got = decode[depositJSON](t, r.srv.Must(t, 200, "GET", "/v1/payments/deposits/"+d.ID, key, nil))
+	if got.Status != "SETTLED" || got.Settlement.TxHash == nil {
+		t.Fatalf("after its settlement: %+v", got)
+	}
+	if ev := joined(r.eventsOf(t, r.a.ID, d.ID)); ev != "deposit.received deposit.pending_withdrawal deposit.settled" {
+		t.Fatalf("events %s", ev)
+	}
+	mustVerify(t, r)
 }
