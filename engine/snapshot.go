@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sync"
@@ -27,6 +28,12 @@ var ErrBadSnapshot = errors.New("engine: bad snapshot")
 // image, once the engine has fail-stopped (checked again after the barrier, which waits
 // for every batch in flight): that state may hold effects the journal never got.
 func (e *Engine) Snapshot(dst []byte) ([]byte, uint64, error) {
+	return e.snapshot(dst, nil)
+}
+
+// snapshot is Snapshot; resumed, when not nil, is called as the runners are released
+// (BenchmarkSnapshotPause times the pause with it).
+func (e *Engine) snapshot(dst []byte, resumed func()) ([]byte, uint64, error) {
 	if e.failed.Load() {
 		return dst, 0, ErrUnavailable
 	}
@@ -42,12 +49,21 @@ func (e *Engine) Snapshot(dst []byte) ([]byte, uint64, error) {
 	var arrived sync.WaitGroup
 	q := &query{arrived: &arrived, resume: make(chan struct{})}
 	done := make([]*Waiter, 0, len(e.runners))
-	defer func() {
+	paused := true
+	resume := func() {
+		if !paused {
+			return
+		}
+		paused = false
 		close(q.resume)
+		if resumed != nil {
+			resumed()
+		}
 		for _, w := range done {
 			w.Wait()
 		}
-	}()
+	}
+	defer resume()
 	for _, rn := range e.runners {
 		arrived.Add(1)
 		w := NewWaiter()
@@ -71,7 +87,11 @@ func (e *Engine) Snapshot(dst []byte) ([]byte, uint64, error) {
 		return dst, 0, ErrUnavailable
 	}
 	off := e.offset.Load()
-	return e.core.snapshot(dst, off), off, nil
+	// Only capture reads the engine's state; the runners go on while finish sorts the
+	// copies it took.
+	p := e.core.capture(dst, off)
+	resume()
+	return p.finish(), off, nil
 }
 
 // Restore loads a snapshot into an engine that is not started. Replay the journal after
@@ -96,65 +116,82 @@ func (w *enc) id(v [16]byte) { w.b = append(w.b, v[:]...) }
 func (w *enc) s(v string)    { w.u(uint64(len(v))); w.b = append(w.b, v...) }
 
 func (c *core) snapshot(dst []byte, offset uint64) []byte {
+	return c.capture(dst, offset).finish()
+}
+
+// capture is the part of a snapshot that reads the engine's state, so on a running engine
+// the runners stay paused through it and no longer: it writes the header and every
+// market's orders and countdowns to their final place, leaves a gap of the exact size of
+// the accounts section before them, and copies what that section needs (each non-empty
+// account's balances and transfer ids) out of the accounts. finish, which may run after
+// the runners resume, sorts the copies and fills the gap: most of an image's cost is the
+// sorting of transfer ids (every one an account ever took, kept for idempotency), not its
+// orders. Orders are mutated in place by the runners, so they are encoded here.
+func (c *core) capture(dst []byte, offset uint64) *pendingImage {
+	p := &pendingImage{}
+	accts := c.accts.all() // ordered by id later, by finish: an account's id never changes
+	nT := 0
+	live := accts[:0]
+	for _, a := range accts {
+		if !a.empty() {
+			live = append(live, a)
+			nT += len(a.transfers)
+		}
+	}
+	p.accts = make([]capturedAccount, len(live))
+	p.tids = make([]TransferID, 0, nT)
+	size := 0
+	for i, a := range live {
+		ca := &p.accts[i]
+		ca.id, ca.bal = a.id, a.bal
+		ca.lo = len(p.tids)
+		for t := range a.transfers {
+			p.tids = append(p.tids, t)
+		}
+		ca.hi = len(p.tids)
+		size += 16 + uvarintLen(uint64(ca.hi-ca.lo)) + 16*(ca.hi-ca.lo)
+		for as := NGN; as < numAssets; as++ {
+			size += varintLen(ca.bal[as].Available) + varintLen(ca.bal[as].Locked)
+		}
+	}
+
 	w := &enc{b: dst}
 	w.b = append(w.b, snapshotMagic...)
 	w.b = append(w.b, SnapshotVersion)
 	w.u(offset)
 	w.u(c.funds.seq)
-
-	accts := c.accts.sorted()
-	n := 0
-	for _, a := range accts {
-		if !a.empty() {
-			n++
-		}
+	w.u(uint64(len(p.accts)))
+	p.gap = len(w.b)
+	if need := p.gap + size; need > cap(w.b) {
+		w.b = slices.Grow(w.b, need-len(w.b))
 	}
-	w.u(uint64(n))
-	var tids []TransferID
-	for _, a := range accts {
-		if a.empty() {
-			continue
-		}
-		w.id(a.id)
-		for as := NGN; as < numAssets; as++ {
-			w.i(a.bal[as].Available)
-			w.i(a.bal[as].Locked)
-		}
-		tids = tids[:0]
-		for t := range a.transfers {
-			tids = append(tids, t)
-		}
-		slices.SortFunc(tids, func(x, y TransferID) int { return bytes.Compare(x[:], y[:]) })
-		w.u(uint64(len(tids)))
-		for _, t := range tids {
-			w.id(t)
-		}
-	}
+	w.b = w.b[:p.gap+size]
 
 	w.u(uint64(len(c.markets)))
+	var list []*order
 	for _, m := range c.markets {
 		w.s(m.symbol)
 		w.u(m.seq)
-		var open []*order
+		list = list[:0]
 		for _, s := range [2]Side{Buy, Sell} {
 			for l := range m.book.levelsFrom(s) {
 				for o := l.head; o != nil; o = o.next {
-					open = append(open, o)
+					list = append(list, o)
 				}
 			}
 		}
-		w.u(uint64(len(open)))
-		for _, o := range open {
+		w.u(uint64(len(list)))
+		for _, o := range list {
 			writeOrder(w, o)
 		}
-		var closed []*order
+		list = list[:0]
 		for i := range m.closed {
 			if o := m.closed[(m.closedPos+i)%len(m.closed)]; o != nil {
-				closed = append(closed, o)
+				list = append(list, o)
 			}
 		}
-		w.u(uint64(len(closed)))
-		for _, o := range closed {
+		w.u(uint64(len(list)))
+		for _, o := range list {
 			writeOrder(w, o)
 		}
 		cds := make([]countdownKey, 0, len(m.countdowns))
@@ -169,8 +206,79 @@ func (c *core) snapshot(dst []byte, offset uint64) []byte {
 			w.i(m.countdowns[k])
 		}
 	}
-	return w.b
+	p.b = w.b
+	return p
 }
+
+// pendingImage is a snapshot whose accounts section is still to be written (capture).
+type pendingImage struct {
+	b     []byte // the image, with the accounts section's bytes at [gap, gap+its size) unwritten
+	gap   int
+	accts []capturedAccount
+	tids  []TransferID // every captured account's transfer ids, unsorted, at its [lo, hi)
+}
+
+type capturedAccount struct {
+	id     AccountID
+	bal    Balances
+	lo, hi int
+}
+
+// finish writes the accounts section, ordered by account id and each account's transfer
+// ids by id, as the format has always had it, and returns the image.
+func (p *pendingImage) finish() []byte {
+	slices.SortFunc(p.accts, func(x, y capturedAccount) int { return compareID((*[16]byte)(&x.id), (*[16]byte)(&y.id)) })
+	end := p.gap
+	for i := range p.accts {
+		end += 16 + uvarintLen(uint64(p.accts[i].hi-p.accts[i].lo)) + 16*(p.accts[i].hi-p.accts[i].lo)
+		for as := NGN; as < numAssets; as++ {
+			end += varintLen(p.accts[i].bal[as].Available) + varintLen(p.accts[i].bal[as].Locked)
+		}
+	}
+	// Appends within the gap's capacity write in place; the check below catches a size
+	// computed differently from what was written, which would otherwise tear the image.
+	w := &enc{b: p.b[p.gap:p.gap:end]}
+	for i := range p.accts {
+		ca := &p.accts[i]
+		w.id(ca.id)
+		for as := NGN; as < numAssets; as++ {
+			w.i(ca.bal[as].Available)
+			w.i(ca.bal[as].Locked)
+		}
+		tids := p.tids[ca.lo:ca.hi]
+		slices.SortFunc(tids, func(x, y TransferID) int { return compareID((*[16]byte)(&x), (*[16]byte)(&y)) })
+		w.u(uint64(len(tids)))
+		for _, t := range tids {
+			w.id(t)
+		}
+	}
+	if len(w.b) != end-p.gap || (len(w.b) > 0 && &w.b[0] != &p.b[p.gap]) {
+		panic("engine: snapshot accounts section size mismatch")
+	}
+	return p.b
+}
+
+// compareID orders 16-byte ids as bytes.Compare does, with two big-endian word loads.
+func compareID(x, y *[16]byte) int {
+	if a, b := binary.BigEndian.Uint64(x[:8]), binary.BigEndian.Uint64(y[:8]); a != b {
+		if a < b {
+			return -1
+		}
+		return 1
+	}
+	a, b := binary.BigEndian.Uint64(x[8:]), binary.BigEndian.Uint64(y[8:])
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
+
+func varintLen(v int64) int { return uvarintLen(uint64(v)<<1 ^ uint64(v>>63)) }
 
 func writeOrder(w *enc, o *order) {
 	w.id(o.id)
@@ -357,4 +465,25 @@ func readOrder(r *dec, m *market) *order {
 		o.acct.mu.Unlock()
 	}
 	return o
+}
+
+// all returns every account, in no order (sorted does the same, ordered by id).
+func (t *accountTable) all() []*account {
+	n := 0
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.RLock()
+		n += len(s.m)
+		s.mu.RUnlock()
+	}
+	all := make([]*account, 0, n)
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.RLock()
+		for _, a := range s.m {
+			all = append(all, a)
+		}
+		s.mu.RUnlock()
+	}
+	return all
 }
