@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -92,6 +93,7 @@ type exchange struct {
 	every     time.Duration
 	retain    int          // snapshots whose journal is kept (file journal); 0: keep it all
 	lease     *engineLease // this engine's right to write the journal (lease.go)
+	snapBytes atomic.Int64 // the last snapshot's size, to size the next one's buffer
 
 	wg     sync.WaitGroup
 	cancel context.CancelFunc
@@ -283,10 +285,14 @@ func (x *exchange) snapshotLoop(ctx context.Context) {
 }
 
 func (x *exchange) snapshot() (uint64, error) {
-	data, off, err := x.engine.Snapshot(nil)
+	// Sized from the last image (plus an eighth for growth), so building a tens-of-MB
+	// image does not copy it through every doubling of an append-grown slice.
+	n := x.snapBytes.Load()
+	data, off, err := x.engine.Snapshot(make([]byte, 0, n+n/8))
 	if err != nil {
 		return 0, err
 	}
+	x.snapBytes.Store(int64(len(data)))
 	name, err := x.snaps.Save(off, data)
 	if err != nil {
 		return 0, err
