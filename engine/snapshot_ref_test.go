@@ -2,6 +2,8 @@ package engine
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math"
 	"slices"
 	"testing"
 )
@@ -114,5 +116,22 @@ func TestSnapshotSameBytes(t *testing.T) {
 	}
 	if got, _, err := e.Snapshot(nil); err != nil || !bytes.Equal(got, e.core.refSnapshot(nil, e.Offset())) {
 		t.Fatal("Engine.Snapshot differs", err)
+	}
+}
+
+// TestVarintLen: the sizes capture reserves for the accounts section are the sizes the
+// encoder writes, at every width's edges and for negative values.
+func TestVarintLen(t *testing.T) {
+	vals := []int64{0, 1, -1, 63, 64, -64, -65, math.MaxInt64, math.MinInt64}
+	for s := 1; s < 64; s++ {
+		vals = append(vals, 1<<s-1, 1<<s, -(1 << s), -(1<<s)-1)
+	}
+	for _, v := range vals {
+		if got, want := varintLen(v), len(binary.AppendVarint(nil, v)); got != want {
+			t.Errorf("varintLen(%d) = %d, want %d", v, got, want)
+		}
+		if got, want := uvarintLen(uint64(v)), len(binary.AppendUvarint(nil, uint64(v))); got != want {
+			t.Errorf("uvarintLen(%d) = %d, want %d", uint64(v), got, want)
+		}
 	}
 }
