@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"unsafe"
 )
 
 // SnapshotVersion is the first byte after the magic of every snapshot. Version 2 adds
@@ -181,9 +182,7 @@ func (c *core) capture(dst []byte, offset uint64) *pendingImage {
 			}
 		}
 		w.u(uint64(len(list)))
-		for _, o := range list {
-			writeOrder(w, o)
-		}
+		writeOrders(w, list)
 		list = list[:0]
 		for i := range m.closed {
 			if o := m.closed[(m.closedPos+i)%len(m.closed)]; o != nil {
@@ -191,9 +190,7 @@ func (c *core) capture(dst []byte, offset uint64) *pendingImage {
 			}
 		}
 		w.u(uint64(len(list)))
-		for _, o := range list {
-			writeOrder(w, o)
-		}
+		writeOrders(w, list)
 		cds := make([]countdownKey, 0, len(m.countdowns))
 		for k := range m.countdowns {
 			cds = append(cds, k)
@@ -279,6 +276,23 @@ func compareID(x, y *[16]byte) int {
 func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
 
 func varintLen(v int64) int { return uvarintLen(uint64(v)<<1 ^ uint64(v>>63)) }
+
+// writeOrders writes the orders of list. Most of an order's cost is waiting for memory:
+// the order (the book's walk read only its links, long since evicted in a large book) and
+// its account's id, which is scattered; both are prefetched some orders ahead, the order
+// first so that reading its account pointer later does not wait.
+func writeOrders(w *enc, list []*order) {
+	const ahead = 16
+	for i, o := range list {
+		if j := i + 2*ahead; j < len(list) {
+			prefetch(uintptr(unsafe.Pointer(list[j])), 3)
+		}
+		if j := i + ahead; j < len(list) {
+			prefetch(uintptr(unsafe.Pointer(list[j].acct)), 1)
+		}
+		writeOrder(w, o)
+	}
+}
 
 func writeOrder(w *enc, o *order) {
 	w.id(o.id)
