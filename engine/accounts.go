@@ -83,15 +83,7 @@ func (t *accountTable) getOrCreate(id AccountID) *account {
 
 // sorted returns every account ordered by id.
 func (t *accountTable) sorted() []*account {
-	var all []*account
-	for i := range t.shards {
-		s := &t.shards[i]
-		s.mu.RLock()
-		for _, a := range s.m {
-			all = append(all, a)
-		}
-		s.mu.RUnlock()
-	}
+	all := t.all()
 	slices.SortFunc(all, func(x, y *account) int { return bytes.Compare(x.id[:], y.id[:]) })
 	return all
 }
