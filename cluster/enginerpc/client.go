@@ -224,22 +224,38 @@ func (c *Client) SubmitContext(ctx context.Context, cmd *engine.Command) (engine
 }
 
 // Order returns an account's order as the engine holds it. An unreachable engine reads
-// as "not held" (and Err reports it, which the trading handlers check first).
+// as "not held" (and Err reports it, which the trading handlers check first); OrderContext
+// says so instead.
 func (c *Client) Order(acct engine.AccountID, id engine.OrderID) (engine.OrderView, bool) {
+	v, ok, _ := c.OrderContext(context.Background(), acct, id)
+	return v, ok
+}
+
+// OrderContext is Order bounded by ctx as well (ErrTimeout once it passes) that returns
+// the transport's error instead of "not held", so a request never waits ReadTimeout past
+// its deadline nor reads a slow engine as a forgotten order.
+func (c *Client) OrderContext(ctx context.Context, acct engine.AccountID, id engine.OrderID) (engine.OrderView, bool, error) {
 	var rep orderReply
-	if err := c.call(context.Background(), c.opts.ReadTimeout, mOrder, &orderReq{acct: acct, id: id}, &rep); err != nil {
-		return engine.OrderView{}, false
+	if err := c.call(ctx, c.opts.ReadTimeout, mOrder, &orderReq{acct: acct, id: id}, &rep); err != nil {
+		return engine.OrderView{}, false, err
 	}
-	return rep.view, rep.ok
+	return rep.view, rep.ok, nil
 }
 
 // OrderByClientID returns an account's order by client order id.
 func (c *Client) OrderByClientID(acct engine.AccountID, clientID string) (engine.OrderView, bool) {
+	v, ok, _ := c.OrderByClientIDContext(context.Background(), acct, clientID)
+	return v, ok
+}
+
+// OrderByClientIDContext is OrderByClientID bounded by ctx as well, with the transport's
+// error (as OrderContext).
+func (c *Client) OrderByClientIDContext(ctx context.Context, acct engine.AccountID, clientID string) (engine.OrderView, bool, error) {
 	var rep orderReply
-	if err := c.call(context.Background(), c.opts.ReadTimeout, mOrder, &orderReq{acct: acct, byClient: true, clientID: clientID}, &rep); err != nil {
-		return engine.OrderView{}, false
+	if err := c.call(ctx, c.opts.ReadTimeout, mOrder, &orderReq{acct: acct, byClient: true, clientID: clientID}, &rep); err != nil {
+		return engine.OrderView{}, false, err
 	}
-	return rep.view, rep.ok
+	return rep.view, rep.ok, nil
 }
 
 // Balances returns an account's balances. BalancesContext says when the engine could not
@@ -299,9 +315,14 @@ func (c *Client) Pair(symbol string) (engine.PairConfig, bool) {
 // Offset is the engine's highest acknowledged journal offset, asked now. If the engine
 // cannot be reached it is the highest offset any earlier answer carried, so a history read
 // still waits for everything this client has seen acknowledged.
-func (c *Client) Offset() uint64 {
+func (c *Client) Offset() uint64 { return c.OffsetContext(context.Background()) }
+
+// OffsetContext is Offset bounded by ctx as well: once ctx ends it stops asking and
+// returns the highest offset seen, so a history read's settle waits no longer than its
+// request allows.
+func (c *Client) OffsetContext(ctx context.Context) uint64 {
 	var rep statusReply
-	if err := c.call(context.Background(), c.opts.ReadTimeout, mStatus, &empty{}, &rep); err != nil {
+	if err := c.call(ctx, c.opts.ReadTimeout, mStatus, &empty{}, &rep); err != nil {
 		return c.seen.Load()
 	}
 	return rep.st.offset
@@ -309,8 +330,13 @@ func (c *Client) Offset() uint64 {
 
 // Depth returns up to n levels per side of symbol's book.
 func (c *Client) Depth(symbol string, n int) (engine.Depth, error) {
+	return c.DepthContext(context.Background(), symbol, n)
+}
+
+// DepthContext is Depth bounded by ctx as well (ErrTimeout once it passes).
+func (c *Client) DepthContext(ctx context.Context, symbol string, n int) (engine.Depth, error) {
 	var rep depthReply
-	if err := c.call(context.Background(), c.opts.ReadTimeout, mDepth, &depthReq{symbol: symbol, n: n}, &rep); err != nil {
+	if err := c.call(ctx, c.opts.ReadTimeout, mDepth, &depthReq{symbol: symbol, n: n}, &rep); err != nil {
 		return engine.Depth{}, err
 	}
 	return rep.d, rep.st.err()

@@ -15,7 +15,8 @@
 // Retry-After and whether a retry is safe), not "not accepting commands".
 //
 // Every call has a deadline (Options), and the caller's context bounds it too
-// (SubmitContext, BalancesContext, ErrContext). The client reconnects by itself (gRPC's connection
+// (SubmitContext, BalancesContext, ErrContext, OrderContext,
+// OrderByClientIDContext, OffsetContext, DepthContext). The client reconnects by itself (gRPC's connection
 // management with a short backoff); a dead engine answers promptly with an error instead of
 // a hang. The wire format is a small fixed binary encoding of the engine's flat value types
 // (wire.go), carried by gRPC with a hand-written service description, so no code generator

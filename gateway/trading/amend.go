@@ -31,7 +31,11 @@ func (h *Handlers) amendOrder(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	acct := engine.AccountID(p.MerchantID)
-	view, found := ex.Order(acct, engine.OrderID(id))
+	view, found, err := orderOf(ctx, ex, acct, engine.OrderID(id))
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
 	h.amend(ctx, p, ex, engine.Command{Kind: engine.CmdAmend, Account: acct, OrderID: engine.OrderID(id)}, view, found,
 		func() (OrderRow, error) { return h.orderFromHistory(ctx, p, ex, id) })
 }
@@ -47,7 +51,11 @@ func (h *Handlers) amendOrderByClientID(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	acct := engine.AccountID(p.MerchantID)
-	view, found := ex.OrderByClientID(acct, cid)
+	view, found, err := orderByClientIDOf(ctx, ex, acct, cid)
+	if err != nil {
+		api.Fail(ctx, err)
+		return
+	}
 	// The amend itself goes by the order id read here, so a client order id reused
 	// meanwhile cannot redirect it.
 	h.amend(ctx, p, ex, engine.Command{Kind: engine.CmdAmend, Account: acct, OrderID: view.ID}, view, found,
@@ -104,8 +112,10 @@ func (h *Handlers) amend(ctx *fasthttp.RequestCtx, p api.Principal, ex Exchange,
 		api.Fail(ctx, resultError(res.Code))
 		return
 	}
-	after, ok := ex.Order(cmd.Account, cmd.OrderID)
-	if !ok { // closed and forgotten already: the history has it once the projection catches up
+	// Closed and forgotten already, or the engine did not answer in time: the history has
+	// it once the projection catches up (settled answers 503 by the deadline otherwise).
+	after, ok, _ := orderOf(ctx, ex, cmd.Account, cmd.OrderID)
+	if !ok {
 		row, err := h.orderFromHistory(ctx, p, ex, uuid.UUID(cmd.OrderID))
 		if err != nil {
 			api.Fail(ctx, err)

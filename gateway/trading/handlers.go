@@ -77,13 +77,9 @@ func (h *Handlers) exchange(ctx *fasthttp.RequestCtx) (api.Principal, Exchange, 
 	case interface {
 		ErrContext(context.Context) error
 	}:
-		c := api.Ctx(ctx)
-		if dl, ok := c.Deadline(); ok {
-			var cancel context.CancelFunc
-			c, cancel = context.WithDeadline(c, giveUpBy(dl))
-			defer cancel()
-		}
+		c, cancel := engineCtx(ctx)
 		err = f.ErrContext(c)
+		cancel()
 	case interface{ Err() error }:
 		err = f.Err()
 	}
@@ -123,7 +119,7 @@ func (h *Handlers) settled(rc *fasthttp.RequestCtx, p api.Principal, ex Exchange
 		}
 	}
 	wait, cancel := context.WithDeadline(ctx, until)
-	err := h.history.WaitFor(wait, p.Environment, ex.Offset())
+	err := h.history.WaitFor(wait, p.Environment, offsetOf(wait, ex))
 	cancel()
 	if err != nil {
 		return nil, api.NewError(api.CodeServiceUnavailable, "order history is behind the exchange (its PostgreSQL projection is slow or unavailable); retry shortly")

@@ -285,9 +285,9 @@ func idempotencyKey(ctx *fasthttp.RequestCtx, cmd *engine.Command) (bool, error)
 // else 409 CLIENT_ORDER_ID_IN_USE (422 IDEMPOTENCY_KEY_REUSED when the id came from
 // X-Idempotency-Key, as on the payments routes). Nothing was placed.
 func (h *Handlers) replay(ctx *fasthttp.RequestCtx, p api.Principal, ex Exchange, cmd *engine.Command, res engine.Result, keyed bool) {
-	view, ok := ex.Order(cmd.Account, res.OrderID)
-	if !ok {
-		view, ok = ex.OrderByClientID(cmd.Account, cmd.ClientOrderID)
+	view, ok, err := orderOf(ctx, ex, cmd.Account, res.OrderID)
+	if !ok && err == nil {
+		view, ok, _ = orderByClientIDOf(ctx, ex, cmd.Account, cmd.ClientOrderID)
 	}
 	if !ok { // closed and forgotten since the engine answered: the history has it
 		row, err := h.orderFromHistory(ctx, p, ex, uuid.UUID(res.OrderID))
@@ -354,8 +354,8 @@ func (h *Handlers) getOrder(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	if view, ok := ex.Order(engine.AccountID(p.MerchantID), engine.OrderID(id)); ok {
-		api.OK(ctx, orderJSON(ex, view))
+	if view, ok, err := orderOf(ctx, ex, engine.AccountID(p.MerchantID), engine.OrderID(id)); err != nil || ok {
+		answerOrder(ctx, ex, view, err)
 		return
 	}
 	row, err := h.orderFromHistory(ctx, p, ex, id)
@@ -405,8 +405,8 @@ func (h *Handlers) getOrderByClientID(ctx *fasthttp.RequestCtx) {
 	if !ok {
 		return
 	}
-	if view, ok := ex.OrderByClientID(engine.AccountID(p.MerchantID), cid); ok {
-		api.OK(ctx, orderJSON(ex, view))
+	if view, ok, err := orderByClientIDOf(ctx, ex, engine.AccountID(p.MerchantID), cid); err != nil || ok {
+		answerOrder(ctx, ex, view, err)
 		return
 	}
 	row, err := h.orderByClientIDFromHistory(ctx, p, ex, cid)
@@ -485,10 +485,16 @@ func (h *Handlers) listOrders(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	items := make([]orderBody, 0, len(rows))
+	fresh := true
 	for _, r := range rows {
-		// The engine's copy is the freshest for orders it still holds.
-		if view, ok := ex.Order(engine.AccountID(p.MerchantID), r.View.ID); ok {
-			r.View = view
+		// The engine's copy is the freshest for orders it still holds; once it does not
+		// answer in time, the settled history's copies stand for the rest.
+		if fresh {
+			view, ok, err := orderOf(ctx, ex, engine.AccountID(p.MerchantID), r.View.ID)
+			if ok {
+				r.View = view
+			}
+			fresh = err == nil
 		}
 		items = append(items, orderJSON(ex, r.View))
 	}
@@ -546,8 +552,10 @@ func (h *Handlers) cancel(ctx *fasthttp.RequestCtx, p api.Principal, ex Exchange
 	if id == (engine.OrderID{}) {
 		id = res.OrderID
 	}
-	view, ok := ex.Order(cmd.Account, id)
-	if !ok { // forgotten already: the history has it once the projection catches up
+	// Forgotten already, or the engine did not answer in time: the history has it once
+	// the projection catches up (settled answers 503 by the deadline otherwise).
+	view, ok, _ := orderOf(ctx, ex, cmd.Account, id)
+	if !ok {
 		row, err := h.orderFromHistory(ctx, p, ex, uuid.UUID(id))
 		if err != nil {
 			api.Fail(ctx, err)
