@@ -150,15 +150,46 @@ func (s *slowJournal) slow(max time.Duration) { s.mu.Lock(); s.max = max; s.mu.U
 // When the engine completes places just as their deadlines pass, every op is still
 // answered exactly once and in order, with its order (201) or a 503, and every order
 // placed, answered in time or late, belongs to its session: cancel-on-disconnect cancels
-// all of them. Run under -race this is the timer's and the completion's race.
+// all of them. Run under -race this is the timer's and the completion's race. The race
+// happens only if some ops beat their deadline and some do not, so the test requires both
+// answers: a round that got only one kind (a box faster or slower than expected) runs again
+// with the journal's delay moved towards the other, within about 20 s in all.
 func TestOrderPlaceTimeoutRacesCompletion(t *testing.T) {
 	sj := &slowJournal{rnd: rand.New(rand.NewPCG(1, 2))}
 	gcfg := gateway.DefaultConfig()
 	gcfg.AccessLog = false
 	gcfg.RequestTimeout = 110 * time.Millisecond // the engine's wait ends 50 ms before: ~60 ms
 	e := newEntryGateway(t, ws.Config{}, gcfg, func(j engine.Journal) engine.Journal { sj.inner = j; return sj })
+	delay, start := 120*time.Millisecond, time.Now()
+	for round := 1; ; round++ {
+		n201, n503 := placeRacingDeadlines(t, e, sj, round, delay)
+		if t.Failed() {
+			return
+		}
+		t.Logf("round %d, journal delay up to %s: %d answered 201, %d answered 503", round, delay, n201, n503)
+		if n201 > 0 && n503 > 0 {
+			return
+		}
+		if time.Since(start) > 15*time.Second { // a round takes about 5 s
+			t.Fatalf("after %d rounds (%s) no round had both answers, so the timeout never raced a completion", round, time.Since(start).Round(time.Millisecond))
+		}
+		if n503 == 0 { // every place beat its deadline: slow the journal
+			delay *= 2
+		} else { // none did: speed it up
+			delay /= 2
+		}
+	}
+}
+
+// placeRacingDeadlines runs one round of TestOrderPlaceTimeoutRacesCompletion: four
+// connections place 30 orders each with the journal delaying appends by up to delay,
+// checks every op is answered once, in order, 201 or 503, disconnects and checks every
+// order was cancelled for it. It returns how many ops answered 201 and 503.
+func placeRacingDeadlines(t *testing.T, e *entry, sj *slowJournal, round int, delay time.Duration) (n201, n503 int) {
+	t.Helper()
 	const conns, ops = 4, 30
-	sj.slow(120 * time.Millisecond)
+	sj.slow(delay)
+	defer sj.slow(0)
 	var wg sync.WaitGroup
 	statuses := make([]map[int]int, conns)
 	for ci := range conns {
@@ -175,7 +206,7 @@ func TestOrderPlaceTimeoutRacesCompletion(t *testing.T) {
 			defer wg.Done()
 			defer c.Conn().UnderlyingConn().Close() // no close frame: cancel-on-disconnect
 			for i := 1; i <= ops; i++ {
-				if err := c.Send(map[string]any{"op": "order.place", "id": i, "params": limit("buy", "1", "1400", fmt.Sprintf("race-%d-%d", ci, i))}); err != nil {
+				if err := c.Send(map[string]any{"op": "order.place", "id": i, "params": limit("buy", "1", "1400", fmt.Sprintf("race-%d-%d-%d", round, ci, i))}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -215,15 +246,17 @@ func TestOrderPlaceTimeoutRacesCompletion(t *testing.T) {
 	wg.Wait()
 	sj.slow(0)
 	if t.Failed() {
-		return
+		return 0, 0
 	}
-	t.Logf("answers per connection (status: count): %v", statuses)
 	for ci := range conns {
+		n201 += statuses[ci][201]
+		n503 += statuses[ci][503]
 		for i := 1; i <= ops; i++ {
-			id := byClientID(t, e, fmt.Sprintf("race-%d-%d", ci, i))
+			id := byClientID(t, e, fmt.Sprintf("race-%d-%d-%d", round, ci, i))
 			if reason := e.waitStatus(t, e.a.SandboxKey, id, "CANCELLED"); reason != "DISCONNECT" {
-				t.Fatalf("order race-%d-%d was cancelled for %q, want DISCONNECT", ci, i, reason)
+				t.Fatalf("order race-%d-%d-%d was cancelled for %q, want DISCONNECT", round, ci, i, reason)
 			}
 		}
 	}
+	return n201, n503
 }
