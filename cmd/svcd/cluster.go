@@ -304,7 +304,7 @@ func (n *node) start(ctx context.Context, pool *pgxpool.Pool) error {
 		if err := n.client.Ping(ctx); err != nil {
 			return fmt.Errorf("%s market data: engine at %s: %w", n.env, n.client.Addr(), err)
 		}
-		from = n.client.Offset()
+		from = n.client.OffsetContext(ctx)
 		if err := n.hub.Seed(ctx, market.NewStore(pool)); err != nil {
 			return err
 		}

@@ -24,6 +24,13 @@ type Exchange interface {
 	Pairs() []engine.PairConfig
 }
 
+// depthContext is an Exchange whose Depth takes a context (a remote engine's client,
+// cluster/enginerpc.Client): the hub's context bounds the call, so a stop does not wait
+// for an engine that stopped answering.
+type depthContext interface {
+	DepthContext(ctx context.Context, symbol string, n int) (engine.Depth, error)
+}
+
 // CandleStore loads persisted candles, built from the projected trades.
 type CandleStore interface {
 	// LastCandles returns the newest limit candles of symbol for interval Intervals[iv],
@@ -143,7 +150,7 @@ func (h *Hub) Env() api.Environment { return h.cfg.Env }
 // meantime wait in the queue and those the depth already holds are skipped.
 func (h *Hub) Seed(ctx context.Context, store CandleStore) error {
 	for _, s := range h.symbols {
-		if err := h.resetBook(s); err != nil {
+		if err := h.resetBook(ctx, s); err != nil {
 			return err
 		}
 		if store == nil {
@@ -166,10 +173,16 @@ func (h *Hub) Seed(ctx context.Context, store CandleStore) error {
 
 // resetBook loads s's whole book from the engine (growing the depth asked for until
 // both sides fit).
-func (h *Hub) resetBook(s *symbolState) error {
+func (h *Hub) resetBook(ctx context.Context, s *symbolState) error {
 	n := 1024
 	for {
-		d, err := h.cfg.Exchange.Depth(s.pair.Symbol, n)
+		var d engine.Depth
+		var err error
+		if x, ok := h.cfg.Exchange.(depthContext); ok {
+			d, err = x.DepthContext(ctx, s.pair.Symbol, n)
+		} else {
+			d, err = h.cfg.Exchange.Depth(s.pair.Symbol, n)
+		}
 		if err != nil {
 			return fmt.Errorf("market data: depth of %s: %w", s.pair.Symbol, err)
 		}
@@ -252,7 +265,7 @@ func (h *Hub) Run(ctx context.Context) {
 				break
 			}
 			if h.needSync.Load() {
-				h.resyncAll()
+				h.resyncAll(ctx)
 			}
 			if !h.flushDue {
 				if wait := h.cfg.FlushEvery - h.cfg.Now().Sub(h.lastFlush); wait > 0 {
@@ -279,7 +292,7 @@ func (h *Hub) Run(ctx context.Context) {
 			armSlow()
 		case <-tick.C:
 			if h.needSync.Load() {
-				h.resyncAll()
+				h.resyncAll(ctx)
 			}
 			h.publishTickers()
 			h.evictPrivate()
@@ -337,7 +350,7 @@ func (h *Hub) apply(b *batch) {
 }
 
 // resyncAll reloads the books marked for resync and sends their subscribers a snapshot.
-func (h *Hub) resyncAll() {
+func (h *Hub) resyncAll(ctx context.Context) {
 	h.needSync.Store(false)
 	for _, s := range h.symbols {
 		if !s.resync.Load() {
@@ -345,7 +358,7 @@ func (h *Hub) resyncAll() {
 		}
 		s.resync.Store(false)
 		h.flushSymbol(s) // what was applied before the loss still goes out in order
-		if err := h.resetBook(s); err != nil {
+		if err := h.resetBook(ctx, s); err != nil {
 			h.log.Error("market data resync failed", "env", h.cfg.Env, "symbol", s.pair.Symbol, "error", err)
 			s.resync.Store(true)
 			h.needSync.Store(true)

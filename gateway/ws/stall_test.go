@@ -1,20 +1,26 @@
 package ws_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"svc/cluster/enginerpc"
 	"svc/engine"
 	"svc/gateway"
 	"svc/gateway/api"
 	"svc/gateway/ws"
 	"svc/persistence/journal/journaltest"
+	"svc/persistence/postgres/pgtest"
 )
 
 // With the engine's journal stalled, an order.place is answered by its deadline with
@@ -259,4 +265,51 @@ func placeRacingDeadlines(t *testing.T, e *entry, sj *slowJournal, round int, de
 		}
 	}
 	return n201, n503
+}
+
+// The hub loads its books from a remote engine (cluster/enginerpc, a real server over
+// loopback) within its context: with the network to the engine frozen, Seed returns the
+// engine's timeout once its context ends instead of waiting the client's ReadTimeout (here
+// 20 s), so a start or a stop is not held by an engine that stopped answering.
+func TestHubSeedKeepsItsContext(t *testing.T) {
+	eng, _ := journaltest.StartEngine(t, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rpc := enginerpc.NewServer(eng, enginerpc.ServerOptions{})
+	go func() { _ = rpc.Serve(ln) }()
+	fr, via := pgtest.NewProxy(t, "tcp://"+ln.Addr().String())
+	viaURL, err := url.Parse(via)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := enginerpc.Dial(viaURL.Host, enginerpc.Options{ReadTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // LIFO: before the proxy's and the engine's
+		_ = client.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		rpc.Stop(ctx)
+		cancel()
+	})
+	hub := ws.NewHub(ws.HubConfig{Env: api.Sandbox, Exchange: client}) // reads the pairs
+	if err := hub.Seed(context.Background(), nil); err != nil {
+		t.Fatalf("seed with the engine answering: %v", err)
+	}
+
+	fr.Pause()
+	defer fr.Resume()
+	const within = 300 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	start := time.Now()
+	err = hub.Seed(ctx, nil)
+	if took := time.Since(start); took > within+250*time.Millisecond {
+		t.Fatalf("seed returned after %s, its context ended after %s", took, within)
+	}
+	if !errors.Is(err, enginerpc.ErrTimeout) {
+		t.Fatalf("seed with the network frozen: %v, want enginerpc.ErrTimeout", err)
+	}
 }
