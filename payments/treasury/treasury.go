@@ -62,6 +62,33 @@ type Exchange interface {
 
 var _ Exchange = (*engine.Engine)(nil)
 
+// contextReader is an Exchange whose reads ask over the network (a remote engine's client,
+// cluster/enginerpc.Client) and can fail: its plain Order and Balances read a silent
+// engine as "not held" and zeros, which settlePlacing would take for an order filled and
+// forgotten. The local engine reads memory and is not one.
+type contextReader interface {
+	OrderContext(ctx context.Context, acct engine.AccountID, id engine.OrderID) (engine.OrderView, bool, error)
+	BalancesContext(ctx context.Context, acct engine.AccountID) (engine.Balances, error)
+}
+
+// orderOf is the treasury account's order id as x holds it, within ctx; err: x did not
+// answer.
+func orderOf(ctx context.Context, x Exchange, id engine.OrderID) (engine.OrderView, bool, error) {
+	if r, ok := x.(contextReader); ok {
+		return r.OrderContext(ctx, Account, id)
+	}
+	v, ok := x.Order(Account, id)
+	return v, ok, nil
+}
+
+// balancesOf is the treasury account's balances in x, within ctx; err: x did not answer.
+func balancesOf(ctx context.Context, x Exchange) (engine.Balances, error) {
+	if r, ok := x.(contextReader); ok {
+		return r.BalancesContext(ctx, Account)
+	}
+	return x.Balances(Account), nil
+}
+
 // Prices is where the hedges' limits come from; *rates.Service is one.
 type Prices interface {
 	Reference(env string, asset money.Asset) (rates.Reference, bool)
@@ -499,7 +526,10 @@ func (d *Desk) submit(ctx context.Context, env string, x Exchange, p placing) er
 // before its orders).
 func (d *Desk) settle(ctx context.Context, env string, x Exchange, p placing, outcome string) error {
 	pc, _, _ := pairOf(x, p.asset)
-	bal := x.Balances(Account)
+	bal, err := balancesOf(ctx, x)
+	if err != nil { // zeros from a silent engine would be a wrong fill: the row stays placing
+		return fmt.Errorf("treasury settle %s: %w", p.id, err)
+	}
 	filled, ngn := bal[pc.Base].Available-p.baseBefore, bal[engine.NGN].Available-p.ngnBefore
 	if _, err := d.pool.Exec(ctx, `update treasury_orders set status = 'done', filled = $2, ngn = $3, outcome = $4, done_at = now()
 		where id = $1 and status = 'placing'`, p.id, filled, ngn, outcome); err != nil {
@@ -560,7 +590,12 @@ func (d *Desk) settlePlacing(ctx context.Context, env string, x Exchange) (left 
 			left++
 			continue
 		}
-		if v, ok := x.Order(Account, engine.OrderID(p.id)); ok {
+		v, ok, err := orderOf(ctx, x, engine.OrderID(p.id))
+		if err != nil {
+			left++
+			continue // the engine did not answer, which says nothing of the order: next round
+		}
+		if ok {
 			if !v.State.Closed() {
 				left++
 				continue // an IOC order closes in its own batch; look again next round
@@ -570,7 +605,11 @@ func (d *Desk) settlePlacing(ctx context.Context, env string, x Exchange) (left 
 			}
 			continue
 		}
-		bal := x.Balances(Account)
+		bal, err := balancesOf(ctx, x)
+		if err != nil {
+			left++
+			continue // zeros from a silent engine would read as a fill
+		}
 		if bal[pc.Base].Available != p.baseBefore || bal[engine.NGN].Available != p.ngnBefore {
 			if err := d.settle(ctx, env, x, p, "filled, then forgotten by the engine (after a restart)"); err != nil {
 				return 0, err

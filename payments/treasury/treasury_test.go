@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"net"
+	"net/url"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"svc/cluster/enginerpc"
 	"svc/engine"
 	"svc/payments"
 	"svc/payments/ledger"
@@ -441,4 +444,95 @@ func TestTheMakerKeepsATwoSidedLadderAndRefreshesAfterFills(t *testing.T) {
 		t.Fatalf("after a fill of two levels: %d orders, %d of them kept (want 10 and 8)", len(after), kept)
 	}
 	time.Sleep(0)
+}
+
+// A row left placing is settled only from a remote engine's answers: with the network to
+// the engine (cluster/enginerpc, a real server over loopback) frozen, settlePlacing leaves
+// the row placing for the next round once its context ends, instead of waiting the
+// client's ReadTimeout (here 20 s) and then reading the silence as an order the engine
+// forgot and zero balances as its fill. Once the engine answers, the hedge is placed
+// exactly once.
+func TestASilentRemoteEngineLeavesTheRowPlacing(t *testing.T) {
+	r := newRig(t, 1_000_000*1_000_000)
+	ctx := context.Background()
+	if err := r.maker.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	r.convert(t, "deposit:1:convert", money.USDT, true, 250_000_000, refPrice)
+	r.desk.crash = func(s string) error {
+		if s == "row" {
+			return errCrash
+		}
+		return nil
+	}
+	if err := r.desk.Hedge(ctx, "sandbox"); !errors.Is(err, errCrash) {
+		t.Fatal(err)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rpc := enginerpc.NewServer(r.eng, enginerpc.ServerOptions{})
+	go func() { _ = rpc.Serve(ln) }()
+	fr, via := pgtest.NewProxy(t, "tcp://"+ln.Addr().String())
+	viaURL, err := url.Parse(via)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := enginerpc.Dial(viaURL.Host, enginerpc.Options{ReadTimeout: 20 * time.Second, SubmitTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // LIFO: before the proxy's and the engine's
+		_ = client.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		rpc.Stop(ctx)
+		cancel()
+	})
+	if len(client.Pairs()) == 0 { // the pairs are configuration, read once
+		t.Fatal("no pairs from the engine")
+	}
+	envs := map[string]Env{}
+	for env, e := range r.envs {
+		e.Exchange = client
+		envs[env] = e
+	}
+	desk, err := New(r.pool, Config{Envs: envs, Prices: r.rates})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	fr.Pause()
+	const within = 300 * time.Millisecond
+	short, cancel := context.WithTimeout(ctx, within)
+	start := time.Now()
+	left, err := desk.settlePlacing(short, "sandbox", client)
+	took := time.Since(start)
+	cancel()
+	fr.Resume()
+	if err != nil || left != 1 {
+		t.Fatalf("settlePlacing with the network frozen: %d left, %v; want the row left for the next round", left, err)
+	}
+	if took > within+250*time.Millisecond {
+		t.Fatalf("settlePlacing returned after %s, its context ended after %s", took, within)
+	}
+	var status string
+	if err := r.pool.QueryRow(ctx, `select status from treasury_orders`).Scan(&status); err != nil || status != "placing" {
+		t.Fatalf("the row: %q, %v; want it still placing", status, err)
+	}
+
+	for range 2 {
+		if err := desk.Hedge(ctx, "sandbox"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	engineOrders, rows := r.treasuryOrders(t)
+	if engineOrders != 1 || rows != 1 {
+		t.Fatalf("%d engine orders, %d rows", engineOrders, rows)
+	}
+	if open, _ := OpenPositions(ctx, r.pool, "sandbox"); open[money.USDT] != 0 {
+		t.Fatalf("open %d", open[money.USDT])
+	}
+	r.verify(t)
 }
