@@ -26,8 +26,11 @@ func (h *Handlers) balances(ctx *fasthttp.RequestCtx) {
 	}
 	var bs engine.Balances
 	if r, ok := ex.(balancesReader); ok {
+		c, cancel := engineCtx(ctx) // the request's deadline less the margin for the answer
 		var err error
-		if bs, err = r.BalancesContext(api.Ctx(ctx), engine.AccountID(p.MerchantID)); err != nil {
+		bs, err = r.BalancesContext(c, engine.AccountID(p.MerchantID))
+		cancel()
+		if err != nil {
 			api.Fail(ctx, engineError(err)) // a remote engine that did not answer: 503, never zeros
 			return
 		}

@@ -153,6 +153,7 @@ func TestRemoteEngineReadsKeepTheDeadline(t *testing.T) {
 		{"get by client order id", "GET", "/v1/trading/orders/by-client-id/read-1", nil},
 		{"amend by id", "PATCH", "/v1/trading/orders/" + o.ID, map[string]any{"price": "1402"}},
 		{"amend by client order id", "PATCH", "/v1/trading/orders/by-client-id/read-1", map[string]any{"price": "1402"}},
+		{"balances", "GET", "/v1/trading/balances", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			start := time.Now()
