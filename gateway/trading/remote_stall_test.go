@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"svc/cluster/enginerpc"
+	"svc/cluster/enginerpc/enginerpctest"
 	"svc/engine"
 	"svc/gateway"
 	"svc/gateway/api"
@@ -84,31 +83,10 @@ func newRemoteRig(t *testing.T) remoteRig {
 	t.Helper()
 	pool, _ := pgtest.New(t)
 	eng, g := journaltest.StartEngine(t, nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rpc := enginerpc.NewServer(eng, enginerpc.ServerOptions{})
-	go func() { _ = rpc.Serve(ln) }()
-	// The network to the engine, which the test can freeze (pgtest's proxy relays any TCP
-	// stream; it takes its upstream in a URL).
-	fr, via := pgtest.NewProxy(t, "tcp://"+ln.Addr().String())
-	viaURL, err := url.Parse(via)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Timeouts far past the request's: only the request's deadline can answer in time.
-	client, err := enginerpc.Dial(viaURL.Host, enginerpc.Options{SubmitTimeout: 20 * time.Second, ReadTimeout: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { // LIFO: before the proxy's and the engine's
-		g.Release()
-		_ = client.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		rpc.Stop(ctx)
-		cancel()
-	})
+	// The network to the engine, which the test can freeze; timeouts far past the
+	// request's: only the request's deadline can answer in time.
+	client, fr := enginerpctest.Remote(t, eng)
+	t.Cleanup(g.Release) // LIFO: before the client's, the proxy's and the engine's
 	h := trading.New(map[api.Environment]trading.Exchange{api.Sandbox: client}, nil, nil)
 	cfg := gateway.DefaultConfig()
 	cfg.AccessLog = false

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,12 +13,12 @@ import (
 	"time"
 
 	"svc/cluster/enginerpc"
+	"svc/cluster/enginerpc/enginerpctest"
 	"svc/engine"
 	"svc/gateway"
 	"svc/gateway/api"
 	"svc/gateway/ws"
 	"svc/persistence/journal/journaltest"
-	"svc/persistence/postgres/pgtest"
 )
 
 // With the engine's journal stalled, an order.place is answered by its deadline with
@@ -273,27 +271,7 @@ func placeRacingDeadlines(t *testing.T, e *entry, sj *slowJournal, round int, de
 // 20 s), so a start or a stop is not held by an engine that stopped answering.
 func TestHubSeedKeepsItsContext(t *testing.T) {
 	eng, _ := journaltest.StartEngine(t, nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rpc := enginerpc.NewServer(eng, enginerpc.ServerOptions{})
-	go func() { _ = rpc.Serve(ln) }()
-	fr, via := pgtest.NewProxy(t, "tcp://"+ln.Addr().String())
-	viaURL, err := url.Parse(via)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := enginerpc.Dial(viaURL.Host, enginerpc.Options{ReadTimeout: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { // LIFO: before the proxy's and the engine's
-		_ = client.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		rpc.Stop(ctx)
-		cancel()
-	})
+	client, fr := enginerpctest.Remote(t, eng)
 	hub := ws.NewHub(ws.HubConfig{Env: api.Sandbox, Exchange: client}) // reads the pairs
 	if err := hub.Seed(context.Background(), nil); err != nil {
 		t.Fatalf("seed with the engine answering: %v", err)
@@ -305,7 +283,7 @@ func TestHubSeedKeepsItsContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	start := time.Now()
-	err = hub.Seed(ctx, nil)
+	err := hub.Seed(ctx, nil)
 	if took := time.Since(start); took > within+250*time.Millisecond {
 		t.Fatalf("seed returned after %s, its context ended after %s", took, within)
 	}

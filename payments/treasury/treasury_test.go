@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
-	"net"
-	"net/url"
 	"testing"
 	"time"
 
@@ -16,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"svc/cluster/enginerpc"
+	"svc/cluster/enginerpc/enginerpctest"
 	"svc/engine"
 	"svc/payments"
 	"svc/payments/ledger"
@@ -469,27 +467,7 @@ func TestASilentRemoteEngineLeavesTheRowPlacing(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rpc := enginerpc.NewServer(r.eng, enginerpc.ServerOptions{})
-	go func() { _ = rpc.Serve(ln) }()
-	fr, via := pgtest.NewProxy(t, "tcp://"+ln.Addr().String())
-	viaURL, err := url.Parse(via)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := enginerpc.Dial(viaURL.Host, enginerpc.Options{ReadTimeout: 20 * time.Second, SubmitTimeout: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { // LIFO: before the proxy's and the engine's
-		_ = client.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		rpc.Stop(ctx)
-		cancel()
-	})
+	client, fr := enginerpctest.Remote(t, r.eng)
 	if len(client.Pairs()) == 0 { // the pairs are configuration, read once
 		t.Fatal("no pairs from the engine")
 	}
