@@ -162,11 +162,11 @@ func (c *core) capture(dst []byte, offset uint64) *pendingImage {
 	w.u(offset)
 	w.u(c.funds.seq)
 	w.u(uint64(len(p.accts)))
-	p.gap = len(w.b)
-	if need := p.gap + size; need > cap(w.b) {
-		w.b = slices.Grow(w.b, need-len(w.b))
+	p.gap, p.end = len(w.b), len(w.b)+size
+	if p.end > cap(w.b) {
+		w.b = slices.Grow(w.b, p.end-len(w.b))
 	}
-	w.b = w.b[:p.gap+size]
+	w.b = w.b[:p.end]
 
 	w.u(uint64(len(c.markets)))
 	var list []*order
@@ -209,8 +209,9 @@ func (c *core) capture(dst []byte, offset uint64) *pendingImage {
 
 // pendingImage is a snapshot whose accounts section is still to be written (capture).
 type pendingImage struct {
-	b     []byte // the image, with the accounts section's bytes at [gap, gap+its size) unwritten
+	b     []byte // the image, with the accounts section's bytes at [gap, end) unwritten
 	gap   int
+	end   int // gap plus the section's size, as capture computed it from the copies
 	accts []capturedAccount
 	tids  []TransferID // every captured account's transfer ids, unsorted, at its [lo, hi)
 }
@@ -225,15 +226,9 @@ type capturedAccount struct {
 // ids by id, as the format has always had it, and returns the image.
 func (p *pendingImage) finish() []byte {
 	slices.SortFunc(p.accts, func(x, y capturedAccount) int { return compareID((*[16]byte)(&x.id), (*[16]byte)(&y.id)) })
-	end := p.gap
-	for i := range p.accts {
-		end += 16 + uvarintLen(uint64(p.accts[i].hi-p.accts[i].lo)) + 16*(p.accts[i].hi-p.accts[i].lo)
-		for as := NGN; as < numAssets; as++ {
-			end += varintLen(p.accts[i].bal[as].Available) + varintLen(p.accts[i].bal[as].Locked)
-		}
-	}
 	// Appends within the gap's capacity write in place; the check below catches a size
 	// computed differently from what was written, which would otherwise tear the image.
+	end := p.end
 	w := &enc{b: p.b[p.gap:p.gap:end]}
 	for i := range p.accts {
 		ca := &p.accts[i]
