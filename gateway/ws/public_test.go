@@ -398,4 +398,24 @@ func TestQuietSequenceReachesEverySubscriber(t *testing.T) {
 			}
 		})
 	}
+	// and once every channel is at the REST sequence, a market where nothing moves sends
+	// no diff, empty or not, on any interval (the longest, 1000 ms, plus slack), though
+	// another market's orders make the hub flush every symbol
+	for _, p := range []engine.Price{100000, 100001} {
+		if res, err := r.eng.Submit(&engine.Command{Kind: engine.CmdPlace, Symbol: "USDC-NGN", Account: r.accts[1], OrderID: engine.OrderID(uuid.New()),
+			Type: engine.Limit, Side: engine.Buy, Price: p, Qty: 100, Time: time.Now().UnixNano()}); err != nil || res.Code != engine.OK {
+			t.Fatalf("place on USDC-NGN: %v %v", res.Code, err)
+		}
+	}
+	_ = c.Conn().SetReadDeadline(time.Now().Add(1500 * time.Millisecond))
+	defer c.Conn().SetReadDeadline(time.Time{})
+	for {
+		m, err := c.Next()
+		if err != nil {
+			break // the deadline: nothing came
+		}
+		if m.Type == "diff" {
+			t.Fatalf("%s: a diff while nothing moved: %+v", m.Channel, m)
+		}
+	}
 }
