@@ -81,6 +81,27 @@ func (t *accountTable) getOrCreate(id AccountID) *account {
 	return a
 }
 
+// all returns every account, in no order (sorted orders them by id).
+func (t *accountTable) all() []*account {
+	n := 0
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.RLock()
+		n += len(s.m)
+		s.mu.RUnlock()
+	}
+	all := make([]*account, 0, n)
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.RLock()
+		for _, a := range s.m {
+			all = append(all, a)
+		}
+		s.mu.RUnlock()
+	}
+	return all
+}
+
 // sorted returns every account ordered by id.
 func (t *accountTable) sorted() []*account {
 	all := t.all()

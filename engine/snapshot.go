@@ -475,24 +475,3 @@ func readOrder(r *dec, m *market) *order {
 	}
 	return o
 }
-
-// all returns every account, in no order (sorted does the same, ordered by id).
-func (t *accountTable) all() []*account {
-	n := 0
-	for i := range t.shards {
-		s := &t.shards[i]
-		s.mu.RLock()
-		n += len(s.m)
-		s.mu.RUnlock()
-	}
-	all := make([]*account, 0, n)
-	for i := range t.shards {
-		s := &t.shards[i]
-		s.mu.RLock()
-		for _, a := range s.m {
-			all = append(all, a)
-		}
-		s.mu.RUnlock()
-	}
-	return all
-}
