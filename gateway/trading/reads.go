@@ -40,11 +40,7 @@ func orderOf(rc *fasthttp.RequestCtx, ex Exchange, acct engine.AccountID, id eng
 	}
 	ctx, cancel := engineCtx(rc)
 	defer cancel()
-	v, found, err := x.OrderContext(ctx, acct, id)
-	if err != nil {
-		return v, false, engineError(err)
-	}
-	return v, found, nil
+	return remoteRead(x.OrderContext(ctx, acct, id))
 }
 
 // orderByClientIDOf is ex.OrderByClientID bounded by the request's deadline (as orderOf).
@@ -56,7 +52,12 @@ func orderByClientIDOf(rc *fasthttp.RequestCtx, ex Exchange, acct engine.Account
 	}
 	ctx, cancel := engineCtx(rc)
 	defer cancel()
-	v, found, err := x.OrderByClientIDContext(ctx, acct, clientID)
+	return remoteRead(x.OrderByClientIDContext(ctx, acct, clientID))
+}
+
+// remoteRead maps a remote engine's failed read (engineError: 503 with Retry-After); a
+// read that failed never says "found".
+func remoteRead(v engine.OrderView, found bool, err error) (engine.OrderView, bool, error) {
 	if err != nil {
 		return v, false, engineError(err)
 	}
