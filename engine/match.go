@@ -540,13 +540,5 @@ func userReason(c *Command) CancelReason {
 }
 
 func compareIDs(a, b OrderID) int {
-	for i := range a {
-		if a[i] != b[i] {
-			if a[i] < b[i] {
-				return -1
-			}
-			return 1
-		}
-	}
-	return 0
+	return compareID((*[16]byte)(&a), (*[16]byte)(&b))
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"math/bits"
@@ -252,20 +253,10 @@ func (p *pendingImage) finish() []byte {
 
 // compareID orders 16-byte ids as bytes.Compare does, with two big-endian word loads.
 func compareID(x, y *[16]byte) int {
-	if a, b := binary.BigEndian.Uint64(x[:8]), binary.BigEndian.Uint64(y[:8]); a != b {
-		if a < b {
-			return -1
-		}
-		return 1
+	if c := cmp.Compare(binary.BigEndian.Uint64(x[:8]), binary.BigEndian.Uint64(y[:8])); c != 0 {
+		return c
 	}
-	a, b := binary.BigEndian.Uint64(x[8:]), binary.BigEndian.Uint64(y[8:])
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return cmp.Compare(binary.BigEndian.Uint64(x[8:]), binary.BigEndian.Uint64(y[8:]))
 }
 
 func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
