@@ -190,6 +190,9 @@ func newPayments(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 	if err != nil {
 		return nil, err
 	}
+	// Issue 27: TEMPORARY onramps past their expiry are stored EXPIRED by one sweep a minute
+	// (its worker is in onramps.Register), not by a job per onramp.
+	periodic = append(periodic, onramps.Sweep(onramps.DefaultSweepInterval))
 
 	// The working client: every domain's workers.
 	p.jobs, err = jobs.New(pool, jobs.Config{Workers: dj.workers, Queues: dj.queues, Logger: log.With("component", "jobs"),

@@ -400,37 +400,43 @@ func TestTemporaryOnrampExpiresAt25Minutes(t *testing.T) {
 	o := r.temporary(t, key, 1000)
 	id := uuid.MustParse(o.ID)
 	r.clock.Advance(25*time.Minute - time.Second)
-	if wait, err := r.onramps.Expire(context.Background(), id); err != nil || wait <= 0 || wait > time.Second {
-		t.Fatalf("expire early: wait %v, %v", wait, err)
+	if n, err := r.onramps.ExpireDue(context.Background()); err != nil || n != 0 {
+		t.Fatalf("sweep early: %d expired, %v", n, err)
 	}
 	if got := decode[onrampJSON](t, r.srv.Must(t, 200, "GET", "/v1/payments/onramps/"+o.ID, key, nil)); got.Status != "ACTIVE" {
 		t.Fatalf("%+v", got)
 	}
 	r.clock.Advance(time.Second)
-	// Reads say EXPIRED from expires_at even before the job runs.
-	if got := decode[onrampJSON](t, r.srv.Must(t, 200, "GET", "/v1/payments/onramps/"+o.ID, key, nil)); got.Status != "EXPIRED" {
-		t.Fatalf("%+v", got)
+	// Reads say EXPIRED from expires_at before the sweep has stored it, and refuse money;
+	// after the sweep they say and do the same.
+	for _, swept := range []bool{false, true} {
+		var status string
+		_ = r.pool.QueryRow(context.Background(), `select status from onramps where id = $1`, id).Scan(&status)
+		if want := map[bool]string{false: "ACTIVE", true: "EXPIRED"}[swept]; status != want {
+			t.Fatalf("swept %v: stored %s, want %s", swept, status, want)
+		}
+		if got := decode[onrampJSON](t, r.srv.Must(t, 200, "GET", "/v1/payments/onramps/"+o.ID, key, nil)); got.Status != "EXPIRED" {
+			t.Fatalf("swept %v: %+v", swept, got)
+		}
+		for _, filter := range []string{"EXPIRED", "ACTIVE"} {
+			p := decode[struct {
+				Items []onrampJSON `json:"items"`
+			}](t, r.srv.Must(t, 200, "GET", "/v1/payments/onramps?status="+filter, key, nil))
+			if found := len(p.Items) == 1 && p.Items[0].ID == o.ID; found != (filter == "EXPIRED") {
+				t.Fatalf("swept %v: status=%s lists %+v", swept, filter, p)
+			}
+		}
+		wantCode(t, r.srv.Do(t, "POST", "/v1/payments/sandbox/deposits", key, map[string]any{"onramp_id": o.ID}), 422, "ONRAMP_NOT_ACTIVE")
+		if !swept {
+			if n, err := r.onramps.ExpireDue(context.Background()); err != nil || n != 1 {
+				t.Fatalf("sweep: %d expired, %v", n, err)
+			}
+		}
 	}
-	wantCode(t, r.srv.Do(t, "POST", "/v1/payments/sandbox/deposits", key, map[string]any{"onramp_id": o.ID}), 422, "ONRAMP_NOT_ACTIVE")
-	// The durable job was scheduled at expires_at in the creating transaction.
+	// Creating the onramp enqueued no job (issue 27: the sweep replaced the job per onramp).
 	var n int
-	if err := r.pool.QueryRow(context.Background(), `select count(*) from river_job where kind = 'onramp_expire' and args->>'onramp_id' = $1
-		and scheduled_at = $2`, o.ID, mustTime(t, *o.ExpiresAt)).Scan(&n); err != nil || n != 1 {
+	if err := r.pool.QueryRow(context.Background(), `select count(*) from river_job where kind = 'onramp_expire'`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d expiry jobs (%v)", n, err)
-	}
-	if wait, err := r.onramps.Expire(context.Background(), id); err != nil || wait != 0 {
-		t.Fatal(wait, err)
-	}
-	var status string
-	_ = r.pool.QueryRow(context.Background(), `select status from onramps where id = $1`, id).Scan(&status)
-	if status != "EXPIRED" {
-		t.Fatal(status)
-	}
-	p := decode[struct {
-		Items []onrampJSON `json:"items"`
-	}](t, r.srv.Must(t, 200, "GET", "/v1/payments/onramps?status=EXPIRED", key, nil))
-	if len(p.Items) != 1 || p.Items[0].ID != o.ID {
-		t.Fatalf("%+v", p)
 	}
 }
 

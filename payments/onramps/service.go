@@ -15,7 +15,6 @@ import (
 	"svc/payments"
 	"svc/payments/events"
 	"svc/payments/idempotency"
-	"svc/payments/jobs"
 	"svc/payments/money"
 	"svc/payments/providers"
 	"svc/payments/rates"
@@ -45,7 +44,12 @@ type Config struct {
 	Providers providers.Environments // the bank partner issues the account numbers
 	Customers Customers              // nil: requests naming a customer answer 503
 	Events    Recorder
-	Jobs      JobInserter
+	// Jobs is not used since issue 27 (expiry is a periodic sweep, not a job per onramp);
+	// it stays so that the callers building a Config need not change at once.
+	Jobs JobInserter
+	// SweepBatch is how many onramps one statement of ExpireDue moves at most (default
+	// DefaultSweepBatch).
+	SweepBatch int
 	// Lifetime of TEMPORARY onramps (default TemporaryLifetime, 25 minutes).
 	Lifetime time.Duration
 	Now      func() time.Time
@@ -61,6 +65,9 @@ type Service struct {
 func New(pool *pgxpool.Pool, cfg Config) *Service {
 	if cfg.Lifetime <= 0 {
 		cfg.Lifetime = TemporaryLifetime
+	}
+	if cfg.SweepBatch <= 0 {
+		cfg.SweepBatch = DefaultSweepBatch
 	}
 	cfg.Now = payments.OrNow(cfg.Now)
 	return &Service{pool: pool, cfg: cfg}
@@ -140,8 +147,9 @@ func check(in *CreateInput) error {
 }
 
 // CreateTx creates an onramp inside tx (the caller's transaction): the rules of Create,
-// the account from the environment's bank partner, onramp.completed, and for a TEMPORARY
-// onramp its expiry job. Errors: as Create.
+// the account from the environment's bank partner and onramp.completed. It enqueues nothing:
+// a TEMPORARY onramp expires by reads (StatusAt) and by the periodic sweep (ExpireDue).
+// Errors: as Create.
 func (s *Service) CreateTx(ctx context.Context, tx pgx.Tx, t payments.Tenant, in CreateInput) (Onramp, error) {
 	if err := check(&in); err != nil {
 		return Onramp{}, err
@@ -227,11 +235,6 @@ func (s *Service) CreateTx(ctx context.Context, tx pgx.Tx, t payments.Tenant, in
 	if _, err := s.cfg.Events.Record(ctx, tx, t.MerchantID, t.Environment, events.OnrampCompleted, EventData(o)); err != nil {
 		return Onramp{}, err
 	}
-	if o.ExpiresAt != nil {
-		if err := jobs.InsertTx(ctx, s.cfg.Jobs, tx, ExpireArgs{OnrampID: o.ID}, &river.InsertOpts{ScheduledAt: *o.ExpiresAt}); err != nil {
-			return Onramp{}, fmt.Errorf("enqueue onramp expiry: %w", err)
-		}
-	}
 	return o, nil
 }
 
@@ -312,9 +315,44 @@ func (s *Service) MarkInactive(ctx context.Context, tx pgx.Tx, id uuid.UUID) (bo
 	return tag.RowsAffected() == 1, nil
 }
 
+// DefaultSweepBatch is how many onramps one statement of ExpireDue moves at most: at 10
+// conversions a second a one-minute sweep finds about 600.
+const DefaultSweepBatch = 1000
+
+// expireDue moves at most $2 ACTIVE TEMPORARY onramps due at $1 to EXPIRED, oldest expiry
+// first, through the partial index onramps_expiring (expires_at where status = 'ACTIVE' and
+// type = 'TEMPORARY'). A row locked by a deposit arriving now is skipped (the deposit
+// decides from expires_at alone, StatusAt; the next sweep takes the row if still ACTIVE).
+const expireDue = `update onramps set status = 'EXPIRED', updated_at = $1
+	where id in (select id from onramps where status = 'ACTIVE' and type = 'TEMPORARY' and expires_at <= $1
+		order by expires_at limit $2 for update skip locked)
+	and status = 'ACTIVE'`
+
+// ExpireDue is the sweep (issue 27): it moves every ACTIVE TEMPORARY onramp past its
+// expiry, of every merchant and environment, to EXPIRED, in statements of at most
+// Config.SweepBatch rows each (each its own transaction), and says how many it moved. It
+// stores what reads already report (StatusAt), so when it runs changes nothing a reader
+// sees; expiry records no event and asks nothing of the bank (the virtual account was
+// issued with its expiry), as the per-onramp job it replaces did.
+func (s *Service) ExpireDue(ctx context.Context) (int64, error) {
+	now := s.stamp()
+	var total int64
+	for {
+		tag, err := s.pool.Exec(ctx, expireDue, now, s.cfg.SweepBatch)
+		if err != nil {
+			return total, fmt.Errorf("expire due onramps: %w", err)
+		}
+		total += tag.RowsAffected()
+		if tag.RowsAffected() < int64(s.cfg.SweepBatch) {
+			return total, nil
+		}
+	}
+}
+
 // Expire moves a TEMPORARY onramp past its expiry from ACTIVE to EXPIRED. It returns the
 // time to try again when the onramp is not due yet (a clock behind the job's schedule),
-// else zero.
+// else zero. Only ExpireArgs jobs enqueued before the sweep (ExpireDue) replaced them call
+// it.
 func (s *Service) Expire(ctx context.Context, id uuid.UUID) (time.Duration, error) {
 	now := s.stamp()
 	var (
