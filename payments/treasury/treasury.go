@@ -89,6 +89,44 @@ func balancesOf(ctx context.Context, x Exchange) (engine.Balances, error) {
 	return x.Balances(Account), nil
 }
 
+// submitOn runs cmd on x, bounded by ctx where x takes one (a remote engine's client: a
+// timeout leaves the outcome unknown, which the order's row settles next round by its id);
+// the local engine answers once its journal has the command.
+func submitOn(ctx context.Context, x Exchange, cmd *engine.Command) (engine.Result, error) {
+	if cx, ok := x.(interface {
+		SubmitContext(context.Context, *engine.Command) (engine.Result, error)
+	}); ok {
+		return cx.SubmitContext(ctx, cmd)
+	}
+	return x.Submit(cmd)
+}
+
+// reachable asks a remote engine, within ctx, whether it can be served from (connected,
+// not fail-stopped, its pairs known: Pair then reads memory instead of asking with the
+// client's own ReadTimeout); the local engine is always asked directly.
+func reachable(ctx context.Context, x Exchange) error {
+	if r, ok := x.(interface{ ErrContext(context.Context) error }); ok {
+		return r.ErrContext(ctx)
+	}
+	return nil
+}
+
+// minRound is the shortest deadline of a round (Desk.round): a window as short as svcd
+// allows (100 ms) would otherwise fail rounds on a loaded database that answers in 200 ms.
+const minRound = time.Second
+
+// round is how long one round (Hedge, or Watch's refresh) may take, engine and database
+// included: one Window (at least minRound). A silent remote engine so costs one bounded
+// wait per round instead of the client's ReadTimeout for every read in it, one after
+// another, and the round ends about when the next is due, which retries.
+func (d *Desk) round() time.Duration { return max(d.cfg.Window, minRound) }
+
+// ErrLeftPlacing: a round found hedge orders whose outcome it could not settle (the engine
+// still runs one, or its book is gone), so it placed and credited nothing; the next round
+// looks again. A new order or credit before they settle would move the balances their
+// fills are measured by.
+var ErrLeftPlacing = errors.New("treasury: hedge orders are left placing; nothing is placed until they settle")
+
 // Prices is where the hedges' limits come from; *rates.Service is one.
 type Prices interface {
 	Reference(env string, asset money.Asset) (rates.Reference, bool)
@@ -144,7 +182,9 @@ type Desk struct {
 	capacity map[string]map[money.Asset][2]int64
 	stats    map[string]map[money.Asset]*counters
 
-	crash func(stage string) error // tests: stop a round at a stage, as a kill would
+	// crash, in tests, stops a round at a stage as a kill would (or freezes the network to
+	// a remote engine there and returns nil).
+	crash func(stage string) error
 }
 
 type counters struct {
@@ -230,11 +270,20 @@ func (d *Desk) Covers(env string, asset money.Asset, side string, units int64) (
 
 // measure refreshes what env's inventory can hedge (operator-funded envs only): to buy,
 // the NGN available at the band's edge above the reference; to sell, the asset available.
-func (d *Desk) measure(env string, e Env) {
+// An engine that does not answer within ctx leaves no measure, so the treasury quotes
+// nothing until one succeeds (Covers), rather than reading the silence as zeros or keeping
+// an inventory it cannot see.
+func (d *Desk) measure(ctx context.Context, env string, e Env) {
 	if len(e.Inventory) > 0 {
 		return
 	}
-	bal := e.Exchange.Balances(Account)
+	bal, err := balancesOf(ctx, e.Exchange)
+	if err != nil {
+		d.mu.Lock()
+		delete(d.capacity, env)
+		d.mu.Unlock()
+		return
+	}
 	out := map[money.Asset][2]int64{}
 	for a := range e.Limits {
 		pc, _, ok := pairOf(e.Exchange, a)
@@ -292,13 +341,15 @@ func (d *Desk) Watch(ctx context.Context) {
 	defer t.Stop()
 	for {
 		for env := range d.cfg.Envs {
-			open, err := OpenPositions(ctx, d.pool, env)
+			rctx, cancel := context.WithTimeout(ctx, d.round())
+			open, err := OpenPositions(rctx, d.pool, env)
 			if err == nil {
 				d.mu.Lock()
 				d.open[env] = open
 				d.mu.Unlock()
 			}
-			d.measure(env, d.cfg.Envs[env])
+			d.measure(rctx, env, d.cfg.Envs[env])
+			cancel()
 		}
 		select {
 		case <-ctx.Done():
@@ -310,10 +361,18 @@ func (d *Desk) Watch(ctx context.Context) {
 
 // Hedge runs one round for env: it settles any order a previous process left placing,
 // credits missing inventory, then places one IOC order per asset for its open position.
+// The round ends by its deadline (one Window, at least a second): an engine or database
+// that does not answer by then fails the round, leaving any order it placed to be settled
+// by its row next round, and the first engine read that fails ends it.
 func (d *Desk) Hedge(ctx context.Context, env string) error {
 	e, ok := d.cfg.Envs[env]
 	if !ok {
 		return fmt.Errorf("treasury: no treasury in %s", env)
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.round())
+	defer cancel()
+	if err := reachable(ctx, e.Exchange); err != nil {
+		return fmt.Errorf("treasury: the engine of %s: %w", env, err)
 	}
 	// Rows left placing exist only after a restart or a failed submit: the query runs then,
 	// not every window (issue 27 item 6: the loop's own cost).
@@ -325,8 +384,11 @@ func (d *Desk) Hedge(ctx context.Context, env string) error {
 		if err != nil {
 			return err
 		}
+		if left > 0 {
+			return fmt.Errorf("%w (%s: %d)", ErrLeftPlacing, env, left)
+		}
 		d.mu.Lock()
-		d.settled[env] = left == 0
+		d.settled[env] = true
 		d.mu.Unlock()
 	}
 	if err := d.fund(ctx, env, e); err != nil {
@@ -364,7 +426,7 @@ func (d *Desk) Hedge(ctx context.Context, env string) error {
 	d.mu.Lock()
 	d.open[env] = open
 	d.mu.Unlock()
-	d.measure(env, e)
+	d.measure(ctx, env, e)
 	d.alert(env, e, open)
 	return nil
 }
@@ -448,7 +510,10 @@ func (d *Desk) hedge(ctx context.Context, env string, e Env, asset money.Asset, 
 	}
 	lots := abs(open) / baseMult
 	lots -= lots % int64(pc.StepSize)
-	bal := e.Exchange.Balances(Account)
+	bal, err := balancesOf(ctx, e.Exchange)
+	if err != nil { // zeros would size no order and hide the engine's silence: the round ends
+		return false, fmt.Errorf("treasury balances: %w", err)
+	}
 	quoteMult := pow10(engine.NGN.Decimals() - pc.PriceDecimals - pc.QtyDecimals)
 	if side == engine.Buy { // the inventory caps the order: NGN to pay at the limit
 		if afford := bal[engine.NGN].Available / (price * quoteMult); afford < lots {
@@ -505,7 +570,7 @@ func (d *Desk) submit(ctx context.Context, env string, x Exchange, p placing) er
 	if p.qty < 0 {
 		side, lots = engine.Sell, -lots
 	}
-	res, err := x.Submit(&engine.Command{Kind: engine.CmdPlace, Time: d.cfg.Now().UnixNano(), Account: Account,
+	res, err := submitOn(ctx, x, &engine.Command{Kind: engine.CmdPlace, Time: d.cfg.Now().UnixNano(), Account: Account,
 		Symbol: pc.Symbol, OrderID: engine.OrderID(p.id), ClientOrderID: ClientOrderID(p.id), Side: side,
 		Type: engine.Limit, TIF: engine.IOC, Price: engine.Price(p.price), Qty: engine.Qty(lots)})
 	if err != nil {
@@ -518,18 +583,18 @@ func (d *Desk) submit(ctx context.Context, env string, x Exchange, p placing) er
 	if res.Code == engine.OK || res.Code == engine.RejectDuplicateOrderID || res.Code == engine.RejectDuplicateClientOrderID {
 		outcome = fmt.Sprintf("%s %s", res.State, res.Reason)
 	}
-	return d.settle(ctx, env, x, p, outcome)
-}
-
-// settle writes p's fill: the change of the account's balances since p's row was written
-// (the treasury's account moves only by its own orders, one at a time, and credits made
-// before its orders).
-func (d *Desk) settle(ctx context.Context, env string, x Exchange, p placing, outcome string) error {
-	pc, _, _ := pairOf(x, p.asset)
 	bal, err := balancesOf(ctx, x)
 	if err != nil { // zeros from a silent engine would be a wrong fill: the row stays placing
 		return fmt.Errorf("treasury settle %s: %w", p.id, err)
 	}
+	return d.settle(ctx, env, x, p, bal, outcome)
+}
+
+// settle writes p's fill: the change from p's row to bal, the account's balances read
+// after p's order closed (the treasury's account moves only by its own orders, one at a
+// time, and credits made before its orders).
+func (d *Desk) settle(ctx context.Context, env string, x Exchange, p placing, bal engine.Balances, outcome string) error {
+	pc, _, _ := pairOf(x, p.asset)
 	filled, ngn := bal[pc.Base].Available-p.baseBefore, bal[engine.NGN].Available-p.ngnBefore
 	if _, err := d.pool.Exec(ctx, `update treasury_orders set status = 'done', filled = $2, ngn = $3, outcome = $4, done_at = now()
 		where id = $1 and status = 'placing'`, p.id, filled, ngn, outcome); err != nil {
@@ -567,7 +632,16 @@ func (d *Desk) counter(env string, a money.Asset) *counters {
 // settlePlacing settles the rows a previous process (or a failed submit) left placing: an
 // order the engine still knows is settled from the balances; one it does not know was
 // either never placed (balances unchanged: it is placed now, with the same ids) or
-// executed and forgotten (balances changed: settled from them).
+// executed and forgotten (balances changed: settled from them). left counts the rows it
+// had to leave (an order still open, a book gone); an engine that does not answer ends it
+// with the error, its row left placing: silence says nothing of the order, and zeros read
+// from it would be a fill.
+//
+// A row's balances are read once, after its order is seen closed (or not held), and both
+// decide and measure its fill: settle reading them again would see the same balances,
+// since only this desk's own orders and credits move the account and a round places or
+// credits nothing before every row is settled (ErrLeftPlacing), and one more read was one
+// more wait on a remote engine and one more way for the row to be left.
 func (d *Desk) settlePlacing(ctx context.Context, env string, x Exchange) (left int, err error) {
 	rows, err := d.pool.Query(ctx, `select id, asset, qty, limit_price, base_before, ngn_before from treasury_orders
 		where environment = $1 and status = 'placing' order by id`, env)
@@ -590,34 +664,31 @@ func (d *Desk) settlePlacing(ctx context.Context, env string, x Exchange) (left 
 			left++
 			continue
 		}
-		v, ok, err := orderOf(ctx, x, engine.OrderID(p.id))
+		v, known, err := orderOf(ctx, x, engine.OrderID(p.id))
 		if err != nil {
-			left++
-			continue // the engine did not answer, which says nothing of the order: next round
+			return left, fmt.Errorf("treasury placing %s: the engine did not say: %w", p.id, err)
 		}
-		if ok {
-			if !v.State.Closed() {
-				left++
-				continue // an IOC order closes in its own batch; look again next round
-			}
-			if err := d.settle(ctx, env, x, p, fmt.Sprintf("%s %s (after a restart)", v.State, v.Reason)); err != nil {
-				return 0, err
-			}
-			continue
+		if known && !v.State.Closed() {
+			left++
+			continue // an IOC order closes in its own batch; look again next round
+		}
+		if err := d.stop("order read"); err != nil {
+			return left, err
 		}
 		bal, err := balancesOf(ctx, x)
 		if err != nil {
-			left++
-			continue // zeros from a silent engine would read as a fill
+			return left, fmt.Errorf("treasury placing %s: no balances from the engine: %w", p.id, err)
 		}
-		if bal[pc.Base].Available != p.baseBefore || bal[engine.NGN].Available != p.ngnBefore {
-			if err := d.settle(ctx, env, x, p, "filled, then forgotten by the engine (after a restart)"); err != nil {
-				return 0, err
-			}
-			continue
+		switch {
+		case known:
+			err = d.settle(ctx, env, x, p, bal, fmt.Sprintf("%s %s (after a restart)", v.State, v.Reason))
+		case bal[pc.Base].Available != p.baseBefore || bal[engine.NGN].Available != p.ngnBefore:
+			err = d.settle(ctx, env, x, p, bal, "filled, then forgotten by the engine (after a restart)")
+		default:
+			err = d.submit(ctx, env, x, p)
 		}
-		if err := d.submit(ctx, env, x, p); err != nil {
-			return 0, err
+		if err != nil {
+			return left, err
 		}
 	}
 	return left, nil

@@ -1,0 +1,144 @@
+package treasury
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"svc/cluster/enginerpc/enginerpctest"
+	"svc/engine"
+	"svc/payments/money"
+)
+
+// TestASilentRemoteEngineCostsOneBoundedWaitPerRound freezes the network to a real engine
+// served over cluster/enginerpc (the client's own timeouts are 20 s) at each point of a
+// round where the desk asks the engine, and checks that:
+//
+//   - the round returns within its deadline (one Window, at least a second), with the
+//     engine's timeout, instead of waiting the client's ReadTimeout for each read in turn;
+//   - nothing is written as if the engine had answered: no row is settled, the open
+//     position is unchanged, an order's row stays placing;
+//   - once the network thaws, the next round completes the hedge exactly once (one engine
+//     order, one row, the position closed) and the books reconcile.
+//
+// "order read" and "submitted" are the two branches where a fill is read from the balances
+// after the engine answered about the order (settlePlacing's, for a row a previous process
+// left placing, whose order the engine holds or never received; and submit's, right after
+// the order ran), so a balance read that fails there loses no hedge and doubles none.
+func TestASilentRemoteEngineCostsOneBoundedWaitPerRound(t *testing.T) {
+	const window = time.Second // the round's deadline (minRound)
+	for _, tc := range []struct {
+		name string
+		// left is the stage at which a previous (local) process crashed, leaving a row
+		// placing; "" for none.
+		left string
+		// freeze is the stage at which the network stops ("" : before the round).
+		freeze string
+		// placing is whether the frozen round leaves a row placing.
+		placing bool
+	}{
+		{name: "before the round's balance read", freeze: ""},
+		{name: "after the order's row", freeze: "row", placing: true},
+		{name: "after the submit, before its balance read", freeze: "submitted", placing: true},
+		{name: "restart: the engine holds the order, then freezes", left: "submitted", freeze: "order read", placing: true},
+		{name: "restart: the engine never got the order, then freezes", left: "row", freeze: "order read", placing: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, 1_000_000*1_000_000)
+			ctx := context.Background()
+			if err := r.maker.Refresh(); err != nil {
+				t.Fatal(err)
+			}
+			client, fr := enginerpctest.Remote(t, r.eng)
+			if len(client.Pairs()) == 0 {
+				t.Fatal("no pairs from the engine")
+			}
+			envs := map[string]Env{}
+			for env, e := range r.envs {
+				e.Exchange = client
+				envs[env] = e
+			}
+			desk, err := New(r.pool, Config{Envs: envs, Prices: r.rates, Window: window})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.left == "" {
+				// A first round with nothing open funds the account and settles nothing.
+				if err := desk.Hedge(ctx, "sandbox"); err != nil {
+					t.Fatal(err)
+				}
+				r.convert(t, "deposit:1:convert", money.USDT, true, 250_000_000, refPrice)
+			} else {
+				r.convert(t, "deposit:1:convert", money.USDT, true, 250_000_000, refPrice)
+				r.desk.crash = func(s string) error {
+					if s == tc.left {
+						return errCrash
+					}
+					return nil
+				}
+				if err := r.desk.Hedge(ctx, "sandbox"); !errors.Is(err, errCrash) {
+					t.Fatal(err)
+				}
+			}
+			openBefore, err := OpenPositions(ctx, r.pool, "sandbox")
+			if err != nil || openBefore[money.USDT] != 250_000_000 {
+				t.Fatal(openBefore, err)
+			}
+
+			frozen := false
+			desk.crash = func(s string) error {
+				if s == tc.freeze && !frozen {
+					fr.Pause()
+					frozen = true
+				}
+				return nil
+			}
+			if tc.freeze == "" {
+				fr.Pause()
+				frozen = true
+			}
+			start := time.Now()
+			err = desk.Hedge(ctx, "sandbox")
+			took := time.Since(start)
+			fr.Resume()
+			if !frozen {
+				t.Fatalf("the round never reached %q", tc.freeze)
+			}
+			if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, engine.ErrUnavailable) {
+				t.Fatalf("the frozen round: %v; want the engine's timeout", err)
+			}
+			if took > window+500*time.Millisecond {
+				t.Fatalf("the frozen round took %s; its deadline is %s", took, window)
+			}
+			var placing, done int
+			if err := r.pool.QueryRow(ctx, `select count(*) filter (where status = 'placing'), count(*) filter (where status = 'done')
+				from treasury_orders`).Scan(&placing, &done); err != nil {
+				t.Fatal(err)
+			}
+			if done != 0 || (placing == 1) != tc.placing || placing > 1 {
+				t.Fatalf("after the frozen round: %d rows placing, %d done; want none settled, placing %v", placing, done, tc.placing)
+			}
+			if open, err := OpenPositions(ctx, r.pool, "sandbox"); err != nil || open[money.USDT] != openBefore[money.USDT] {
+				t.Fatalf("the frozen round moved the position: %v, %v", open, err)
+			}
+
+			// Thawed: the next round settles or places the one hedge.
+			desk.crash = nil
+			if err := desk.Hedge(ctx, "sandbox"); err != nil {
+				t.Fatal("the round after the thaw:", err)
+			}
+			if err := desk.Hedge(ctx, "sandbox"); err != nil {
+				t.Fatal(err)
+			}
+			engineOrders, rows := r.treasuryOrders(t)
+			if engineOrders != 1 || rows != 1 {
+				t.Fatalf("%d engine orders, %d rows; want exactly one hedge", engineOrders, rows)
+			}
+			if open, _ := OpenPositions(ctx, r.pool, "sandbox"); open[money.USDT] != 0 {
+				t.Fatalf("open %d after the thaw", open[money.USDT])
+			}
+			r.verify(t)
+		})
+	}
+}
