@@ -5,9 +5,10 @@
 // Two types (spec "Onramp"):
 //
 //   - TEMPORARY: a fixed NGN amount at a locked rate (a rate id of GET /payments/rates, or a
-//     fresh quote), ACTIVE for 25 minutes, then EXPIRED by a durable job (river, scheduled in
-//     the creating transaction); reads report EXPIRED from expires_at even before the job
-//     runs. Once a deposit of its amount has arrived it is INACTIVE (it is paid).
+//     fresh quote), ACTIVE for 25 minutes, then EXPIRED: every read reports EXPIRED from
+//     expires_at (StatusAt, and the same test in SQL filters), and a periodic sweep (a river
+//     job a minute, Service.ExpireDue) stores it, so a reader never sees the sweep's lag.
+//     Once a deposit of its amount has arrived it is INACTIVE (it is paid).
 //   - PERMANENT: for a customer of at least TIER_1 (ErrKYCTierRequired otherwise); no amount,
 //     converted at the market rate when a deposit arrives; ACTIVE until deactivated.
 //
@@ -77,7 +78,7 @@ type Onramp struct {
 }
 
 // StatusAt is the status at now: an ACTIVE onramp past its expiry is EXPIRED even before
-// the expiry job has run.
+// the sweep (Service.ExpireDue) has stored it.
 func (o Onramp) StatusAt(now time.Time) string {
 	if o.Status == Active && o.ExpiresAt != nil && !now.Before(*o.ExpiresAt) {
 		return Expired
