@@ -17,6 +17,10 @@
 //     its limits allow, and only an exhausted treasury answers ErrRateUnavailable (503
 //     RATE_UNAVAILABLE, retry later); without a treasury an empty band prices at the
 //     reference and a thin one is refused;
+//   - a book that cannot be read (a remote engine silent past Config.DepthTimeout, a stopped
+//     engine) is not an empty book: the quote is refused (ErrRateUnavailable) rather than
+//     priced from the treasury or the reference in its place, and for a second after such a
+//     failure the environment's quotes are refused without asking again;
 //   - the spread is then added (buy, rounded up) or taken off (sell, rounded down);
 //   - an asset without an operator reference cannot be checked and is not priced
 //     (ErrNoPrice).
@@ -36,6 +40,7 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -82,6 +87,15 @@ type Exchange interface {
 
 var _ Exchange = (*engine.Engine)(nil)
 
+// depthReader is an Exchange whose reads go over the network and take a deadline (a remote
+// engine's client, cluster/enginerpc.Client); its plain Depth waits the client's own
+// ReadTimeout (2 s), and its Pair asks with that timeout until the pairs are known.
+type depthReader interface {
+	DepthContext(ctx context.Context, symbol string, n int) (engine.Depth, error)
+	// ErrContext is nil when the engine can be served from; it loads the pairs within ctx.
+	ErrContext(ctx context.Context) error
+}
+
 // Config is what the service is built with.
 type Config struct {
 	// Exchanges maps an environment (sandbox, live) to its engine; an environment without
@@ -111,14 +125,30 @@ type Config struct {
 	Reference ReferenceConfig
 	// Treasury, when set, quotes what the band cannot price (SourceTreasury).
 	Treasury Treasury
-	Now      func() time.Time
+	// DepthTimeout bounds each read of a remote engine's book (default 250 ms): a quote
+	// (or a conversion priced through MarketFor) that cannot read the book by then is
+	// refused with ErrRateUnavailable, and so is every quote of that environment for
+	// BookRetry after it, without asking. The local engine answers from memory (a read it
+	// refuses, stopped or busy, refuses that quote only).
+	DepthTimeout time.Duration
+	Now          func() time.Time
 }
 
 // Defaults of Config.
 const (
-	DefaultQuoteSize   = 100
-	DefaultDepthLevels = 200
+	DefaultQuoteSize    = 100
+	DefaultDepthLevels  = 200
+	DefaultDepthTimeout = 250 * time.Millisecond
 )
+
+// BookRetry is how long an environment's quotes are refused without reading its book after
+// a read failed: a silent engine costs one DepthTimeout per BookRetry, not one per quote and
+// side (a GET /payments/rates reads the book up to a dozen times).
+const BookRetry = time.Second
+
+// errBookUnread: the book could not be read (the engine did not answer, or is stopped);
+// MarketFor answers it ErrRateUnavailable, never as an empty book.
+var errBookUnread = errors.New("rates: the order book could not be read")
 
 // DefaultTTL is the validity of a quote.
 const DefaultTTL = 60 * time.Second
@@ -172,6 +202,9 @@ type Service struct {
 	lo   *big.Rat // 1 - band
 	hi   *big.Rat // 1 + band
 	refs *references
+	// unread is, per environment with an exchange, until when (unix ns, real time) its book
+	// is not asked after a failed read (BookRetry).
+	unread map[string]*atomic.Int64
 }
 
 // New returns the service.
@@ -205,16 +238,24 @@ func New(pool *pgxpool.Pool, cfg Config) (*Service, error) {
 	if cfg.TTL <= 0 {
 		cfg.TTL = DefaultTTL
 	}
+	if cfg.DepthTimeout <= 0 {
+		cfg.DepthTimeout = DefaultDepthTimeout
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	unread := map[string]*atomic.Int64{}
+	for env := range cfg.Exchanges {
+		unread[env] = new(atomic.Int64)
+	}
 	one := big.NewRat(1, 1)
 	return &Service{pool: pool, cfg: cfg,
-		up:   new(big.Rat).Add(one, cfg.Spread),
-		down: new(big.Rat).Sub(one, cfg.Spread),
-		lo:   new(big.Rat).Sub(one, cfg.Band),
-		hi:   new(big.Rat).Add(one, cfg.Band),
-		refs: newReferences(cfg.Reference, cfg.References, cfg.Band)}, nil
+		up:     new(big.Rat).Add(one, cfg.Spread),
+		down:   new(big.Rat).Sub(one, cfg.Spread),
+		lo:     new(big.Rat).Sub(one, cfg.Band),
+		hi:     new(big.Rat).Add(one, cfg.Band),
+		refs:   newReferences(cfg.Reference, cfg.References, cfg.Band),
+		unread: unread}, nil
 }
 
 // Band is the relative band around the reference that prices may lie in.
@@ -267,7 +308,12 @@ func (s *Service) MarketFor(env string, asset money.Asset, side string, size mon
 	ref = r.Price
 	var thin error
 	if x != nil {
-		vwap, found, err := s.depthPrice(x, asset, side, size, ref)
+		vwap, found, err := s.depthPrice(env, x, asset, side, size, ref)
+		if err == errBookUnread {
+			// Not an empty book: pricing it as one (the treasury's or the reference's price)
+			// could quote what the book would not; the caller retries (Retry-After).
+			return Price{}, ErrRateUnavailable
+		}
 		if err != nil && err != ErrRateUnavailable {
 			return Price{}, err
 		}
@@ -324,7 +370,7 @@ func (s *Service) sample(env string, x Exchange, asset money.Asset) (int64, stri
 	size := money.New(asset, s.cfg.QuoteSize*pow10(asset.Places()))
 	var mid big.Rat
 	for _, side := range []string{Buy, Sell} {
-		v, found, err := s.depthPriceWithin(x, asset, side, size, nil)
+		v, found, err := s.depthPriceWithin(env, x, asset, side, size, nil)
 		if err != nil || !found {
 			return 0, "", false
 		}
@@ -340,24 +386,64 @@ func (s *Service) sample(env string, x Exchange, asset money.Asset) (int64, stri
 
 // depthPrice is the VWAP (kobo per unit) of the levels of the side of asset's book that a
 // conversion of size takes: asks to buy, bids to sell. found is false when that side is
-// empty or the engine cannot be read (the reference prices then). Only levels priced inside
-// [ref x (1-band), ref x (1+band)] are used; ErrRateUnavailable when they cannot fill size.
-func (s *Service) depthPrice(x Exchange, asset money.Asset, side string, size money.Amount, ref int64) (vwap *big.Rat, found bool, err error) {
+// empty (the treasury or the reference prices then); errBookUnread when the engine could
+// not be read. Only levels priced inside [ref x (1-band), ref x (1+band)] are used;
+// ErrRateUnavailable when they cannot fill size.
+func (s *Service) depthPrice(env string, x Exchange, asset money.Asset, side string, size money.Amount, ref int64) (vwap *big.Rat, found bool, err error) {
 	r := big.NewRat(ref, 1)
-	return s.depthPriceWithin(x, asset, side, size, &[2]*big.Rat{new(big.Rat).Mul(r, s.lo), new(big.Rat).Mul(r, s.hi)})
+	return s.depthPriceWithin(env, x, asset, side, size, &[2]*big.Rat{new(big.Rat).Mul(r, s.lo), new(big.Rat).Mul(r, s.hi)})
+}
+
+// depth reads up to DepthLevels levels of sym's book in env, within DepthTimeout for a
+// remote engine, and the pair (known once the engine answered); errBookUnread when it
+// could not, or when a remote read failed less than BookRetry ago (the local engine
+// answers or refuses at once, so a failure of it holds nothing).
+func (s *Service) depth(env string, x Exchange, sym string) (engine.Depth, engine.PairConfig, bool, error) {
+	gate := s.unread[env]
+	if gate != nil && time.Now().UnixNano() < gate.Load() {
+		return engine.Depth{}, engine.PairConfig{}, false, errBookUnread
+	}
+	fail := func() (engine.Depth, engine.PairConfig, bool, error) {
+		if gate != nil {
+			gate.Store(time.Now().Add(BookRetry).UnixNano())
+		}
+		return engine.Depth{}, engine.PairConfig{}, false, errBookUnread
+	}
+	r, remote := x.(depthReader)
+	if !remote {
+		pc, ok := x.Pair(sym)
+		if !ok {
+			return engine.Depth{}, pc, false, nil
+		}
+		d, err := x.Depth(sym, s.cfg.DepthLevels)
+		if err != nil { // stopped, or its queue full for a moment: refused, but not held
+			return engine.Depth{}, pc, false, errBookUnread
+		}
+		return d, pc, true, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.DepthTimeout)
+	defer cancel()
+	if err := r.ErrContext(ctx); err != nil { // then Pair reads the pairs it loaded
+		return fail()
+	}
+	pc, ok := x.Pair(sym)
+	if !ok {
+		return engine.Depth{}, pc, false, nil
+	}
+	d, err := r.DepthContext(ctx, sym, s.cfg.DepthLevels)
+	if err != nil {
+		return fail()
+	}
+	return d, pc, true, nil
 }
 
 // depthPriceWithin is depthPrice over the levels inside band ([lo, hi] kobo; every level
 // when nil).
-func (s *Service) depthPriceWithin(x Exchange, asset money.Asset, side string, size money.Amount, band *[2]*big.Rat) (vwap *big.Rat, found bool, err error) {
+func (s *Service) depthPriceWithin(env string, x Exchange, asset money.Asset, side string, size money.Amount, band *[2]*big.Rat) (vwap *big.Rat, found bool, err error) {
 	sym := Symbol(asset)
-	pc, ok := x.Pair(sym)
-	if !ok {
-		return nil, false, nil
-	}
-	d, err := x.Depth(sym, s.cfg.DepthLevels)
-	if err != nil {
-		return nil, false, nil
+	d, pc, ok, err := s.depth(env, x, sym)
+	if err != nil || !ok {
+		return nil, false, err
 	}
 	levels := d.Asks
 	if side == Sell {
