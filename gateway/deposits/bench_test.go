@@ -120,6 +120,17 @@ func BenchmarkSandboxDepositSettleCooldown(b *testing.B) {
 	}
 }
 
+// BenchmarkSandboxDepositSettleSvcd is BenchmarkSandboxDepositSettle with svcd's deposits
+// options: "job", each deposit's conversion and settlement in its job's transaction
+// (SettleInConversion); "receipt", in the intake's transaction, no job (ConvertOnReceipt
+// too; issue 27). Every deposit is of one merchant: what the step batcher was built for.
+//
+//	go test ./gateway/deposits -run '^$' -bench SandboxDepositSettleSvcd -benchtime 300x
+func BenchmarkSandboxDepositSettleSvcd(b *testing.B) {
+	b.Run("job", func(b *testing.B) { benchSettle(b, rigOptions{settleInConversion: true}) })
+	b.Run("receipt", func(b *testing.B) { benchSettle(b, rigOptions{settleInConversion: true, convertOnReceipt: true}) })
+}
+
 func benchSettle(b *testing.B, o rigOptions) {
 	r := newRig(b, o)
 	r.endpoint(b, r.a.ID)

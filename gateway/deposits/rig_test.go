@@ -81,6 +81,8 @@ type rigOptions struct {
 	treasury bool
 	// settleInConversion is deposits.Config SettleInConversion, as svcd sets it.
 	settleInConversion bool
+	// convertOnReceipt is deposits.Config ConvertOnReceipt, as svcd sets it.
+	convertOnReceipt bool
 }
 
 // rig is the whole money-in stack: sandbox and live engines on in-memory journals, the
@@ -162,7 +164,8 @@ func newRig(t testing.TB, o rigOptions) *rig {
 	rec := events.NewRecorder(inserter)
 	r.onramps = onramps.New(pool, onramps.Config{Rates: r.rates, Providers: envs, Customers: onramps.Directory, Events: rec, Jobs: inserter, Now: r.clock.Now})
 	r.deposits = deposits.New(pool, deposits.Config{Onramps: r.onramps, Rates: r.rates, Providers: envs, Events: rec, Jobs: inserter,
-		Settled: settled, SettleInConversion: o.settleInConversion, Now: r.clock.Now})
+		Settled: settled, SettleInConversion: o.settleInConversion,
+		ConvertOnReceipt: o.convertOnReceipt, Now: r.clock.Now})
 	r.balance = balance.New(pool, balance.Config{Exchanges: bx, Providers: envs, Jobs: inserter, Now: r.clock.Now})
 	// Webhook deliveries are enqueued (endpoints the tests register) but not worked here.
 	river.AddWorker(workers, river.WorkFunc(func(context.Context, *river.Job[events.DeliveryArgs]) error { return nil }))

@@ -110,6 +110,7 @@ type batchItem struct {
 	deposit  uuid.UUID
 	postings []ledger.Posting
 	credited []Deposit
+	settled  Deposit // the deposit as its settlement (route) left it: settleNow's answer
 }
 
 func (b *batchItem) add(d Deposit, memo ledger.Memo, p []ledger.Posting) {

@@ -50,7 +50,22 @@ type Config struct {
 	// the deposit still passes through PENDING_WITHDRAWAL (the state machine and its event)
 	// in the same transaction. Off, a rig can drive the two steps by hand.
 	SettleInConversion bool
-	Now                func() time.Time
+	// ConvertOnReceipt runs a received deposit's conversion step (and, with
+	// SettleInConversion, its settlement) in a savepoint of the intake's transaction, in
+	// Receive, instead of in the job Receive would enqueue (svcd sets it; issue 27): no job,
+	// no commit of its own, no re-read of the deposit or its onramp, and one ledger
+	// transaction for the receipt, the conversion and the settlement; the deposit still
+	// walks PENDING_FX -> PENDING_WITHDRAWAL -> SETTLED with every event. A deposit it does
+	// not apply to (flagged for review, a TEMPORARY onramp paid another amount), or whose
+	// step fails or would end it FAILED (a refused conversion, no rate, any error), is
+	// received as without it: the savepoint is rolled back and the PENDING_FX job enqueued,
+	// which does the rest as it always did. A settlement that fails (a settlement hook
+	// refusing) is rolled back alone, as SettleInConversion does: the conversion stands and
+	// the PENDING_WITHDRAWAL job is enqueued. An ONCHAIN settlement is never run here (it
+	// calls the custodian): the conversion enqueues its PENDING_WITHDRAWAL job, as the
+	// job's does. Off, Receive leaves every step to the jobs (the batch tests' rigs).
+	ConvertOnReceipt bool
+	Now              func() time.Time
 }
 
 // Service receives deposits and runs their lifecycle. Safe for concurrent use.
@@ -113,10 +128,13 @@ func (s *Service) Receive(ctx context.Context, tx pgx.Tx, o onramps.Onramp, amou
 		CustomerID: o.CustomerID, Amount: amount, Flag: flag, Settlement: o.Settlement,
 		PaymentReference: o.PaymentReference(), CreatedAt: now, UpdatedAt: now,
 		AccountNumber: o.AccountNumber, BankName: o.BankName}
+	if s.convertsOnReceipt(d, o) {
+		return s.receiveAndConvert(ctx, tx, d, o)
+	}
 	if err := insert(ctx, tx, d); err != nil {
 		return Deposit{}, err
 	}
-	if _, err := s.post(ctx, tx, d, nil, "received", "Deposit received into "+o.AccountNumber,
+	if _, err := s.post(ctx, tx, d, nil, "received", receivedDesc(o),
 		ledger.Move(ledger.System(ledger.External), ledger.System(Incoming), amount)); err != nil {
 		return Deposit{}, err
 	}
@@ -133,6 +151,79 @@ func (s *Service) Receive(ctx context.Context, tx pgx.Tx, o onramps.Onramp, amou
 	}
 	return d, nil
 }
+
+// receipt is what Receive holds when it runs the deposit's conversion step itself
+// (Config.ConvertOnReceipt), for convert to use instead of reading or posting it again.
+type receipt struct {
+	onramp onramps.Onramp // the deposit's onramp, read FOR UPDATE by the intake
+	// postings are the receipt's (system:external -> system:incoming, with the "received"
+	// memo): the conversion's ledger transaction carries them first.
+	postings []ledger.Posting
+	deposit  Deposit // the deposit as the step left it, once it went well
+}
+
+// errNotOnReceipt ends a conversion step run by Receive that would end the deposit
+// otherwise than converted (FLAGGED, FAILED): those are the job's, as without
+// ConvertOnReceipt.
+var errNotOnReceipt = errors.New("deposits: the step is left to the deposit's job")
+
+// convertsOnReceipt reports whether Receive runs d's conversion step itself: the option
+// is on and nothing known before trying sends it to the job (a deposit flagged for review
+// stops FLAGGED there; a TEMPORARY onramp paid another amount fails there).
+func (s *Service) convertsOnReceipt(d Deposit, o onramps.Onramp) bool {
+	if !s.cfg.ConvertOnReceipt || d.Flag {
+		return false
+	}
+	return o.Type != onramps.Temporary || o.Amount == nil || o.Amount.Cmp(d.Amount) == 0
+}
+
+// receiveAndConvert is Receive with Config.ConvertOnReceipt: the onramp paid (INACTIVE)
+// and deposit.received, then the conversion step in a savepoint (convert, with the
+// receipt). The deposit's row is written once, by the step (inserted in the state it
+// leaves, or PENDING_FX here when the step is rolled back), and the receipt is posted
+// with the conversion. When the step does not go through, the savepoint is rolled back
+// and the deposit is received exactly as without the option: the row PENDING_FX, the
+// receipt's own posting, and the PENDING_FX job, which converts (or flags, or fails) it.
+func (s *Service) receiveAndConvert(ctx context.Context, tx pgx.Tx, d Deposit, o onramps.Onramp) (Deposit, error) {
+	if o.Type == onramps.Temporary && o.Amount != nil && o.Amount.Cmp(d.Amount) == 0 {
+		if _, err := s.cfg.Onramps.MarkInactive(ctx, tx, o.ID); err != nil {
+			return Deposit{}, err
+		}
+	}
+	if err := s.event(ctx, tx, d, events.DepositReceived); err != nil {
+		return Deposit{}, err
+	}
+	received := ledger.Move(ledger.System(ledger.External), ledger.System(Incoming), d.Amount)
+	rc := &receipt{onramp: o, postings: ledger.WithMemo(stepMemo(d, "received", receivedDesc(o)), received)}
+	d.unsaved = true
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return Deposit{}, err
+	}
+	if err := s.convert(ctx, sp, d, nil, rc); err == nil {
+		out := rc.deposit
+		out.unsaved = false
+		return out, sp.Commit(ctx) // releases the savepoint
+	}
+	if err := sp.Rollback(ctx); err != nil {
+		return Deposit{}, err
+	}
+	d.unsaved = false
+	if err := insert(ctx, tx, d); err != nil {
+		return Deposit{}, err
+	}
+	if _, err := s.post(ctx, tx, d, nil, "received", receivedDesc(o),
+		ledger.Move(ledger.System(ledger.External), ledger.System(Incoming), d.Amount)); err != nil {
+		return Deposit{}, err
+	}
+	if err := s.next(ctx, tx, d); err != nil {
+		return Deposit{}, err
+	}
+	return d, nil
+}
+
+// receivedDesc describes a deposit's receipt into onramp o.
+func receivedDesc(o onramps.Onramp) string { return "Deposit received into " + o.AccountNumber }
 
 func (s *Service) next(ctx context.Context, tx pgx.Tx, d Deposit) error {
 	if err := jobs.InsertTx(ctx, s.cfg.Jobs, tx, StepArgs{DepositID: d.ID, From: d.Status}, nil); err != nil {
@@ -223,7 +314,7 @@ func (s *Service) advanceTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, from s
 	}
 	switch d.Status {
 	case PendingFX:
-		return s.convert(ctx, tx, d, b)
+		return s.convert(ctx, tx, d, b, nil)
 	case PendingWithdrawal:
 		return s.route(ctx, tx, d, b)
 	}
@@ -234,13 +325,38 @@ func (s *Service) move(ctx context.Context, tx pgx.Tx, d *Deposit, to string) er
 	if err := moveTo(d, to, s.stamp()); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidState, err)
 	}
-	return update(ctx, tx, *d)
+	return write(ctx, tx, d)
+}
+
+// write stores d: inserted when its row is not written yet (a deposit converted by
+// Receive: its first write is the state its step leaves), updated otherwise.
+func write(ctx context.Context, tx pgx.Tx, d *Deposit) error {
+	if !d.unsaved {
+		return update(ctx, tx, *d)
+	}
+	saved := *d
+	saved.unsaved = false
+	if err := insert(ctx, tx, saved); err != nil {
+		return err
+	}
+	d.unsaved = false
+	return nil
 }
 
 // convert is the PENDING_FX step. In a batch (b set) the conversion credits
 // system:settling, and the batch's posting moves it on to the owner's pending balance.
-func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem) error {
+// Run by Receive (rc set: Config.ConvertOnReceipt), it takes the onramp the intake read,
+// posts the receipt with the conversion, leaves the deposit as it ends in rc, and answers
+// errNotOnReceipt instead of flagging or failing the deposit (the job does that).
+func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem, rc *receipt) error {
+	fail := s.fail
+	if rc != nil {
+		fail = func(context.Context, pgx.Tx, Deposit, *batchItem, string) error { return errNotOnReceipt }
+	}
 	if d.Flag {
+		if rc != nil {
+			return errNotOnReceipt
+		}
 		if err := s.move(ctx, tx, &d, Flagged); err != nil {
 			return err
 		}
@@ -250,27 +366,31 @@ func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit, b *batchIte
 		if err != nil {
 			return err
 		}
-		return s.fail(ctx, tx, d, b, reason)
+		return fail(ctx, tx, d, b, reason)
 	}
-	o, err := s.cfg.Onramps.GetTx(ctx, tx, d.Tenant, *d.OnrampID, false)
-	if err != nil {
+	o := onramps.Onramp{}
+	if rc != nil {
+		o = rc.onramp // read FOR UPDATE by the intake, in this transaction
+	} else if got, err := s.cfg.Onramps.GetTx(ctx, tx, d.Tenant, *d.OnrampID, false); err != nil {
 		return err
+	} else {
+		o = got
 	}
 	price := o.Price
 	if o.Type == onramps.Temporary && o.Amount != nil && o.Amount.Cmp(d.Amount) != 0 {
-		return s.fail(ctx, tx, d, b, fmt.Sprintf("AMOUNT_MISMATCH: the onramp takes exactly %s NGN, %s NGN arrived; returned to the sender",
+		return fail(ctx, tx, d, b, fmt.Sprintf("AMOUNT_MISMATCH: the onramp takes exactly %s NGN, %s NGN arrived; returned to the sender",
 			o.Amount, d.Amount))
 	}
 	if o.Type == onramps.Permanent {
 		p, err := s.cfg.Rates.MarketFor(d.Tenant.Environment, d.Settlement.Asset, rates.Buy, d.Amount) // priced for the NGN that arrived
 		if err != nil {
-			return s.fail(ctx, tx, d, b, "NO_RATE: no conversion rate was available; returned to the sender")
+			return fail(ctx, tx, d, b, "NO_RATE: no conversion rate was available; returned to the sender")
 		}
 		price = p.Price
 	}
 	got, err := rates.Convert(d.Amount, d.Settlement.Asset, price)
 	if err != nil || !got.IsPositive() {
-		return s.fail(ctx, tx, d, b, "CONVERSION_FAILED: the amount does not convert to a positive amount; returned to the sender")
+		return fail(ctx, tx, d, b, "CONVERSION_FAILED: the amount does not convert to a positive amount; returned to the sender")
 	}
 	desc := fmt.Sprintf("Conversion of %s NGN to %s %s at %s", d.Amount, got, got.Asset, rates.FormatPrice(price))
 	dest := ledger.System(Outgoing)
@@ -310,10 +430,19 @@ func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit, b *batchIte
 	} else if settled != nil {
 		settle = settled.postings
 	}
+	var received []ledger.Posting // the receipt's entries (with its memo), when Receive runs the step
+	if rc != nil {
+		received, rc.deposit = rc.postings, d
+		if settled != nil {
+			rc.deposit = settled.settled
+		}
+	}
 	// The posting goes last: it locks the owner's pending row, which every deposit of that
 	// merchant (or customer) also needs, until the commit; the deposit's own writes before it
-	// do not make the others wait (issue 22).
-	p, err := s.post(ctx, tx, d, b, "convert", desc,
+	// do not make the others wait (issue 22). Its entries in the order of the steps: the
+	// receipt (Receive's), the conversion (the transaction's own reference and kind), the
+	// settlement.
+	p, err := s.post(ctx, tx, d, b, "convert", desc, received,
 		ledger.Move(ledger.System(Incoming), ledger.System(ledger.FX), d.Amount),
 		ledger.Move(ledger.System(ledger.FX), dest, got), settle)
 	if err != nil || settled == nil || b != nil || len(settled.credited) == 0 {
@@ -347,7 +476,7 @@ func (s *Service) settleNow(ctx context.Context, tx pgx.Tx, d Deposit, b *batchI
 	if err := sp.Rollback(ctx); err != nil {
 		return nil, err
 	}
-	if err := update(ctx, tx, d); err != nil {
+	if err := write(ctx, tx, &d); err != nil {
 		return nil, err
 	}
 	return nil, s.next(ctx, tx, d)
@@ -442,6 +571,9 @@ func (s *Service) route(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem)
 		if err := h.DepositSettled(ctx, tx, d); err != nil {
 			return fmt.Errorf("settlement hook: %w", err)
 		}
+	}
+	if b != nil {
+		b.settled = d
 	}
 	return nil
 }

@@ -24,6 +24,15 @@
 //     With Config.SettleInConversion (svcd), an INTERNAL_BALANCE deposit's route runs in a
 //     savepoint of its conversion's transaction, and its job only when that fails.
 //
+// With Config.ConvertOnReceipt (svcd), Receive runs the convert step itself (and with
+// SettleInConversion the route), in a savepoint of the intake's transaction, with the
+// onramp the intake locked: no PENDING_FX job, and the receipt, conversion and settlement
+// are one ledger transaction ("deposit:<id>:convert", its receipt and settlement entries
+// under their own references "deposit:<id>:received" and "deposit:<id>:settle"). The
+// steps' states and events are the same. A deposit flagged for review, a TEMPORARY onramp
+// paid another amount, a conversion that would fail, or any error there: the savepoint is
+// rolled back and the deposit is received PENDING_FX with its job, as without the option.
+//
 // Steps that the job workers run at the same time share one transaction, each in a
 // savepoint of its own (batch.go): the owners' side of their postings (FX desk ->
 // system:settling -> owner pending; owner pending -> available) is then one ledger
@@ -117,6 +126,10 @@ type Deposit struct {
 	// Read with the deposit for the API (not stored on it).
 	AccountNumber string
 	BankName      string
+
+	// unsaved: its row is not written yet (Receive running its conversion step,
+	// Config.ConvertOnReceipt): the step's first write inserts it, in the state it leaves.
+	unsaved bool
 }
 
 // SimulateInput is POST /payments/sandbox/deposits.

@@ -88,7 +88,7 @@ func (s SandboxDeposits) Simulate(ctx context.Context, t payments.Tenant, in dep
 		}
 		return deposits.Deposit{}, errors.New("partners: the sandbox deposit was not credited: " + res.Outcome)
 	}
-	if res.Deposit != nil && res.Deposit.Tenant == t { // as written, PENDING_FX: no read back
+	if res.Deposit != nil && res.Deposit.Tenant == t { // as written (PENDING_FX, or SETTLED when converted on receipt): no read back
 		return *res.Deposit, nil
 	}
 	return s.Service.Get(ctx, t, *res.DepositID)
