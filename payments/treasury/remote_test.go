@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"svc/cluster/enginerpc/enginerpctest"
 	"svc/engine"
 	"svc/payments/money"
@@ -141,4 +143,69 @@ func TestASilentRemoteEngineCostsOneBoundedWaitPerRound(t *testing.T) {
 			r.verify(t)
 		})
 	}
+}
+
+// TestARowLeftPlacingStopsTheRound: while a hedge order's row cannot be settled (here its
+// order still rests in the book, as an order the engine has not closed would), a round
+// places no new hedge: the new order's fill would move the balances the row's fill is
+// measured by, and the position, still counting the row's order as unfilled, would be
+// hedged twice. Once the order closes, the next round settles its row and hedges once.
+func TestARowLeftPlacingStopsTheRound(t *testing.T) {
+	r := newRig(t, 1_000_000*1_000_000)
+	ctx := context.Background()
+	if err := r.maker.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.desk.Hedge(ctx, "sandbox"); err != nil { // funds the account
+		t.Fatal(err)
+	}
+	// A resting order of the treasury's account with its row placing, written as the desk
+	// writes one (balances before it), far below the market so it stays open.
+	bal := r.eng.Balances(Account)
+	id := uuid.Must(uuid.NewV7())
+	const price, lots = refPrice / 2, 100 * 100
+	if res, err := r.eng.Submit(&engine.Command{Kind: engine.CmdPlace, Account: Account, Symbol: "USDT-NGN", OrderID: engine.OrderID(id),
+		ClientOrderID: ClientOrderID(id), Side: engine.Buy, Type: engine.Limit, Price: price, Qty: lots}); err != nil || res.Code != engine.OK {
+		t.Fatal(res, err)
+	}
+	if _, err := r.pool.Exec(ctx, `insert into treasury_orders (id, environment, asset, qty, limit_price, status, base_before, ngn_before)
+		values ($1, 'sandbox', 'USDT', $2, $3, 'placing', $4, $5)`, id, int64(lots)*10_000, price,
+		bal[engine.USDT].Available, bal[engine.NGN].Available); err != nil {
+		t.Fatal(err)
+	}
+	r.convert(t, "deposit:1:convert", money.USDT, true, 250_000_000, refPrice)
+
+	desk, err := New(r.pool, Config{Envs: r.envs, Prices: r.rates}) // a new process
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := desk.Hedge(ctx, "sandbox"); !errors.Is(err, ErrLeftPlacing) {
+			t.Fatalf("a round with a row it cannot settle: %v; want ErrLeftPlacing", err)
+		}
+	}
+	if engineOrders, rows := r.treasuryOrders(t); engineOrders != 1 || rows != 1 {
+		t.Fatalf("%d engine orders, %d rows while a row is left placing; want no new hedge", engineOrders, rows)
+	}
+
+	if res, err := r.eng.Submit(&engine.Command{Kind: engine.CmdCancel, Account: Account, Symbol: "USDT-NGN",
+		OrderID: engine.OrderID(id)}); err != nil || res.Code != engine.OK {
+		t.Fatal(res, err)
+	}
+	if err := desk.Hedge(ctx, "sandbox"); err != nil {
+		t.Fatal(err)
+	}
+	var status string
+	var filled int64
+	if err := r.pool.QueryRow(ctx, `select status, filled from treasury_orders where id = $1`, id).Scan(&status, &filled); err != nil ||
+		status != "done" || filled != 0 {
+		t.Fatalf("the canceled order's row: %s filled %d, %v; want done, 0", status, filled, err)
+	}
+	if engineOrders, rows := r.treasuryOrders(t); engineOrders != 2 || rows != 2 {
+		t.Fatalf("%d engine orders, %d rows; want the left one and one hedge", engineOrders, rows)
+	}
+	if open, _ := OpenPositions(ctx, r.pool, "sandbox"); open[money.USDT] != 0 {
+		t.Fatalf("open %d", open[money.USDT])
+	}
+	r.verify(t)
 }
