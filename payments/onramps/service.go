@@ -323,9 +323,12 @@ const DefaultSweepBatch = 1000
 // first, through the partial index onramps_expiring (expires_at where status = 'ACTIVE' and
 // type = 'TEMPORARY'). A row locked by a deposit arriving now is skipped (the deposit
 // decides from expires_at alone, StatusAt; the next sweep takes the row if still ACTIVE).
+// The selection is an array (an InitPlan, run once) the update finds by primary key: as
+// `id in (subquery)` or a join, the planner trusting a young table's statistics (one row)
+// ran a nested loop over every ACTIVE row, quadratic in the batch.
 const expireDue = `update onramps set status = 'EXPIRED', updated_at = $1
-	where id in (select id from onramps where status = 'ACTIVE' and type = 'TEMPORARY' and expires_at <= $1
-		order by expires_at limit $2 for update skip locked)
+	where id = any(array(select id from onramps where status = 'ACTIVE' and type = 'TEMPORARY' and expires_at <= $1
+		order by expires_at limit $2 for update skip locked))
 	and status = 'ACTIVE'`
 
 // ExpireDue is the sweep (issue 27): it moves every ACTIVE TEMPORARY onramp past its
