@@ -25,7 +25,7 @@ var (
 	descOpen    = prometheus.NewDesc("svc_treasury_open_position", "The treasury's open (unhedged) position: to buy (+) or sell (-) on the book, units of the asset.", envAsset, nil)
 	descLimit   = prometheus.NewDesc("svc_treasury_open_limit", "The open position's limit, units of the asset: past it, quotes the book's band cannot price answer 503.", envAsset, nil)
 	descAlert   = prometheus.NewDesc("svc_treasury_limit_alert", "1 when the open position is past the alert share (80 %) of its limit.", envAsset, nil)
-	descInv     = prometheus.NewDesc("svc_treasury_inventory", "The treasury's available balance in its engine account, units of the asset (NGN included).", envAsset, nil)
+	descInv     = prometheus.NewDesc("svc_treasury_inventory", "The treasury's available balance in its engine account, units of the asset (NGN included); absent while the engine does not answer.", envAsset, nil)
 	descOrders  = prometheus.NewDesc("svc_treasury_hedge_orders_total", "Hedge orders settled by this process.", envAsset, nil)
 	descNoFill  = prometheus.NewDesc("svc_treasury_hedges_unfilled_total", "Hedge orders that filled nothing (no depth in the band, or no inventory): the position waits.", envAsset, nil)
 	descResult  = prometheus.NewDesc("svc_treasury_result_ngn", "The treasury's NGN result: what conversions took in plus what hedges paid or received, the open position marked at the reference.", []string{"env"}, nil)
@@ -37,6 +37,10 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- d
 	}
 }
+
+// engineScrape bounds a scrape's engine reads; its database reads have their own 2 s
+// (Prometheus waits 10 s by default).
+const engineScrape = time.Second
 
 func units(a money.Asset, minor int64) float64 {
 	return float64(minor) / math.Pow10(a.Places())
@@ -61,11 +65,17 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	d.mu.Unlock()
+	// A remote engine that does not answer costs the scrape at most engineScrape (for every
+	// environment), and its inventory is left out rather than exported as zeros (which
+	// would read as a treasury to fund).
+	ectx, ecancel := context.WithTimeout(context.Background(), engineScrape)
+	defer ecancel()
 	for env, e := range d.cfg.Envs {
-		bal := e.Exchange.Balances(Account)
-		for _, ea := range []engine.Asset{engine.NGN, engine.USDT, engine.USDC, engine.USD} {
-			ch <- prometheus.MustNewConstMetric(descInv, prometheus.GaugeValue,
-				float64(bal[ea].Available)/math.Pow10(ea.Decimals()), env, ea.String())
+		if bal, err := balancesOf(ectx, e.Exchange); err == nil {
+			for _, ea := range []engine.Asset{engine.NGN, engine.USDT, engine.USDC, engine.USD} {
+				ch <- prometheus.MustNewConstMetric(descInv, prometheus.GaugeValue,
+					float64(bal[ea].Available)/math.Pow10(ea.Decimals()), env, ea.String())
+			}
 		}
 		for _, a := range Assets {
 			o, l := open[env][a], e.Limits[a]

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"svc/cluster/enginerpc/enginerpctest"
 	"svc/engine"
@@ -103,6 +104,18 @@ func TestASilentRemoteEngineCostsOneBoundedWaitPerRound(t *testing.T) {
 			start := time.Now()
 			err = desk.Hedge(ctx, "sandbox")
 			took := time.Since(start)
+			if tc.freeze == "" { // a scrape leaves the inventory out rather than reporting zeros
+				start := time.Now()
+				if n := testutil.CollectAndCount(desk.Collector(), "svc_treasury_inventory"); n != 0 {
+					t.Errorf("frozen: %d inventory series; want none", n)
+				}
+				if took := time.Since(start); took > engineScrape+500*time.Millisecond {
+					t.Errorf("frozen: the scrape took %s", took)
+				}
+				if n := testutil.CollectAndCount(desk.Collector(), "svc_treasury_pending_orders"); n == 0 {
+					t.Error("frozen: the database's metrics are gone too")
+				}
+			}
 			fr.Resume()
 			if !frozen {
 				t.Fatalf("the round never reached %q", tc.freeze)
