@@ -109,7 +109,7 @@ func TestASilentRemoteEngineCostsOneBoundedWaitPerRound(t *testing.T) {
 				if n := testutil.CollectAndCount(desk.Collector(), "svc_treasury_inventory"); n != 0 {
 					t.Errorf("frozen: %d inventory series; want none", n)
 				}
-				if took := time.Since(start); took > engineScrape+500*time.Millisecond {
+				if took := time.Since(start); took > engineScrape+time.Second {
 					t.Errorf("frozen: the scrape took %s", took)
 				}
 				if n := testutil.CollectAndCount(desk.Collector(), "svc_treasury_pending_orders"); n == 0 {
@@ -123,7 +123,7 @@ func TestASilentRemoteEngineCostsOneBoundedWaitPerRound(t *testing.T) {
 			if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, engine.ErrUnavailable) {
 				t.Fatalf("the frozen round: %v; want the engine's timeout", err)
 			}
-			if took > window+500*time.Millisecond {
+			if took > window+time.Second {
 				t.Fatalf("the frozen round took %s; its deadline is %s", took, window)
 			}
 			var placing, done int
