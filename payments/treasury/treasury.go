@@ -153,7 +153,9 @@ type Env struct {
 type Config struct {
 	Envs   map[string]Env
 	Prices Prices
-	// Window is how often open positions are netted and hedged (default 2 s).
+	// Window is how often open positions are netted and hedged (default 2 s). It is also
+	// each round's deadline (at least a second): a round that cannot finish by then, its
+	// engine silent or its database slow, fails and the next one retries.
 	Window time.Duration
 	// AlertAt is the share of a limit at which the desk warns (default 0.8).
 	AlertAt *big.Rat
