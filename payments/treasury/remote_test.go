@@ -146,14 +146,7 @@ func TestASilentRemoteEngineCostsOneBoundedWaitPerRound(t *testing.T) {
 			if err := desk.Hedge(ctx, "sandbox"); err != nil {
 				t.Fatal(err)
 			}
-			engineOrders, rows := r.treasuryOrders(t)
-			if engineOrders != 1 || rows != 1 {
-				t.Fatalf("%d engine orders, %d rows; want exactly one hedge", engineOrders, rows)
-			}
-			if open, _ := OpenPositions(ctx, r.pool, "sandbox"); open[money.USDT] != 0 {
-				t.Fatalf("open %d after the thaw", open[money.USDT])
-			}
-			r.verify(t)
+			r.hedged(t, 1) // exactly one hedge
 		})
 	}
 }
@@ -214,11 +207,5 @@ func TestARowLeftPlacingStopsTheRound(t *testing.T) {
 		status != "done" || filled != 0 {
 		t.Fatalf("the canceled order's row: %s filled %d, %v; want done, 0", status, filled, err)
 	}
-	if engineOrders, rows := r.treasuryOrders(t); engineOrders != 2 || rows != 2 {
-		t.Fatalf("%d engine orders, %d rows; want the left one and one hedge", engineOrders, rows)
-	}
-	if open, _ := OpenPositions(ctx, r.pool, "sandbox"); open[money.USDT] != 0 {
-		t.Fatalf("open %d", open[money.USDT])
-	}
-	r.verify(t)
+	r.hedged(t, 2) // the left one and one hedge
 }

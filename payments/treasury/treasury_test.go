@@ -155,6 +155,19 @@ func (r *rig) treasuryOrders(t *testing.T) (engineOrders, rows int) {
 	return engineOrders, rows
 }
 
+// hedged checks that the treasury's account has placed orders engine orders, each with its
+// row, that USDT's position is closed, and that the books reconcile.
+func (r *rig) hedged(t *testing.T, orders int) {
+	t.Helper()
+	if engineOrders, rows := r.treasuryOrders(t); engineOrders != orders || rows != orders {
+		t.Fatalf("%d engine orders, %d rows; want %d of each", engineOrders, rows, orders)
+	}
+	if open, err := OpenPositions(context.Background(), r.pool, "sandbox"); err != nil || open[money.USDT] != 0 {
+		t.Fatalf("open %d, %v", open[money.USDT], err)
+	}
+	r.verify(t)
+}
+
 // TestConversionsAreHedgedNettedAndReconciled: many conversions both ways are netted into a
 // few IOC orders against the market maker; afterwards the ledger's system:fx equals the
 // treasury's trades plus what is in flight (less than one lot per asset), and the merchant's
@@ -258,15 +271,7 @@ func TestAHedgeIsPlacedExactlyOnceWhateverTheCrash(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			engineOrders, rows := r.treasuryOrders(t)
-			if engineOrders != 1 || rows != 1 {
-				t.Fatalf("%d engine orders, %d rows", engineOrders, rows)
-			}
-			open, _ := OpenPositions(ctx, r.pool, "sandbox")
-			if open[money.USDT] != 0 {
-				t.Fatalf("open %d", open[money.USDT])
-			}
-			r.verify(t)
+			r.hedged(t, 1)
 		})
 	}
 }
@@ -505,12 +510,5 @@ func TestASilentRemoteEngineLeavesTheRowPlacing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	engineOrders, rows := r.treasuryOrders(t)
-	if engineOrders != 1 || rows != 1 {
-		t.Fatalf("%d engine orders, %d rows", engineOrders, rows)
-	}
-	if open, _ := OpenPositions(ctx, r.pool, "sandbox"); open[money.USDT] != 0 {
-		t.Fatalf("open %d", open[money.USDT])
-	}
-	r.verify(t)
+	r.hedged(t, 1)
 }
