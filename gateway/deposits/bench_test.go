@@ -14,9 +14,10 @@ import (
 
 // BenchmarkOnrampCreate is idempotent onramp creation end to end: HTTP through the real
 // gateway (auth, idempotency middleware), a fresh quote from the engine, the bank
-// simulator, the onramp row, onramp.completed with its webhook delivery job, the expiry
-// job and the stored idempotent response, all in one transaction. Every request carries
-// its own X-Idempotency-Key. Reports creates/s and latency percentiles.
+// simulator, the onramp row, onramp.completed with its webhook delivery job and the stored
+// idempotent response, all in one transaction (no expiry job since issue 27: a periodic
+// sweep stores EXPIRED). Every request carries its own X-Idempotency-Key. Reports
+// creates/s and latency percentiles.
 //
 //	go test ./gateway/deposits -run '^$' -bench OnrampCreate -benchtime 4000x
 func BenchmarkOnrampCreate(b *testing.B) {
