@@ -294,3 +294,34 @@ func TestSweepRunsPeriodically(t *testing.T) {
 		t.Errorf("onramp not due stored %s after the sweep", s)
 	}
 }
+
+// TestConcurrentSweepsMoveEachOnrampOnce: sweeps running at once (a slow run overlapping
+// the next period's) share the due rows through skip locked: together they move every due
+// onramp exactly once, and none is left ACTIVE.
+func TestConcurrentSweepsMoveEachOnrampOnce(t *testing.T) {
+	pool, ctx := paymentstest.New(t)
+	start := time.Now().UTC().Truncate(time.Millisecond).Add(-time.Hour)
+	clk := newClock(start)
+	svc := onramps.New(pool, onramps.Config{Now: clk.Now, SweepBatch: 7})
+	const due = 120
+	for i := range due {
+		put(t, pool, payments.Tenant{MerchantID: uuid.Must(uuid.NewV7()), Environment: []string{payments.Sandbox, payments.Live}[i%2]},
+			onramps.Temporary, onramps.Active, start.Add(time.Duration(i)*time.Millisecond))
+	}
+	clk.set(start.Add(time.Hour))
+	var moved atomic.Int64
+	if err := paymentstest.Race(4, func(int) error {
+		n, err := svc.ExpireDue(ctx)
+		moved.Add(n)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var active int
+	if err := pool.QueryRow(ctx, `select count(*) from onramps where status = 'ACTIVE'`).Scan(&active); err != nil {
+		t.Fatal(err)
+	}
+	if moved.Load() != due || active != 0 {
+		t.Fatalf("sweeps moved %d of %d due onramps; %d left ACTIVE", moved.Load(), due, active)
+	}
+}
