@@ -12,6 +12,7 @@ import (
 	"svc/cluster/enginerpc/enginerpctest"
 	"svc/engine"
 	"svc/payments/money"
+	"svc/payments/rates"
 )
 
 // TestASilentRemoteEngineCostsOneBoundedWaitPerRound freezes the network to a real engine
@@ -192,6 +193,10 @@ func TestARowLeftPlacingStopsTheRound(t *testing.T) {
 	}
 	if engineOrders, rows := r.treasuryOrders(t); engineOrders != 1 || rows != 1 {
 		t.Fatalf("%d engine orders, %d rows while a row is left placing; want no new hedge", engineOrders, rows)
+	}
+	// The quotes still see the position: 250 of the limit's 1,000,000 units are taken.
+	if ok, _ := desk.Covers("sandbox", money.USDT, rates.Buy, 1_000_000*1_000_000-250_000_000+1); ok {
+		t.Fatal("Covers does not count the open position while a row is left placing")
 	}
 
 	if res, err := r.eng.Submit(&engine.Command{Kind: engine.CmdCancel, Account: Account, Symbol: "USDT-NGN",

@@ -386,7 +386,12 @@ func (d *Desk) Hedge(ctx context.Context, env string) error {
 		if err != nil {
 			return err
 		}
-		if left > 0 {
+		if left > 0 { // the quotes still see the positions (Covers)
+			if open, err := OpenPositions(ctx, d.pool, env); err == nil {
+				d.mu.Lock()
+				d.open[env] = open
+				d.mu.Unlock()
+			}
 			return fmt.Errorf("%w (%s: %d)", ErrLeftPlacing, env, left)
 		}
 		d.mu.Lock()
