@@ -267,8 +267,9 @@ func TestNotConvertedOnReceiptGoesToItsJob(t *testing.T) {
 			txs: []string{"received", "return"}},
 		{name: "another amount", ngn: "16080.00", paid: "16000.00", after: deposits.PendingFX, jobs: []string{deposits.PendingFX}, end: deposits.Failed,
 			txs: []string{"received", "return"}},
-		{name: "settlement hook refuses", ngn: "16080.00", refuse: 1, after: deposits.PendingWithdrawal, jobs: []string{deposits.PendingWithdrawal},
-			end: deposits.Settled, txs: []string{"convert", "settle"}},
+		// Refused on receipt, then again by the job's settlement: the conversion stands.
+		{name: "settlement hook refuses", ngn: "16080.00", refuse: 2, after: deposits.PendingFX, jobs: []string{deposits.PendingFX},
+			end: deposits.Settled, txs: []string{"received", "convert", "settle"}},
 		{name: "onchain", ngn: "16080.00", settlement: onchain, after: deposits.PendingWithdrawal, jobs: []string{deposits.PendingWithdrawal},
 			end: deposits.Settled, txs: []string{"convert", "settle"}},
 	} {

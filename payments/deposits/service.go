@@ -57,13 +57,13 @@ type Config struct {
 	// transaction for the receipt, the conversion and the settlement; the deposit still
 	// walks PENDING_FX -> PENDING_WITHDRAWAL -> SETTLED with every event. A deposit it does
 	// not apply to (flagged for review, a TEMPORARY onramp paid another amount), or whose
-	// step fails or would end it FAILED (a refused conversion, no rate, any error), is
-	// received as without it: the savepoint is rolled back and the PENDING_FX job enqueued,
-	// which does the rest as it always did. A settlement that fails (a settlement hook
-	// refusing) is rolled back alone, as SettleInConversion does: the conversion stands and
-	// the PENDING_WITHDRAWAL job is enqueued. An ONCHAIN settlement is never run here (it
-	// calls the custodian): the conversion enqueues its PENDING_WITHDRAWAL job, as the
-	// job's does. Off, Receive leaves every step to the jobs (the batch tests' rigs).
+	// step fails or would end it FAILED (a refused conversion, no rate, a settlement hook
+	// refusing, any error), is received as without it: the one savepoint is rolled back and
+	// the PENDING_FX job enqueued, which does the rest as it always did (a settlement hook
+	// refusing there too leaves the conversion standing and the PENDING_WITHDRAWAL job, as
+	// SettleInConversion does). An ONCHAIN settlement is never run here (it calls the
+	// custodian): the conversion enqueues its PENDING_WITHDRAWAL job, as the job's does.
+	// Off, Receive leaves every step to the jobs (the batch tests' rigs).
 	ConvertOnReceipt bool
 	Now              func() time.Time
 }
@@ -417,7 +417,7 @@ func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit, b *batchIte
 	var settled *batchItem // the settlement's own postings, when it ran here
 	if settleNow {
 		var err error
-		if settled, err = s.settleNow(ctx, tx, d, b); err != nil {
+		if settled, err = s.settleNow(ctx, tx, d, b, rc); err != nil {
 			return err
 		}
 	} else if err := s.next(ctx, tx, d); err != nil {
@@ -463,9 +463,17 @@ func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit, b *batchIte
 // announce once it is posted. When the route fails (a settlement hook refusing, or the
 // database), its writes are rolled back alone and the PENDING_WITHDRAWAL job is enqueued
 // instead (nil returned): the conversion commits, and the settlement is retried by its job
-// exactly as without SettleInConversion.
-func (s *Service) settleNow(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem) (*batchItem, error) {
+// exactly as without SettleInConversion. Run by Receive (rc set), the route runs in tx
+// itself, already Receive's savepoint: a failure rolls the whole step back to the
+// PENDING_FX job (two statements fewer per deposit than a savepoint of its own).
+func (s *Service) settleNow(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem, rc *receipt) (*batchItem, error) {
 	col := &batchItem{shardKey: b.key()}
+	if rc != nil {
+		if err := s.route(ctx, tx, d, col); err != nil {
+			return nil, err
+		}
+		return col, nil
+	}
 	sp, err := tx.Begin(ctx)
 	if err != nil {
 		return nil, err
