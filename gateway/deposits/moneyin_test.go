@@ -857,9 +857,20 @@ func seed(t testing.TB) uint64 {
 
 // A random mix of onramps, deposits (some flagged, some of the wrong amount, some
 // on-chain), customer accounts and transfers both ways over two merchants, worked
-// concurrently by the job workers; then every ledger invariant holds.
+// concurrently by the job workers; then every ledger invariant holds. With the deposits
+// options as the rigs set them (every step a job) and as svcd sets them (converted and
+// settled on receipt where it can, issue 27).
 func TestRandomWorkloadThenLedgerVerify(t *testing.T) {
-	r := newRig(t, rigOptions{})
+	for _, c := range []struct {
+		name string
+		o    rigOptions
+	}{{"jobs", rigOptions{}}, {"svcd", rigOptions{settleInConversion: true, convertOnReceipt: true}}} {
+		t.Run(c.name, func(t *testing.T) { randomWorkload(t, c.o) })
+	}
+}
+
+func randomWorkload(t *testing.T, o rigOptions) {
+	r := newRig(t, o)
 	rng := rand.New(rand.NewPCG(seed(t), 7))
 	keys := []string{r.a.SandboxKey, r.b.SandboxKey}
 	var custs [2][]string
