@@ -48,7 +48,7 @@ func newDepositFixture(t *testing.T, pool *pgxpool.Pool, merchant uuid.UUID) *de
 		t.Fatal(err)
 	}
 	rec := events.NewRecorder(client)
-	ons := onramps.New(pool, onramps.Config{Rates: rs, Providers: envs, Customers: onramps.Directory, Events: rec, Jobs: client})
+	ons := onramps.New(pool, onramps.Config{Rates: rs, Providers: envs, Customers: onramps.Directory, Events: rec})
 	return &depositFixture{pool: pool, ons: ons, t: payments.Tenant{MerchantID: merchant, Environment: "live"},
 		deps: deposits.New(pool, deposits.Config{Onramps: ons, Rates: rs, Providers: envs, Events: rec, Jobs: client})}
 }

@@ -141,7 +141,7 @@ func newPayments(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 	if p.treasury, err = newTreasury(cfg, pool, xs, rs, late, log); err != nil {
 		return nil, err
 	}
-	ons := onramps.New(pool, onramps.Config{Rates: rs, Providers: envs, Customers: onramps.Directory, Events: rec, Jobs: inserter})
+	ons := onramps.New(pool, onramps.Config{Rates: rs, Providers: envs, Customers: onramps.Directory, Events: rec})
 	inv := invoices.NewService(pool, inserter, checkout.NewInvoiceLinks(cfg.PublicBaseURL, nil), nil)
 	deps := deposits.New(pool, deposits.Config{Onramps: ons, Rates: rs, Providers: envs, Events: rec, Jobs: inserter,
 		Settled: []deposits.SettlementHook{checkout.NewCompleter(rec, nil)}, SettleInConversion: true, ConvertOnReceipt: true})

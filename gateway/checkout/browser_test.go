@@ -64,7 +64,7 @@ func TestBrowserPaysCheckoutLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String()
-	onrampSvc := onramps.New(pool, onramps.Config{Rates: rateSvc, Providers: envs, Customers: onramps.Directory, Events: rec, Jobs: inserter})
+	onrampSvc := onramps.New(pool, onramps.Config{Rates: rateSvc, Providers: envs, Customers: onramps.Directory, Events: rec})
 	depositSvc := deposits.New(pool, deposits.Config{Onramps: onrampSvc, Rates: rateSvc, Providers: envs, Events: rec, Jobs: inserter,
 		Settled: []deposits.SettlementHook{pc.NewCompleter(rec, nil)}})
 	invSvc := pi.NewService(pool, inserter, pc.NewInvoiceLinks(base, nil), nil)

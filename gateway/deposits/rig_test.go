@@ -162,7 +162,7 @@ func newRig(t testing.TB, o rigOptions) *rig {
 	}
 	workers := river.NewWorkers()
 	rec := events.NewRecorder(inserter)
-	r.onramps = onramps.New(pool, onramps.Config{Rates: r.rates, Providers: envs, Customers: onramps.Directory, Events: rec, Jobs: inserter, Now: r.clock.Now})
+	r.onramps = onramps.New(pool, onramps.Config{Rates: r.rates, Providers: envs, Customers: onramps.Directory, Events: rec, Now: r.clock.Now})
 	r.deposits = deposits.New(pool, deposits.Config{Onramps: r.onramps, Rates: r.rates, Providers: envs, Events: rec, Jobs: inserter,
 		Settled: settled, SettleInConversion: o.settleInConversion,
 		ConvertOnReceipt: o.convertOnReceipt, Now: r.clock.Now})

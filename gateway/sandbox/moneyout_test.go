@@ -59,7 +59,7 @@ func newOutRig(t testing.TB) *outRig {
 		t.Fatal(err)
 	}
 	rec := events.NewRecorder(inserter)
-	ons := onramps.New(pool, onramps.Config{Rates: rs, Providers: envs, Customers: onramps.Directory, Events: rec, Jobs: inserter})
+	ons := onramps.New(pool, onramps.Config{Rates: rs, Providers: envs, Customers: onramps.Directory, Events: rec})
 	deps := deposits.New(pool, deposits.Config{Onramps: ons, Rates: rs, Providers: envs, Events: rec, Jobs: inserter})
 	out := moneyout.Deps{Providers: envs, Events: rec, Jobs: inserter, Poll: 20 * time.Millisecond}
 	ws := withdrawals.New(pool, withdrawals.Config{Deps: out})
