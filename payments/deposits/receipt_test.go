@@ -68,7 +68,7 @@ func newIntake(t *testing.T, onReceipt bool) *intake {
 		}
 		return nil
 	})
-	in.onramps = onramps.New(pool, onramps.Config{Rates: rs, Providers: envs, Customers: onramps.Directory, Events: rec, Jobs: inserter})
+	in.onramps = onramps.New(pool, onramps.Config{Rates: rs, Providers: envs, Customers: onramps.Directory, Events: rec})
 	in.deposits = deposits.New(pool, deposits.Config{Onramps: in.onramps, Rates: rs, Providers: envs, Events: rec, Jobs: inserter,
 		Settled: []deposits.SettlementHook{hook}, SettleInConversion: true, ConvertOnReceipt: onReceipt})
 	in.partners, err = partners.New(pool, partners.Config{Partners: []partners.Partner{partners.SandboxBankPartner(receiptSecret)},

@@ -33,7 +33,9 @@ type Recorder interface {
 	Record(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, environment string, typ events.Type, data any) (uuid.UUID, error)
 }
 
-// JobInserter enqueues river jobs in the caller's transaction; *jobs.Client is one.
+// JobInserter enqueues river jobs in the caller's transaction; *jobs.Client is one. The
+// money-in services' configs take it (deposits.Config, balance.Config); the onramps
+// service itself enqueues nothing since issue 27 (expiry is the sweep, ExpireDue).
 type JobInserter interface {
 	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 }
@@ -44,9 +46,6 @@ type Config struct {
 	Providers providers.Environments // the bank partner issues the account numbers
 	Customers Customers              // nil: requests naming a customer answer 503
 	Events    Recorder
-	// Jobs is not used since issue 27 (expiry is a periodic sweep, not a job per onramp);
-	// it stays so that the callers building a Config need not change at once.
-	Jobs JobInserter
 	// SweepBatch is how many onramps one statement of ExpireDue moves at most (default
 	// DefaultSweepBatch).
 	SweepBatch int
