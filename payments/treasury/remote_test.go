@@ -214,3 +214,58 @@ func TestARowLeftPlacingStopsTheRound(t *testing.T) {
 	}
 	r.hedged(t, 2) // the left one and one hedge
 }
+
+// TestARowWhoseBookIsGoneHoldsTheEnvironmentsHedges: a row placing for an asset the engine
+// has no NGN book for (its pair taken out of the engine's configuration after the row was
+// written) cannot be settled by any round, so every round answers ErrLeftPlacing and no
+// other asset is hedged or credited in that environment; the operator sees the row pending
+// (Status, which `svc treasury` and svc_treasury_pending_orders read) and the quotes still
+// see the open positions. docs/live.md's watch table says what to do.
+func TestARowWhoseBookIsGoneHoldsTheEnvironmentsHedges(t *testing.T) {
+	r := newRig(t, 1_000_000*1_000_000)
+	ctx := context.Background()
+	if err := r.maker.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.desk.Hedge(ctx, "sandbox"); err != nil { // funds the account
+		t.Fatal(err)
+	}
+	bal := r.eng.Balances(Account)
+	if _, err := r.pool.Exec(ctx, `insert into treasury_orders (id, environment, asset, qty, limit_price, status, base_before, ngn_before)
+		values ($1, 'sandbox', 'EUR', 1000000, 170000, 'placing', 0, $2)`, uuid.Must(uuid.NewV7()), bal[engine.NGN].Available); err != nil {
+		t.Fatal(err)
+	}
+	r.convert(t, "deposit:1:convert", money.USDT, true, 250_000_000, refPrice)
+
+	desk, err := New(r.pool, Config{Envs: r.envs, Prices: r.rates}) // a new process
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := desk.Hedge(ctx, "sandbox"); !errors.Is(err, ErrLeftPlacing) {
+			t.Fatalf("a round with a row whose book is gone: %v; want ErrLeftPlacing", err)
+		}
+	}
+	if engineOrders, rows := r.treasuryOrders(t); engineOrders != 0 || rows != 1 {
+		t.Fatalf("%d engine orders, %d rows; want no hedge while the row is left placing", engineOrders, rows)
+	}
+	if after := r.eng.Balances(Account); after != bal {
+		t.Fatalf("the account moved while a row was left placing: %v, was %v", after, bal)
+	}
+	ps, err := Status(ctx, r.pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending := map[money.Asset]int{}
+	for _, p := range ps {
+		if p.Env == "sandbox" {
+			pending[p.Asset] = p.Placing
+		}
+	}
+	if pending["EUR"] != 1 || pending[money.USDT] != 0 {
+		t.Fatalf("pending per asset: %v; want the EUR row", pending)
+	}
+	if ok, _ := desk.Covers("sandbox", money.USDT, rates.Buy, 1_000_000*1_000_000-250_000_000+1); ok {
+		t.Fatal("Covers does not count the open position while a row is left placing")
+	}
+}
