@@ -29,7 +29,7 @@ var (
 	descOrders  = prometheus.NewDesc("svc_treasury_hedge_orders_total", "Hedge orders settled by this process.", envAsset, nil)
 	descNoFill  = prometheus.NewDesc("svc_treasury_hedges_unfilled_total", "Hedge orders that filled nothing (no depth in the band, or no inventory): the position waits.", envAsset, nil)
 	descResult  = prometheus.NewDesc("svc_treasury_result_ngn", "The treasury's NGN result: what conversions took in plus what hedges paid or received, the open position marked at the reference.", []string{"env"}, nil)
-	descPending = prometheus.NewDesc("svc_treasury_pending_orders", "Hedge orders written but not settled (a restart settles them by id).", envAsset, nil)
+	descPending = prometheus.NewDesc("svc_treasury_pending_orders", "Hedge orders written but not settled: a round settles them by id and places nothing in the environment while any is left (one whose book is gone stays until its pair is back).", envAsset, nil)
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
