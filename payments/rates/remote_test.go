@@ -2,10 +2,13 @@ package rates
 
 import (
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"svc/cluster/enginerpc"
 	"svc/cluster/enginerpc/enginerpctest"
@@ -19,16 +22,12 @@ import (
 
 var _ depthReader = (*enginerpc.Client)(nil)
 
-// TestAQuoteFromASilentRemoteEngineIsRefusedPromptly: a real engine served over
-// cluster/enginerpc behind a proxy the test freezes (the client's own timeouts are 20 s).
-// While it answers, USDT's book (depth in the band) prices from the book and USDC's empty
-// book from the treasury. Frozen, neither is priced as if the book were empty: each quote
-// is refused with ErrRateUnavailable (503 RATE_UNAVAILABLE, Retry-After) within
-// DepthTimeout, and a whole GET /payments/rates (Quote: both assets, both sides, the
-// reference's samples) within about one DepthTimeout, the first failure holding the book
-// unread for BookRetry. Thawed, the next quote after BookRetry prices from the book again.
-func TestAQuoteFromASilentRemoteEngineIsRefusedPromptly(t *testing.T) {
-	pool, _ := pgtest.New(t)
+// silentBook is a Service over a real engine served over cluster/enginerpc behind a proxy
+// the test freezes (the client's own timeouts are 20 s), reading its book within
+// depthTimeout: USDT's book has depth in the band, USDC's is empty (the treasury prices it).
+func silentBook(t *testing.T, depthTimeout time.Duration) (s *Service, fr *pgtest.Proxy, pool *pgxpool.Pool) {
+	t.Helper()
+	pool, _ = pgtest.New(t)
 	j := journal.NewMemory()
 	if err := j.Start(); err != nil {
 		t.Fatal(err)
@@ -58,12 +57,25 @@ func TestAQuoteFromASilentRemoteEngineIsRefusedPromptly(t *testing.T) {
 		}
 	}
 	client, fr := enginerpctest.Remote(t, eng)
-	const timeout = 500 * time.Millisecond
-	s, err := New(pool, Config{Exchanges: map[string]Exchange{"sandbox": client}, DepthTimeout: timeout,
+	s, err = New(pool, Config{Exchanges: map[string]Exchange{"sandbox": client}, DepthTimeout: depthTimeout,
 		References: map[money.Asset]int64{money.USDT: 160000, money.USDC: 160000}, Treasury: desk{capacity: 1 << 60}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, fr, pool
+}
+
+// TestAQuoteFromASilentRemoteEngineIsRefusedPromptly: a real engine served over
+// cluster/enginerpc behind a proxy the test freezes (the client's own timeouts are 20 s).
+// While it answers, USDT's book (depth in the band) prices from the book and USDC's empty
+// book from the treasury. Frozen, neither is priced as if the book were empty: each quote
+// is refused with ErrRateUnavailable (503 RATE_UNAVAILABLE, Retry-After) within
+// DepthTimeout, and a whole GET /payments/rates (Quote: both assets, both sides, the
+// reference's samples) within about one DepthTimeout, the first failure holding the book
+// unread for BookRetry. Thawed, the next quote after BookRetry prices from the book again.
+func TestAQuoteFromASilentRemoteEngineIsRefusedPromptly(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	s, fr, pool := silentBook(t, timeout)
 	tn := payments.Tenant{MerchantID: uuid.MustParse("01a2016a-0000-7000-8000-000000000001"), Environment: "sandbox"}
 	answering := map[money.Asset]string{money.USDT: SourceBook, money.USDC: SourceTreasury}
 	check := func(when string) {
@@ -105,4 +117,46 @@ func TestAQuoteFromASilentRemoteEngineIsRefusedPromptly(t *testing.T) {
 	fr.Resume()
 	time.Sleep(BookRetry)
 	check("thawed")
+}
+
+// TestConcurrentQuotesOfASilentEngineWaitOnce (run with -race): quotes asked at once by
+// many callers, each in turn, while the engine is silent are all refused, and the
+// environment's hold (BookRetry, set by the first failed read) makes the later ones answer
+// without asking, so the callers together wait about one DepthTimeout, not one per quote;
+// thawed, all are priced again.
+func TestConcurrentQuotesOfASilentEngineWaitOnce(t *testing.T) {
+	const timeout, callers, calls = 500 * time.Millisecond, 16, 6
+	s, fr, _ := silentBook(t, timeout)
+	run := func(when string, want error) time.Duration {
+		t.Helper()
+		start := time.Now()
+		errs := make(chan error, callers*calls)
+		var wg sync.WaitGroup
+		for i := range callers {
+			wg.Go(func() {
+				a := []money.Asset{money.USDT, money.USDC}[i%2]
+				for range calls {
+					if p, err := s.Market("sandbox", a, Buy); err != want {
+						errs <- fmt.Errorf("%s: %s: %+v, %v; want %v", when, a, p, err, want)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		return time.Since(start)
+	}
+	run("answering", nil)
+
+	fr.Pause()
+	took := run("frozen", ErrRateUnavailable)
+	fr.Resume()
+	if took >= 3*timeout { // each caller's reads one after another, without the hold: 3 s
+		t.Fatalf("frozen: %d callers of %d quotes each took %s; one read's deadline is %s", callers, calls, took, timeout)
+	}
+	time.Sleep(BookRetry)
+	run("thawed", nil)
 }
