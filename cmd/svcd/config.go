@@ -44,7 +44,7 @@ type config struct {
 	WebhookCAFile        string        // extra trusted CAs for receivers (PEM)
 	WebhookWorkers       int           // deliveries in flight at once
 
-	HousekeepingInterval time.Duration // how often expired quotes, idempotency keys and outbox bodies are purged
+	HousekeepingInterval time.Duration // how often expired quotes, idempotency keys and outbox bodies are purged and due onramps stored EXPIRED
 	BVNHMACKey           string        // HMAC-SHA256 key of stored BVN digests (hex or base64, >= 32 bytes)
 
 	// Identity and access (gateway/auth).
@@ -110,7 +110,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	c.WebhookSecretKey = env.str("webhook-secret-key", "")
 	fs.Var(cli.NewSecret(&c.WebhookSecretKey), "webhook-secret-key", "32-byte key (64 hex chars or base64) encrypting webhook endpoint secrets; unset: a development key, and live endpoints are refused")
 	fs.BoolVar(&c.WebhookAllowInsecure, "webhook-allow-insecure", env.bool("webhook-allow-insecure", false), "allow http webhook URLs and loopback/private receivers (local development and tests only)")
-	fs.DurationVar(&c.HousekeepingInterval, "housekeeping-interval", env.duration("housekeeping-interval", jobs.DefaultHousekeepingInterval), "how often a periodic job purges expired rate quotes and idempotency keys and blanks outbox mail bodies older than 24h")
+	fs.DurationVar(&c.HousekeepingInterval, "housekeeping-interval", env.duration("housekeeping-interval", jobs.DefaultHousekeepingInterval), "how often a periodic job purges expired rate quotes and idempotency keys, blanks outbox mail bodies older than 24h and stores EXPIRED on TEMPORARY onramps past their expiry")
 	fs.DurationVar(&c.WebhookRetryBase, "webhook-retry-base", env.duration("webhook-retry-base", 5*time.Second), "first webhook retry wait; later waits scale from it (5s gives 5s, 5m, 30m, 2h, 5h, 10h, 10h, 14h, 20h, 24h)")
 	fs.StringVar(&c.WebhookCAFile, "webhook-ca-file", env.str("webhook-ca-file", ""), "PEM file of extra certificate authorities trusted for webhook receivers")
 	fs.IntVar(&c.WebhookWorkers, "webhook-workers", env.int("webhook-workers", 50), "webhook deliveries in flight at once")

@@ -178,21 +178,15 @@ func newPayments(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 	}
 	cust.setInbound(inbound)
 
-	// Housekeeping (issue 15): expired quotes and idempotency keys, outbox bodies.
+	// Housekeeping (issue 15): expired quotes and idempotency keys, outbox bodies, and since
+	// issue 27 the TEMPORARY onramps past their expiry.
 	periodic, err := jobs.RegisterHousekeeping(dj.workers, dj.queues, jobs.HousekeepingConfig{
 		Interval: cfg.HousekeepingInterval, Logger: log.With("component", "housekeeping"),
-		Purgers: []jobs.Purger{
-			{Name: "rate_quotes", Purge: rs.Purge},
-			{Name: "idempotency_keys", Purge: func(ctx context.Context, _ time.Time) (int64, error) { return keys.Purge(ctx) }},
-			{Name: "mail_outbox", Purge: func(ctx context.Context, now time.Time) (int64, error) { return mail.PurgeOutbox(ctx, pool, now) }},
-		},
+		Purgers: housekeepingPurgers(pool, rs, keys, ons),
 	})
 	if err != nil {
 		return nil, err
 	}
-	// Issue 27: TEMPORARY onramps past their expiry are stored EXPIRED by one sweep a minute
-	// (its worker is in onramps.Register), not by a job per onramp.
-	periodic = append(periodic, onramps.Sweep(onramps.DefaultSweepInterval))
 
 	// The working client: every domain's workers.
 	p.jobs, err = jobs.New(pool, jobs.Config{Workers: dj.workers, Queues: dj.queues, Logger: log.With("component", "jobs"),
@@ -216,6 +210,18 @@ func newPayments(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 		partnerEvents,
 	}
 	return p, nil
+}
+
+// housekeepingPurgers is what the housekeeping job runs each period. onramps_expired stores
+// EXPIRED on the TEMPORARY onramps past their expiry (issue 27: one sweep, not a job per
+// onramp); every read derives EXPIRED from expires_at, so the interval's lag is not seen.
+func housekeepingPurgers(pool *pgxpool.Pool, rs *rates.Service, keys *idempotency.Keys, ons *onramps.Service) []jobs.Purger {
+	return []jobs.Purger{
+		{Name: "rate_quotes", Purge: rs.Purge},
+		{Name: "idempotency_keys", Purge: func(ctx context.Context, _ time.Time) (int64, error) { return keys.Purge(ctx) }},
+		{Name: "mail_outbox", Purge: func(ctx context.Context, now time.Time) (int64, error) { return mail.PurgeOutbox(ctx, pool, now) }},
+		{Name: "onramps_expired", Purge: ons.ExpireDue},
+	}
 }
 
 // start runs the job workers until stop.

@@ -400,7 +400,7 @@ func TestTemporaryOnrampExpiresAt25Minutes(t *testing.T) {
 	o := r.temporary(t, key, 1000)
 	id := uuid.MustParse(o.ID)
 	r.clock.Advance(25*time.Minute - time.Second)
-	if n, err := r.onramps.ExpireDue(context.Background()); err != nil || n != 0 {
+	if n, err := r.onramps.ExpireDue(context.Background(), r.clock.Now()); err != nil || n != 0 {
 		t.Fatalf("sweep early: %d expired, %v", n, err)
 	}
 	if got := decode[onrampJSON](t, r.srv.Must(t, 200, "GET", "/v1/payments/onramps/"+o.ID, key, nil)); got.Status != "ACTIVE" {
@@ -428,7 +428,7 @@ func TestTemporaryOnrampExpiresAt25Minutes(t *testing.T) {
 		}
 		wantCode(t, r.srv.Do(t, "POST", "/v1/payments/sandbox/deposits", key, map[string]any{"onramp_id": o.ID}), 422, "ONRAMP_NOT_ACTIVE")
 		if !swept {
-			if n, err := r.onramps.ExpireDue(context.Background()); err != nil || n != 1 {
+			if n, err := r.onramps.ExpireDue(context.Background(), r.clock.Now()); err != nil || n != 1 {
 				t.Fatalf("sweep: %d expired, %v", n, err)
 			}
 		}

@@ -13,8 +13,10 @@ import (
 )
 
 // Housekeeping: one periodic job (river's periodic jobs run on the elected leader only, so
-// one process of a cluster does it) that deletes rows nobody can use any more: expired,
-// never-locked rate quotes, expired idempotency keys, and the bodies of old outbox mail.
+// one process of a cluster does it) that puts away rows time has made useless: it deletes
+// expired, never-locked rate quotes and expired idempotency keys, blanks the bodies of old
+// outbox mail, and stores EXPIRED on TEMPORARY onramps past their expiry (issue 27; reads
+// derive that from expires_at, so the interval's lag is not seen).
 
 // HousekeepingQueue is the queue of the housekeeping job.
 const HousekeepingQueue = "housekeeping"
@@ -34,7 +36,8 @@ func (PurgeArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: HousekeepingQueue, MaxAttempts: 3}
 }
 
-// Purger deletes one kind of expired row and says how many; now is the job's clock.
+// Purger puts away one kind of expired row (deletes it, or stores the state time gave it)
+// and says how many rows it moved; now is the job's clock.
 type Purger struct {
 	Name  string
 	Purge func(ctx context.Context, now time.Time) (int64, error)

@@ -41,7 +41,7 @@ func TestMoneyForAnExpiredOnrampIsGivenBack(t *testing.T) {
 
 	for i, swept := range []bool{false, true} {
 		if swept {
-			if n, err := svc.ExpireDue(ctx); err != nil || n != 1 {
+			if n, err := svc.ExpireDue(ctx, clk.Now()); err != nil || n != 1 {
 				t.Fatalf("sweep: %d, %v", n, err)
 			}
 		}

@@ -65,16 +65,35 @@ func newClock(t time.Time) *clock { c := &clock{}; c.set(t); return c }
 func (c *clock) set(t time.Time)  { c.now.Store(&t) }
 func (c *clock) Now() time.Time   { return *c.now.Load() }
 
+// sweepRig is a fresh database, a clock an hour behind real time (start) and the service
+// reading it with cfg.
+type sweepRig struct {
+	pool  *pgxpool.Pool
+	ctx   context.Context
+	start time.Time
+	clk   *clock
+	svc   *onramps.Service
+}
+
+func newSweepRig(t *testing.T, cfg onramps.Config) sweepRig {
+	pool, ctx := paymentstest.New(t)
+	start := time.Now().UTC().Truncate(time.Millisecond).Add(-time.Hour)
+	clk := newClock(start)
+	cfg.Now = clk.Now
+	return sweepRig{pool: pool, ctx: ctx, start: start, clk: clk, svc: onramps.New(pool, cfg)}
+}
+
+// sweep runs the sweep at the rig's clock, as the housekeeping job runs it at its own.
+func (r sweepRig) sweep() (int64, error) { return r.svc.ExpireDue(r.ctx, r.clk.Now()) }
+
 // TestSweepExpiresOnlyDueActiveTemporaryOnramps: the sweep moves every ACTIVE TEMPORARY
 // onramp past its expiry, of every merchant and environment, in batches, and leaves the
 // ones not due, PERMANENT, INACTIVE and already EXPIRED ones; every read (get, lists by
 // status, the by-account lookup money arriving uses) reports EXPIRED before the sweep and
 // after it alike.
 func TestSweepExpiresOnlyDueActiveTemporaryOnramps(t *testing.T) {
-	pool, ctx := paymentstest.New(t)
-	start := time.Now().UTC().Truncate(time.Millisecond).Add(-time.Hour)
-	clk := newClock(start)
-	svc := onramps.New(pool, onramps.Config{Now: clk.Now, SweepBatch: 2}) // 2: several statements per sweep
+	r := newSweepRig(t, onramps.Config{SweepBatch: 2}) // 2: several statements per sweep
+	pool, ctx, start, clk, svc := r.pool, r.ctx, r.start, r.clk, r.svc
 
 	type row struct {
 		o       onramps.Onramp
@@ -146,7 +165,7 @@ func TestSweepExpiresOnlyDueActiveTemporaryOnramps(t *testing.T) {
 	}
 
 	reads("before the sweep")
-	n, err := svc.ExpireDue(ctx)
+	n, err := r.sweep()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +178,7 @@ func TestSweepExpiresOnlyDueActiveTemporaryOnramps(t *testing.T) {
 		}
 	}
 	reads("after the sweep")
-	if n, err := svc.ExpireDue(ctx); err != nil || n != 0 {
+	if n, err := r.sweep(); err != nil || n != 0 {
 		t.Fatalf("a second sweep: %d, %v", n, err)
 	}
 }
@@ -188,15 +207,15 @@ func TestSweepUsesTheExpiringIndex(t *testing.T) {
 	}
 }
 
-// work runs the real river client as svcd builds it (Register, with periodic jobs if any)
-// until done says so, within 30 s.
-func work(t *testing.T, pool *pgxpool.Pool, svc *onramps.Service, periodic []*river.PeriodicJob, done func() (bool, string)) {
+// work runs the real river client with the onramp workers as svcd registers them
+// (Register) until done says so, within 30 s.
+func work(t *testing.T, pool *pgxpool.Pool, svc *onramps.Service, done func() (bool, string)) {
 	t.Helper()
 	workers := river.NewWorkers()
 	if err := onramps.Register(workers, svc); err != nil {
 		t.Fatal(err)
 	}
-	client, err := jobs.New(pool, jobs.Config{Workers: workers, Queues: map[string]int{onramps.Queue: 2}, PeriodicJobs: periodic,
+	client, err := jobs.New(pool, jobs.Config{Workers: workers, Queues: map[string]int{onramps.Queue: 2},
 		FetchPollInterval: 50 * time.Millisecond, FetchCooldown: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -227,14 +246,12 @@ func work(t *testing.T, pool *pgxpool.Pool, svc *onramps.Service, periodic []*ri
 // still ACTIVE (the job expires it, as it did), already swept, or gone; an onramp not due
 // is left ACTIVE.
 func TestOldExpiryJobsStillComplete(t *testing.T) {
-	pool, ctx := paymentstest.New(t)
-	start := time.Now().UTC().Truncate(time.Millisecond).Add(-time.Hour)
-	clk := newClock(start)
-	svc := onramps.New(pool, onramps.Config{Now: clk.Now})
+	r := newSweepRig(t, onramps.Config{})
+	pool, ctx, start, clk, svc := r.pool, r.ctx, r.start, r.clk, r.svc
 	tn := payments.Tenant{MerchantID: uuid.Must(uuid.NewV7()), Environment: payments.Sandbox}
 	swept := put(t, pool, tn, onramps.Temporary, onramps.Active, start)
 	clk.set(start.Add(time.Hour))
-	if n, err := svc.ExpireDue(ctx); err != nil || n != 1 {
+	if n, err := r.sweep(); err != nil || n != 1 {
 		t.Fatalf("sweep: %d, %v", n, err)
 	}
 	clk.set(start)
@@ -251,7 +268,7 @@ func TestOldExpiryJobsStillComplete(t *testing.T) {
 		}
 		old = append(old, res.Job.ID)
 	}
-	work(t, pool, svc, nil, func() (bool, string) {
+	work(t, pool, svc, func() (bool, string) {
 		var pending int
 		if err := pool.QueryRow(ctx, `select count(*) from river_job where id = any($1) and state <> 'completed'`, old).Scan(&pending); err != nil {
 			t.Fatal(err)
@@ -269,56 +286,27 @@ func TestOldExpiryJobsStillComplete(t *testing.T) {
 	}
 }
 
-// TestSweepRunsPeriodically: the periodic job svcd registers (Sweep) runs at start on the
-// river client and expires the due onramps.
-func TestSweepRunsPeriodically(t *testing.T) {
-	pool, ctx := paymentstest.New(t)
-	start := time.Now().UTC().Truncate(time.Millisecond).Add(-time.Hour)
-	clk := newClock(start)
-	svc := onramps.New(pool, onramps.Config{Now: clk.Now})
-	tn := payments.Tenant{MerchantID: uuid.Must(uuid.NewV7()), Environment: payments.Live}
-	due := put(t, pool, tn, onramps.Temporary, onramps.Active, start)
-	fresh := put(t, pool, tn, onramps.Temporary, onramps.Active, start.Add(time.Hour))
-	clk.set(start.Add(time.Hour))
-	work(t, pool, svc, []*river.PeriodicJob{onramps.Sweep(time.Hour)}, func() (bool, string) {
-		var sweeps int
-		if err := pool.QueryRow(ctx, `select count(*) from river_job where kind = 'onramp_expire_sweep' and state = 'completed'`).Scan(&sweeps); err != nil {
-			t.Fatal(err)
-		}
-		return sweeps > 0, "no sweep completed"
-	})
-	if s := stored(t, pool, due.ID); s != onramps.Expired {
-		t.Errorf("due onramp stored %s after the sweep", s)
-	}
-	if s := stored(t, pool, fresh.ID); s != onramps.Active {
-		t.Errorf("onramp not due stored %s after the sweep", s)
-	}
-}
-
 // TestConcurrentSweepsMoveEachOnrampOnce: sweeps running at once (a slow run overlapping
 // the next period's) share the due rows through skip locked: together they move every due
 // onramp exactly once, and none is left ACTIVE.
 func TestConcurrentSweepsMoveEachOnrampOnce(t *testing.T) {
-	pool, ctx := paymentstest.New(t)
-	start := time.Now().UTC().Truncate(time.Millisecond).Add(-time.Hour)
-	clk := newClock(start)
-	svc := onramps.New(pool, onramps.Config{Now: clk.Now, SweepBatch: 7})
+	r := newSweepRig(t, onramps.Config{SweepBatch: 7})
 	const due = 120
 	for i := range due {
-		put(t, pool, payments.Tenant{MerchantID: uuid.Must(uuid.NewV7()), Environment: []string{payments.Sandbox, payments.Live}[i%2]},
-			onramps.Temporary, onramps.Active, start.Add(time.Duration(i)*time.Millisecond))
+		put(t, r.pool, payments.Tenant{MerchantID: uuid.Must(uuid.NewV7()), Environment: []string{payments.Sandbox, payments.Live}[i%2]},
+			onramps.Temporary, onramps.Active, r.start.Add(time.Duration(i)*time.Millisecond))
 	}
-	clk.set(start.Add(time.Hour))
+	r.clk.set(r.start.Add(time.Hour))
 	var moved atomic.Int64
 	if err := paymentstest.Race(4, func(int) error {
-		n, err := svc.ExpireDue(ctx)
+		n, err := r.sweep()
 		moved.Add(n)
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
 	var active int
-	if err := pool.QueryRow(ctx, `select count(*) from onramps where status = 'ACTIVE'`).Scan(&active); err != nil {
+	if err := r.pool.QueryRow(r.ctx, `select count(*) from onramps where status = 'ACTIVE'`).Scan(&active); err != nil {
 		t.Fatal(err)
 	}
 	if moved.Load() != due || active != 0 {

@@ -6,8 +6,9 @@
 //
 //   - TEMPORARY: a fixed NGN amount at a locked rate (a rate id of GET /payments/rates, or a
 //     fresh quote), ACTIVE for 25 minutes, then EXPIRED: every read reports EXPIRED from
-//     expires_at (StatusAt, and the same test in SQL filters), and a periodic sweep (a river
-//     job a minute, Service.ExpireDue) stores it, so a reader never sees the sweep's lag.
+//     expires_at (StatusAt, and the same test in SQL filters), and a periodic sweep
+//     (Service.ExpireDue, one purger of svcd's housekeeping job, every 10 minutes by
+//     default) stores it, so a reader never sees the sweep's lag.
 //     Once a deposit of its amount has arrived it is INACTIVE (it is paid).
 //   - PERMANENT: for a customer of at least TIER_1 (ErrKYCTierRequired otherwise); no amount,
 //     converted at the market rate when a deposit arrives; ACTIVE until deactivated.
