@@ -160,3 +160,38 @@ func TestConcurrentQuotesOfASilentEngineWaitOnce(t *testing.T) {
 	time.Sleep(BookRetry)
 	run("thawed", nil)
 }
+
+// TestAQuoteFromAStoppedLocalEngineIsRefused: the local engine's book is read from memory,
+// and a read it refuses (here stopped; busy, its ring full, likewise) is not an empty book:
+// the quote answers ErrRateUnavailable instead of the treasury's price it had while the
+// engine answered, and the environment is not held (the next quote asks again).
+func TestAQuoteFromAStoppedLocalEngineIsRefused(t *testing.T) {
+	pool, _ := pgtest.New(t)
+	j := journal.NewMemory()
+	if err := j.Start(); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(engine.Config{Journal: eventlog.New(j, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eng.Stop) // stopped below; Stop runs once
+	s, err := New(pool, Config{Exchanges: map[string]Exchange{"sandbox": eng},
+		References: map[money.Asset]int64{money.USDC: 160000}, Treasury: desk{capacity: 1 << 60}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := s.Market("sandbox", money.USDC, Buy); err != nil || p.Source != SourceTreasury {
+		t.Fatalf("answering, an empty book: %+v, %v; want source %s", p, err, SourceTreasury)
+	}
+	eng.Stop()
+	if p, err := s.Market("sandbox", money.USDC, Buy); err != ErrRateUnavailable {
+		t.Fatalf("stopped: %+v, %v; want ErrRateUnavailable", p, err)
+	}
+	if held := s.unread["sandbox"].Load(); held != 0 {
+		t.Fatalf("a local engine's refusal held the environment until %d", held)
+	}
+}
