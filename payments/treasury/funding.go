@@ -205,7 +205,7 @@ func (f *Funding) Credit(ctx context.Context) error {
 	}
 	f.mu.Unlock()
 	for i, c := range mine {
-		res, err := f.submit(ctx, &engine.Command{Kind: engine.CmdCredit, Time: f.now().UnixNano(), Account: f.id,
+		res, err := submitOn(ctx, f.x, &engine.Command{Kind: engine.CmdCredit, Time: f.now().UnixNano(), Account: f.id,
 			Asset: c.a, Amount: c.amount, TransferID: engine.TransferID(c.id)})
 		switch {
 		case err != nil:
@@ -227,17 +227,6 @@ func (f *Funding) Credit(ctx context.Context) error {
 		f.mu.Unlock()
 	}
 	return nil
-}
-
-// submit runs a credit on the engine, bounded by ctx where the exchange takes one (a
-// remote engine's client); the in-process engine answers once its journal has it.
-func (f *Funding) submit(ctx context.Context, cmd *engine.Command) (engine.Result, error) {
-	if cx, ok := f.x.(interface {
-		SubmitContext(context.Context, *engine.Command) (engine.Result, error)
-	}); ok {
-		return cx.SubmitContext(ctx, cmd)
-	}
-	return f.x.Submit(cmd)
 }
 
 // Total is what the rows credited so far add up to in asset (engine units).

@@ -89,9 +89,10 @@ func balancesOf(ctx context.Context, x Exchange) (engine.Balances, error) {
 	return x.Balances(Account), nil
 }
 
-// submitOn runs cmd on x, bounded by ctx where x takes one (a remote engine's client: a
-// timeout leaves the outcome unknown, which the order's row settles next round by its id);
-// the local engine answers once its journal has the command.
+// submitOn runs cmd (a hedge order, a credit) on x, bounded by ctx where x takes one (a
+// remote engine's client: a timeout leaves the outcome unknown, which an order's row
+// settles next round by its id and a credit's retry applies once by its transfer id); the
+// local engine answers once its journal has the command.
 func submitOn(ctx context.Context, x Exchange, cmd *engine.Command) (engine.Result, error) {
 	if cx, ok := x.(interface {
 		SubmitContext(context.Context, *engine.Command) (engine.Result, error)
