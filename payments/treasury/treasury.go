@@ -345,12 +345,7 @@ func (d *Desk) Watch(ctx context.Context) {
 	for {
 		for env := range d.cfg.Envs {
 			rctx, cancel := context.WithTimeout(ctx, d.round())
-			open, err := OpenPositions(rctx, d.pool, env)
-			if err == nil {
-				d.mu.Lock()
-				d.open[env] = open
-				d.mu.Unlock()
-			}
+			d.refreshOpen(rctx, env)
 			d.measure(rctx, env, d.cfg.Envs[env])
 			cancel()
 		}
@@ -359,6 +354,16 @@ func (d *Desk) Watch(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// refreshOpen reads env's open positions for Covers; a read that fails keeps the last ones
+// (the next round or Watch's tick reads again).
+func (d *Desk) refreshOpen(ctx context.Context, env string) {
+	if open, err := OpenPositions(ctx, d.pool, env); err == nil {
+		d.mu.Lock()
+		d.open[env] = open
+		d.mu.Unlock()
 	}
 }
 
@@ -387,12 +392,8 @@ func (d *Desk) Hedge(ctx context.Context, env string) error {
 		if err != nil {
 			return err
 		}
-		if left > 0 { // the quotes still see the positions (Covers)
-			if open, err := OpenPositions(ctx, d.pool, env); err == nil {
-				d.mu.Lock()
-				d.open[env] = open
-				d.mu.Unlock()
-			}
+		if left > 0 {
+			d.refreshOpen(ctx, env) // the quotes still see the positions (Covers)
 			return fmt.Errorf("%w (%s: %d)", ErrLeftPlacing, env, left)
 		}
 		d.mu.Lock()
