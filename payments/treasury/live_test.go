@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
+	"svc/cluster/enginerpc/enginerpctest"
 	"svc/engine"
 	"svc/payments/ledger"
 	"svc/payments/money"
@@ -192,4 +194,56 @@ func TestTheLiveMakerRunsOnItsOwnFundingAndLimits(t *testing.T) {
 	if b, a := sides(); b != 0 || a != 2 {
 		t.Fatalf("after buying its limit: %d bids %d asks, want no bids and 2 asks", b, a)
 	}
+}
+
+// TestAWatchingProcessQuotesNothingWhileItsEngineIsSilent: a process whose engine runs
+// elsewhere (cluster/enginerpc, a real server behind a proxy the test freezes) refreshes
+// what the operator-funded treasury can hedge every window (Watch); while the engine does
+// not answer within a round's deadline, it keeps no inventory it cannot see and covers
+// nothing, rather than measuring the silence as zeros or keeping the last measure, and
+// once the engine answers again it covers what the funding allows.
+func TestAWatchingProcessQuotesNothingWhileItsEngineIsSilent(t *testing.T) {
+	r := liveRig(t, 1_000*1_000_000)
+	ctx := context.Background()
+	env := "sandbox" // the rig's engine; the desk treats it as operator-funded (no Inventory)
+	if _, _, err := Fund(ctx, r.pool, FundRequest{Env: env, Account: FundTreasury, Amount: money.MustParse(money.USDT, "400.00"),
+		Reference: "wire-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.desk.Hedge(ctx, env); err != nil { // the engine's process credits it
+		t.Fatal(err)
+	}
+	client, fr := enginerpctest.Remote(t, r.eng)
+	envs := map[string]Env{}
+	for name, e := range r.envs {
+		e.Exchange = client
+		envs[name] = e
+	}
+	watcher, err := New(r.pool, Config{Envs: envs, Prices: r.rates, Window: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); watcher.Watch(wctx) }()
+	defer func() { stop(); fr.Resume(); <-done }()
+	covers := func(want bool, when string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second) // a round's deadline is a second
+		for {
+			ok, _ := watcher.Covers(env, money.USDT, rates.Sell, 399*1_000_000)
+			if ok == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: covers a 399-USDT sale %v, want %v", when, ok, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	covers(true, "answering")
+	fr.Pause()
+	covers(false, "frozen")
+	fr.Resume()
+	covers(true, "thawed")
 }
