@@ -186,22 +186,35 @@ func TestConvertedOnReceipt(t *testing.T) {
 	in := newIntake(t, true)
 	ctx := context.Background()
 	cust := in.customer(t)
+	credited := []string{"deposit.received", "deposit.pending_withdrawal", "deposit.settled", "customer.balance.credited"}
 	for _, c := range []struct {
-		name     string
-		customer *uuid.UUID
-		events   []string
+		name      string
+		customer  *uuid.UUID
+		permanent bool   // a customer's PERMANENT onramp, priced at the market as the money arrives
+		settled   string // USDT
+		events    []string
 	}{
-		{"merchant", nil, []string{"deposit.received", "deposit.pending_withdrawal", "deposit.settled"}},
-		{"customer", &cust, []string{"deposit.received", "deposit.pending_withdrawal", "deposit.settled", "customer.balance.credited"}},
+		{"merchant", nil, false, "10.000000", []string{"deposit.received", "deposit.pending_withdrawal", "deposit.settled"}},
+		{"customer", &cust, false, "10.000000", credited},
+		{"permanent", &cust, true, "", credited},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			o := in.onramp(t, "16080.00", c.customer, nil)
+			var o onramps.Onramp
+			if c.permanent {
+				var err error
+				if o, err = in.onramps.Create(ctx, in.tenant, onramps.CreateInput{Type: onramps.Permanent, CustomerID: c.customer}); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				o = in.onramp(t, "16080.00", c.customer, nil)
+			}
 			d, err := in.sim.Simulate(ctx, in.tenant, deposits.SimulateInput{OnrampID: o.ID})
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := in.get(t, d.ID)
-			if d.Status != deposits.Settled || got.Status != deposits.Settled || got.SettledAmount == nil || got.SettledAmount.String() != "10.000000" ||
+			if d.Status != deposits.Settled || got.Status != deposits.Settled || got.SettledAmount == nil || !got.SettledAmount.IsPositive() ||
+				(c.settled != "" && got.SettledAmount.String() != c.settled) ||
 				got.SettledAt == nil || d.SettledAt == nil || !d.SettledAt.Equal(*got.SettledAt) || d.Price != got.Price {
 				t.Fatalf("answered %+v, stored %+v", d, got)
 			}
@@ -216,7 +229,7 @@ func TestConvertedOnReceipt(t *testing.T) {
 			if !slices.Equal(txs, []string{ref + "convert"}) || !slices.Equal(entries, []string{ref + "received", ref + "convert", ref + "settle"}) {
 				t.Fatalf("ledger transactions %v, entries' steps %v", txs, entries)
 			}
-			if oo, err := in.onramps.Get(ctx, in.tenant, o.ID); err != nil || oo.StatusAt(time.Now()) != onramps.Inactive {
+			if oo, err := in.onramps.Get(ctx, in.tenant, o.ID); err != nil || oo.StatusAt(time.Now()) != map[bool]string{false: onramps.Inactive, true: onramps.Active}[c.permanent] {
 				t.Fatalf("onramp after its payment: %v %v", oo.StatusAt(time.Now()), err)
 			}
 			for _, from := range []string{deposits.PendingFX, deposits.PendingWithdrawal} { // stale jobs: no-ops
@@ -232,8 +245,8 @@ func TestConvertedOnReceipt(t *testing.T) {
 	if a := in.available(t, ledger.OwnerMerchant, in.tenant.MerchantID); a != "10.000000" {
 		t.Fatalf("merchant available %s", a)
 	}
-	if a := in.available(t, ledger.OwnerCustomer, cust); a != "10.000000" {
-		t.Fatalf("customer available %s", a)
+	if a := paymentstest.Available(t, in.pool, in.tenant, ledger.OwnerCustomer, cust, money.USDT); a.Cmp(money.MustParse(money.USDT, "10")) <= 0 {
+		t.Fatalf("customer available %s, want 10 USDT and the permanent account's deposit", a)
 	}
 	in.verify(t)
 }
