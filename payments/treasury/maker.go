@@ -160,6 +160,9 @@ func (m *Maker) Fund() error {
 // Refresh keeps each ladder: levels a fill took are placed again (the others stay), and a
 // ladder whose reference moved past Requote is replaced whole.
 func (m *Maker) Refresh() error {
+	if err := failStopped(m.cfg.Exchange); err != nil {
+		return err // its open orders and balances are memory a restart may undo (failStopped)
+	}
 	var errs []error
 	for _, a := range m.cfg.Assets {
 		if err := m.refresh(a); err != nil {

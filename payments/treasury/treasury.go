@@ -78,6 +78,9 @@ func orderOf(ctx context.Context, x Exchange, id engine.OrderID) (engine.OrderVi
 		return r.OrderContext(ctx, Account, id)
 	}
 	v, ok := x.Order(Account, id)
+	if err := failStopped(x); err != nil { // checked after the read: it may have fail-stopped before it
+		return engine.OrderView{}, false, err
+	}
 	return v, ok, nil
 }
 
@@ -86,7 +89,27 @@ func balancesOf(ctx context.Context, x Exchange) (engine.Balances, error) {
 	if r, ok := x.(contextReader); ok {
 		return r.BalancesContext(ctx, Account)
 	}
-	return x.Balances(Account), nil
+	bal := x.Balances(Account)
+	if err := failStopped(x); err != nil { // checked after the read: it may have fail-stopped before it
+		return engine.Balances{}, err
+	}
+	return bal, nil
+}
+
+// failStopped is the local engine's Err: once it has fail-stopped after a journal error,
+// its memory may hold effects the journal never got (a hedge's fill that a restart from
+// snapshot + journal removes), so nothing read from it may decide money. A row settled
+// from such a fill would say hedged what the durable books never traded, and the open
+// position would be short by the whole hedge after the restart. The remote engine's client
+// is a contextReader and asked with ErrContext instead (its Err waits without a deadline).
+func failStopped(x Exchange) error {
+	if _, ok := x.(contextReader); ok {
+		return nil
+	}
+	if f, ok := x.(interface{ Err() error }); ok {
+		return f.Err()
+	}
+	return nil
 }
 
 // submitOn runs cmd (a hedge order, a credit) on x, bounded by ctx where x takes one (a
@@ -104,12 +127,14 @@ func submitOn(ctx context.Context, x Exchange, cmd *engine.Command) (engine.Resu
 
 // reachable asks a remote engine, within ctx, whether it can be served from (connected,
 // not fail-stopped, its pairs known: Pair then reads memory instead of asking with the
-// client's own ReadTimeout); the local engine is always asked directly.
+// client's own ReadTimeout); the local engine, whether it has fail-stopped (failStopped:
+// its memory is then no ground to settle or place from, and the round ends with
+// engine.ErrUnavailable, its rows left placing until a restart recovers the durable state).
 func reachable(ctx context.Context, x Exchange) error {
 	if r, ok := x.(interface{ ErrContext(context.Context) error }); ok {
 		return r.ErrContext(ctx)
 	}
-	return nil
+	return failStopped(x)
 }
 
 // minRound is the shortest deadline of a round (Desk.round): a window as short as svcd

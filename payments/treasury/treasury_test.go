@@ -31,13 +31,14 @@ const refPrice = 160000 // kobo per unit
 // rig is one sandbox: a real engine over an in-memory journal projected to a real
 // PostgreSQL, the rates over its book, the market maker and the treasury.
 type rig struct {
-	pool  *pgxpool.Pool
-	eng   *engine.Engine
-	proj  *projection.Projector
-	rates *rates.Service
-	maker *Maker
-	desk  *Desk
-	envs  map[string]Env
+	pool    *pgxpool.Pool
+	journal *journal.Memory // the engine's journal (restart: failstop_test.go)
+	eng     *engine.Engine
+	proj    *projection.Projector
+	rates   *rates.Service
+	maker   *Maker
+	desk    *Desk
+	envs    map[string]Env
 }
 
 func newRig(t *testing.T, limit int64) *rig {
@@ -55,7 +56,7 @@ func newRig(t *testing.T, limit int64) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(eng.Stop)
-	r := &rig{pool: pool, eng: eng, proj: projection.New(pool, "sandbox", j, nil)}
+	r := &rig{pool: pool, journal: j, eng: eng, proj: projection.New(pool, "sandbox", j, nil)}
 	r.envs = map[string]Env{"sandbox": {Exchange: eng,
 		Limits:    map[money.Asset]int64{money.USDT: limit, money.USDC: limit},
 		Inventory: map[engine.Asset]int64{engine.NGN: 2_000_000_000 * 10_000, engine.USDT: 1_000_000 * 1_000_000, engine.USDC: 1_000_000 * 1_000_000}}}
