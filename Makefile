@@ -52,14 +52,15 @@ tidy-check:
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit the result" >&2; exit 1; }
 
 # The whole suite against a real PostgreSQL; then everything with goroutines of its own (the
-# engine, the gateway, persistence, webhook delivery) again under the race detector; then every
-# benchmark once (bench/smoke.sh), so one that stops working fails here, not at the next make bench.
+# engine, the gateway, persistence, webhook delivery, the treasury, the rates) again under the
+# race detector; then every benchmark once (bench/smoke.sh), so one that stops working fails
+# here, not at the next make bench.
 test: tidy-check
 	@url="$(DB_URL)"; test -n "$$url" || { echo "no database (see the messages above)"; exit 1; }; \
 	echo "database: $$url"; \
 	.ci/chromium || true; .ci/kcat || true; .ci/geth || true; .ci/nft || true; \
 	DATABASE_URL="$$url" $(GO) test -count=1 -timeout 20m ./... && \
-	DATABASE_URL="$$url" $(GO) test -count=1 -race -timeout 20m ./engine/... ./gateway/... ./persistence/... ./payments/webhooks/... && \
+	DATABASE_URL="$$url" $(GO) test -count=1 -race -timeout 20m ./engine/... ./gateway/... ./persistence/... ./payments/webhooks/... ./payments/treasury/... ./payments/rates/... && \
 	DATABASE_URL="$$url" GO=$(GO) ./bench/smoke.sh
 
 # The partition harness (docs/cluster.md, "Partitions"): network namespaces, root only (it
