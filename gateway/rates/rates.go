@@ -148,8 +148,10 @@ func (rs *Routes) Docs() []openapi.Op {
 			"reference price (+-2% by default) count, so an order far off the market neither moves nor blocks a quote; the " +
 			"reference follows the book's depth-weighted mid (smoothed; a jump is followed only once it persists). When the " +
 			"band cannot fill the size, the environment's treasury quotes from its inventory at the reference plus the spread " +
-			"(source treasury) while its limits allow; only an exhausted treasury answers 503 RATE_UNAVAILABLE with " +
-			"Retry-After. The size is `amount` (in the from currency) or 100 units of the asset. Each quote " +
+			"(source treasury) while its limits allow. 503 RATE_UNAVAILABLE with Retry-After answers an exhausted " +
+			"treasury, or a book that cannot be read (an engine that does not answer within 250 ms by default, or one " +
+			"that has stopped), which is never priced as an empty one. The size is `amount` (in the from currency) or " +
+			"100 units of the asset. Each quote " +
 			"is stored with an id valid until expires_at (60 s by default) and usable once. Without filters, every asset and " +
 			"side is quoted.",
 		Query: []openapi.Param{
