@@ -17,9 +17,9 @@
 //     changes (the merchant's rate is the ledger's; the difference is the treasury's result).
 //   - Limits: an open (unhedged) position per asset; Covers tells the quotes whether the
 //     treasury can take one more conversion when the book's band is too thin, and an
-//     exhausted treasury is what makes a quote 503. Status and the collector expose the
-//     positions, results and alerts (open position past AlertAt of its limit, inventory
-//     short of the next hedge).
+//     exhausted treasury makes a quote 503 (as does a book that cannot be read). Status
+//     and the collector expose the positions, results and alerts (open position past
+//     AlertAt of its limit, inventory short of the next hedge).
 //   - Verify proves that the ledger's system:fx equals the treasury's engine position
 //     (what its hedges filled, as projected from the journal) plus what is in flight.
 //
