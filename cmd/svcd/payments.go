@@ -144,7 +144,8 @@ func newPayments(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 	ons := onramps.New(pool, onramps.Config{Rates: rs, Providers: envs, Customers: onramps.Directory, Events: rec})
 	inv := invoices.NewService(pool, inserter, checkout.NewInvoiceLinks(cfg.PublicBaseURL, nil), nil)
 	deps := deposits.New(pool, deposits.Config{Onramps: ons, Rates: rs, Providers: envs, Events: rec, Jobs: inserter,
-		Settled: []deposits.SettlementHook{checkout.NewCompleter(rec, nil)}, SettleInConversion: true, ConvertOnReceipt: true})
+		Settled: []deposits.SettlementHook{checkout.NewCompleter(rec, nil)}, SettleInConversion: true, ConvertOnReceipt: true,
+		Logger: log.With("component", "deposits")})
 	links := checkout.NewService(pool, inv, checkout.Config{BaseURL: cfg.PublicBaseURL,
 		Onramps: checkout.MoneyIn{Onramps: ons, Deposits: deps}})
 	bal := balance.New(pool, balance.Config{Exchanges: balanceExchanges(xs), Providers: envs, Jobs: inserter})

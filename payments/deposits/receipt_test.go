@@ -1,8 +1,10 @@
 package deposits_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -41,6 +43,25 @@ type intake struct {
 	sim      partners.SandboxDeposits
 	tenant   payments.Tenant
 	refuse   atomic.Int32 // the settlement hook refuses this many times
+	logs     lockedBuffer // the deposits service's log (text)
+}
+
+// lockedBuffer is a log's output, written by concurrent intakes.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func newIntake(t *testing.T, onReceipt bool) *intake {
@@ -70,7 +91,8 @@ func newIntake(t *testing.T, onReceipt bool) *intake {
 	})
 	in.onramps = onramps.New(pool, onramps.Config{Rates: rs, Providers: envs, Customers: onramps.Directory, Events: rec})
 	in.deposits = deposits.New(pool, deposits.Config{Onramps: in.onramps, Rates: rs, Providers: envs, Events: rec, Jobs: inserter,
-		Settled: []deposits.SettlementHook{hook}, SettleInConversion: true, ConvertOnReceipt: onReceipt})
+		Settled: []deposits.SettlementHook{hook}, SettleInConversion: true, ConvertOnReceipt: onReceipt,
+		Logger: slog.New(slog.NewTextHandler(&in.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	in.partners, err = partners.New(pool, partners.Config{Partners: []partners.Partner{partners.SandboxBankPartner(receiptSecret)},
 		Jobs: inserter, Events: rec, Deposits: in.deposits, Onramps: in.onramps, Providers: envs})
 	if err != nil {
@@ -271,18 +293,19 @@ func TestNotConvertedOnReceiptGoesToItsJob(t *testing.T) {
 		jobs       []string // the deposit_step jobs the intake enqueued (their From)
 		end        string   // after the jobs
 		txs        []string // the deposit's ledger transactions at the end (their step)
+		logged     string   // the level the fallback is logged at ("": not logged)
 	}{
 		{name: "off", off: true, ngn: "16080.00", after: deposits.PendingFX, jobs: []string{deposits.PendingFX}, end: deposits.Settled,
 			txs: []string{"received", "convert"}},
 		{name: "flagged", ngn: "16080.00", flag: true, after: deposits.PendingFX, jobs: []string{deposits.PendingFX}, end: deposits.Flagged,
 			txs: []string{"received"}},
 		{name: "conversion refused", ngn: "16080.13", after: deposits.PendingFX, jobs: []string{deposits.PendingFX}, end: deposits.Failed,
-			txs: []string{"received", "return"}},
+			txs: []string{"received", "return"}, logged: "INFO"},
 		{name: "another amount", ngn: "16080.00", paid: "16000.00", after: deposits.PendingFX, jobs: []string{deposits.PendingFX}, end: deposits.Failed,
 			txs: []string{"received", "return"}},
 		// Refused on receipt, then again by the job's settlement: the conversion stands.
 		{name: "settlement hook refuses", ngn: "16080.00", refuse: 2, after: deposits.PendingFX, jobs: []string{deposits.PendingFX},
-			end: deposits.Settled, txs: []string{"received", "convert", "settle"}},
+			end: deposits.Settled, txs: []string{"received", "convert", "settle"}, logged: "WARN"},
 		{name: "onchain", ngn: "16080.00", settlement: onchain, after: deposits.PendingWithdrawal, jobs: []string{deposits.PendingWithdrawal},
 			end: deposits.Settled, txs: []string{"convert", "settle"}},
 	} {
@@ -305,6 +328,10 @@ func TestNotConvertedOnReceiptGoesToItsJob(t *testing.T) {
 			jobs := in.steps(t, d.ID)
 			if !slices.Equal(jobs, c.jobs) {
 				t.Fatalf("deposit_step jobs %v, want %v", jobs, c.jobs)
+			}
+			if logs := in.logs.String(); (c.logged == "") != (logs == "") ||
+				c.logged != "" && !strings.Contains(logs, "level="+c.logged+" ") || c.logged != "" && !strings.Contains(logs, d.ID.String()) {
+				t.Fatalf("logged %q, want a line at %q", logs, c.logged)
 			}
 			if ev := in.events(t, d.ID); ev[0] != "deposit.received" || slices.Contains(ev[1:], "deposit.received") {
 				t.Fatalf("events %v", ev)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -65,7 +66,12 @@ type Config struct {
 	// custodian): the conversion enqueues its PENDING_WITHDRAWAL job, as the job's does.
 	// Off, Receive leaves every step to the jobs (the batch tests' rigs).
 	ConvertOnReceipt bool
-	Now              func() time.Time
+	// Logger hears why a deposit ConvertOnReceipt applied to went to its job instead
+	// (nil: discarded): Info for a conversion the step would not end converted (refused,
+	// no rate), Warn for any other error, which would otherwise send every deposit through
+	// the jobs unnoticed.
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
 // Service receives deposits and runs their lifecycle. Safe for concurrent use.
@@ -78,6 +84,7 @@ type Service struct {
 // New returns the service.
 func New(pool *pgxpool.Pool, cfg Config) *Service {
 	cfg.Now = payments.OrNow(cfg.Now)
+	cfg.Logger = payments.OrDiscard(cfg.Logger)
 	return &Service{pool: pool, cfg: cfg}
 }
 
@@ -200,11 +207,18 @@ func (s *Service) receiveAndConvert(ctx context.Context, tx pgx.Tx, d Deposit, o
 	if err != nil {
 		return Deposit{}, err
 	}
-	if err := s.convert(ctx, sp, d, nil, rc); err == nil {
+	err = s.convert(ctx, sp, d, nil, rc)
+	if err == nil {
 		out := rc.deposit
 		out.unsaved = false
 		return out, sp.Commit(ctx) // releases the savepoint
 	}
+	level := slog.LevelWarn
+	if errors.Is(err, errNotOnReceipt) {
+		level = slog.LevelInfo
+	}
+	s.cfg.Logger.Log(ctx, level, "deposits: not converted on receipt; left to its job",
+		"deposit_id", d.ID, "environment", d.Tenant.Environment, "error", err)
 	if err := sp.Rollback(ctx); err != nil {
 		return Deposit{}, err
 	}
@@ -351,7 +365,9 @@ func write(ctx context.Context, tx pgx.Tx, d *Deposit) error {
 func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem, rc *receipt) error {
 	fail := s.fail
 	if rc != nil {
-		fail = func(context.Context, pgx.Tx, Deposit, *batchItem, string) error { return errNotOnReceipt }
+		fail = func(_ context.Context, _ pgx.Tx, _ Deposit, _ *batchItem, reason string) error {
+			return fmt.Errorf("%w: %s", errNotOnReceipt, reason) // the reason for the fallback's log
+		}
 	}
 	if d.Flag {
 		if rc != nil {
