@@ -15,8 +15,7 @@ import (
 	"svc/engine"
 	"svc/payments"
 	"svc/payments/money"
-	"svc/persistence/eventlog"
-	"svc/persistence/journal"
+	"svc/persistence/journal/journaltest"
 	"svc/persistence/postgres/pgtest"
 )
 
@@ -28,18 +27,7 @@ var _ depthReader = (*enginerpc.Client)(nil)
 func silentBook(t *testing.T, depthTimeout time.Duration) (s *Service, fr *pgtest.Proxy, pool *pgxpool.Pool) {
 	t.Helper()
 	pool, _ = pgtest.New(t)
-	j := journal.NewMemory()
-	if err := j.Start(); err != nil {
-		t.Fatal(err)
-	}
-	eng, err := engine.New(engine.Config{Journal: eventlog.New(j, nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Stop)
+	eng, _ := journaltest.StartEngine(t, nil)
 	mm := engine.AccountID(uuid.MustParse("01a2016a-0000-7000-8000-00000000ab01"))
 	for _, a := range []engine.Asset{engine.NGN, engine.USDT} {
 		if res, err := eng.Submit(&engine.Command{Kind: engine.CmdCredit, Account: mm, Asset: a, Amount: 1 << 50,
@@ -57,7 +45,7 @@ func silentBook(t *testing.T, depthTimeout time.Duration) (s *Service, fr *pgtes
 		}
 	}
 	client, fr := enginerpctest.Remote(t, eng)
-	s, err = New(pool, Config{Exchanges: map[string]Exchange{"sandbox": client}, DepthTimeout: depthTimeout,
+	s, err := New(pool, Config{Exchanges: map[string]Exchange{"sandbox": client}, DepthTimeout: depthTimeout,
 		References: map[money.Asset]int64{money.USDT: 160000, money.USDC: 160000}, Treasury: desk{capacity: 1 << 60}})
 	if err != nil {
 		t.Fatal(err)
@@ -167,18 +155,7 @@ func TestConcurrentQuotesOfASilentEngineWaitOnce(t *testing.T) {
 // engine answered, and the environment is not held (the next quote asks again).
 func TestAQuoteFromAStoppedLocalEngineIsRefused(t *testing.T) {
 	pool, _ := pgtest.New(t)
-	j := journal.NewMemory()
-	if err := j.Start(); err != nil {
-		t.Fatal(err)
-	}
-	eng, err := engine.New(engine.Config{Journal: eventlog.New(j, nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Stop) // stopped below; Stop runs once
+	eng, _ := journaltest.StartEngine(t, nil) // stopped below; Stop runs once
 	s, err := New(pool, Config{Exchanges: map[string]Exchange{"sandbox": eng},
 		References: map[money.Asset]int64{money.USDC: 160000}, Treasury: desk{capacity: 1 << 60}})
 	if err != nil {
