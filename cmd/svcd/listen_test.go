@@ -94,6 +94,10 @@ func TestListenForwardsATriggeredDeposit(t *testing.T) {
 	if err := devhooks.Trigger(ctx, devhooks.TriggerConfig{BaseURL: node.base, APIKey: m.SandboxKey}, "deposit", &trig); err != nil {
 		t.Fatalf("trigger: %v\n%s", err, trig.String())
 	}
+	// svcd converts and settles the sandbox deposit as it arrives (issue 27), and says so.
+	if !strings.Contains(trig.String(), "(SETTLED): converted and credited as it arrived") {
+		t.Fatalf("trigger:\n%s", trig.String())
+	}
 	// A customer is created too: --events leaves it out.
 	if err := devhooks.Trigger(ctx, devhooks.TriggerConfig{BaseURL: node.base, APIKey: m.SandboxKey}, "customer", &trig); err != nil {
 		t.Fatalf("trigger customer: %v", err)

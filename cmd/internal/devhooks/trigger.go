@@ -104,6 +104,10 @@ func triggerDeposit(flag bool) func(ctx context.Context, a *apiClient, out io.Wr
 		if err := a.post(ctx, "/v1/payments/sandbox/deposits", map[string]any{"onramp_id": o.ID, "should_flag": flag}, &d); err != nil {
 			return err
 		}
+		if d.Status == "SETTLED" { // svcd converts and settles it as it arrives
+			fmt.Fprintf(out, "Simulated deposit %s (SETTLED): converted and credited as it arrived\n", d.ID)
+			return nil
+		}
 		fmt.Fprintf(out, "Simulated deposit %s (%s); it moves on by itself\n", d.ID, d.Status)
 		return nil
 	}
