@@ -123,7 +123,8 @@ func (s *Service) Simulate(ctx context.Context, t payments.Tenant, in SimulateIn
 
 // Receive records NGN arriving in onramp o (read FOR UPDATE in tx): the deposit
 // PENDING_FX, the NGN on system:incoming, deposit.received, and the conversion job. A
-// TEMPORARY onramp receiving its exact amount becomes INACTIVE (it is paid).
+// TEMPORARY onramp receiving its exact amount becomes INACTIVE (it is paid). With
+// Config.ConvertOnReceipt it first tries the conversion step itself (convertOnReceipt).
 //
 // Errors: onramps.ErrNotActive, the database's.
 func (s *Service) Receive(ctx context.Context, tx pgx.Tx, o onramps.Onramp, amount money.Amount, flag bool) (Deposit, error) {
@@ -135,22 +136,24 @@ func (s *Service) Receive(ctx context.Context, tx pgx.Tx, o onramps.Onramp, amou
 		CustomerID: o.CustomerID, Amount: amount, Flag: flag, Settlement: o.Settlement,
 		PaymentReference: o.PaymentReference(), CreatedAt: now, UpdatedAt: now,
 		AccountNumber: o.AccountNumber, BankName: o.BankName}
-	if s.convertsOnReceipt(d, o) {
-		return s.receiveAndConvert(ctx, tx, d, o)
-	}
-	if err := insert(ctx, tx, d); err != nil {
-		return Deposit{}, err
-	}
-	if _, err := s.post(ctx, tx, d, nil, "received", receivedDesc(o),
-		ledger.Move(ledger.System(ledger.External), ledger.System(Incoming), amount)); err != nil {
-		return Deposit{}, err
-	}
 	if o.Type == onramps.Temporary && o.Amount != nil && o.Amount.Cmp(amount) == 0 {
 		if _, err := s.cfg.Onramps.MarkInactive(ctx, tx, o.ID); err != nil {
 			return Deposit{}, err
 		}
 	}
 	if err := s.event(ctx, tx, d, events.DepositReceived); err != nil {
+		return Deposit{}, err
+	}
+	if s.convertsOnReceipt(d, o) {
+		if out, done, err := s.convertOnReceipt(ctx, tx, d, o); done || err != nil {
+			return out, err
+		}
+	}
+	if err := insert(ctx, tx, d); err != nil {
+		return Deposit{}, err
+	}
+	if _, err := s.post(ctx, tx, d, nil, "received", receivedDesc(o),
+		ledger.Move(ledger.System(ledger.External), ledger.System(Incoming), amount)); err != nil {
 		return Deposit{}, err
 	}
 	if err := s.next(ctx, tx, d); err != nil {
@@ -184,34 +187,27 @@ func (s *Service) convertsOnReceipt(d Deposit, o onramps.Onramp) bool {
 	return o.Type != onramps.Temporary || o.Amount == nil || o.Amount.Cmp(d.Amount) == 0
 }
 
-// receiveAndConvert is Receive with Config.ConvertOnReceipt: the onramp paid (INACTIVE)
-// and deposit.received, then the conversion step in a savepoint (convert, with the
-// receipt). The deposit's row is written once, by the step (inserted in the state it
-// leaves, or PENDING_FX here when the step is rolled back), and the receipt is posted
-// with the conversion. When the step does not go through, the savepoint is rolled back
-// and the deposit is received exactly as without the option: the row PENDING_FX, the
-// receipt's own posting, and the PENDING_FX job, which converts (or flags, or fails) it.
-func (s *Service) receiveAndConvert(ctx context.Context, tx pgx.Tx, d Deposit, o onramps.Onramp) (Deposit, error) {
-	if o.Type == onramps.Temporary && o.Amount != nil && o.Amount.Cmp(d.Amount) == 0 {
-		if _, err := s.cfg.Onramps.MarkInactive(ctx, tx, o.ID); err != nil {
-			return Deposit{}, err
-		}
-	}
-	if err := s.event(ctx, tx, d, events.DepositReceived); err != nil {
-		return Deposit{}, err
-	}
+// convertOnReceipt is Receive's conversion step with Config.ConvertOnReceipt, after the
+// onramp is paid (INACTIVE) and deposit.received recorded: convert, with the receipt, in a
+// savepoint. The deposit's row is written once, by the step, inserted in the state it
+// leaves, and the receipt is posted with the conversion; it answers that deposit and done.
+// When the step does not go through, the savepoint is rolled back and it answers not done
+// (the fallback logged): Receive then receives the deposit exactly as without the option,
+// the row PENDING_FX, the receipt's own posting, and the PENDING_FX job, which converts
+// (or flags, or fails) it.
+func (s *Service) convertOnReceipt(ctx context.Context, tx pgx.Tx, d Deposit, o onramps.Onramp) (Deposit, bool, error) {
 	received := ledger.Move(ledger.System(ledger.External), ledger.System(Incoming), d.Amount)
 	rc := &receipt{onramp: o, postings: ledger.WithMemo(stepMemo(d, "received", receivedDesc(o)), received)}
 	d.unsaved = true
 	sp, err := tx.Begin(ctx)
 	if err != nil {
-		return Deposit{}, err
+		return Deposit{}, false, err
 	}
 	err = s.convert(ctx, sp, d, nil, rc)
 	if err == nil {
 		out := rc.deposit
 		out.unsaved = false
-		return out, sp.Commit(ctx) // releases the savepoint
+		return out, true, sp.Commit(ctx) // releases the savepoint
 	}
 	level := slog.LevelWarn
 	if errors.Is(err, errNotOnReceipt) {
@@ -219,21 +215,7 @@ func (s *Service) receiveAndConvert(ctx context.Context, tx pgx.Tx, d Deposit, o
 	}
 	s.cfg.Logger.Log(ctx, level, "deposits: not converted on receipt; left to its job",
 		"deposit_id", d.ID, "environment", d.Tenant.Environment, "error", err)
-	if err := sp.Rollback(ctx); err != nil {
-		return Deposit{}, err
-	}
-	d.unsaved = false
-	if err := insert(ctx, tx, d); err != nil {
-		return Deposit{}, err
-	}
-	if _, err := s.post(ctx, tx, d, nil, "received", receivedDesc(o),
-		ledger.Move(ledger.System(ledger.External), ledger.System(Incoming), d.Amount)); err != nil {
-		return Deposit{}, err
-	}
-	if err := s.next(ctx, tx, d); err != nil {
-		return Deposit{}, err
-	}
-	return d, nil
+	return Deposit{}, false, sp.Rollback(ctx)
 }
 
 // receivedDesc describes a deposit's receipt into onramp o.
