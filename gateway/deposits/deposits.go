@@ -208,7 +208,8 @@ func (rs *Routes) Docs() []openapi.Op {
 			Responses: map[int]openapi.Response{200: {Description: "the deposit", Data: shapes.DepositSchema(true)}},
 			Errors:    []string{api.CodeNotFound}},
 		{Method: "POST", Path: "/v1/payments/sandbox/deposits", Tag: tag, Summary: "Simulate an NGN deposit into an onramp (test keys only)",
-			Description: "The deposit starts PENDING_FX (deposit.received) and moves on by itself: PENDING_WITHDRAWAL, then SETTLED; with " +
+			Description: "The deposit starts PENDING_FX (deposit.received) and moves on: PENDING_WITHDRAWAL, then SETTLED, both usually " +
+				"as it is received, so the answer is the deposit SETTLED (ONCHAIN: PENDING_WITHDRAWAL until its send); with " +
 				"should_flag it stops at FLAGGED. amount defaults to the TEMPORARY onramp's amount (another amount fails at " +
 				"conversion: returned to the sender) or 10000.00 NGN for a PERMANENT onramp. With offramp_id instead of onramp_id, " +
 				"amount (a decimal string in the offramp's asset) is crypto arriving at that offramp: a CRYPTO_DEPOSIT credited to " +

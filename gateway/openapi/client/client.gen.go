@@ -12602,7 +12602,7 @@ type ClientInterface interface {
 
 	// PostPaymentsSandboxDepositsWithBody Simulate an NGN deposit into an onramp (test keys only)
 	//
-	// The deposit starts PENDING_FX (deposit.received) and moves on by itself: PENDING_WITHDRAWAL, then SETTLED; with should_flag it stops at FLAGGED. amount defaults to the TEMPORARY onramp's amount (another amount fails at conversion: returned to the sender) or 10000.00 NGN for a PERMANENT onramp. With offramp_id instead of onramp_id, amount (a decimal string in the offramp's asset) is crypto arriving at that offramp: a CRYPTO_DEPOSIT credited to the customer (INTERNAL_BALANCE) or converted and paid out in NGN (NGN_PAYOUT; payout.completed, offramp.completed).
+	// The deposit starts PENDING_FX (deposit.received) and moves on: PENDING_WITHDRAWAL, then SETTLED, both usually as it is received, so the answer is the deposit SETTLED (ONCHAIN: PENDING_WITHDRAWAL until its send); with should_flag it stops at FLAGGED. amount defaults to the TEMPORARY onramp's amount (another amount fails at conversion: returned to the sender) or 10000.00 NGN for a PERMANENT onramp. With offramp_id instead of onramp_id, amount (a decimal string in the offramp's asset) is crypto arriving at that offramp: a CRYPTO_DEPOSIT credited to the customer (INTERNAL_BALANCE) or converted and paid out in NGN (NGN_PAYOUT; payout.completed, offramp.completed).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -12611,7 +12611,7 @@ type ClientInterface interface {
 
 	// PostPaymentsSandboxDeposits Simulate an NGN deposit into an onramp (test keys only)
 	//
-	// The deposit starts PENDING_FX (deposit.received) and moves on by itself: PENDING_WITHDRAWAL, then SETTLED; with should_flag it stops at FLAGGED. amount defaults to the TEMPORARY onramp's amount (another amount fails at conversion: returned to the sender) or 10000.00 NGN for a PERMANENT onramp. With offramp_id instead of onramp_id, amount (a decimal string in the offramp's asset) is crypto arriving at that offramp: a CRYPTO_DEPOSIT credited to the customer (INTERNAL_BALANCE) or converted and paid out in NGN (NGN_PAYOUT; payout.completed, offramp.completed).
+	// The deposit starts PENDING_FX (deposit.received) and moves on: PENDING_WITHDRAWAL, then SETTLED, both usually as it is received, so the answer is the deposit SETTLED (ONCHAIN: PENDING_WITHDRAWAL until its send); with should_flag it stops at FLAGGED. amount defaults to the TEMPORARY onramp's amount (another amount fails at conversion: returned to the sender) or 10000.00 NGN for a PERMANENT onramp. With offramp_id instead of onramp_id, amount (a decimal string in the offramp's asset) is crypto arriving at that offramp: a CRYPTO_DEPOSIT credited to the customer (INTERNAL_BALANCE) or converted and paid out in NGN (NGN_PAYOUT; payout.completed, offramp.completed).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -15014,7 +15014,7 @@ func (c *Client) PostPaymentsSandboxCryptoDeposits(ctx context.Context, params *
 
 // PostPaymentsSandboxDepositsWithBody Simulate an NGN deposit into an onramp (test keys only)
 //
-// The deposit starts PENDING_FX (deposit.received) and moves on by itself: PENDING_WITHDRAWAL, then SETTLED; with should_flag it stops at FLAGGED. amount defaults to the TEMPORARY onramp's amount (another amount fails at conversion: returned to the sender) or 10000.00 NGN for a PERMANENT onramp. With offramp_id instead of onramp_id, amount (a decimal string in the offramp's asset) is crypto arriving at that offramp: a CRYPTO_DEPOSIT credited to the customer (INTERNAL_BALANCE) or converted and paid out in NGN (NGN_PAYOUT; payout.completed, offramp.completed).
+// The deposit starts PENDING_FX (deposit.received) and moves on: PENDING_WITHDRAWAL, then SETTLED, both usually as it is received, so the answer is the deposit SETTLED (ONCHAIN: PENDING_WITHDRAWAL until its send); with should_flag it stops at FLAGGED. amount defaults to the TEMPORARY onramp's amount (another amount fails at conversion: returned to the sender) or 10000.00 NGN for a PERMANENT onramp. With offramp_id instead of onramp_id, amount (a decimal string in the offramp's asset) is crypto arriving at that offramp: a CRYPTO_DEPOSIT credited to the customer (INTERNAL_BALANCE) or converted and paid out in NGN (NGN_PAYOUT; payout.completed, offramp.completed).
 //
 // Takes any type of body and a specified content type.
 //
@@ -15033,7 +15033,7 @@ func (c *Client) PostPaymentsSandboxDepositsWithBody(ctx context.Context, params
 
 // PostPaymentsSandboxDeposits Simulate an NGN deposit into an onramp (test keys only)
 //
-// The deposit starts PENDING_FX (deposit.received) and moves on by itself: PENDING_WITHDRAWAL, then SETTLED; with should_flag it stops at FLAGGED. amount defaults to the TEMPORARY onramp's amount (another amount fails at conversion: returned to the sender) or 10000.00 NGN for a PERMANENT onramp. With offramp_id instead of onramp_id, amount (a decimal string in the offramp's asset) is crypto arriving at that offramp: a CRYPTO_DEPOSIT credited to the customer (INTERNAL_BALANCE) or converted and paid out in NGN (NGN_PAYOUT; payout.completed, offramp.completed).
+// The deposit starts PENDING_FX (deposit.received) and moves on: PENDING_WITHDRAWAL, then SETTLED, both usually as it is received, so the answer is the deposit SETTLED (ONCHAIN: PENDING_WITHDRAWAL until its send); with should_flag it stops at FLAGGED. amount defaults to the TEMPORARY onramp's amount (another amount fails at conversion: returned to the sender) or 10000.00 NGN for a PERMANENT onramp. With offramp_id instead of onramp_id, amount (a decimal string in the offramp's asset) is crypto arriving at that offramp: a CRYPTO_DEPOSIT credited to the customer (INTERNAL_BALANCE) or converted and paid out in NGN (NGN_PAYOUT; payout.completed, offramp.completed).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -25182,7 +25182,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostPaymentsSandboxDepositsWithBodyWithResponse Simulate an NGN deposit into an onramp (test keys only)
 	//
-	// The deposit starts PENDING_FX (deposit.received) and moves on by itself: PENDING_WITHDRAWAL, then SETTLED; with should_flag it stops at FLAGGED. amount defaults to the TEMPORARY onramp's amount (another amount fails at conversion: returned to the sender) or 10000.00 NGN for a PERMANENT onramp. With offramp_id instead of onramp_id, amount (a decimal string in the offramp's asset) is crypto arriving at that offramp: a CRYPTO_DEPOSIT credited to the customer (INTERNAL_BALANCE) or converted and paid out in NGN (NGN_PAYOUT; payout.completed, offramp.completed).
+	// The deposit starts PENDING_FX (deposit.received) and moves on: PENDING_WITHDRAWAL, then SETTLED, both usually as it is received, so the answer is the deposit SETTLED (ONCHAIN: PENDING_WITHDRAWAL until its send); with should_flag it stops at FLAGGED. amount defaults to the TEMPORARY onramp's amount (another amount fails at conversion: returned to the sender) or 10000.00 NGN for a PERMANENT onramp. With offramp_id instead of onramp_id, amount (a decimal string in the offramp's asset) is crypto arriving at that offramp: a CRYPTO_DEPOSIT credited to the customer (INTERNAL_BALANCE) or converted and paid out in NGN (NGN_PAYOUT; payout.completed, offramp.completed).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -25191,7 +25191,7 @@ type ClientWithResponsesInterface interface {
 
 	// PostPaymentsSandboxDepositsWithResponse Simulate an NGN deposit into an onramp (test keys only)
 	//
-	// The deposit starts PENDING_FX (deposit.received) and moves on by itself: PENDING_WITHDRAWAL, then SETTLED; with should_flag it stops at FLAGGED. amount defaults to the TEMPORARY onramp's amount (another amount fails at conversion: returned to the sender) or 10000.00 NGN for a PERMANENT onramp. With offramp_id instead of onramp_id, amount (a decimal string in the offramp's asset) is crypto arriving at that offramp: a CRYPTO_DEPOSIT credited to the customer (INTERNAL_BALANCE) or converted and paid out in NGN (NGN_PAYOUT; payout.completed, offramp.completed).
+	// The deposit starts PENDING_FX (deposit.received) and moves on: PENDING_WITHDRAWAL, then SETTLED, both usually as it is received, so the answer is the deposit SETTLED (ONCHAIN: PENDING_WITHDRAWAL until its send); with should_flag it stops at FLAGGED. amount defaults to the TEMPORARY onramp's amount (another amount fails at conversion: returned to the sender) or 10000.00 NGN for a PERMANENT onramp. With offramp_id instead of onramp_id, amount (a decimal string in the offramp's asset) is crypto arriving at that offramp: a CRYPTO_DEPOSIT credited to the customer (INTERNAL_BALANCE) or converted and paid out in NGN (NGN_PAYOUT; payout.completed, offramp.completed).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -41978,7 +41978,7 @@ func (c *ClientWithResponses) PostPaymentsSandboxCryptoDepositsWithResponse(ctx 
 
 // PostPaymentsSandboxDepositsWithBodyWithResponse Simulate an NGN deposit into an onramp (test keys only)
 //
-// The deposit starts PENDING_FX (deposit.received) and moves on by itself: PENDING_WITHDRAWAL, then SETTLED; with should_flag it stops at FLAGGED. amount defaults to the TEMPORARY onramp's amount (another amount fails at conversion: returned to the sender) or 10000.00 NGN for a PERMANENT onramp. With offramp_id instead of onramp_id, amount (a decimal string in the offramp's asset) is crypto arriving at that offramp: a CRYPTO_DEPOSIT credited to the customer (INTERNAL_BALANCE) or converted and paid out in NGN (NGN_PAYOUT; payout.completed, offramp.completed).
+// The deposit starts PENDING_FX (deposit.received) and moves on: PENDING_WITHDRAWAL, then SETTLED, both usually as it is received, so the answer is the deposit SETTLED (ONCHAIN: PENDING_WITHDRAWAL until its send); with should_flag it stops at FLAGGED. amount defaults to the TEMPORARY onramp's amount (another amount fails at conversion: returned to the sender) or 10000.00 NGN for a PERMANENT onramp. With offramp_id instead of onramp_id, amount (a decimal string in the offramp's asset) is crypto arriving at that offramp: a CRYPTO_DEPOSIT credited to the customer (INTERNAL_BALANCE) or converted and paid out in NGN (NGN_PAYOUT; payout.completed, offramp.completed).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -41993,7 +41993,7 @@ func (c *ClientWithResponses) PostPaymentsSandboxDepositsWithBodyWithResponse(ct
 
 // PostPaymentsSandboxDepositsWithResponse Simulate an NGN deposit into an onramp (test keys only)
 //
-// The deposit starts PENDING_FX (deposit.received) and moves on by itself: PENDING_WITHDRAWAL, then SETTLED; with should_flag it stops at FLAGGED. amount defaults to the TEMPORARY onramp's amount (another amount fails at conversion: returned to the sender) or 10000.00 NGN for a PERMANENT onramp. With offramp_id instead of onramp_id, amount (a decimal string in the offramp's asset) is crypto arriving at that offramp: a CRYPTO_DEPOSIT credited to the customer (INTERNAL_BALANCE) or converted and paid out in NGN (NGN_PAYOUT; payout.completed, offramp.completed).
+// The deposit starts PENDING_FX (deposit.received) and moves on: PENDING_WITHDRAWAL, then SETTLED, both usually as it is received, so the answer is the deposit SETTLED (ONCHAIN: PENDING_WITHDRAWAL until its send); with should_flag it stops at FLAGGED. amount defaults to the TEMPORARY onramp's amount (another amount fails at conversion: returned to the sender) or 10000.00 NGN for a PERMANENT onramp. With offramp_id instead of onramp_id, amount (a decimal string in the offramp's asset) is crypto arriving at that offramp: a CRYPTO_DEPOSIT credited to the customer (INTERNAL_BALANCE) or converted and paid out in NGN (NGN_PAYOUT; payout.completed, offramp.completed).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
