@@ -330,9 +330,7 @@ func write(ctx context.Context, tx pgx.Tx, d *Deposit) error {
 	if !d.unsaved {
 		return update(ctx, tx, *d)
 	}
-	saved := *d
-	saved.unsaved = false
-	if err := insert(ctx, tx, saved); err != nil {
+	if err := insert(ctx, tx, *d); err != nil {
 		return err
 	}
 	d.unsaved = false

@@ -32,16 +32,18 @@ func (d Deposit) storedAmounts() (price, settled *int64) {
 	return price, settled
 }
 
+// insert writes d's row with every column update writes too: write inserts a deposit
+// converted on receipt in whatever state its step leaves.
 func insert(ctx context.Context, tx pgx.Tx, d Deposit) error {
 	price, settled := d.storedAmounts()
 	_, err := tx.Exec(ctx, `insert into deposits (id, merchant_id, environment, type, status, onramp_id, offramp_id,
 		customer_id, amount, currency, flag, settlement_mode, asset, chain, destination_address, payment_reference,
-		price, settled_amount, tx_hash, created_at, updated_at, settled_at)
-		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
+		price, settled_amount, tx_hash, failure_reason, created_at, updated_at, settled_at)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`,
 		d.ID, d.Tenant.MerchantID, d.Tenant.Environment, d.Type, d.Status, d.OnrampID, d.OfframpID, d.CustomerID,
 		d.Amount.Minor, string(d.Amount.Asset), d.Flag, d.Settlement.Mode, string(d.Settlement.Asset),
 		postgres.NullIfEmpty(d.Settlement.Chain), postgres.NullIfEmpty(d.Settlement.DestinationAddress), d.PaymentReference,
-		price, settled, postgres.NullIfEmpty(d.TxHash), d.CreatedAt, d.UpdatedAt, d.SettledAt)
+		price, settled, postgres.NullIfEmpty(d.TxHash), postgres.NullIfEmpty(d.FailureReason), d.CreatedAt, d.UpdatedAt, d.SettledAt)
 	if err != nil {
 		return fmt.Errorf("insert deposit: %w", err)
 	}
