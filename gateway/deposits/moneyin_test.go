@@ -24,6 +24,7 @@ import (
 	"svc/payments/money"
 	"svc/payments/onramps"
 	"svc/persistence/postgres"
+	"svc/persistence/postgres/pgtest"
 )
 
 func wantCode(t testing.TB, r gatewaytest.Response, status int, code string) {
@@ -291,16 +292,8 @@ func (r *rig) tier1(t testing.TB, key, id string) {
 // id is ""), oldest first.
 func (r *rig) eventsOf(t testing.TB, merchant uuid.UUID, id string) []string {
 	t.Helper()
-	rows, err := r.pool.Query(context.Background(), `select type from events where merchant_id = $1
+	return pgtest.Strings(t, r.pool, `select type from events where merchant_id = $1
 		and ($2 = '' or data->>'id' = $2 or data->>'deposit_id' = $2) order by created_at, id`, merchant, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 func TestFullFlowCustomerPermanentAccountSettles(t *testing.T) {
@@ -382,16 +375,8 @@ func (r *rig) customerUSD(t testing.TB, key, customer string) string {
 // announced, in the events' order.
 func (r *rig) creditedBalances(t testing.TB, customer string) []string {
 	t.Helper()
-	rows, err := r.pool.Query(context.Background(), `select data->>'balance' from events
+	return pgtest.Strings(t, r.pool, `select data->>'balance' from events
 		where type = 'customer.balance.credited' and data->>'customer_id' = $1 order by id`, customer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
 }
 
 func TestTemporaryOnrampExpiresAt25Minutes(t *testing.T) {

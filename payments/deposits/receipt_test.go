@@ -25,6 +25,7 @@ import (
 	"svc/payments/paymentstest"
 	"svc/payments/providers"
 	"svc/payments/rates"
+	"svc/persistence/postgres/pgtest"
 )
 
 // Config.ConvertOnReceipt (issue 27): a received deposit's conversion and settlement run in
@@ -134,54 +135,25 @@ func (in *intake) get(t *testing.T, id uuid.UUID) deposits.Deposit {
 // steps is the deposit_step jobs queued for deposit id, by their From.
 func (in *intake) steps(t *testing.T, id uuid.UUID) []string {
 	t.Helper()
-	rows, err := in.pool.Query(context.Background(), `select args->>'from' from river_job where kind = 'deposit_step'
+	return pgtest.Strings(t, in.pool, `select args->>'from' from river_job where kind = 'deposit_step'
 		and args->>'deposit_id' = $1 order by id`, id.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // events is the types of the events recorded for deposit id, in order.
 func (in *intake) events(t *testing.T, id uuid.UUID) []string {
 	t.Helper()
-	rows, err := in.pool.Query(context.Background(), `select type from events where merchant_id = $1
+	return pgtest.Strings(t, in.pool, `select type from events where merchant_id = $1
 		and (data->>'id' = $2 or data->>'deposit_id' = $2) order by created_at, id`, in.tenant.MerchantID, id.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // postings is the references of the ledger transactions of deposit id, in order, and of
 // their entries' steps (an entry's memo, else its transaction's reference).
 func (in *intake) postings(t *testing.T, id uuid.UUID) (txs, entries []string) {
 	t.Helper()
-	ctx := context.Background()
-	rows, err := in.pool.Query(ctx, `select reference from ledger_transactions where metadata->>'deposit_id' = $1 order by created_at, id`, id.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if txs, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
-		t.Fatal(err)
-	}
-	rows, err = in.pool.Query(ctx, `select coalesce(e.reference, t.reference) from ledger_entries e
+	txs = pgtest.Strings(t, in.pool, `select reference from ledger_transactions where metadata->>'deposit_id' = $1 order by created_at, id`, id.String())
+	entries = pgtest.Strings(t, in.pool, `select coalesce(e.reference, t.reference) from ledger_entries e
 		join ledger_transactions t on t.id = e.transaction_id
 		where t.metadata->>'deposit_id' = $1 order by t.created_at, t.id, e.id`, id.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if entries, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
-		t.Fatal(err)
-	}
 	return txs, slices.Compact(entries)
 }
 
