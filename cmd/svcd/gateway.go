@@ -81,7 +81,9 @@ func newGateway(cfg config, pool *pgxpool.Pool, log *slog.Logger, id *auth.Servi
 	})
 	if err == nil && market && rs.has(roleGateway) {
 		// Order ops on the WebSocket run as the REST requests they stand for (issue 28).
-		tr.ws.SetOrderEntry(ws.OrderEntry{Handler: srv.Handler(), CancelOrders: tr.orders.CancelOrders, Lease: tr.orders.Lease})
+		// A dropped session's cancels get what a REST cancel would (--request-timeout).
+		tr.ws.SetOrderEntry(ws.OrderEntry{Handler: srv.Handler(), CancelOrders: tr.orders.CancelOrders, Lease: tr.orders.Lease,
+			CancelWithin: cfg.RequestTimeout})
 	}
 	return srv, err
 }

@@ -44,6 +44,12 @@ type OrderEntry struct {
 	// DISCONNECT) and returns once the cancels are durable. It does not authenticate:
 	// the session was, and its key may be gone by the time it closes.
 	CancelOrders func(p api.Principal, ids []uuid.UUID) (int, error)
+	// CancelWithin bounds how long a closed session's cleanup waits for CancelOrders
+	// (0: api.DefaultRequestTimeout; svcd passes its --request-timeout, so the cancels get
+	// what a REST cancel would). Cancels still unconfirmed then are not reported done:
+	// the cleanup logs their ids at Warn and returns, and they go on in the background
+	// (cancelOnDisconnect in session.go).
+	CancelWithin time.Duration
 	// Lease arms (d > 0) or clears (d 0) the engine countdown owned by a session on
 	// symbols (all when empty): should this gateway die, the engine cancels the account's
 	// orders there once the session stops renewing it. Optional.

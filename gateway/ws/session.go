@@ -209,15 +209,46 @@ func (s *Server) cancelOnDisconnect(c *conn) {
 		l.end()
 		return
 	}
+	within := oe.CancelWithin
+	if within <= 0 {
+		within = api.DefaultRequestTimeout
+	}
+	type outcome struct {
+		n   int
+		err error
+	}
+	// The engine's Submit takes no context, so a stalled journal or a silent remote
+	// engine would hold CancelOrders, and with it this cleanup (which Close waits for),
+	// for ever. The cleanup waits within; CancelOrders runs beside it and keeps going.
+	res := make(chan outcome, 1)
+	go func() {
+		n, err := oe.CancelOrders(p, ids)
+		res <- outcome{n, err}
+	}()
+	report := func(o outcome, late bool) {
+		l.end() // the session's own cancels are durable: the engine's stand-in can go
+		if o.err != nil {
+			s.cfg.Log.Error("cancel-on-disconnect", "merchant_id", p.MerchantID, "environment", p.Environment, "orders", len(ids), "cancelled", o.n, "late", late, "order_ids", ids, "error", o.err)
+			return
+		}
+		s.cfg.Log.Info("cancel-on-disconnect", "merchant_id", p.MerchantID, "environment", p.Environment, "orders", len(ids), "cancelled", o.n, "late", late)
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		n, err := oe.CancelOrders(p, ids)
-		l.end() // the session's own cancels are durable: the engine's stand-in can go
-		if err != nil {
-			s.cfg.Log.Error("cancel-on-disconnect", "merchant_id", p.MerchantID, "environment", p.Environment, "orders", len(ids), "cancelled", n, "error", err)
-			return
+		t := time.NewTimer(within)
+		defer t.Stop()
+		select {
+		case o := <-res:
+			report(o, false)
+		case <-t.C:
+			// Not done, and not reported so: the cancels may still complete in the engine
+			// (they are queued there). The lease stays armed and renewed until they answer,
+			// so should this gateway die first, the engine's countdown cancels them anyway;
+			// their outcome is logged then (late=true), with the ids if they failed.
+			s.cfg.Log.Warn("cancel-on-disconnect: the engine did not confirm the cancels in time; they may still complete",
+				"merchant_id", p.MerchantID, "environment", p.Environment, "within", within, "orders", len(ids), "order_ids", ids)
+			go func() { report(<-res, true) }()
 		}
-		s.cfg.Log.Info("cancel-on-disconnect", "merchant_id", p.MerchantID, "environment", p.Environment, "orders", len(ids), "cancelled", n)
 	}()
 }

@@ -1,0 +1,96 @@
+package ws_test
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"svc/engine"
+	"svc/gateway"
+	"svc/gateway/ws"
+	"svc/persistence/journal/journaltest"
+)
+
+// syncLog is a log buffer the server's goroutines may write while the test reads it.
+type syncLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *syncLog) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }
+func (l *syncLog) String() string              { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+// waitFor is how long the log took to show want (the test fails past max).
+func (l *syncLog) waitFor(t *testing.T, want string, max time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !strings.Contains(l.String(), want) {
+		if time.Since(start) > max {
+			t.Fatalf("no %q in the log after %s:\n%s", want, max, l.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+// A session with cancel-on-disconnect drops while the engine's journal is stalled: its
+// cleanup does not wait for the cancels for ever (it held a goroutine per dropped session
+// and the server's Close behind it), it gives up by CancelWithin, says at Warn which
+// orders are not confirmed cancelled and reports none done. The cancels stay queued in the
+// engine: once the journal answers, the orders end cancelled (DISCONNECT), logged as late.
+func TestCancelOnDisconnectIsBoundedWhenTheJournalStalls(t *testing.T) {
+	g := &journaltest.Held{}
+	var logs syncLog
+	gcfg := gateway.DefaultConfig()
+	gcfg.AccessLog = false
+	e := newEntryGateway(t, ws.Config{Log: slog.New(slog.NewTextHandler(&logs, nil))}, gcfg,
+		func(j engine.Journal) engine.Journal { g.Inner = j; return g })
+	t.Cleanup(g.Release) // before the rig's: the engine stops only once its journal answers
+	const within = 300 * time.Millisecond
+	e.srv.SetOrderEntry(ws.OrderEntry{Handler: e.gw.Server.Handler(), CancelOrders: e.h.CancelOrders, Lease: e.h.Lease, CancelWithin: within})
+	key := e.a.SandboxKey
+	c, err := ws.Dial(e.url, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if r := call(t, c, "session.cancel_on_disconnect", 1, map[string]any{"enabled": true}); r.Type != "result" {
+		t.Fatalf("cancel_on_disconnect: %+v", r)
+	}
+	var ids []string
+	for i, price := range []string{"1401", "1402"} {
+		r := call(t, c, "order.place", 2+i, limit("buy", "1", price, ""))
+		if r.Status != 201 {
+			t.Fatalf("place: %+v", r)
+		}
+		ids = append(ids, r.order(t).ID)
+	}
+
+	g.Hold()
+	_ = c.Conn().UnderlyingConn().Close()
+	// The bound plus the time to notice the reset; the slack is for a loaded machine under -race.
+	took := logs.waitFor(t, "did not confirm the cancels in time", within+2*time.Second)
+	if took < within {
+		t.Fatalf("gave up after %s, before its %s bound", took, within)
+	}
+	warn := logs.String()
+	for _, id := range ids {
+		if !strings.Contains(warn, id) {
+			t.Fatalf("the Warn does not name order %s:\n%s", id, warn)
+		}
+	}
+	if !strings.Contains(warn, "level=WARN") || strings.Contains(warn, "cancelled=") {
+		t.Fatalf("the timed-out cancels were reported done:\n%s", warn)
+	}
+
+	g.Release()
+	for _, id := range ids {
+		if reason := e.waitStatus(t, key, id, "CANCELLED"); reason != "DISCONNECT" {
+			t.Fatalf("order %s was cancelled for %q, want DISCONNECT", id, reason)
+		}
+	}
+	logs.waitFor(t, "cancelled=2 late=true", 5*time.Second)
+}
