@@ -74,7 +74,7 @@ type custodyParts struct {
 	inbound *partners.Service // set once built (the notifier posts through it)
 	mu      sync.Mutex
 	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	loops   []namedLoop // one per chain, running since start
 	log     *slog.Logger
 }
 
@@ -150,24 +150,37 @@ func (p *custodyParts) start(ctx context.Context) {
 	}
 	ctx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	for _, c := range p.chains {
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			_ = c.Run(ctx)
-		}()
+		p.loops = append(p.loops, goLoop("custody "+string(c.Chain()), func() { _ = c.Run(ctx) }))
 	}
 }
 
-func (p *custodyParts) stop() {
+// stop ends the chains' loops and waits for them until ctx ends (svcd's shutdown
+// deadline, as the treasury's stop). A loop still running then (blocked where no context
+// reaches: crediting a deposit goes through the engine, whose Submit takes none) is
+// abandoned to the process's exit and logged; a deposit it was crediting is notified
+// again by the next start (the notification's id makes that a no-op). Only the chains
+// whose loop ended are closed: an abandoned loop may still use its node client.
+func (p *custodyParts) stop(ctx context.Context, log *slog.Logger) {
 	if p == nil {
 		return
 	}
 	if p.cancel != nil {
 		p.cancel()
 	}
-	p.wg.Wait()
-	for _, c := range p.chains {
+	abandoned := waitLoops(ctx, p.loops)
+	for i, c := range p.chains {
+		if i < len(p.loops) {
+			select {
+			case <-p.loops[i].done:
+			default:
+				continue
+			}
+		}
 		c.Close()
+	}
+	if len(abandoned) > 0 {
+		log.Warn("custody: shutdown deadline passed; abandoned the chain loops still running (a deposit being credited is notified again by the next start)",
+			"abandoned", abandoned, "error", context.Cause(ctx))
 	}
 }
 

@@ -233,12 +233,13 @@ func (p *paymentsSubsystem) start(ctx context.Context) error {
 }
 
 // stop lets running jobs finish within timeout, then cancels them (they are retried later).
-// The treasury's loops are waited for within the same timeout (one shutdown deadline).
+// The treasury's and the custody's loops are waited for within the same timeout (one
+// shutdown deadline).
 func (p *paymentsSubsystem) stop(timeout time.Duration, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	p.treasury.stop(ctx, log)
-	p.custody.stop()
+	p.custody.stop(ctx, log)
 	if err := p.jobs.Stop(ctx); err != nil {
 		log.Warn("jobs: soft stop timed out; cancelling running jobs", "error", err)
 		hctx, hcancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -122,14 +122,41 @@ type treasuryParts struct {
 	makers []*treasury.Maker
 	envs   []api.Environment // of makers
 	cancel context.CancelFunc
-	loops  []treasuryLoop // running since start
+	loops  []namedLoop // running since start
 }
 
-// treasuryLoop is one goroutine of the treasury, named for the log of a stop that could
-// not wait for it.
-type treasuryLoop struct {
+// namedLoop is one background goroutine (the treasury's, the custody's), named for the log
+// of a stop that could not wait for it.
+type namedLoop struct {
 	name string
 	done chan struct{}
+}
+
+// goLoop runs f in a goroutine and answers it as a namedLoop.
+func goLoop(name string, f func()) namedLoop {
+	l := namedLoop{name: name, done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		f()
+	}()
+	return l
+}
+
+// waitLoops waits for loops until ctx ends (the shutdown's deadline) and answers the names
+// of those still running then, which the caller abandons to the process's exit.
+func waitLoops(ctx context.Context, loops []namedLoop) (abandoned []string) {
+	for _, l := range loops {
+		select {
+		case <-l.done:
+		case <-ctx.Done():
+			select {
+			case <-l.done:
+			default:
+				abandoned = append(abandoned, l.name)
+			}
+		}
+	}
+	return abandoned
 }
 
 // sandboxTreasuryInventory is the sandbox treasury's engine balance (sandbox money).
@@ -206,12 +233,7 @@ func newTreasury(cfg config, pool *pgxpool.Pool, xs map[api.Environment]engineAP
 func (p *treasuryParts) start(ctx context.Context) {
 	ctx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	run := func(name string, f func(context.Context)) {
-		l := treasuryLoop{name: name, done: make(chan struct{})}
-		p.loops = append(p.loops, l)
-		go func() {
-			defer close(l.done)
-			f(ctx)
-		}()
+		p.loops = append(p.loops, goLoop(name, func() { f(ctx) }))
 	}
 	if p.hedge {
 		run("treasury desk (hedging)", p.desk.Run)
@@ -233,19 +255,7 @@ func (p *treasuryParts) stop(ctx context.Context, log *slog.Logger) {
 		return
 	}
 	p.cancel()
-	var abandoned []string
-	for _, l := range p.loops {
-		select {
-		case <-l.done:
-		case <-ctx.Done():
-			select {
-			case <-l.done:
-			default:
-				abandoned = append(abandoned, l.name)
-			}
-		}
-	}
-	if len(abandoned) > 0 {
+	if abandoned := waitLoops(ctx, p.loops); len(abandoned) > 0 {
 		log.Warn("treasury: shutdown deadline passed; abandoned the loops still running (a hedge or credit in flight is settled by the next start)",
 			"abandoned", abandoned, "error", context.Cause(ctx))
 	}
