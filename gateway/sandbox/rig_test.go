@@ -43,6 +43,7 @@ type rig struct {
 	a, b     authtest.Merchant
 	deposits *deposits.Service
 	ops      *operator.Deposits
+	partners *partners.Service // the intake the sandbox deposit simulation posts to
 }
 
 func newRig(t testing.TB) *rig {
@@ -78,6 +79,7 @@ func newRig(t testing.TB) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.partners = inbound
 	if err := partners.Register(workers, inbound); err != nil {
 		t.Fatal(err)
 	}

@@ -172,85 +172,119 @@ type Receipt struct {
 //
 // Errors: ErrUnknownProvider (404), ErrBadSignature (401; nothing stored), the database's.
 func (s *Service) Receive(ctx context.Context, provider string, in Incoming) (Receipt, error) {
-	r, _, err := s.receive(ctx, provider, in, false)
-	return r, err
+	return s.receive(ctx, provider, in)
 }
 
-// receive is Receive. With inline set, an inbound transfer from a partner with no API to
-// confirm it with (the sandbox bank) is also processed in the intake's transaction, and
-// no job is enqueued: its result is returned (nil when it was not processed here: a
-// duplicate, or a notification of another kind). That is the sandbox deposit simulation's
-// path; an error of the processing rolls the intake back with it, so the simulation
-// answers the error with nothing stored (the job path would retry it instead).
-func (s *Service) receive(ctx context.Context, provider string, in Incoming, inline bool) (Receipt, *Result, error) {
+// receive is Receive: the notification verified, then stored (and its job enqueued) in
+// one transaction.
+func (s *Service) receive(ctx context.Context, provider string, in Incoming) (Receipt, error) {
+	v, err := s.verify(provider, in)
+	if err != nil {
+		return Receipt{}, err
+	}
+	var r Receipt
+	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		r, _, err = s.storeTx(ctx, tx, v, false, nil)
+		return err
+	})
+	if err != nil {
+		return Receipt{}, err
+	}
+	return r, nil
+}
+
+// verified is a notification whose signature checked, ready to store.
+type verified struct {
+	p       Partner
+	in      Incoming
+	n       Notification
+	status  string
+	headers []byte
+}
+
+// verify checks a notification's signature over the raw body and reads it (receive's
+// work before its transaction).
+func (s *Service) verify(provider string, in Incoming) (verified, error) {
 	p, ok := s.partners[provider]
 	if !ok {
-		return Receipt{}, nil, ErrUnknownProvider
+		return verified{}, ErrUnknownProvider
 	}
 	n, err := p.Verifier.Verify(in.Header.Get, in.Body)
 	status := Received
 	switch {
 	case errors.Is(err, ErrBadSignature):
 		s.log.Warn("partner notification refused: bad signature", "provider", provider, "remote_addr", in.RemoteAddr)
-		return Receipt{}, nil, ErrBadSignature
+		return verified{}, ErrBadSignature
 	case errors.Is(err, ErrMalformed):
 		sum := sha256.Sum256(in.Body)
 		n = Notification{EventID: "malformed:" + hex.EncodeToString(sum[:]), Type: "unknown"}
 		status = Malformed
 		s.log.Error("partner notification signed but unreadable: stored for the operator", "provider", provider, "error", err)
 	case err != nil:
-		return Receipt{}, nil, err
+		return verified{}, err
 	case n.Inbound == nil && n.Payout == nil && n.Crypto == nil && n.Identity == nil && n.Refund == nil:
 		status = Ignored
 	}
 	if n.EventID == "" {
-		return Receipt{}, nil, fmt.Errorf("partners: %s notification without an id", provider)
+		return verified{}, fmt.Errorf("partners: %s notification without an id", provider)
 	}
 	headers, err := json.Marshal(kept(in.Header, p.Headers))
 	if err != nil {
-		return Receipt{}, nil, err
+		return verified{}, err
 	}
-	r := Receipt{ID: uuid.Must(uuid.NewV7()), EventID: n.EventID, Status: status}
-	var done *Result
-	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		now := s.stamp()
-		var processed *time.Time
-		if status != Received {
-			processed = &now
-		}
-		tag, err := tx.Exec(ctx, `insert into partner_events (id, provider, event_id, environment, event_type, headers, body,
-				remote_addr, status, received_at, processed_at)
-			values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-			on conflict (provider, event_id) do nothing`,
-			r.ID, provider, n.EventID, p.Environment, n.Type, headers, in.Body, in.RemoteAddr, status, now, processed)
-		if err != nil {
-			return fmt.Errorf("partners: store notification: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
-			r.Duplicate = true
-			return tx.QueryRow(ctx, `select id, status from partner_events where provider = $1 and event_id = $2`,
-				provider, n.EventID).Scan(&r.ID, &r.Status)
-		}
-		if status != Received {
-			return nil
-		}
-		if inline && n.Inbound != nil && p.Confirmer == nil {
-			res, err := s.inboundTx(ctx, tx, r.ID, p, n)
-			if err != nil {
-				return err
-			}
-			done = &res
-			return s.finish(ctx, tx, r.ID, res)
-		}
-		if _, err := s.cfg.Jobs.InsertTx(ctx, tx, ProcessArgs{ID: r.ID}, nil); err != nil {
-			return fmt.Errorf("partners: enqueue processing: %w", err)
-		}
-		return nil
-	})
+	return verified{p: p, in: in, n: n, status: status, headers: headers}, nil
+}
+
+// storeTx is receive's transaction: the notification stored (a repeat of its event id
+// changes nothing: Duplicate) and its job enqueued. With inline set, an inbound transfer
+// from a partner with no API to confirm it with (the sandbox bank) is instead processed
+// here, in tx, and no job is enqueued: its result is returned (nil when it was not
+// processed here: a duplicate, or a notification of another kind). That is the sandbox
+// deposit simulation's path; an error of the processing rolls the intake back with it, so
+// the simulation answers the error with nothing stored (the job path would retry it
+// instead). onramp, when not nil, is the onramp the notification's virtual account names,
+// already read and locked FOR UPDATE in tx by the simulation: inline processing takes it
+// instead of reading it again by account.
+//
+// The row is inserted before processing, then marked done: inserting first is what makes
+// a concurrent delivery of the same event id wait on the unique key (provider, event_id)
+// and then find the row, before it processes anything.
+func (s *Service) storeTx(ctx context.Context, tx pgx.Tx, v verified, inline bool, onramp *onramps.Onramp) (Receipt, *Result, error) {
+	p, n, provider := v.p, v.n, v.p.Name
+	r := Receipt{ID: uuid.Must(uuid.NewV7()), EventID: n.EventID, Status: v.status}
+	now := s.stamp()
+	var processed *time.Time
+	if v.status != Received {
+		processed = &now
+	}
+	tag, err := tx.Exec(ctx, `insert into partner_events (id, provider, event_id, environment, event_type, headers, body,
+			remote_addr, status, received_at, processed_at)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		on conflict (provider, event_id) do nothing`,
+		r.ID, provider, n.EventID, p.Environment, n.Type, v.headers, v.in.Body, v.in.RemoteAddr, v.status, now, processed)
 	if err != nil {
-		return Receipt{}, nil, err
+		return Receipt{}, nil, fmt.Errorf("partners: store notification: %w", err)
 	}
-	return r, done, nil
+	if tag.RowsAffected() == 0 {
+		r.Duplicate = true
+		err := tx.QueryRow(ctx, `select id, status from partner_events where provider = $1 and event_id = $2`,
+			provider, n.EventID).Scan(&r.ID, &r.Status)
+		return r, nil, err
+	}
+	if v.status != Received {
+		return r, nil, nil
+	}
+	if inline && n.Inbound != nil && p.Confirmer == nil {
+		res, err := s.inboundTx(ctx, tx, r.ID, p, n, onramp)
+		if err != nil {
+			return Receipt{}, nil, err
+		}
+		return r, &res, s.finish(ctx, tx, r.ID, res)
+	}
+	if _, err := s.cfg.Jobs.InsertTx(ctx, tx, ProcessArgs{ID: r.ID}, nil); err != nil {
+		return Receipt{}, nil, fmt.Errorf("partners: enqueue processing: %w", err)
+	}
+	return r, nil, nil
 }
 
 // kept is the headers stored for audit: content type, user agent, request id and the
@@ -417,14 +451,25 @@ func (s *Service) inbound(ctx context.Context, id uuid.UUID, p Partner, n Notifi
 				got.Amount, got.Amount.Asset, got.BankCode, got.AccountNumber, in.Amount, in.Amount.Asset, in.BankCode, in.AccountNumber), nil)
 		}
 	}
-	return s.apply(ctx, id, func(tx pgx.Tx) (Result, error) { return s.inboundTx(ctx, tx, id, p, n) })
+	return s.apply(ctx, id, func(tx pgx.Tx) (Result, error) { return s.inboundTx(ctx, tx, id, p, n, nil) })
 }
 
 // inboundTx is an inbound transfer's effect in tx: deposits.Receive into the onramp behind
 // the virtual account, or the money given back when there is none or it is not active.
-func (s *Service) inboundTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p Partner, n Notification) (Result, error) {
+// locked, when not nil, is that onramp as the caller read it FOR UPDATE in tx (the sandbox
+// deposit simulation); it is taken only if it is the account's (bank code and account
+// number are unique) in the partner's environment, else the account is read as for a bank's
+// webhook.
+func (s *Service) inboundTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, p Partner, n Notification, locked *onramps.Onramp) (Result, error) {
 	in := *n.Inbound
-	o, err := s.cfg.Onramps.ByAccountTx(ctx, tx, in.BankCode, in.AccountNumber, p.Environment)
+	var o onramps.Onramp
+	var err error
+	if locked != nil && locked.BankCode == in.BankCode && locked.AccountNumber == in.AccountNumber &&
+		locked.Tenant.Environment == p.Environment {
+		o = *locked
+	} else {
+		o, err = s.cfg.Onramps.ByAccountTx(ctx, tx, in.BankCode, in.AccountNumber, p.Environment)
+	}
 	if errors.Is(err, onramps.ErrNotFound) {
 		why := fmt.Sprintf("no virtual account %s at bank %s in %s", in.AccountNumber, in.BankCode, p.Environment)
 		back, err := s.giveBack(ctx, tx, id, p, in, nil, nil, why)

@@ -20,6 +20,7 @@ import (
 	"svc/payments/offramps"
 	"svc/payments/onramps"
 	"svc/payments/providers"
+	"svc/persistence/postgres"
 )
 
 // SandboxDeposits is the deposits service whose sandbox simulation (POST
@@ -28,7 +29,9 @@ import (
 // partner-events route takes it, and processed by the same code as its job would, in the
 // intake's transaction: no job is enqueued (one commit, not two, and no job that finds the
 // notification done; issue 27), so the simulation exercises the live path and still
-// answers with the deposit.
+// answers with the deposit. The onramp is read once, FOR UPDATE in that transaction, to
+// build the notification, and that read is what processing takes (a bank's webhook has its
+// onramp read by account instead).
 type SandboxDeposits struct {
 	*deposits.Service
 	Onramps  *onramps.Service
@@ -48,31 +51,42 @@ func (s SandboxDeposits) Simulate(ctx context.Context, t payments.Tenant, in dep
 	if in.Amount != nil && (in.Amount.Asset != money.NGN || !in.Amount.IsPositive()) {
 		return deposits.Deposit{}, &payments.FieldError{Field: "amount", Message: "must be a positive NGN amount"}
 	}
-	o, err := s.Onramps.Get(ctx, t, in.OnrampID)
-	if err != nil {
-		return deposits.Deposit{}, err
-	}
+	// The onramp is read and locked FOR UPDATE in the intake's transaction, and handed to
+	// the inline processing, which would otherwise read it again by account (issue 27).
 	now := s.Partners.cfg.Now()
-	if o.StatusAt(now) != onramps.Active {
-		return deposits.Deposit{}, onramps.ErrNotActive
-	}
-	amount := deposits.SandboxDefaultAmount
-	switch {
-	case in.Amount != nil:
-		amount = *in.Amount
-	case o.Amount != nil:
-		amount = *o.Amount
-	}
 	eid := uuid.Must(uuid.NewV7())
-	body, sig, err := SandboxNotification(s.Secret, "sbx_evt_"+eid.String(), TypeInboundTransfer, now, SandboxInbound{
-		Reference: "sbx_trf_" + eid.String(), BankCode: o.BankCode, AccountNumber: o.AccountNumber, Amount: amount.Minor,
-		Currency: string(money.NGN), PaidAt: stamp(now), SenderName: "SANDBOX PAYER", SenderBank: "Sandbox Bank",
-		Narration: "sandbox deposit", ShouldFlag: in.ShouldFlag,
+	var rc Receipt
+	var done *Result
+	err := postgres.InTx(ctx, s.Partners.pool, func(tx pgx.Tx) error {
+		o, err := s.Onramps.GetTx(ctx, tx, t, in.OnrampID, true)
+		if err != nil {
+			return err
+		}
+		if o.StatusAt(now) != onramps.Active {
+			return onramps.ErrNotActive
+		}
+		amount := deposits.SandboxDefaultAmount
+		switch {
+		case in.Amount != nil:
+			amount = *in.Amount
+		case o.Amount != nil:
+			amount = *o.Amount
+		}
+		body, sig, err := SandboxNotification(s.Secret, "sbx_evt_"+eid.String(), TypeInboundTransfer, now, SandboxInbound{
+			Reference: "sbx_trf_" + eid.String(), BankCode: o.BankCode, AccountNumber: o.AccountNumber, Amount: amount.Minor,
+			Currency: string(money.NGN), PaidAt: stamp(now), SenderName: "SANDBOX PAYER", SenderBank: "Sandbox Bank",
+			Narration: "sandbox deposit", ShouldFlag: in.ShouldFlag,
+		})
+		if err != nil {
+			return err
+		}
+		v, err := s.Partners.verify(SandboxBank, sandboxIncoming(body, sig))
+		if err != nil {
+			return err
+		}
+		rc, done, err = s.Partners.storeTx(ctx, tx, v, true, &o)
+		return err
 	})
-	if err != nil {
-		return deposits.Deposit{}, err
-	}
-	rc, done, err := s.Partners.receiveSandbox(ctx, SandboxBank, body, sig, true)
 	if err != nil {
 		return deposits.Deposit{}, err
 	}
@@ -95,13 +109,18 @@ func (s SandboxDeposits) Simulate(ctx context.Context, t payments.Tenant, in dep
 }
 
 // receiveSandbox stores a simulated notification of a sandbox partner, signed with sig, as
-// its webhook would arrive; inline processes an inbound transfer in the same transaction
-// (Service.receive).
-func (s *Service) receiveSandbox(ctx context.Context, partner string, body []byte, sig string, inline bool) (Receipt, *Result, error) {
+// its webhook would arrive (Service.receive).
+func (s *Service) receiveSandbox(ctx context.Context, partner string, body []byte, sig string) (Receipt, error) {
+	return s.receive(ctx, partner, sandboxIncoming(body, sig))
+}
+
+// sandboxIncoming is a sandbox partner's notification, signed with sig, as its webhook
+// would arrive.
+func sandboxIncoming(body []byte, sig string) Incoming {
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
 	h.Set(SandboxSignatureHeader, sig)
-	return s.receive(ctx, partner, Incoming{Header: h, Body: body, RemoteAddr: "sandbox"}, inline)
+	return Incoming{Header: h, Body: body, RemoteAddr: "sandbox"}
 }
 
 // ErrSandboxOnly: a sandbox simulation called with a live key (403).
@@ -158,7 +177,7 @@ func (s CustodySimulator) Simulate(ctx context.Context, t payments.Tenant, in Cr
 	if err != nil {
 		return Receipt{}, Result{}, err
 	}
-	rc, _, err := s.Partners.receiveSandbox(ctx, SandboxCustody, body, sig, false)
+	rc, err := s.Partners.receiveSandbox(ctx, SandboxCustody, body, sig)
 	if err != nil {
 		return Receipt{}, Result{}, err
 	}
@@ -285,7 +304,7 @@ func (s SandboxOfframps) Simulate(ctx context.Context, t payments.Tenant, in Off
 func (s SandboxOfframps) take(ctx context.Context, t payments.Tenant, eid string, body []byte, sig string, minor int64) (offramps.CryptoDeposit, error) {
 	var id uuid.UUID
 	if body != nil {
-		rc, _, err := s.Partners.receiveSandbox(ctx, SandboxCustody, body, sig, false)
+		rc, err := s.Partners.receiveSandbox(ctx, SandboxCustody, body, sig)
 		if err != nil {
 			return offramps.CryptoDeposit{}, err
 		}
