@@ -39,7 +39,8 @@ func (l *syncLog) waitFor(t *testing.T, want string, max time.Duration) time.Dur
 // A session with cancel-on-disconnect drops while the engine's journal is stalled: its
 // cleanup does not wait for the cancels for ever (it held a goroutine per dropped session
 // and the server's Close behind it), it gives up by CancelWithin, says at Warn which
-// orders are not confirmed cancelled and reports none done. The cancels stay queued in the
+// orders are not confirmed cancelled and reports none done; the server's Close returns
+// too. The cancels stay queued in the
 // engine: once the journal answers, the orders end cancelled (DISCONNECT), logged as late.
 func TestCancelOnDisconnectIsBoundedWhenTheJournalStalls(t *testing.T) {
 	g := &journaltest.Held{}
@@ -86,6 +87,20 @@ func TestCancelOnDisconnectIsBoundedWhenTheJournalStalls(t *testing.T) {
 		t.Fatalf("the timed-out cancels were reported done:\n%s", warn)
 	}
 
+	// Nor does the server's Close wait for them: it waits for the session's goroutines,
+	// the lease's renewals included, each bounded the same way.
+	start := time.Now()
+	closed := make(chan struct{})
+	go func() { defer close(closed); e.srv.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server's Close waited for the stalled engine")
+	}
+	if took := time.Since(start); took > 3*within+2*time.Second {
+		t.Fatalf("Close took %s with a %s bound", took, within)
+	}
+
 	g.Release()
 	for _, id := range ids {
 		if reason := e.waitStatus(t, key, id, "CANCELLED"); reason != "DISCONNECT" {
@@ -93,4 +108,9 @@ func TestCancelOnDisconnectIsBoundedWhenTheJournalStalls(t *testing.T) {
 		}
 	}
 	logs.waitFor(t, "cancelled=2 late=true", 5*time.Second)
+	// The server closed before they were confirmed: the lease was left to run out, and
+	// cleared once they were (a clear that failed would be logged).
+	if l := logs.String(); !strings.Contains(l, "left to run out") || strings.Contains(l, "lease clear (late)") {
+		t.Fatalf("the lease at the close:\n%s", l)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -33,34 +34,83 @@ const LeaseFor = 30 * time.Second
 
 // lease is a session's renewal loop.
 type lease struct {
-	stop chan struct{}
-	done chan struct{}
+	stop  chan struct{}
+	done  chan struct{}
+	clear func() // submits the clear, detached (after the loop left the lease to run out)
+
+	mu     sync.Mutex
+	lapsed bool // the loop ended without clearing (the server closed first)
 }
 
 // startLease renews the engine lease of a session every LeaseFor/3 until stop, then
-// clears it.
+// clears it. Each call waits for the engine within cancelWithin (the engine's Submit takes
+// no context): one it did not answer goes on detached and is logged, the renewals after it
+// are skipped until it answers (the engine has one queued already), and the clear is
+// submitted regardless, so neither a stalled journal nor a silent remote engine holds the
+// loop, or the server's Close behind it.
 func (s *Server) startLease(p api.Principal, syms []string) *lease {
 	oe := s.entry.Load()
 	if oe == nil || oe.Lease == nil {
 		return nil
 	}
+	within := cancelWithin(oe)
 	l := &lease{stop: make(chan struct{}), done: make(chan struct{})}
 	id := uuid.New()
+	l.clear = func() {
+		go func() {
+			if err := oe.Lease(p, id, syms, 0); err != nil {
+				s.cfg.Log.Warn("cancel-on-disconnect lease clear (late)", "merchant_id", p.MerchantID, "error", err)
+			}
+		}()
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer close(l.done)
 		t := time.NewTicker(LeaseFor / 3)
 		defer t.Stop()
+		var last *engineCall
+		call := func(d time.Duration, what string) {
+			last = goEngineCall(func() error { return oe.Lease(p, id, syms, d) })
+			if ok, err := last.wait(within); !ok {
+				s.cfg.Log.Warn(what+": the engine did not answer in time; it may still apply it", "merchant_id", p.MerchantID, "within", within)
+			} else if err != nil {
+				s.cfg.Log.Warn(what, "merchant_id", p.MerchantID, "error", err)
+			}
+		}
 		for {
-			if err := oe.Lease(p, id, syms, LeaseFor); err != nil {
-				s.cfg.Log.Warn("cancel-on-disconnect lease", "merchant_id", p.MerchantID, "error", err)
+			if last == nil || last.finished() {
+				call(LeaseFor, "cancel-on-disconnect lease")
 			}
 			select {
 			case <-l.stop:
-				if err := oe.Lease(p, id, syms, 0); err != nil {
-					s.cfg.Log.Warn("cancel-on-disconnect lease clear", "merchant_id", p.MerchantID, "error", err)
+				call(0, "cancel-on-disconnect lease clear")
+				return
+			case <-s.stop:
+				// The server is closing: it ended the session first, whose cancels end
+				// the lease once the engine confirms them (cancelOnDisconnect). Should
+				// they not be confirmed in time, the renewals stop (Close does not wait
+				// for them) and the lease is left to run out, so the engine cancels the
+				// orders even if those cancels never land; if they do land, end clears
+				// it then.
+				select {
+				case <-l.stop:
+					call(0, "cancel-on-disconnect lease clear")
+					return
+				case <-time.After(within):
 				}
+				l.mu.Lock()
+				select {
+				case <-l.stop: // ended meanwhile
+					l.mu.Unlock()
+					call(0, "cancel-on-disconnect lease clear")
+					return
+				default:
+				}
+				l.lapsed = true
+				l.mu.Unlock()
+				s.cfg.Log.Warn("cancel-on-disconnect lease: the server closed before the session's cancels were confirmed; left to run out unless they are",
+					"merchant_id", p.MerchantID, "runs_out_within", LeaseFor)
 				return
 			case <-t.C:
 			}
@@ -69,10 +119,63 @@ func (s *Server) startLease(p api.Principal, syms []string) *lease {
 	return l
 }
 
-// end stops the loop, which clears the lease (nil-safe).
+// cancelWithin is how long the session waits for one of the engine's answers (CancelWithin).
+func cancelWithin(oe *OrderEntry) time.Duration {
+	if oe.CancelWithin > 0 {
+		return oe.CancelWithin
+	}
+	return api.DefaultRequestTimeout
+}
+
+// engineCall is a call to the engine running beside its caller, who waits for it within a
+// bound (wait) and, past it, leaves it to finish detached.
+type engineCall struct {
+	done chan struct{}
+	err  error // set before done closes
+}
+
+func goEngineCall(f func() error) *engineCall {
+	c := &engineCall{done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		c.err = f()
+	}()
+	return c
+}
+
+// wait answers true and the call's error once it returned, or false after d.
+func (c *engineCall) wait(d time.Duration) (bool, error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.done:
+		return true, c.err
+	case <-t.C:
+		return false, nil
+	}
+}
+
+func (c *engineCall) finished() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// end stops the loop, which clears the lease, or clears it itself if the loop already
+// ended without (nil-safe).
 func (l *lease) end() {
-	if l != nil {
-		close(l.stop)
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	close(l.stop)
+	lapsed := l.lapsed
+	l.mu.Unlock()
+	if lapsed {
+		l.clear()
 	}
 }
 
@@ -171,11 +274,27 @@ func (s *Server) cancelLate(c *conn, id uuid.UUID) {
 	c.rmu.Lock()
 	p := c.principal
 	c.rmu.Unlock()
+	within := cancelWithin(oe)
+	ids := []uuid.UUID{id}
+	var n int
+	call := goEngineCall(func() (err error) { n, err = oe.CancelOrders(p, ids); return err })
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		if _, err := oe.CancelOrders(p, []uuid.UUID{id}); err != nil {
-			s.cfg.Log.Error("cancel-on-disconnect (an order answered after the close)", "merchant_id", p.MerchantID, "environment", p.Environment, "order_id", id, "error", err)
+		ok, err := call.wait(within)
+		if !ok { // as cancelOnDisconnect's: not done, not reported so; logged when it answers
+			s.cfg.Log.Warn("cancel-on-disconnect (an order answered after the close): the engine did not confirm the cancel in time; it may still complete",
+				"merchant_id", p.MerchantID, "environment", p.Environment, "within", within, "order_ids", ids)
+			go func() {
+				<-call.done
+				if call.err != nil {
+					s.cfg.Log.Error("cancel-on-disconnect (an order answered after the close)", "merchant_id", p.MerchantID, "environment", p.Environment, "order_ids", ids, "late", true, "error", call.err)
+				}
+			}()
+			return
+		}
+		if err != nil {
+			s.cfg.Log.Error("cancel-on-disconnect (an order answered after the close)", "merchant_id", p.MerchantID, "environment", p.Environment, "order_id", id, "cancelled", n, "error", err)
 		}
 	}()
 }
@@ -209,46 +328,33 @@ func (s *Server) cancelOnDisconnect(c *conn) {
 		l.end()
 		return
 	}
-	within := oe.CancelWithin
-	if within <= 0 {
-		within = api.DefaultRequestTimeout
-	}
-	type outcome struct {
-		n   int
-		err error
-	}
+	within := cancelWithin(oe)
 	// The engine's Submit takes no context, so a stalled journal or a silent remote
 	// engine would hold CancelOrders, and with it this cleanup (which Close waits for),
 	// for ever. The cleanup waits within; CancelOrders runs beside it and keeps going.
-	res := make(chan outcome, 1)
-	go func() {
-		n, err := oe.CancelOrders(p, ids)
-		res <- outcome{n, err}
-	}()
-	report := func(o outcome, late bool) {
+	var n int
+	call := goEngineCall(func() (err error) { n, err = oe.CancelOrders(p, ids); return err })
+	report := func(late bool) { // once call is done
 		l.end() // the session's own cancels are durable: the engine's stand-in can go
-		if o.err != nil {
-			s.cfg.Log.Error("cancel-on-disconnect", "merchant_id", p.MerchantID, "environment", p.Environment, "orders", len(ids), "cancelled", o.n, "late", late, "order_ids", ids, "error", o.err)
+		if call.err != nil {
+			s.cfg.Log.Error("cancel-on-disconnect", "merchant_id", p.MerchantID, "environment", p.Environment, "orders", len(ids), "cancelled", n, "late", late, "order_ids", ids, "error", call.err)
 			return
 		}
-		s.cfg.Log.Info("cancel-on-disconnect", "merchant_id", p.MerchantID, "environment", p.Environment, "orders", len(ids), "cancelled", o.n, "late", late)
+		s.cfg.Log.Info("cancel-on-disconnect", "merchant_id", p.MerchantID, "environment", p.Environment, "orders", len(ids), "cancelled", n, "late", late)
 	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		t := time.NewTimer(within)
-		defer t.Stop()
-		select {
-		case o := <-res:
-			report(o, false)
-		case <-t.C:
-			// Not done, and not reported so: the cancels may still complete in the engine
-			// (they are queued there). The lease stays armed and renewed until they answer,
-			// so should this gateway die first, the engine's countdown cancels them anyway;
-			// their outcome is logged then (late=true), with the ids if they failed.
-			s.cfg.Log.Warn("cancel-on-disconnect: the engine did not confirm the cancels in time; they may still complete",
-				"merchant_id", p.MerchantID, "environment", p.Environment, "within", within, "orders", len(ids), "order_ids", ids)
-			go func() { report(<-res, true) }()
+		if ok, _ := call.wait(within); ok {
+			report(false)
+			return
 		}
+		// Not done, and not reported so: the cancels may still complete in the engine
+		// (they are queued there). The lease stays armed and renewed until they answer,
+		// so should this gateway die first, the engine's countdown cancels them anyway;
+		// their outcome is logged then (late=true), with the ids if they failed.
+		s.cfg.Log.Warn("cancel-on-disconnect: the engine did not confirm the cancels in time; they may still complete",
+			"merchant_id", p.MerchantID, "environment", p.Environment, "within", within, "orders", len(ids), "order_ids", ids)
+		go func() { <-call.done; report(true) }()
 	}()
 }
