@@ -80,32 +80,42 @@ func TestCustodyStopIsBoundedByTheShutdownDeadline(t *testing.T) {
 		}
 	}
 
+	stopBounded(t, p.stop, p.loops, sj.Release, "custody BASE")
+	cu.Close()
+}
+
+// stopBounded runs stop with a 300ms shutdown deadline while its loops are blocked in the
+// engine, and fails the test unless it returns promptly and logs the loops named want as
+// abandoned. The test owns what svcd abandons to its exit: once release lets the engine
+// answer, the loops (their context cancelled by stop) must end before the test's database
+// goes.
+func stopBounded(t *testing.T, stop func(context.Context, *slog.Logger), loops []namedLoop, release func(), want ...string) {
+	t.Helper()
 	var logs bytes.Buffer
-	sctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
 	done := make(chan struct{})
-	go func() { defer close(done); p.stop(sctx, slog.New(slog.NewTextHandler(&logs, nil))) }()
+	go func() { defer close(done); stop(ctx, slog.New(slog.NewTextHandler(&logs, nil))) }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		t.Fatal("stop waited past the shutdown deadline for a custody loop blocked in the engine")
+		t.Fatal("stop waited past the shutdown deadline for loops blocked in the engine")
 	}
 	if took := time.Since(start); took > 2*time.Second {
 		t.Fatalf("stop took %s with a 300ms deadline", took)
 	}
-	if !strings.Contains(logs.String(), "abandoned") || !strings.Contains(logs.String(), "custody BASE") {
-		t.Fatalf("the log does not name the abandoned loop: %s", logs.String())
+	for _, w := range append([]string{"abandoned"}, want...) {
+		if !strings.Contains(logs.String(), w) {
+			t.Fatalf("the log does not name the abandoned loops (%q): %s", w, logs.String())
+		}
 	}
-	// The test owns what svcd abandons to its exit: once the journal answers, the loop (its
-	// context cancelled by stop) ends before the test's database and node go.
-	sj.Release()
-	for _, l := range p.loops {
+	release()
+	for _, l := range loops {
 		select {
 		case <-l.done:
 		case <-time.After(10 * time.Second):
 			t.Fatalf("%s did not end once the engine answered", l.name)
 		}
 	}
-	cu.Close()
 }

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"log/slog"
-	"strings"
 	"testing"
 	"time"
 
@@ -45,31 +42,5 @@ func TestTreasuryStopIsBoundedByTheShutdownDeadline(t *testing.T) {
 		t.Fatal("the treasury never reached the engine's journal")
 	}
 
-	var logs bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	done := make(chan struct{})
-	go func() { defer close(done); p.stop(ctx, slog.New(slog.NewTextHandler(&logs, nil))) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("stop waited past the shutdown deadline for loops blocked in the engine")
-	}
-	if took := time.Since(start); took > 2*time.Second {
-		t.Fatalf("stop took %s with a 300ms deadline", took)
-	}
-	if !strings.Contains(logs.String(), "abandoned") || !strings.Contains(logs.String(), "market maker sandbox") {
-		t.Fatalf("the log does not name the abandoned loops: %s", logs.String())
-	}
-	// The test owns what svcd abandons to its exit: once the journal answers, the loops
-	// (their context cancelled by stop) end before the test's database goes.
-	sj.Release()
-	for _, l := range p.loops {
-		select {
-		case <-l.done:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s did not end once the engine answered", l.name)
-		}
-	}
+	stopBounded(t, p.stop, p.loops, sj.Release, "market maker sandbox")
 }
