@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"svc/cluster/enginerpc/enginerpctest"
 	"svc/engine"
 	"svc/gateway"
+	"svc/gateway/api"
+	"svc/gateway/trading"
 	"svc/gateway/ws"
 	"svc/persistence/journal/journaltest"
 )
@@ -36,22 +39,53 @@ func (l *syncLog) waitFor(t *testing.T, want string, max time.Duration) time.Dur
 	return time.Since(start)
 }
 
-// A session with cancel-on-disconnect drops while the engine's journal is stalled: its
-// cleanup does not wait for the cancels for ever (it held a goroutine per dropped session
-// and the server's Close behind it), it gives up by CancelWithin, says at Warn which
-// orders are not confirmed cancelled and reports none done; the server's Close returns
-// too. The cancels stay queued in the
-// engine: once the journal answers, the orders end cancelled (DISCONNECT), logged as late.
-func TestCancelOnDisconnectIsBoundedWhenTheJournalStalls(t *testing.T) {
-	g := &journaltest.Held{}
-	var logs syncLog
-	gcfg := gateway.DefaultConfig()
-	gcfg.AccessLog = false
-	e := newEntryGateway(t, ws.Config{Log: slog.New(slog.NewTextHandler(&logs, nil))}, gcfg,
-		func(j engine.Journal) engine.Journal { g.Inner = j; return g })
-	t.Cleanup(g.Release) // before the rig's: the engine stops only once its journal answers
+// A session with cancel-on-disconnect drops while the engine is stalled (its journal
+// held, or a remote engine's network frozen): its cleanup does not wait for the cancels
+// for ever (it held a goroutine per dropped session and the server's Close behind it), it
+// gives up by CancelWithin, says at Warn which orders are not confirmed cancelled and
+// reports none done; the server's Close returns too. The cancels stay queued: once the
+// engine answers, the orders end cancelled (DISCONNECT), logged as late.
+func TestCancelOnDisconnectIsBoundedWhenTheEngineStalls(t *testing.T) {
 	const within = 300 * time.Millisecond
-	e.srv.SetOrderEntry(ws.OrderEntry{Handler: e.gw.Server.Handler(), CancelOrders: e.h.CancelOrders, Lease: e.h.Lease, CancelWithin: within})
+	for _, tc := range []struct {
+		name   string
+		reason string // the orders' cancel_reason ("": not checked)
+		// stall builds the rig and answers the order entry the session uses, and how to
+		// stall and revive its engine.
+		stall func(t *testing.T, logs *syncLog) (e *entry, oe ws.OrderEntry, hold, release func())
+	}{
+		{"journal held", "DISCONNECT", func(t *testing.T, logs *syncLog) (*entry, ws.OrderEntry, func(), func()) {
+			g := &journaltest.Held{}
+			gcfg := gateway.DefaultConfig()
+			gcfg.AccessLog = false
+			e := newEntryGateway(t, ws.Config{Log: slog.New(slog.NewTextHandler(logs, nil))}, gcfg,
+				func(j engine.Journal) engine.Journal { g.Inner = j; return g })
+			t.Cleanup(g.Release) // before the rig's: the engine stops only once its journal answers
+			return e, ws.OrderEntry{Handler: e.gw.Server.Handler(), CancelOrders: e.h.CancelOrders, Lease: e.h.Lease, CancelWithin: within}, g.Hold, g.Release
+		}},
+		// enginerpc's command message does not carry the cancel's Reason (the remote engine
+		// records USER): a gap of the wire format, outside this test's subject.
+		{"remote engine silent", "", func(t *testing.T, logs *syncLog) (*entry, ws.OrderEntry, func(), func()) {
+			e := newEntry(t, ws.Config{Log: slog.New(slog.NewTextHandler(logs, nil))})
+			// The session's cancels and lease go to the same engine over enginerpc, through
+			// a proxy the test freezes (the client's own timeouts are 20 s).
+			client, fr := enginerpctest.Remote(t, e.engines[api.Sandbox])
+			t.Cleanup(fr.Resume)
+			h := trading.New(map[api.Environment]trading.Exchange{api.Sandbox: client}, nil, nil)
+			return e, ws.OrderEntry{Handler: e.gw.Server.Handler(), CancelOrders: h.CancelOrders, Lease: h.Lease, CancelWithin: within}, fr.Pause, fr.Resume
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs syncLog
+			e, oe, hold, release := tc.stall(t, &logs)
+			codStalled(t, e, &logs, oe, hold, release, tc.reason)
+		})
+	}
+}
+
+func codStalled(t *testing.T, e *entry, logs *syncLog, oe ws.OrderEntry, hold, release func(), wantReason string) {
+	within := oe.CancelWithin
+	e.srv.SetOrderEntry(oe)
 	key := e.a.SandboxKey
 	c, err := ws.Dial(e.url, key)
 	if err != nil {
@@ -70,7 +104,7 @@ func TestCancelOnDisconnectIsBoundedWhenTheJournalStalls(t *testing.T) {
 		ids = append(ids, r.order(t).ID)
 	}
 
-	g.Hold()
+	hold()
 	_ = c.Conn().UnderlyingConn().Close()
 	// The bound plus the time to notice the reset; the slack is for a loaded machine under -race.
 	took := logs.waitFor(t, "did not confirm the cancels in time", within+2*time.Second)
@@ -101,10 +135,10 @@ func TestCancelOnDisconnectIsBoundedWhenTheJournalStalls(t *testing.T) {
 		t.Fatalf("Close took %s with a %s bound", took, within)
 	}
 
-	g.Release()
+	release()
 	for _, id := range ids {
-		if reason := e.waitStatus(t, key, id, "CANCELLED"); reason != "DISCONNECT" {
-			t.Fatalf("order %s was cancelled for %q, want DISCONNECT", id, reason)
+		if reason := e.waitStatus(t, key, id, "CANCELLED"); wantReason != "" && reason != wantReason {
+			t.Fatalf("order %s was cancelled for %q, want %s", id, reason, wantReason)
 		}
 	}
 	logs.waitFor(t, "cancelled=2 late=true", 5*time.Second)
