@@ -11,8 +11,9 @@ import (
 
 // wireVersion is the first byte of every message; a peer of another version is refused
 // rather than misread. Version 2 adds an order's metadata to the place command and the
-// order view.
-const wireVersion = 2
+// order view; version 3 a cancel's reason (a remote engine recorded cancel-on-disconnect's
+// cancels as the user's).
+const wireVersion = 3
 
 // message is what the codec carries. Its fields method lists its fields once, in wire
 // order, for both directions (see coder), so encoding and decoding cannot drift apart.
@@ -324,6 +325,7 @@ func (m *commandMsg) fields(c *coder) {
 	i64(c, &x.Amount)
 	id(c, &x.TransferID)
 	str(c, &x.Metadata)
+	u8(c, &x.Reason)
 }
 
 type submitReply struct {

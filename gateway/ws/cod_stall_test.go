@@ -63,9 +63,7 @@ func TestCancelOnDisconnectIsBoundedWhenTheEngineStalls(t *testing.T) {
 			t.Cleanup(g.Release) // before the rig's: the engine stops only once its journal answers
 			return e, ws.OrderEntry{Handler: e.gw.Server.Handler(), CancelOrders: e.h.CancelOrders, Lease: e.h.Lease, CancelWithin: within}, g.Hold, g.Release
 		}},
-		// enginerpc's command message does not carry the cancel's Reason (the remote engine
-		// records USER): a gap of the wire format, outside this test's subject.
-		{"remote engine silent", "", func(t *testing.T, logs *syncLog) (*entry, ws.OrderEntry, func(), func()) {
+		{"remote engine silent", "DISCONNECT", func(t *testing.T, logs *syncLog) (*entry, ws.OrderEntry, func(), func()) {
 			e := newEntry(t, ws.Config{Log: slog.New(slog.NewTextHandler(logs, nil))})
 			// The session's cancels and lease go to the same engine over enginerpc, through
 			// a proxy the test freezes (the client's own timeouts are 20 s).
