@@ -175,22 +175,9 @@ func TestARowLeftPlacingStopsTheRound(t *testing.T) {
 		ClientOrderID: ClientOrderID(id), Side: engine.Buy, Type: engine.Limit, Price: price, Qty: lots}); err != nil || res.Code != engine.OK {
 		t.Fatal(res, err)
 	}
-	if _, err := r.pool.Exec(ctx, `insert into treasury_orders (id, environment, asset, qty, limit_price, status, base_before, ngn_before)
-		values ($1, 'sandbox', 'USDT', $2, $3, 'placing', $4, $5)`, id, int64(lots)*10_000, price,
-		bal[engine.USDT].Available, bal[engine.NGN].Available); err != nil {
-		t.Fatal(err)
-	}
+	r.placingRow(t, id, "USDT", int64(lots)*10_000, price, bal[engine.USDT].Available, bal[engine.NGN].Available)
 	r.convert(t, "deposit:1:convert", money.USDT, true, 250_000_000, refPrice)
-
-	desk, err := New(r.pool, Config{Envs: r.envs, Prices: r.rates}) // a new process
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 2 {
-		if err := desk.Hedge(ctx, "sandbox"); !errors.Is(err, ErrLeftPlacing) {
-			t.Fatalf("a round with a row it cannot settle: %v; want ErrLeftPlacing", err)
-		}
-	}
+	desk := r.leftPlacing(t, 2, "a round with a row it cannot settle")
 	if engineOrders, rows := r.treasuryOrders(t); engineOrders != 1 || rows != 1 {
 		t.Fatalf("%d engine orders, %d rows while a row is left placing; want no new hedge", engineOrders, rows)
 	}
@@ -231,21 +218,9 @@ func TestARowWhoseBookIsGoneHoldsTheEnvironmentsHedges(t *testing.T) {
 		t.Fatal(err)
 	}
 	bal := r.eng.Balances(Account)
-	if _, err := r.pool.Exec(ctx, `insert into treasury_orders (id, environment, asset, qty, limit_price, status, base_before, ngn_before)
-		values ($1, 'sandbox', 'EUR', 1000000, 170000, 'placing', 0, $2)`, uuid.Must(uuid.NewV7()), bal[engine.NGN].Available); err != nil {
-		t.Fatal(err)
-	}
+	r.placingRow(t, uuid.Must(uuid.NewV7()), "EUR", 1000000, 170000, 0, bal[engine.NGN].Available)
 	r.convert(t, "deposit:1:convert", money.USDT, true, 250_000_000, refPrice)
-
-	desk, err := New(r.pool, Config{Envs: r.envs, Prices: r.rates}) // a new process
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 3 {
-		if err := desk.Hedge(ctx, "sandbox"); !errors.Is(err, ErrLeftPlacing) {
-			t.Fatalf("a round with a row whose book is gone: %v; want ErrLeftPlacing", err)
-		}
-	}
+	desk := r.leftPlacing(t, 3, "a round with a row whose book is gone")
 	if engineOrders, rows := r.treasuryOrders(t); engineOrders != 0 || rows != 1 {
 		t.Fatalf("%d engine orders, %d rows; want no hedge while the row is left placing", engineOrders, rows)
 	}
@@ -268,4 +243,30 @@ func TestARowWhoseBookIsGoneHoldsTheEnvironmentsHedges(t *testing.T) {
 	if ok, _ := desk.Covers("sandbox", money.USDT, rates.Buy, 1_000_000*1_000_000-250_000_000+1); ok {
 		t.Fatal("Covers does not count the open position while a row is left placing")
 	}
+}
+
+// placingRow writes a hedge row 'placing' in sandbox as the desk writes one before its
+// order: qty and limit price, and the treasury account's balances before the order.
+func (r *rig) placingRow(t *testing.T, id uuid.UUID, asset string, qty, price, baseBefore, ngnBefore int64) {
+	t.Helper()
+	if _, err := r.pool.Exec(context.Background(), `insert into treasury_orders (id, environment, asset, qty, limit_price, status, base_before, ngn_before)
+		values ($1, 'sandbox', $2, $3, $4, 'placing', $5, $6)`, id, asset, qty, price, baseBefore, ngnBefore); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// leftPlacing starts a new process's desk and requires each of its first rounds to stop
+// at the row left placing (ErrLeftPlacing); what says which row, in the failure.
+func (r *rig) leftPlacing(t *testing.T, rounds int, what string) *Desk {
+	t.Helper()
+	desk, err := New(r.pool, Config{Envs: r.envs, Prices: r.rates})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range rounds {
+		if err := desk.Hedge(context.Background(), "sandbox"); !errors.Is(err, ErrLeftPlacing) {
+			t.Fatalf("%s: %v; want ErrLeftPlacing", what, err)
+		}
+	}
+	return desk
 }
