@@ -10,6 +10,7 @@ import (
 	"svc/engine"
 	"svc/persistence/eventlog"
 	"svc/persistence/journal"
+	"svc/persistence/journal/journaltest"
 )
 
 // memory is an in-memory journal that "refreshes" to what it holds.
@@ -101,24 +102,7 @@ func state(t *testing.T, eng *engine.Engine) string {
 // restored from the hand-over and caught up with the journal's records after it.
 func takeOver(t *testing.T, j *journal.Memory, offset uint64, data []byte) *engine.Engine {
 	t.Helper()
-	eng, err := engine.New(engine.Config{Journal: eventlog.New(j, nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := eng.Restore(data); err != nil {
-		t.Fatal(err)
-	}
-	last, _, err := eventlog.Replay(context.Background(), j, offset, eng, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Replayed(last); err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Stop)
+	eng, _ := journaltest.Recover(t, j, data, offset)
 	return eng
 }
 

@@ -10,8 +10,8 @@ import (
 	"svc/engine"
 	"svc/payments/money"
 	"svc/payments/rates"
-	"svc/persistence/eventlog"
 	"svc/persistence/journal"
+	"svc/persistence/journal/journaltest"
 	"svc/persistence/projection"
 )
 
@@ -33,24 +33,11 @@ func (r *rig) restart(t *testing.T, snap []byte, snapOff uint64) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(engine.Config{Journal: eventlog.New(j, nil)})
-	if err != nil {
-		t.Fatal(err)
+	eng, off := journaltest.Recover(t, j, snap, snapOff)
+	if off != snapOff {
+		t.Fatalf("restore: offset %d; want %d", off, snapOff)
 	}
-	if off, err := eng.Restore(snap); err != nil || off != snapOff {
-		t.Fatalf("restore: offset %d, %v; want %d", off, err, snapOff)
-	}
-	last, _, err := eventlog.Replay(ctx, j, snapOff, eng, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Replayed(last); err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Stop)
+	var err error
 	r.journal, r.eng, r.proj = j, eng, projection.New(r.pool, "sandbox", j, nil)
 	e := r.envs["sandbox"]
 	e.Exchange = eng

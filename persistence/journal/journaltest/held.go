@@ -1,7 +1,7 @@
 // Package journaltest owns test doubles of a journal's behaviour in front of a real one:
 // Held, a journal whose disk stops answering on demand, for the tests that prove a stalled
 // journal is a prompt answer and never a hang (the engine answers a command only once its
-// batch is journaled).
+// batch is journaled); and Recover, the restart from an image and the journal after it.
 package journaltest
 
 import (
