@@ -202,9 +202,11 @@ type Service struct {
 	lo   *big.Rat // 1 - band
 	hi   *big.Rat // 1 + band
 	refs *references
-	// unread is, per environment with an exchange, until when (unix ns, real time) its book
-	// is not asked after a failed read (BookRetry).
+	// unread is, per environment with an exchange, until when (ns since born, on the
+	// monotonic clock, so a step of the wall clock neither lengthens nor ends the hold) its
+	// book is not asked after a failed read (BookRetry).
 	unread map[string]*atomic.Int64
+	born   time.Time
 }
 
 // New returns the service.
@@ -255,7 +257,7 @@ func New(pool *pgxpool.Pool, cfg Config) (*Service, error) {
 		lo:     new(big.Rat).Sub(one, cfg.Band),
 		hi:     new(big.Rat).Add(one, cfg.Band),
 		refs:   newReferences(cfg.Reference, cfg.References, cfg.Band),
-		unread: unread}, nil
+		unread: unread, born: time.Now()}, nil
 }
 
 // Band is the relative band around the reference that prices may lie in.
@@ -400,12 +402,12 @@ func (s *Service) depthPrice(env string, x Exchange, asset money.Asset, side str
 // answers or refuses at once, so a failure of it holds nothing).
 func (s *Service) depth(env string, x Exchange, sym string) (engine.Depth, engine.PairConfig, bool, error) {
 	gate := s.unread[env]
-	if gate != nil && time.Now().UnixNano() < gate.Load() {
+	if gate != nil && int64(time.Since(s.born)) < gate.Load() {
 		return engine.Depth{}, engine.PairConfig{}, false, errBookUnread
 	}
 	fail := func() (engine.Depth, engine.PairConfig, bool, error) {
 		if gate != nil {
-			gate.Store(time.Now().Add(BookRetry).UnixNano())
+			gate.Store(int64(time.Since(s.born) + BookRetry))
 		}
 		return engine.Depth{}, engine.PairConfig{}, false, errBookUnread
 	}
