@@ -184,7 +184,7 @@ func (s *Service) receive(ctx context.Context, provider string, in Incoming) (Re
 	}
 	var r Receipt
 	err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		r, _, err = s.storeTx(ctx, tx, v, false, nil)
+		r, _, err = s.storeTx(ctx, tx, v, nil)
 		return err
 	})
 	if err != nil {
@@ -236,20 +236,19 @@ func (s *Service) verify(provider string, in Incoming) (verified, error) {
 }
 
 // storeTx is receive's transaction: the notification stored (a repeat of its event id
-// changes nothing: Duplicate) and its job enqueued. With inline set, an inbound transfer
-// from a partner with no API to confirm it with (the sandbox bank) is instead processed
-// here, in tx, and no job is enqueued: its result is returned (nil when it was not
-// processed here: a duplicate, or a notification of another kind). That is the sandbox
-// deposit simulation's path; an error of the processing rolls the intake back with it, so
-// the simulation answers the error with nothing stored (the job path would retry it
-// instead). onramp, when not nil, is the onramp the notification's virtual account names,
-// already read and locked FOR UPDATE in tx by the simulation: inline processing takes it
-// instead of reading it again by account.
+// changes nothing: Duplicate) and its job enqueued. With onramp set (the sandbox deposit
+// simulation's path: the onramp the notification's virtual account names, already read
+// and locked FOR UPDATE in tx), an inbound transfer from a partner with no API to confirm
+// it with (the sandbox bank) is instead processed here, in tx, taking that onramp rather
+// than reading it again by account, and no job is enqueued: its result is returned (nil
+// when it was not processed here: a duplicate, or a notification of another kind). An
+// error of the processing rolls the intake back with it, so the simulation answers the
+// error with nothing stored (the job path would retry it instead).
 //
 // The row is inserted before processing, then marked done: inserting first is what makes
 // a concurrent delivery of the same event id wait on the unique key (provider, event_id)
 // and then find the row, before it processes anything.
-func (s *Service) storeTx(ctx context.Context, tx pgx.Tx, v verified, inline bool, onramp *onramps.Onramp) (Receipt, *Result, error) {
+func (s *Service) storeTx(ctx context.Context, tx pgx.Tx, v verified, onramp *onramps.Onramp) (Receipt, *Result, error) {
 	p, n, provider := v.p, v.n, v.p.Name
 	r := Receipt{ID: uuid.Must(uuid.NewV7()), EventID: n.EventID, Status: v.status}
 	now := s.stamp()
@@ -274,7 +273,7 @@ func (s *Service) storeTx(ctx context.Context, tx pgx.Tx, v verified, inline boo
 	if v.status != Received {
 		return r, nil, nil
 	}
-	if inline && n.Inbound != nil && p.Confirmer == nil {
+	if onramp != nil && n.Inbound != nil && p.Confirmer == nil {
 		res, err := s.inboundTx(ctx, tx, r.ID, p, n, onramp)
 		if err != nil {
 			return Receipt{}, nil, err

@@ -84,7 +84,7 @@ func (s SandboxDeposits) Simulate(ctx context.Context, t payments.Tenant, in dep
 		if err != nil {
 			return err
 		}
-		rc, done, err = s.Partners.storeTx(ctx, tx, v, true, &o)
+		rc, done, err = s.Partners.storeTx(ctx, tx, v, &o)
 		return err
 	})
 	if err != nil {
