@@ -38,8 +38,8 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// engineScrape bounds a scrape's engine reads; its database reads have their own 2 s
-// (Prometheus waits 10 s by default).
+// engineScrape bounds a scrape's engine read per environment; its database reads have
+// their own 2 s (Prometheus waits 10 s by default).
 const engineScrape = time.Second
 
 func units(a money.Asset, minor int64) float64 {
@@ -65,13 +65,14 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	d.mu.Unlock()
-	// A remote engine that does not answer costs the scrape at most engineScrape (for every
-	// environment), and its inventory is left out rather than exported as zeros (which
-	// would read as a treasury to fund).
-	ectx, ecancel := context.WithTimeout(context.Background(), engineScrape)
-	defer ecancel()
+	// A remote engine that does not answer costs the scrape at most engineScrape, and its
+	// inventory is left out rather than exported as zeros (which would read as a treasury
+	// to fund). Each environment has its own: one silent engine does not hide the other's.
 	for env, e := range d.cfg.Envs {
-		if bal, err := balancesOf(ectx, e.Exchange); err == nil {
+		ectx, ecancel := context.WithTimeout(context.Background(), engineScrape)
+		bal, err := balancesOf(ectx, e.Exchange)
+		ecancel()
+		if err == nil {
 			for _, ea := range []engine.Asset{engine.NGN, engine.USDT, engine.USDC, engine.USD} {
 				ch <- prometheus.MustNewConstMetric(descInv, prometheus.GaugeValue,
 					float64(bal[ea].Available)/math.Pow10(ea.Decimals()), env, ea.String())
