@@ -128,19 +128,45 @@ func cancelWithin(oe *OrderEntry) time.Duration {
 }
 
 // engineCall is a call to the engine running beside its caller, who waits for it within a
-// bound (wait) and, past it, leaves it to finish detached.
+// bound (wait) and, past it, leaves it to finish detached, its outcome reported by then.
 type engineCall struct {
 	done chan struct{}
 	err  error // set before done closes
+
+	mu   sync.Mutex
+	late func(error) // then's, run by the call's own goroutine once f returns
 }
 
 func goEngineCall(f func() error) *engineCall {
 	c := &engineCall{done: make(chan struct{})}
 	go func() {
-		defer close(c.done)
-		c.err = f()
+		err := f()
+		c.mu.Lock()
+		c.err = err
+		close(c.done)
+		late := c.late
+		c.mu.Unlock()
+		if late != nil {
+			late(err)
+		}
 	}()
 	return c
+}
+
+// then runs f with the call's error once it returned: at once if it has, else in the
+// call's own goroutine when it does, so an abandoned wait needs no goroutine of its own to
+// report the late outcome (once per call).
+func (c *engineCall) then(f func(error)) {
+	c.mu.Lock()
+	select {
+	case <-c.done:
+		c.mu.Unlock()
+		f(c.err)
+		return
+	default:
+	}
+	c.late = f
+	c.mu.Unlock()
 }
 
 // wait answers true and the call's error once it returned, or false after d.
@@ -285,12 +311,11 @@ func (s *Server) cancelLate(c *conn, id uuid.UUID) {
 		if !ok { // as cancelOnDisconnect's: not done, not reported so; logged when it answers
 			s.cfg.Log.Warn("cancel-on-disconnect (an order answered after the close): the engine did not confirm the cancel in time; it may still complete",
 				"merchant_id", p.MerchantID, "environment", p.Environment, "within", within, "order_ids", ids)
-			go func() {
-				<-call.done
-				if call.err != nil {
-					s.cfg.Log.Error("cancel-on-disconnect (an order answered after the close)", "merchant_id", p.MerchantID, "environment", p.Environment, "order_ids", ids, "late", true, "error", call.err)
+			call.then(func(err error) {
+				if err != nil {
+					s.cfg.Log.Error("cancel-on-disconnect (an order answered after the close)", "merchant_id", p.MerchantID, "environment", p.Environment, "order_ids", ids, "late", true, "error", err)
 				}
-			}()
+			})
 			return
 		}
 		if err != nil {
@@ -355,6 +380,6 @@ func (s *Server) cancelOnDisconnect(c *conn) {
 		// their outcome is logged then (late=true), with the ids if they failed.
 		s.cfg.Log.Warn("cancel-on-disconnect: the engine did not confirm the cancels in time; they may still complete",
 			"merchant_id", p.MerchantID, "environment", p.Environment, "within", within, "orders", len(ids), "order_ids", ids)
-		go func() { <-call.done; report(true) }()
+		call.then(func(error) { report(true) })
 	}()
 }
