@@ -169,12 +169,8 @@ func (p *custodyParts) stop(ctx context.Context, log *slog.Logger) {
 	}
 	abandoned := waitLoops(ctx, p.loops)
 	for i, c := range p.chains {
-		if i < len(p.loops) {
-			select {
-			case <-p.loops[i].done:
-			default:
-				continue
-			}
+		if i < len(p.loops) && !p.loops[i].ended() {
+			continue
 		}
 		c.Close()
 	}

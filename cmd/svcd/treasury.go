@@ -149,14 +149,22 @@ func waitLoops(ctx context.Context, loops []namedLoop) (abandoned []string) {
 		select {
 		case <-l.done:
 		case <-ctx.Done():
-			select {
-			case <-l.done:
-			default:
+			if !l.ended() {
 				abandoned = append(abandoned, l.name)
 			}
 		}
 	}
 	return abandoned
+}
+
+// ended reports whether the loop's goroutine returned.
+func (l namedLoop) ended() bool {
+	select {
+	case <-l.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // sandboxTreasuryInventory is the sandbox treasury's engine balance (sandbox money).
