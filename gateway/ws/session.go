@@ -37,6 +37,11 @@ type lease struct {
 	stop  chan struct{}
 	done  chan struct{}
 	clear func() // submits the clear, detached (after the loop left the lease to run out)
+	// last is the loop's latest call to the engine, written by the loop only (read by clear
+	// once the loop is done). A call waits for the one before it: the engine keeps the
+	// countdown command that arrives last, so a clear overtaking a renewal still on its way
+	// would be undone by it, and the lease would cancel the orders LeaseFor later.
+	last *engineCall
 
 	mu     sync.Mutex
 	lapsed bool // the loop ended without clearing (the server closed first)
@@ -58,6 +63,10 @@ func (s *Server) startLease(p api.Principal, syms []string) *lease {
 	id := uuid.New()
 	l.clear = func() {
 		go func() {
+			<-l.done
+			if l.last != nil {
+				<-l.last.done
+			}
 			if err := oe.Lease(p, id, syms, 0); err != nil {
 				s.cfg.Log.Warn("cancel-on-disconnect lease clear (late)", "merchant_id", p.MerchantID, "error", err)
 			}
@@ -69,17 +78,22 @@ func (s *Server) startLease(p api.Principal, syms []string) *lease {
 		defer close(l.done)
 		t := time.NewTicker(LeaseFor / 3)
 		defer t.Stop()
-		var last *engineCall
 		call := func(d time.Duration, what string) {
-			last = goEngineCall(func() error { return oe.Lease(p, id, syms, d) })
-			if ok, err := last.wait(within); !ok {
+			prev := l.last
+			l.last = goEngineCall(func() error {
+				if prev != nil {
+					<-prev.done // only a clear can follow an unfinished call: after it, in order
+				}
+				return oe.Lease(p, id, syms, d)
+			})
+			if ok, err := l.last.wait(within); !ok {
 				s.cfg.Log.Warn(what+": the engine did not answer in time; it may still apply it", "merchant_id", p.MerchantID, "within", within)
 			} else if err != nil {
 				s.cfg.Log.Warn(what, "merchant_id", p.MerchantID, "error", err)
 			}
 		}
 		for {
-			if last == nil || last.finished() {
+			if l.last == nil || l.last.finished() {
 				call(LeaseFor, "cancel-on-disconnect lease")
 			}
 			select {
