@@ -101,7 +101,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", env.duration("request-timeout", 10*time.Second), "deadline of every request: database, job queue and provider work still running then is cancelled and the request answers 503")
 	fs.IntVar(&c.PayReadLimit, "pay-read-limit", env.int("pay-read-limit", 120), "hosted checkout page views and status polls per minute per client address")
 	fs.IntVar(&c.PayWriteLimit, "pay-write-limit", env.int("pay-write-limit", 20), "hosted checkout payment attempts per minute per client address")
-	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", env.duration("shutdown-timeout", 20*time.Second), "time in-flight requests get to finish on SIGTERM; then the job workers and the treasury's loops get as long again (a loop still blocked in the engine is abandoned and logged)")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", env.duration("shutdown-timeout", 20*time.Second), "time in-flight requests get to finish on SIGTERM; then the job workers, the treasury's loops and the custody's chain loops get as long again (a loop still blocked in the engine is abandoned and logged)")
 	fs.StringVar(&c.PublicBaseURL, "public-base-url", env.str("public-base-url", "http://localhost:8080"), "address users reach the service at (hosted pages, links in mail)")
 	fs.BoolVar(&c.Demo, "demo", env.bool("demo", false), "seed a sandbox merchant with an API key and print the key")
 
