@@ -51,7 +51,7 @@ func TestLeaseClearNeverOvertakesARenewal(t *testing.T) {
 		t.Fatalf("disable: %+v", r)
 	}
 	logs.waitFor(t, "the engine did not answer in time", 5*time.Second) // the renewal, past its bound
-	time.Sleep(2 * within)                                               // room for a clear to overtake it
+	time.Sleep(2 * within)                                              // room for a clear to overtake it
 	close(gate)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
