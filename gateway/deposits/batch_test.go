@@ -2,14 +2,11 @@ package deposits_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"svc/payments/deposits"
 	"svc/payments/ledger"
@@ -21,15 +18,9 @@ import (
 // in one ledger transaction per merchant at the end of the batch, a step that fails rolls
 // back alone, and the books come out as if each had run alone.
 func TestConcurrentStepsBatched(t *testing.T) {
-	var failOnce sync.Map // deposit id -> struct{}: its settlement hook fails once
-	var hooked atomic.Int64
-	r := newRig(t, rigOptions{noWorkers: true, settled: deposits.HookFunc(func(_ context.Context, _ pgx.Tx, d deposits.Deposit) error {
-		if _, ok := failOnce.LoadAndDelete(d.ID); ok {
-			return errors.New("hook refuses once")
-		}
-		hooked.Add(1)
-		return nil
-	})})
+	hook := &countingHook{}
+	r := newRig(t, rigOptions{noWorkers: true, settled: hook})
+	countHookRuns(t, r)
 	key := r.a.SandboxKey
 	r.endpoint(t, r.a.ID)
 	custs := []string{r.customer(t, key, "b1@example.com"), r.customer(t, key, "b2@example.com")}
@@ -50,8 +41,8 @@ func TestConcurrentStepsBatched(t *testing.T) {
 		d := decode[depositJSON](t, r.srv.Must(t, 201, "POST", "/v1/payments/sandbox/deposits", key, map[string]any{"onramp_id": o.ID}))
 		ids[i] = uuid.MustParse(d.ID)
 	}
-	failOnce.Store(ids[5], struct{}{}) // a customer deposit
-	failOnce.Store(ids[6], struct{}{}) // a merchant deposit
+	hook.refusing.Store(ids[5], struct{}{}) // a customer deposit
+	hook.refusing.Store(ids[6], struct{}{}) // a merchant deposit
 
 	advanceAll := func(from string) map[uuid.UUID]error {
 		var (
@@ -84,6 +75,7 @@ func TestConcurrentStepsBatched(t *testing.T) {
 	if len(errs) != 2 || errs[ids[5]] == nil || errs[ids[6]] == nil {
 		t.Fatalf("settle: want the two hooked failures, got %v", errs)
 	}
+	hook.refusing.Clear()
 	for _, id := range []uuid.UUID{ids[5], ids[6]} { // the job's retry
 		d := decode[depositJSON](t, r.srv.Must(t, 200, "GET", "/v1/payments/deposits/"+id.String(), key, nil))
 		if d.Status != "PENDING_WITHDRAWAL" {
@@ -96,8 +88,8 @@ func TestConcurrentStepsBatched(t *testing.T) {
 	if errs := advanceAll(deposits.PendingWithdrawal); len(errs) > 0 { // replays: nothing to do
 		t.Fatalf("replay: %v", errs)
 	}
-	if hooked.Load() != n {
-		t.Fatalf("settlement hook ran %d times, want %d", hooked.Load(), n)
+	if runs, distinct := hookRuns(t, r); runs != n || distinct != n {
+		t.Fatalf("settlement hook committed %d runs for %d deposits, want %d for %d", runs, distinct, n, n)
 	}
 	for i, id := range ids {
 		d := decode[depositJSON](t, r.srv.Must(t, 200, "GET", "/v1/payments/deposits/"+id.String(), key, nil))

@@ -3,6 +3,7 @@ package deposits_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -256,4 +257,49 @@ func (r *rig) endpoint(t testing.TB, m uuid.UUID) {
 		values ($1, $2, 'sandbox', 'https://example.com/hooks', '\\x00')`, uuid.New(), m); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// countingHook is a settlement hook for tests that count its runs. It records each run in
+// the settling transaction itself (table settle_hook_runs), so only runs that committed are
+// counted: a step's transaction can run more than once, as postgres.InTx reruns a batch the
+// database aborted (a deadlock between concurrent batches), and a counter outside the
+// transaction counts the aborted run too (the flake of CI at 2f8cad1: "ran 9 times, want
+// 8"). A deposit in refusing is refused on every attempt until the test deletes it, so a
+// rerun refuses it as the aborted run did. check, if set, runs first.
+type countingHook struct {
+	refusing sync.Map // deposit id -> struct{}
+	check    func(ctx context.Context, tx pgx.Tx, d deposits.Deposit) error
+}
+
+// DepositSettled refuses a deposit in h.refusing, or records the run in tx.
+func (h *countingHook) DepositSettled(ctx context.Context, tx pgx.Tx, d deposits.Deposit) error {
+	if h.check != nil {
+		if err := h.check(ctx, tx, d); err != nil {
+			return err
+		}
+	}
+	if _, ok := h.refusing.Load(d.ID); ok {
+		return errors.New("the hook refuses")
+	}
+	_, err := tx.Exec(ctx, `insert into settle_hook_runs (deposit_id) values ($1)`, d.ID)
+	return err
+}
+
+// countHookRuns creates the table countingHook records its runs in: call it before any
+// deposit settles.
+func countHookRuns(t testing.TB, r *rig) {
+	t.Helper()
+	if _, err := r.pool.Exec(context.Background(), `create table settle_hook_runs (deposit_id uuid not null)`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hookRuns reports the committed runs of countingHook: in all, and of distinct deposits.
+func hookRuns(t testing.TB, r *rig) (runs, distinct int) {
+	t.Helper()
+	if err := r.pool.QueryRow(context.Background(),
+		`select count(*), count(distinct deposit_id) from settle_hook_runs`).Scan(&runs, &distinct); err != nil {
+		t.Fatal(err)
+	}
+	return runs, distinct
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
@@ -22,23 +21,18 @@ import (
 // PENDING_WITHDRAWAL with its job, and that job settles it, as without the option. Steps
 // run alone and batched (concurrently), merchant and customer deposits alike.
 func TestSettledInTheConversionsTransaction(t *testing.T) {
-	var failOnce sync.Map // deposit id -> struct{}: its settlement hook fails once
-	var hooked atomic.Int64
-	r := newRig(t, rigOptions{noWorkers: true, settleInConversion: true,
-		settled: deposits.HookFunc(func(ctx context.Context, tx pgx.Tx, d deposits.Deposit) error {
-			var status string
-			if err := tx.QueryRow(ctx, `select status from deposits where id = $1`, d.ID).Scan(&status); err != nil {
-				return err
-			}
-			if status != "SETTLED" {
-				return errors.New("hook sees " + status)
-			}
-			if _, ok := failOnce.LoadAndDelete(d.ID); ok {
-				return errors.New("hook refuses once")
-			}
-			hooked.Add(1)
-			return nil
-		})})
+	hook := &countingHook{check: func(ctx context.Context, tx pgx.Tx, d deposits.Deposit) error {
+		var status string
+		if err := tx.QueryRow(ctx, `select status from deposits where id = $1`, d.ID).Scan(&status); err != nil {
+			return err
+		}
+		if status != "SETTLED" {
+			return errors.New("hook sees " + status)
+		}
+		return nil
+	}}
+	r := newRig(t, rigOptions{noWorkers: true, settleInConversion: true, settled: hook})
+	countHookRuns(t, r)
 	key := r.a.SandboxKey
 	cust := r.customer(t, key, "s1@example.com")
 	r.tier1(t, key, cust)
@@ -78,8 +72,8 @@ func TestSettledInTheConversionsTransaction(t *testing.T) {
 		t.Fatalf("%d partner_event jobs, %d notifications not processed", jobs, unprocessed)
 	}
 	failing := map[uuid.UUID]bool{ids[0]: true, ids[3]: true, ids[4]: true, ids[7]: true}
-	for id := range failing {
-		failOnce.Store(id, struct{}{})
+	for id := range failing { // refused by the hook until their jobs run
+		hook.refusing.Store(id, struct{}{})
 	}
 	// Two alone (a batch of one each), then six at once (batched).
 	for _, id := range ids[:2] {
@@ -113,6 +107,7 @@ func TestSettledInTheConversionsTransaction(t *testing.T) {
 	if b := r.merchantBalance(t, key); b.Pending != "20.000000" || b.Available != "20.000000" {
 		t.Fatalf("merchant after the conversions: %+v", b)
 	}
+	hook.refusing.Clear()
 	for id := range failing { // the jobs of the refused settlements
 		if err := r.deposits.Advance(ctx, id, deposits.PendingWithdrawal); err != nil {
 			t.Fatal(err)
@@ -125,8 +120,8 @@ func TestSettledInTheConversionsTransaction(t *testing.T) {
 			}
 		}
 	}
-	if hooked.Load() != n {
-		t.Fatalf("settlement hook ran %d times, want %d", hooked.Load(), n)
+	if runs, distinct := hookRuns(t, r); runs != n || distinct != n {
+		t.Fatalf("settlement hook committed %d runs for %d deposits, want %d for %d", runs, distinct, n, n)
 	}
 	for i, id := range ids {
 		d := decode[depositJSON](t, r.srv.Must(t, 200, "GET", "/v1/payments/deposits/"+id.String(), key, nil))
