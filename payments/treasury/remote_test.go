@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"svc/cluster/enginerpc/enginerpctest"
@@ -269,4 +270,72 @@ func (r *rig) leftPlacing(t *testing.T, rounds int, what string) *Desk {
 		}
 	}
 	return desk
+}
+
+// TestASilentEngineDoesNotHideTheOtherEnvironmentsInventory: a metrics scrape reads each
+// environment's inventory within a second of its own, so an environment whose engine does
+// not answer is left out (not exported as zeros) while the other's is still exported. With
+// one deadline for the whole scrape, the silent engine spent it whenever the map gave it
+// first, and the healthy environment's inventory vanished too; three scrapes make that
+// order all but certain.
+func TestASilentEngineDoesNotHideTheOtherEnvironmentsInventory(t *testing.T) {
+	r := newRig(t, 1_000_000*1_000_000)
+	// Both remote (a local engine's read does not wait for its context): two clients of the
+	// one engine, one of them frozen.
+	client, fr := enginerpctest.Remote(t, r.eng)
+	other, _ := enginerpctest.Remote(t, r.eng)
+	if len(client.Pairs()) == 0 || len(other.Pairs()) == 0 {
+		t.Fatal("no pairs from the engine")
+	}
+	silent, healthy := r.envs["sandbox"], r.envs["sandbox"]
+	silent.Exchange, healthy.Exchange = client, other
+	desk, err := New(r.pool, Config{Envs: map[string]Env{"sandbox": silent, "live": healthy}, Prices: r.rates})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr.Pause()
+	defer fr.Resume()
+	for range 3 {
+		start := time.Now()
+		got := map[string]int{}
+		metrics, err := scrape(desk, "svc_treasury_inventory")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range metrics {
+			got[m]++
+		}
+		if got["sandbox"] != 0 || got["live"] != 4 {
+			t.Fatalf("inventory series by environment %v; want live's 4 and none of the silent sandbox's", got)
+		}
+		if took := time.Since(start); took > 2*engineScrape+time.Second {
+			t.Fatalf("the scrape took %s", took)
+		}
+	}
+}
+
+// scrape collects d's metrics named name and answers each one's env label.
+func scrape(d *Desk, name string) ([]string, error) {
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(d.Collector()); err != nil {
+		return nil, err
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		return nil, err
+	}
+	var envs []string
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "env" {
+					envs = append(envs, l.GetValue())
+				}
+			}
+		}
+	}
+	return envs, nil
 }
