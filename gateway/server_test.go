@@ -25,7 +25,8 @@ import (
 
 // testRoutes exercises the skeleton's helpers the way real resources will.
 type testRoutes struct {
-	slow chan struct{} // closed to let the slow handler finish
+	slow    chan struct{} // closed to let the slow handler finish
+	entered chan struct{} // the slow handler sends on it (if there is room) once it runs
 }
 
 type createThing struct {
@@ -61,6 +62,10 @@ func (tr testRoutes) Register(r *router.Router, protect func(fasthttp.RequestHan
 	})
 	r.GET("/v1/panic", func(ctx *fasthttp.RequestCtx) { panic("secret internal detail") })
 	r.GET("/v1/slow", func(ctx *fasthttp.RequestCtx) {
+		select {
+		case tr.entered <- struct{}{}:
+		default:
+		}
 		<-tr.slow
 		api.OK(ctx, "done")
 	})
@@ -87,30 +92,31 @@ func (staticAuth) Authenticate(ctx *fasthttp.RequestCtx) (api.Principal, error) 
 }
 
 type harness struct {
-	srv    *gateway.Server
-	client *fasthttp.Client
-	ln     *fasthttputil.InmemoryListener
-	slow   chan struct{}
-	done   chan error
+	srv     *gateway.Server
+	client  *fasthttp.Client
+	ln      *fasthttputil.InmemoryListener
+	slow    chan struct{}
+	entered chan struct{} // a slow request is in its handler
+	done    chan error
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	cfg := gateway.DefaultConfig()
 	cfg.AccessLog = false
-	slow := make(chan struct{})
+	slow, entered := make(chan struct{}), make(chan struct{}, 1)
 	reg := prometheus.NewRegistry()
 	srv, err := gateway.New(cfg, gateway.Deps{
 		Metrics: reg, Gatherer: reg,
 		Auth:   staticAuth{},
-		Routes: []gateway.RouteSet{testRoutes{slow: slow}},
+		Routes: []gateway.RouteSet{testRoutes{slow: slow, entered: entered}},
 		Ready:  []gateway.ReadyCheck{{Name: "always", Check: func(context.Context) error { return nil }}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ln := fasthttputil.NewInmemoryListener()
-	h := &harness{srv: srv, ln: ln, slow: slow, done: make(chan error, 1)}
+	h := &harness{srv: srv, ln: ln, slow: slow, entered: entered, done: make(chan error, 1)}
 	go func() { h.done <- srv.Serve(ln) }()
 	h.client = &fasthttp.Client{Dial: func(string) (net.Conn, error) { return ln.Dial() }}
 	t.Cleanup(func() {
@@ -325,7 +331,13 @@ func TestShutdownDrainsSlowRequest(t *testing.T) {
 		defer wg.Done()
 		status, _, _ = h.do(t, "GET", "/v1/slow", "", "")
 	}()
-	time.Sleep(100 * time.Millisecond) // the request is in the handler
+	// The request is in the handler (a sleep here was not enough on a loaded box: Shutdown
+	// then closed the listener before the request was accepted).
+	select {
+	case <-h.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the slow request never reached its handler")
+	}
 	shutdownDone := make(chan error, 1)
 	go func() { shutdownDone <- h.srv.Shutdown(context.Background()) }()
 	time.Sleep(100 * time.Millisecond)
