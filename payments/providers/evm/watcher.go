@@ -408,6 +408,9 @@ func (c *Custody) rewind(ctx context.Context, cur cursor) (cursor, error) {
 	now := c.cfg.Now().UTC()
 	var dropped, alerts []string
 	err = postgres.InTx(ctx, c.pool, func(tx pgx.Tx) error {
+		// InTx reruns the transaction after a deadlock or serialization failure: only the
+		// committed run's rows are counted and alerted, not the aborted run's too.
+		dropped, alerts = nil, nil
 		rows, err := tx.Query(ctx, `update evm_transfers set status = case status when 'CREDITED' then 'REORGED_AFTER_CREDIT' else 'DROPPED' end,
 				dropped_at = $3
 			where chain = $1 and block_number > $2 and status in ('SEEN', 'CREDITED') returning tx_hash, status, reference`, c.chain, int64(fork.Number), now)
