@@ -555,9 +555,10 @@ func TestDepositsRoutes(t *testing.T) {
 }
 
 func TestSettlementHookRunsInTheSettlingTransaction(t *testing.T) {
-	var calls []deposits.Deposit
-	fail := true
-	hook := deposits.HookFunc(func(ctx context.Context, tx pgx.Tx, d deposits.Deposit) error {
+	// The hook's runs are counted in the settling transaction (countingHook): a count kept
+	// outside it would also count a run PostgreSQL aborted and InTx reran.
+	var o onrampJSON
+	hook := &countingHook{check: func(ctx context.Context, tx pgx.Tx, d deposits.Deposit) error {
 		var status string
 		if err := tx.QueryRow(ctx, `select status from deposits where id = $1`, d.ID).Scan(&status); err != nil {
 			return err
@@ -565,21 +566,22 @@ func TestSettlementHookRunsInTheSettlingTransaction(t *testing.T) {
 		if status != "SETTLED" {
 			return fmt.Errorf("hook sees %s", status)
 		}
-		if fail {
-			return fmt.Errorf("checkout is down")
+		if d.OnrampID.String() != o.ID || d.Amount.String() != "1608.00" {
+			return fmt.Errorf("hook given %+v", d)
 		}
-		calls = append(calls, d)
 		return nil
-	})
+	}}
 	r := newRig(t, rigOptions{noWorkers: true, settled: hook})
+	countHookRuns(t, r)
 	key := r.a.SandboxKey
-	o := r.temporary(t, key, 1608)
+	o = r.temporary(t, key, 1608)
 	d := decode[depositJSON](t, r.srv.Must(t, 201, "POST", "/v1/payments/sandbox/deposits", key, map[string]any{"onramp_id": o.ID}))
 	id := uuid.MustParse(d.ID)
 	ctx := context.Background()
 	if err := r.deposits.Advance(ctx, id, deposits.PendingFX); err != nil {
 		t.Fatal(err)
 	}
+	hook.refusing.Store(id, struct{}{})
 	if err := r.deposits.Advance(ctx, id, deposits.PendingWithdrawal); err == nil {
 		t.Fatal("a failing hook must fail the step")
 	}
@@ -589,14 +591,18 @@ func TestSettlementHookRunsInTheSettlingTransaction(t *testing.T) {
 	if b := r.merchantBalance(t, key); b.Available != "0.000000" || b.Pending != "1.000000" {
 		t.Fatalf("%+v", b)
 	}
-	fail = false
+	hook.refusing.Delete(id)
 	for range 2 {
 		if err := r.deposits.Advance(ctx, id, deposits.PendingWithdrawal); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if len(calls) != 1 || calls[0].ID != id || calls[0].OnrampID.String() != o.ID || calls[0].Amount.String() != "1608.00" {
-		t.Fatalf("%+v", calls)
+	var ran uuid.UUID
+	if runs, distinct := hookRuns(t, r); runs != 1 || distinct != 1 {
+		t.Fatalf("the hook committed %d runs (%d deposits), want one", runs, distinct)
+	}
+	if err := r.pool.QueryRow(ctx, `select deposit_id from settle_hook_runs`).Scan(&ran); err != nil || ran != id {
+		t.Fatalf("the hook ran for %s (%v), want %s", ran, err, id)
 	}
 	if b := r.merchantBalance(t, key); b.Available != "1.000000" || b.Pending != "0.000000" {
 		t.Fatalf("%+v", b)
