@@ -1,7 +1,6 @@
 package deposits
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -102,10 +101,15 @@ func (b *stepBatcher) do(ctx context.Context, id uuid.UUID, from string, run fun
 // a PENDING_WITHDRAWAL deposit calls the custodian, which must not hold a batch.
 var errOwnTx = errors.New("deposits: step runs in its own transaction")
 
-// batchItem is what one step of a batch leaves for the batch's posting: the owner's side
-// of its ledger posting, and the customer credits to announce once that is posted.
+// batchItem is what one step of a batch leaves for the batch's posting: its own ledger
+// transactions, the owner's side of its posting, and the customer credits to announce once
+// that is posted.
 type batchItem struct {
 	shardKey string // the batch's ledger shard key (ledger.Transaction.ShardKey) for every posting of its steps
+	// batched: the step's own ledger transactions go to txs, posted with the batch's (the
+	// batch's runSteps sets it; settleNow's collector outside a batch posts its own).
+	batched  bool
+	txs      []ledger.Transaction
 	tenant   payments.Tenant
 	deposit  uuid.UUID
 	postings []ledger.Posting
@@ -128,9 +132,11 @@ func (b *batchItem) key() string {
 }
 
 // runSteps runs the batch's steps in one transaction, each in a savepoint; each step's
-// outcome goes to its err. The owners' side of the steps' postings is posted at the end,
-// one ledger transaction per merchant and environment (postBatch). A batch of one is
-// Advance's transaction as it always was.
+// outcome goes to its err. The steps' ledger transactions and the owners' side of their
+// postings (one ledger transaction per merchant and environment) are posted together at
+// the end (postBatch). A batch of one is Advance's transaction as it always was; a batch
+// that fails (after postgres.InTx's retries) runs its steps alone, so that what fails one
+// step's posting fails that step only, as a step's savepoint does.
 func (s *Service) runSteps(ctx context.Context, batch []*stepReq) {
 	if len(batch) == 1 {
 		r := batch[0]
@@ -149,7 +155,7 @@ func (s *Service) runSteps(ctx context.Context, batch []*stepReq) {
 			if err != nil {
 				return err
 			}
-			item := &batchItem{shardKey: shardKey}
+			item := &batchItem{shardKey: shardKey, batched: true}
 			r.err = s.advanceTx(ctx, sp, r.id, r.from, item)
 			if r.err != nil {
 				if err := sp.Rollback(ctx); err != nil {
@@ -158,31 +164,30 @@ func (s *Service) runSteps(ctx context.Context, batch []*stepReq) {
 				continue
 			}
 			// A savepoint that went well is released by the commit.
-			if len(item.postings) > 0 {
+			if len(item.postings) > 0 || len(item.txs) > 0 {
 				items = append(items, item)
 			}
 		}
 		return s.postBatch(ctx, tx, batchID, items)
 	})
+	// Steps that call out run alone, after the batch; every step when the batch failed.
 	for _, r := range batch {
-		if err != nil {
-			r.err = err
-		}
-	}
-	// Steps that call out run alone, after the batch.
-	for _, r := range batch {
-		if err == nil && errors.Is(r.err, errOwnTx) {
+		if err != nil || errors.Is(r.err, errOwnTx) {
 			r.err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error { return s.advanceTx(ctx, tx, r.id, r.from, nil) })
 		}
 	}
 }
 
-// postBatch posts the owners' side of a batch's steps: one ledger transaction per
-// merchant and environment (system:settling -> owner pending for conversions, owner
-// pending -> available for settlements), every step's postings kept as entries of their
-// own, in the steps' order. The owners' rows are locked once, here, for the rest of the
-// batch's transaction. Then customer.balance.credited for each settled customer deposit,
-// with the balance the posting left.
+// postBatch posts the batch's ledger transactions, all in one ledger.PostAll: the steps'
+// own (each deposit step's reference, on the batch's shard), then the owners' side of the
+// steps: one ledger transaction per merchant and environment (system:settling -> owner
+// pending for conversions, owner pending -> available for settlements), every step's
+// postings kept as entries of their own, in the steps' order. Every account the batch
+// touches is locked here, once, in the order every posting takes them, for the rest of
+// the batch's transaction: a batch's steps posting one by one and its owners' side after
+// them took them in rounds, and crossed another batch's or a posting alone (issue 27:
+// deadlocks). Then customer.balance.credited for each settled customer deposit, with the
+// balance the posting left.
 func (s *Service) postBatch(ctx context.Context, tx pgx.Tx, batchID uuid.UUID, items []*batchItem) error {
 	type group struct {
 		postings []ledger.Posting
@@ -191,7 +196,12 @@ func (s *Service) postBatch(ctx context.Context, tx pgx.Tx, batchID uuid.UUID, i
 	}
 	groups := map[payments.Tenant]*group{}
 	var order []payments.Tenant
+	var txs []ledger.Transaction
 	for _, it := range items {
+		txs = append(txs, it.txs...)
+		if len(it.postings) == 0 {
+			continue
+		}
 		g := groups[it.tenant]
 		if g == nil {
 			g = &group{}
@@ -202,26 +212,23 @@ func (s *Service) postBatch(ctx context.Context, tx pgx.Tx, batchID uuid.UUID, i
 		g.ids = append(g.ids, it.deposit.String())
 		g.credited = append(g.credited, it.credited...)
 	}
-	// Each posting locks its merchant's rows until the commit: concurrent batches (four
-	// lanes, several processes) take them in one order, or two could deadlock.
-	slices.SortFunc(order, func(a, b payments.Tenant) int {
-		if c := bytes.Compare(a.MerchantID[:], b.MerchantID[:]); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Environment, b.Environment)
-	})
+	steps := len(txs)
 	for _, t := range order {
 		g := groups[t]
-		p, err := ledger.Post(ctx, tx, ledger.Transaction{
+		txs = append(txs, ledger.Transaction{
 			MerchantID: t.MerchantID, Environment: t.Environment,
 			Reference: "deposits:batch:" + batchID.String(), Kind: "deposit.batch",
 			Description: fmt.Sprintf("Deposits converted or settled (%d)", len(g.ids)),
 			Postings:    g.postings, Metadata: map[string]string{"deposit_ids": strings.Join(g.ids, ",")},
 			ShardKey: "deposits:batch:" + batchID.String(), // the steps' shard key
 		})
-		if err != nil {
-			return fmt.Errorf("deposits: batch posting: %w", err)
-		}
+	}
+	posted, err := ledger.PostAll(ctx, tx, txs...)
+	if err != nil {
+		return fmt.Errorf("deposits: batch posting: %w", err)
+	}
+	for i, t := range order {
+		g, p := groups[t], posted[steps+i]
 		// Each credit's balance is the one its own entry left: the posting's final balance
 		// less the credits to the same account after it (the batch moves nothing else into
 		// an owner's available balance).

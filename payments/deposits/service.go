@@ -238,18 +238,29 @@ func stepMemo(d Deposit, step, desc string) ledger.Memo {
 func settledDesc(d Deposit) string { return "Deposit " + d.PaymentReference + " settled" }
 
 // post records a step's posting; b is the step's batch item (nil outside a batch), whose
-// shard key the posting takes. It answers the balances the posting left.
+// shard key the posting takes. It answers the balances the posting left. In a batch the
+// transaction is only checked (ledger.Transaction.Validate, so a bad one fails its step
+// alone) and left in b for the batch's ledger.PostAll (postBatch), which locks every
+// account of the batch at once: the answer is then empty.
 func (s *Service) post(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem, step, desc string, postings ...[]ledger.Posting) (ledger.Posted, error) {
 	var all []ledger.Posting
 	for _, p := range postings {
 		all = append(all, p...)
 	}
 	m := stepMemo(d, step, desc)
-	return ledger.Post(ctx, tx, ledger.Transaction{
+	t := ledger.Transaction{
 		MerchantID: d.Tenant.MerchantID, Environment: d.Tenant.Environment,
 		Reference: m.Reference, Kind: m.Kind, Description: m.Description,
 		Postings: all, Metadata: map[string]string{"deposit_id": d.ID.String()}, ShardKey: b.key(),
-	})
+	}
+	if b != nil && b.batched {
+		if err := t.Validate(); err != nil {
+			return ledger.Posted{}, err
+		}
+		b.txs = append(b.txs, t)
+		return ledger.Posted{}, nil
+	}
+	return ledger.Post(ctx, tx, t)
 }
 
 // EventData is the data of the deposit.* events.
@@ -421,6 +432,7 @@ func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit, b *batchIte
 	}
 	var settle []ledger.Posting     // the settlement's entries (with its memo) in this posting
 	if settled != nil && b != nil { // in a batch the owner's side goes with the batch's posting
+		b.txs = append(b.txs, settled.txs...)
 		b.postings = append(b.postings, settled.postings...)
 		b.credited = append(b.credited, settled.credited...)
 	} else if settled != nil {
@@ -463,7 +475,7 @@ func (s *Service) convert(ctx context.Context, tx pgx.Tx, d Deposit, b *batchIte
 // itself, already Receive's savepoint: a failure rolls the whole step back to the
 // PENDING_FX job (two statements fewer per deposit than a savepoint of its own).
 func (s *Service) settleNow(ctx context.Context, tx pgx.Tx, d Deposit, b *batchItem, rc *receipt) (*batchItem, error) {
-	col := &batchItem{shardKey: b.key()}
+	col := &batchItem{shardKey: b.key(), batched: b != nil && b.batched}
 	if rc != nil {
 		if err := s.route(ctx, tx, d, col); err != nil {
 			return nil, err

@@ -33,12 +33,15 @@
 //	})
 //
 // A Transaction is checked before any SQL (Validate: at least two postings, known assets, no
-// zero amounts, zero sum per asset). Post then locks every account it touches in id order
-// (concurrent posts on overlapping accounts serialise and cannot deadlock each other),
-// checks the new balances, and writes the transaction row, one entry per posting (with the
-// account's next sequence number and the running balance) and the new balances. The
-// reference is unique per merchant and environment: posting it again is a no-op returning
-// Posted{Replayed: true}, so a retried job cannot move money twice.
+// zero amounts, zero sum per asset). Post then creates the missing accounts and locks every
+// account it touches in id order, in one statement (concurrent posts on overlapping
+// accounts serialise and cannot deadlock each other), checks the new balances, and writes
+// the transaction row, one entry per posting (with the account's next sequence number and
+// the running balance) and the new balances. The reference is unique per merchant and
+// environment: posting it again is a no-op returning Posted{Replayed: true}, so a retried
+// job cannot move money twice. A database transaction that posts several ledger
+// transactions posts them with one PostAll, which locks all their accounts at once: posted
+// one by one, they take their locks in rounds, and two such transactions can deadlock.
 //
 // Typical movements: a deposit credited to a customer is Move(System(External),
 // Customer(c, Available), x); a conversion is two moves through System(FX), one per asset

@@ -50,72 +50,255 @@ func (s slot) less(o slot) bool {
 // Post writes t in the caller's transaction tx: it checks t (Validate), returns the earlier
 // post if t.Reference was already posted (Posted.Replayed; ErrReferenceConflict if with other
 // postings), creates missing accounts, locks every account touched (SELECT ... FOR UPDATE in
-// id order, so concurrent posts on overlapping accounts cannot deadlock each other), refuses
-// a post that would take an account below zero unless it AllowsNegative
-// (*InsufficientBalanceError), then writes the transaction, its entries (with per-account
-// sequence numbers and running balances) and the new balances.
+// id order, all in one statement, so concurrent posts on overlapping accounts cannot
+// deadlock each other), refuses a post that would take an account below zero unless it
+// AllowsNegative (*InsufficientBalanceError), then writes the transaction, its entries (with
+// per-account sequence numbers and running balances) and the new balances.
+//
+// Missing accounts are created before any of t's accounts is locked, never while holding
+// them: a post that created an account (its row uncommitted until the commit) never waits
+// for a lock held by one waiting to create that account. The same holds only for a database
+// transaction that posts once: one that posts several times (or locks accounts with
+// LockBalance, then posts) takes its locks in several rounds, and two such transactions can
+// each hold an account the other's next round needs. Post such transactions with one
+// PostAll.
 //
 // Errors: *InvalidTransactionError, *UnbalancedError, *InsufficientBalanceError,
 // ErrReferenceConflict, or the database's. The validation and balance errors are found
 // before anything is written, so tx stays usable; after any other error roll tx back.
 func Post(ctx context.Context, tx pgx.Tx, t Transaction) (Posted, error) {
-	if err := t.Validate(); err != nil {
+	ps, err := PostAll(ctx, tx, t)
+	if err != nil {
 		return Posted{}, err
 	}
-	hash := t.hash()
+	return ps[0], nil
+}
 
+// PostAll posts the transactions ts in tx, in order, each as Post would (its own reference,
+// replay, entries and balances, and its own shard of the system accounts), but locks every
+// account they touch at once: for each merchant and environment in turn (in the order of
+// their ids), the missing accounts created first, then all of them locked in one statement,
+// in id order. Every database transaction that posts more than once must post through one
+// PostAll: all of its ledger locks are then taken in one order that every transaction
+// shares, so no two can deadlock on them (issue 27).
+//
+// Every transaction is checked (Validate, replay, balances) before anything is written: the
+// validation and balance errors leave tx usable, as Post's do. The balances are checked in
+// order, so a transaction may spend what an earlier one of ts credited. Errors as Post's;
+// after any but those roll tx back.
+func PostAll(ctx context.Context, tx pgx.Tx, ts ...Transaction) ([]Posted, error) {
+	ps := make([]*prepared, len(ts))
+	for i, t := range ts {
+		p, err := prepare(t)
+		if err != nil {
+			return nil, err
+		}
+		ps[i] = p
+	}
+
+	// Each merchant's accounts are its own rows: lock them merchant by merchant, in one
+	// order, each merchant's in one round.
+	groups := map[tenant][]*prepared{}
+	var tenants []tenant
+	refs := map[tenant]map[string]bool{}
+	for _, p := range ps {
+		k := tenant{p.t.MerchantID, p.t.Environment}
+		if _, ok := groups[k]; !ok {
+			tenants = append(tenants, k)
+			refs[k] = map[string]bool{}
+		}
+		if refs[k][p.t.Reference] {
+			return nil, invalid("reference %q is posted twice", p.t.Reference)
+		}
+		refs[k][p.t.Reference] = true
+		groups[k] = append(groups[k], p)
+	}
+	sort.Slice(tenants, func(i, j int) bool { return tenants[i].less(tenants[j]) })
+	for _, k := range tenants {
+		if err := lockTenant(ctx, tx, k, groups[k]); err != nil {
+			return nil, err
+		}
+	}
+
+	// Every balance checked, in order, before anything is written.
+	type key struct {
+		tenant
+		slot
+	}
+	balances := map[key]int64{}
+	for _, p := range ps {
+		if p.replay != nil {
+			continue
+		}
+		k := tenant{p.t.MerchantID, p.t.Environment}
+		for _, s := range p.slots {
+			r := p.rows[s]
+			b, ok := balances[key{k, s}]
+			if !ok {
+				b = r.balance
+			}
+			if err := p.check(s, r, b); err != nil {
+				return nil, err
+			}
+			balances[key{k, s}] = b + p.net[s]
+		}
+	}
+
+	out := make([]Posted, len(ps))
+	for i, p := range ps {
+		if p.replay != nil {
+			out[i] = *p.replay
+			continue
+		}
+		var err error
+		if out[i], err = p.write(ctx, tx); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// tenant is one merchant's books in one environment.
+type tenant struct {
+	merchantID uuid.UUID
+	env        string
+}
+
+func (a tenant) less(b tenant) bool {
+	if c := bytes.Compare(a.merchantID[:], b.merchantID[:]); c != 0 {
+		return c < 0
+	}
+	return a.env < b.env
+}
+
+// prepared is a transaction checked for posting: its postings' net change per account (its
+// system accounts on its shard), and, once locked, its accounts' rows (shared with the
+// other transactions of the same PostAll and merchant) or the earlier post it replays.
+type prepared struct {
+	t      Transaction
+	hash   []byte
+	shard  shardID
+	net    map[slot]int64
+	slots  []slot // net's keys, in slot order
+	rows   map[slot]*accountRow
+	replay *Posted
+}
+
+func prepare(t Transaction) (*prepared, error) {
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
 	// Net change per account and asset, in a fixed order; system accounts on this
 	// transaction's shard.
 	key := t.Reference
 	if t.ShardKey != "" {
 		key = t.ShardKey
 	}
-	shard := systemShard(key)
-	net := map[slot]int64{}
-	for _, p := range t.Postings {
-		k := slot{shard.of(p.Account), p.Amount.Asset}
-		s, err := money.New(k.asset, net[k]).Add(p.Amount)
+	p := &prepared{t: t, hash: t.hash(), shard: systemShard(key), net: map[slot]int64{}}
+	for _, ps := range t.Postings {
+		k := slot{p.shard.of(ps.Account), ps.Amount.Asset}
+		s, err := money.New(k.asset, p.net[k]).Add(ps.Amount)
 		if err != nil {
-			return Posted{}, invalid("net change of %s: %v", p.Account, err)
+			return nil, invalid("net change of %s: %v", ps.Account, err)
 		}
-		net[k] = s.Minor
+		p.net[k] = s.Minor
 	}
-	slots := make([]slot, 0, len(net))
-	for k := range net {
-		slots = append(slots, k)
+	for k := range p.net {
+		p.slots = append(p.slots, k)
+	}
+	sort.Slice(p.slots, func(i, j int) bool { return p.slots[i].less(p.slots[j]) })
+	return p, nil
+}
+
+// check refuses the net change of slot s on row r from balance b: an overflow, or a
+// negative balance the account does not allow.
+func (p *prepared) check(s slot, r *accountRow, b int64) error {
+	n := p.net[s]
+	nb := b + n
+	if (n > 0 && nb < b) || (n < 0 && nb > b) {
+		return invalid("balance of %s %s would overflow", s.account, s.asset)
+	}
+	if nb < 0 && !r.allowNegative {
+		return &InsufficientBalanceError{Account: s.account, Asset: s.asset, Balance: b, Change: n}
+	}
+	return nil
+}
+
+// lockTenant locks the accounts of one merchant's transactions ps (all of them, in one
+// statement, in id order) and reads their references' earlier posts, in one round trip:
+// after the lock, so a post of the same reference that held one of the accounts is seen.
+// When an account is missing, that statement locks none: the missing accounts are created
+// (holding no lock on the merchant's accounts: see Post) and all are locked then.
+func lockTenant(ctx context.Context, tx pgx.Tx, k tenant, ps []*prepared) error {
+	var slots []slot
+	seen := map[slot]bool{}
+	refs := make([]string, len(ps))
+	for i, p := range ps {
+		refs[i] = p.t.Reference
+		for _, s := range p.slots {
+			if !seen[s] {
+				seen[s] = true
+				slots = append(slots, s)
+			}
+		}
 	}
 	sort.Slice(slots, func(i, j int) bool { return slots[i].less(slots[j]) })
-
-	// The replay check and the account lock go in one round trip (issue 27 item 6: every
-	// conversion posts three times). A replay returns before anything is written; the locks
-	// it took are released with its transaction.
-	p, replayed, rows, err := replayAndLock(ctx, tx, t, hash, slots)
-	if err != nil || replayed {
-		return p, err
+	rows, stored, err := lockAndReplay(ctx, tx, k, slots, refs, true)
+	if err != nil {
+		return err
 	}
 	if len(rows) < len(slots) {
-		if err := createAccounts(ctx, tx, t.MerchantID, t.Environment, slots); err != nil {
-			return Posted{}, err
+		if all, err := replays(ps, stored); err != nil || all {
+			return err // nothing to post: no account to create
 		}
-		if rows, err = lockAccounts(ctx, tx, t.MerchantID, t.Environment, slots); err != nil {
-			return Posted{}, err
+		if err := createAccounts(ctx, tx, k.merchantID, k.env, slots); err != nil {
+			return err
+		}
+		if rows, stored, err = lockAndReplay(ctx, tx, k, slots, refs, false); err != nil {
+			return err
 		}
 		if len(rows) < len(slots) {
-			return Posted{}, fmt.Errorf("ledger: %d of %d accounts after creating them", len(rows), len(slots))
+			return fmt.Errorf("ledger: %d of %d accounts after creating them", len(rows), len(slots))
 		}
 	}
+	for _, p := range ps {
+		p.rows = rows
+	}
+	_, err = replays(ps, stored)
+	return err
+}
 
-	for _, k := range slots {
-		r := rows[k]
-		nb := r.balance + net[k]
-		if (net[k] > 0 && nb < r.balance) || (net[k] < 0 && nb > r.balance) {
-			return Posted{}, invalid("balance of %s %s would overflow", k.account, k.asset)
+// replays marks the transactions of ps already posted (their reference in stored) as
+// replays, and reports whether all are; ErrReferenceConflict for one posted with other
+// postings.
+func replays(ps []*prepared, stored map[string]storedTx) (bool, error) {
+	all := true
+	for _, p := range ps {
+		s, ok := stored[p.t.Reference]
+		if !ok {
+			all = false
+			continue
 		}
-		if nb < 0 && !r.allowNegative {
-			return Posted{}, &InsufficientBalanceError{Account: k.account, Asset: k.asset, Balance: r.balance, Change: net[k]}
+		if !bytes.Equal(s.hash, p.hash) {
+			return false, fmt.Errorf("%w: %q", ErrReferenceConflict, p.t.Reference)
+		}
+		p.replay = &Posted{ID: s.id, Replayed: true, CreatedAt: s.createdAt}
+	}
+	return all, nil
+}
+
+// write writes p, its accounts locked and its balances checked: the transaction row, its
+// entries and its accounts' new balances (in p.rows, for the next transaction of the same
+// PostAll).
+func (p *prepared) write(ctx context.Context, tx pgx.Tx) (Posted, error) {
+	t, rows := p.t, p.rows
+	// Checked again as written: a transaction before it in its PostAll that was posted
+	// concurrently (below) left the balances as they were.
+	for _, k := range p.slots {
+		if err := p.check(k, rows[k], rows[k].balance); err != nil {
+			return Posted{}, err
 		}
 	}
-
 	id, err := uuid.NewV7()
 	if err != nil {
 		return Posted{}, err
@@ -132,11 +315,11 @@ func Post(ctx context.Context, tx pgx.Tx, t Transaction) (Posted, error) {
 		values ($1, $2, $3, $4, $5, $6, $7, $8)
 		on conflict (merchant_id, environment, reference) do nothing
 		returning created_at`,
-		id, t.MerchantID, t.Environment, t.Reference, t.Kind, t.Description, hash, meta).Scan(&createdAt)
+		id, t.MerchantID, t.Environment, t.Reference, t.Kind, t.Description, p.hash, meta).Scan(&createdAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Posted concurrently by a transaction that committed while we waited for the locks.
-		if p, ok, err := replay(ctx, tx, t, hash); err != nil || ok {
-			return p, err
+		if r, ok, err := replay(ctx, tx, t, p.hash); err != nil || ok {
+			return r, err
 		}
 		return Posted{}, errors.New("ledger: reference conflict without a row")
 	}
@@ -157,28 +340,28 @@ func Post(ctx context.Context, tx pgx.Tx, t Transaction) (Posted, error) {
 		eKinds   = make([]string, n)
 		eDescs   = make([]string, n)
 	)
-	for i, p := range t.Postings {
-		r := rows[slot{shard.of(p.Account), p.Amount.Asset}]
+	for i, ps := range t.Postings {
+		r := rows[slot{p.shard.of(ps.Account), ps.Amount.Asset}]
 		r.lastSeq++
 		// The running balance after each entry, checked: the net checks above bound only the
 		// final balance, and an account moved up and down in one transaction passes through
 		// the balances between.
-		after, err := money.New(p.Amount.Asset, r.balance).Add(p.Amount)
+		after, err := money.New(ps.Amount.Asset, r.balance).Add(ps.Amount)
 		if err != nil {
-			return Posted{}, invalid("balance of %s %s would overflow after entry %d", p.Account, p.Amount.Asset, i+1)
+			return Posted{}, invalid("balance of %s %s would overflow after entry %d", ps.Account, ps.Amount.Asset, i+1)
 		}
 		r.balance = after.Minor
 		if eIDs[i], err = uuid.NewV7(); err != nil {
 			return Posted{}, err
 		}
-		eAccts[i], eAssets[i], eAmounts[i], eSeqs[i], eAfter[i] = r.id, string(p.Amount.Asset), p.Amount.Minor, r.lastSeq, r.balance
-		eRefs[i], eKinds[i], eDescs[i] = p.Memo.Reference, p.Memo.Kind, p.Memo.Description
+		eAccts[i], eAssets[i], eAmounts[i], eSeqs[i], eAfter[i] = r.id, string(ps.Amount.Asset), ps.Amount.Minor, r.lastSeq, r.balance
+		eRefs[i], eKinds[i], eDescs[i] = ps.Memo.Reference, ps.Memo.Kind, ps.Memo.Description
 	}
-	aIDs := make([]uuid.UUID, len(slots))
-	aBal := make([]int64, len(slots))
-	aSeq := make([]int64, len(slots))
-	posted := Posted{ID: id, CreatedAt: createdAt, Balances: make([]Balance, len(slots))}
-	for i, k := range slots {
+	aIDs := make([]uuid.UUID, len(p.slots))
+	aBal := make([]int64, len(p.slots))
+	aSeq := make([]int64, len(p.slots))
+	posted := Posted{ID: id, CreatedAt: createdAt, Balances: make([]Balance, len(p.slots))}
+	for i, k := range p.slots {
 		r := rows[k]
 		aIDs[i], aBal[i], aSeq[i] = r.id, r.balance, r.lastSeq
 		posted.Balances[i] = Balance{Account: k.account.unsharded(), Amount: money.New(k.asset, r.balance), UpdatedAt: createdAt}
@@ -195,7 +378,7 @@ func Post(ctx context.Context, tx pgx.Tx, t Transaction) (Posted, error) {
 	b.Queue(`update ledger_accounts a set balance = u.balance, last_seq = u.last_seq, updated_at = $1
 		from unnest($2::uuid[], $3::bigint[], $4::bigint[]) as u(id, balance, last_seq)
 		where a.id = u.id`, createdAt, aIDs, aBal, aSeq)
-	queueFXIntents(b, t, id, net)
+	queueFXIntents(b, t, id, p.net)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		if isNegativeBalance(err) { // the database's own guard (should be unreachable)
 			return Posted{}, &InsufficientBalanceError{}
@@ -302,33 +485,62 @@ func replay(ctx context.Context, q postgres.Querier, t Transaction, hash []byte)
 const replaySQL = `select id, postings_hash, created_at from ledger_transactions
 		where merchant_id = $1 and environment = $2 and reference = $3`
 
-// replayAndLock is replay and lockAccounts in one batch (one round trip).
-func replayAndLock(ctx context.Context, tx pgx.Tx, t Transaction, hash []byte, slots []slot) (Posted, bool, map[slot]*accountRow, error) {
+// storedTx is a transaction already posted under a reference.
+type storedTx struct {
+	id        uuid.UUID
+	hash      []byte
+	createdAt time.Time
+}
+
+// replaysSQL reads the posts of references $3.
+const replaysSQL = `select reference, id, postings_hash, created_at from ledger_transactions
+		where merchant_id = $1 and environment = $2 and reference = any($3::text[])`
+
+// lockAndReplay locks the accounts of slots (lockAllSQL when all, lockSQL otherwise) and
+// then reads the earlier posts of refs, in one round trip.
+func lockAndReplay(ctx context.Context, tx pgx.Tx, k tenant, slots []slot, refs []string, all bool) (map[slot]*accountRow, map[string]storedTx, error) {
 	b := &pgx.Batch{}
-	b.Queue(replaySQL, t.MerchantID, t.Environment, t.Reference)
 	owners, ownerIDs, assets, purposes := slotArrays(slots)
-	b.Queue(lockSQL, t.MerchantID, t.Environment, owners, ownerIDs, assets, purposes)
+	if all {
+		b.Queue(lockAllSQL, k.merchantID, k.env, owners, ownerIDs, assets, purposes, len(slots))
+	} else {
+		b.Queue(lockSQL, k.merchantID, k.env, owners, ownerIDs, assets, purposes)
+	}
+	b.Queue(replaysSQL, k.merchantID, k.env, refs)
 	br := tx.SendBatch(ctx, b)
-	p, ok, err := replayed(br.QueryRow(), t, hash)
-	if err != nil || ok {
-		if cerr := br.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("ledger: lock accounts: %w", cerr)
+	defer br.Close()
+	rs, err := br.Query()
+	if err != nil {
+		return nil, nil, fmt.Errorf("ledger: lock accounts: %w", err)
+	}
+	rows, err := scanAccounts(rs, len(slots))
+	if err != nil {
+		return nil, nil, err
+	}
+	rs, err = br.Query()
+	if err != nil {
+		return nil, nil, fmt.Errorf("ledger: read references: %w", err)
+	}
+	defer rs.Close()
+	stored := map[string]storedTx{}
+	for rs.Next() {
+		var (
+			ref string
+			s   storedTx
+		)
+		if err := rs.Scan(&ref, &s.id, &s.hash, &s.createdAt); err != nil {
+			return nil, nil, fmt.Errorf("ledger: read references: %w", err)
 		}
-		return p, ok, nil, err
+		stored[ref] = s
 	}
-	rows, err := br.Query()
-	if err != nil {
-		br.Close()
-		return Posted{}, false, nil, fmt.Errorf("ledger: lock accounts: %w", err)
+	if err := rs.Err(); err != nil {
+		return nil, nil, fmt.Errorf("ledger: read references: %w", err)
 	}
-	out, err := scanAccounts(rows, len(slots))
-	if cerr := br.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("ledger: lock accounts: %w", cerr)
+	rs.Close()
+	if err := br.Close(); err != nil {
+		return nil, nil, fmt.Errorf("ledger: lock accounts: %w", err)
 	}
-	if err != nil {
-		return Posted{}, false, nil, err
-	}
-	return Posted{}, false, out, nil
+	return rows, stored, nil
 }
 
 // replayed reads replaySQL's row: a transaction already posted under t's reference is a
@@ -377,6 +589,20 @@ const lockSQL = `select a.id, a.owner_type, a.owner_id, a.asset, a.purpose, a.al
 		join unnest($3::text[], $4::uuid[], $5::text[], $6::text[]) as k(owner_type, owner_id, asset, purpose)
 		  on a.owner_type = k.owner_type and a.owner_id = k.owner_id and a.asset = k.asset and a.purpose = k.purpose
 		where a.merchant_id = $1 and a.environment = $2
+		order by a.id
+		for update of a`
+
+// lockAllSQL is lockSQL when every account of the keys exists ($7 of them), and locks
+// nothing otherwise: a post creates its missing accounts holding no lock on its merchant's
+// accounts (Post).
+const lockAllSQL = `with k as (select * from unnest($3::text[], $4::uuid[], $5::text[], $6::text[]) as k(owner_type, owner_id, asset, purpose))
+		select a.id, a.owner_type, a.owner_id, a.asset, a.purpose, a.allow_negative, a.balance, a.last_seq
+		from ledger_accounts a
+		join k on a.owner_type = k.owner_type and a.owner_id = k.owner_id and a.asset = k.asset and a.purpose = k.purpose
+		where a.merchant_id = $1 and a.environment = $2
+		  and (select count(*) from ledger_accounts c
+			join k on c.owner_type = k.owner_type and c.owner_id = k.owner_id and c.asset = k.asset and c.purpose = k.purpose
+			where c.merchant_id = $1 and c.environment = $2) = $7
 		order by a.id
 		for update of a`
 
