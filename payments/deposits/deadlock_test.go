@@ -61,8 +61,8 @@ func onReceipt(t *testing.T, in *intake) *deposits.Service {
 // its steps' system accounts as each step posted and its owners' rows at the end, while a
 // posting alone locks the same rows in id order (the owners' rows, older, first): the two
 // crossed whenever the batch's shard was the lone posting's; and account creation crossed
-// the same way (a posting creating an account while holding a row the creator of another
-// account it needs, uncommitted, was waiting for).
+// the same way (a posting waiting to create an account that another had just created,
+// uncommitted, while holding a row that other was waiting for).
 func TestConcurrentBatchesDoNotDeadlock(t *testing.T) {
 	in := newIntake(t, false)
 	alone := onReceipt(t, in)
