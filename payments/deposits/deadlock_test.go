@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"svc/payments/deposits"
 	"svc/payments/ledger"
@@ -15,27 +14,6 @@ import (
 	"svc/payments/providers"
 	"svc/payments/rates"
 )
-
-// deadlocks is how many deadlocks PostgreSQL has detected in pool's database: every
-// connection of the pool first flushes its pending statistics (a backend reports them
-// before it answers ReadyForQuery, at most once a second unless forced), so the count
-// includes the deadlocks this test's transactions were chosen as the victims of.
-func deadlocks(t *testing.T, pool *pgxpool.Pool) int64 {
-	t.Helper()
-	ctx := context.Background()
-	for _, c := range pool.AcquireAllIdle(ctx) {
-		_, err := c.Exec(ctx, `select pg_stat_force_next_flush()`)
-		c.Release()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	var n int64
-	if err := pool.QueryRow(ctx, `select deadlocks from pg_stat_database where datname = current_database()`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
 
 // onReceipt is a second deposits service on in's database with ConvertOnReceipt, as svcd
 // runs it: its intakes post the receipt, the conversion and the settlement in one ledger
@@ -67,7 +45,7 @@ func TestConcurrentBatchesDoNotDeadlock(t *testing.T) {
 	in := newIntake(t, false)
 	alone := onReceipt(t, in)
 	ctx := context.Background()
-	before := deadlocks(t, in.pool)
+	before := paymentstest.Deadlocks(t, in.pool)
 	const waves, batched, received = 20, 12, 12
 	var settled, failed int
 	old := []uuid.UUID{in.customer(t), in.customer(t)}
@@ -133,7 +111,7 @@ func TestConcurrentBatchesDoNotDeadlock(t *testing.T) {
 			settled++
 		}
 	}
-	if n := deadlocks(t, in.pool) - before; n != 0 {
+	if n := paymentstest.Deadlocks(t, in.pool) - before; n != 0 {
 		t.Errorf("%d deadlocks in the test's database", n)
 	}
 	in.verify(t)

@@ -1,7 +1,6 @@
 package ledger_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -9,33 +8,12 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"svc/payments/ledger"
 	"svc/payments/money"
 	"svc/payments/paymentstest"
 	"svc/persistence/postgres"
 )
-
-// deadlocks is how many deadlocks PostgreSQL has detected in pool's database: every
-// connection of the pool first flushes its pending statistics (a backend reports them
-// before it answers ReadyForQuery, at most once a second unless forced).
-func deadlocks(t *testing.T, pool *pgxpool.Pool) int64 {
-	t.Helper()
-	ctx := context.Background()
-	for _, c := range pool.AcquireAllIdle(ctx) {
-		_, err := c.Exec(ctx, `select pg_stat_force_next_flush()`)
-		c.Release()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	var n int64
-	if err := pool.QueryRow(ctx, `select deadlocks from pg_stat_database where datname = current_database()`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
 
 // Database transactions that each post several ledger transactions (a customer funded, then
 // paying another, the merchant's pending credited, another merchant's books) through one
@@ -90,7 +68,7 @@ func TestPostAllNeverDeadlocks(t *testing.T) {
 			plans[w][r] = work{ts: ts, alone: rng.IntN(4) == 0}
 		}
 	}
-	before := deadlocks(t, pool)
+	before := paymentstest.Deadlocks(t, pool)
 	err := paymentstest.Race(workers, func(w int) error {
 		for _, p := range plans[w] {
 			if p.alone {
@@ -117,7 +95,7 @@ func TestPostAllNeverDeadlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := deadlocks(t, pool) - before; n != 0 {
+	if n := paymentstest.Deadlocks(t, pool) - before; n != 0 {
 		t.Errorf("%d deadlocks in the test's database", n)
 	}
 	mustVerify(t, pool)

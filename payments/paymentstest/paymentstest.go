@@ -137,3 +137,25 @@ func Available(t testing.TB, pool *pgxpool.Pool, tn payments.Tenant, owner ledge
 	}
 	return money.Zero(asset)
 }
+
+// Deadlocks is how many deadlocks PostgreSQL has detected in pool's database: every idle
+// connection of the pool first flushes its pending statistics (a backend reports them
+// before it answers ReadyForQuery, at most once a second unless forced), so the count
+// includes the deadlocks the test's own transactions were chosen as the victims of. Read it
+// before and after the concurrent part, with the pool idle.
+func Deadlocks(t testing.TB, pool *pgxpool.Pool) int64 {
+	t.Helper()
+	ctx := context.Background()
+	for _, c := range pool.AcquireAllIdle(ctx) {
+		_, err := c.Exec(ctx, `select pg_stat_force_next_flush()`)
+		c.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int64
+	if err := pool.QueryRow(ctx, `select deadlocks from pg_stat_database where datname = current_database()`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
