@@ -675,8 +675,10 @@ func GetBalance(ctx context.Context, q postgres.Querier, merchantID uuid.UUID, e
 // LockBalance is GetBalance that also locks the account row (FOR UPDATE) until tx ends,
 // creating the account if needed, so the caller can decide a posting from the balance
 // (e.g. a reversal debiting what is left and recording the shortfall as receivable).
-// Lock accounts in a fixed order when you lock several; Post then locks the rest. Not for
-// system accounts (they may go negative, so no posting is decided from their balance; a
+// Lock accounts in a fixed order when you lock several; Post then locks the rest in a
+// second round, which can deadlock with a posting that holds one of the rest and waits for
+// this account (postgres.InTx retries it; the one caller, a deposit's reversal, is rare).
+// Not for system accounts (they may go negative, so no posting is decided from their balance; a
 // system account is kept in shards, and this would lock only the first).
 func LockBalance(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, env string, a Account, asset money.Asset) (Balance, error) {
 	if err := a.validate(); err != nil {
