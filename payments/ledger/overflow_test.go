@@ -41,3 +41,53 @@ func TestRunningBalanceOverflowIsRefused(t *testing.T) {
 		t.Fatalf("verify %v %v", v, err)
 	}
 }
+
+// A running balance that would pass int64 is a validation error, and Post's contract for
+// those is that tx stays usable with nothing written: the caller may go on and commit. The
+// refusal must come before the transaction row, or the commit keeps a ledger transaction
+// without entries whose reference then replays as posted (found in review R5; the test
+// above rolled back and could not see it). In a PostAll the same goes for a later
+// transaction's entries: nothing of the earlier ones is written either.
+func TestRunningBalanceOverflowWritesNothing(t *testing.T) {
+	pool, ctx := paymentstest.New(t)
+	merchant := uuid.New()
+	acct := ledger.Merchant(merchant, ledger.Available)
+	tr := func(ref string, ps []ledger.Posting) ledger.Transaction {
+		return ledger.Transaction{MerchantID: merchant, Environment: "sandbox", Reference: ref, Kind: "test", Description: ref, Postings: ps}
+	}
+	if _, err := post(ctx, pool, tr("fill", ledger.Move(ledger.System(ledger.External), acct, money.New(money.USDT, math.MaxInt64-10)))); err != nil {
+		t.Fatal(err)
+	}
+	up := money.New(money.USDT, 100)
+	through := tr("through", append(ledger.Move(ledger.System(ledger.External), acct, up), ledger.Move(acct, ledger.System(ledger.External), up)...))
+	other := tr("other", ledger.Move(ledger.System(ledger.External), ledger.Merchant(merchant, ledger.Pending), up))
+	for _, c := range []struct {
+		name string
+		ts   []ledger.Transaction
+	}{
+		{"post", []ledger.Transaction{through}},
+		{"postall", []ledger.Transaction{other, through}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tx, err := pool.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			_, err = ledger.PostAll(ctx, tx, c.ts...)
+			if !errors.Is(err, ledger.ErrInvalidTransaction) {
+				t.Fatalf("posted through an overflow: %v", err)
+			}
+			var n int
+			if err := tx.QueryRow(ctx, `select count(*) from ledger_transactions where reference in ('through', 'other')`).Scan(&n); err != nil || n != 0 {
+				t.Fatalf("after the refusal, in its transaction: %d rows (%v)", n, err)
+			}
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if v, err := ledger.Verify(ctx, pool); err != nil || len(v) != 0 {
+				t.Fatalf("verify %v %v", v, err)
+			}
+		})
+	}
+}

@@ -131,6 +131,14 @@ func PostAll(ctx context.Context, tx pgx.Tx, ts ...Transaction) ([]Posted, error
 			continue
 		}
 		k := tenant{p.t.MerchantID, p.t.Environment}
+		if err := p.checkEntries(func(s slot) int64 {
+			if b, ok := balances[key{k, s}]; ok {
+				return b
+			}
+			return p.rows[s].balance
+		}); err != nil {
+			return nil, err
+		}
 		for _, s := range p.slots {
 			r := p.rows[s]
 			b, ok := balances[key{k, s}]
@@ -224,6 +232,29 @@ func (p *prepared) check(s slot, r *accountRow, b int64) error {
 	return nil
 }
 
+// checkEntries refuses p when the balance after one of its entries, in order from the
+// balances from gives, would pass int64. The net checks bound only each account's final
+// balance, and an account moved up and down in one transaction passes through the balances
+// between (issue 32). Checked with the others, before anything is written: an error after
+// the transaction row would leave it in a tx said to be usable, without its entries, its
+// reference replaying as posted.
+func (p *prepared) checkEntries(from func(slot) int64) error {
+	run := map[slot]int64{}
+	for i, e := range p.t.Postings {
+		s := slot{p.shard.of(e.Account), e.Amount.Asset}
+		b, ok := run[s]
+		if !ok {
+			b = from(s)
+		}
+		after, err := money.New(s.asset, b).Add(e.Amount)
+		if err != nil {
+			return invalid("balance of %s %s would overflow after entry %d", e.Account, e.Amount.Asset, i+1)
+		}
+		run[s] = after.Minor
+	}
+	return nil
+}
+
 // lockTenant locks the accounts of one merchant's transactions ps (all of them, in one
 // statement, in id order) and reads their references' earlier posts, in one round trip:
 // after the lock, so a post of the same reference that held one of the accounts is seen.
@@ -299,6 +330,9 @@ func (p *prepared) write(ctx context.Context, tx pgx.Tx) (Posted, error) {
 			return Posted{}, err
 		}
 	}
+	if err := p.checkEntries(func(s slot) int64 { return rows[s].balance }); err != nil {
+		return Posted{}, err
+	}
 	id, err := uuid.NewV7()
 	if err != nil {
 		return Posted{}, err
@@ -343,14 +377,7 @@ func (p *prepared) write(ctx context.Context, tx pgx.Tx) (Posted, error) {
 	for i, ps := range t.Postings {
 		r := rows[slot{p.shard.of(ps.Account), ps.Amount.Asset}]
 		r.lastSeq++
-		// The running balance after each entry, checked: the net checks above bound only the
-		// final balance, and an account moved up and down in one transaction passes through
-		// the balances between.
-		after, err := money.New(ps.Amount.Asset, r.balance).Add(ps.Amount)
-		if err != nil {
-			return Posted{}, invalid("balance of %s %s would overflow after entry %d", ps.Account, ps.Amount.Asset, i+1)
-		}
-		r.balance = after.Minor
+		r.balance += ps.Amount.Minor // checked above (checkEntries)
 		if eIDs[i], err = uuid.NewV7(); err != nil {
 			return Posted{}, err
 		}
