@@ -12,6 +12,7 @@ import (
 	_ "embed"
 	"fmt"
 	"math/big"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -129,13 +130,26 @@ func Start(t testing.TB) *Node {
 	return n
 }
 
+// freePort picks a free port for geth, below Linux's ephemeral range (32768-60999 by
+// default): a port ":0" handed out is in that range, and once closed it can be taken, before
+// geth binds it, by any socket of the box (an outgoing connection to PostgreSQL included:
+// its local port blocks the bind too). Restart binds the same port again after the node was
+// down, 30 s in TestLiveChainNodeOutageResumesWithoutGap, in which the packages tested
+// beside this one open thousands of such connections. As svcd's crash tests
+// (cmd/svcd freePort).
 func freePort(t testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	t.Helper()
+	for range 200 {
+		port := 20000 + rand.IntN(12000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return port
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatal("no free port in 20000-31999")
+	return 0
 }
 
 func (n *Node) start() {
