@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -32,13 +32,14 @@ func (s *safeBuffer) String() string {
 	return s.b.String()
 }
 
+// freeAddr is an address on a free port for an svcd the test runs in process. The port is
+// freePort's, below the ephemeral range: svcd binds it only after its migrations and its
+// pool's connections, and a port ":0" handed out can meanwhile become the local port of any
+// outgoing connection of the box (svcd's own to PostgreSQL included), which makes the bind
+// fail with address already in use.
 func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Helper()
+	return fmt.Sprintf("127.0.0.1:%d", freePort(t))
 }
 
 // TestServeAndShutdown starts the whole server in process (every route set, the exchanges,
