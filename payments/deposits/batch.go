@@ -171,6 +171,11 @@ func (s *Service) runSteps(ctx context.Context, batch []*stepReq) {
 		return s.postBatch(ctx, tx, batchID, items)
 	})
 	// Steps that call out run alone, after the batch; every step when the batch failed.
+	if err != nil {
+		// Logged: the steps' own outcomes hide it, and a batch that always fails (one bad
+		// step in each, a fault in the batch posting) would show only as a slower service.
+		s.cfg.Logger.WarnContext(ctx, "deposits: batch failed; its steps run alone", "steps", len(batch), "error", err)
+	}
 	for _, r := range batch {
 		if err != nil || errors.Is(r.err, errOwnTx) {
 			r.err = postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error { return s.advanceTx(ctx, tx, r.id, r.from, nil) })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -19,7 +20,7 @@ import (
 // postings) fails the batch; the batch then runs its steps alone: that step fails alone,
 // with the ledger's error, its deposit left PENDING_FX with nothing of the step written,
 // and every other step goes through once: SETTLED, each event once, the customer's credit
-// once, the books sound. (Before ledger.PostAll each step posted in its own savepoint,
+// once, the books sound; the batch's failure is logged. (Before ledger.PostAll each step posted in its own savepoint,
 // with the same outcome.)
 func TestABatchStepsFailingPostingFailsItAlone(t *testing.T) {
 	in := newIntake(t, false)
@@ -79,7 +80,11 @@ func TestABatchStepsFailingPostingFailsItAlone(t *testing.T) {
 	if got := in.available(t, ledger.OwnerCustomer, cust); got != "20.000000" { // 2 customer deposits of 10 USDT settled (the bad one is the third), each credited once
 		t.Errorf("customer available %s, want 20.000000", got)
 	}
-	// The batch failed as a whole: no batch posting committed, each step posted alone.
+	// The batch failed as a whole, and says so (else a batch that always fails would show
+	// only as a slower service): no batch posting committed, each step posted alone.
+	if logs := in.logs.String(); !strings.Contains(logs, "batch failed") || !strings.Contains(logs, ids[bad].String()) {
+		t.Errorf("the failed batch is not logged with its error: %q", logs)
+	}
 	if got := pgtest.Strings(t, in.pool, `select reference from ledger_transactions where reference like 'deposits:batch:%'`); len(got) != 0 {
 		t.Errorf("batch postings committed: %v", got)
 	}

@@ -69,7 +69,8 @@ type Config struct {
 	// Logger hears why a deposit ConvertOnReceipt applied to went to its job instead
 	// (nil: discarded): Info for a conversion the step would not end converted (refused,
 	// no rate), Warn for any other error, which would otherwise send every deposit through
-	// the jobs unnoticed.
+	// the jobs unnoticed. It hears too, at Warn, of a batch of steps that failed (its
+	// steps then run alone).
 	Logger *slog.Logger
 	Now    func() time.Time
 }
