@@ -153,6 +153,9 @@ func (s *Service) AdvanceRefund(ctx context.Context, id uuid.UUID) (time.Duratio
 		callErr error
 	)
 	err := postgres.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		// InTx reruns the closure after a deadlock or serialization failure: an aborted
+		// run's outcome must not outlive it.
+		wait, callErr = 0, nil
 		r, err := scanRefund(tx.QueryRow(ctx, `select `+refundCols+` from partner_refunds where id = $1 for update skip locked`, id))
 		if errors.Is(err, pgx.ErrNoRows) {
 			var exists bool
