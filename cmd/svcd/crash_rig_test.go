@@ -9,8 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -27,6 +25,7 @@ import (
 
 	"svc/engine"
 	"svc/persistence/postgres/pgtest"
+	"svc/testport"
 )
 
 // buildBinaries builds svcd and svc once into dir.
@@ -98,26 +97,6 @@ func baseEnv() []string {
 	return out
 }
 
-// freePort picks a free port for a server that is killed and started again on it. It is
-// taken below Linux's ephemeral range (32768-60999 by default), where ports handed out for
-// ":0" come from: while svcd is down between a kill and its restart, another test process
-// binding ":0" could otherwise get this very port and answer the clients (seen in CI: 401s
-// and "no route" from a stranger).
-func freePort(t *testing.T) int {
-	t.Helper()
-	for range 200 {
-		port := 20000 + rand.IntN(12000)
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err != nil {
-			continue
-		}
-		l.Close()
-		return port
-	}
-	t.Fatal("no free port in 20000-31999")
-	return 0
-}
-
 var demoKeyLine = regexp.MustCompile(`API key:\s+(svc_sk_test_\S+)`)
 
 // lineSink receives the process's output line by line.
@@ -158,7 +137,7 @@ func (p *svcdProc) start() time.Duration {
 	t.Helper()
 	p.runs++
 	began := time.Now()
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", testport.Free(t))
 	cmd := exec.Command(p.bin, append([]string{"--addr", addr}, p.args...)...)
 	cmd.Env = p.env
 	sink := &lineSink{p: p, run: p.runs, key: make(chan string, 1)}

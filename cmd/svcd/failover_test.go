@@ -34,6 +34,7 @@ import (
 
 	"svc/gateway/auth/authtest"
 	"svc/persistence/postgres/pgtest"
+	"svc/testport"
 )
 
 func TestFailoverUnderLoad(t *testing.T) {
@@ -148,7 +149,7 @@ func runFailover(t *testing.T, svcd string, seed uint64) (toReady, toFirst201 ti
 	probe := &crashClient{name: "probe", id: probeM.ID, key: func() string { return probeM.SandboxKey }, acked: map[string]*seenOrder{}}
 
 	startup := leader.start()
-	startStandby(t, standby, fmt.Sprintf("127.0.0.1:%d", freePort(t)))
+	startStandby(t, standby, fmt.Sprintf("127.0.0.1:%d", testport.Free(t)))
 	t.Logf("leader up in %s; standby waiting", startup.Round(time.Millisecond))
 
 	// The clients talk to front: the leader, then the standby from the kill on.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"svc/persistence/postgres/pgtest"
+	"svc/testport"
 )
 
 // safeBuffer collects svcd's log output from its goroutines.
@@ -33,13 +34,13 @@ func (s *safeBuffer) String() string {
 }
 
 // freeAddr is an address on a free port for an svcd the test runs in process. The port is
-// freePort's, below the ephemeral range: svcd binds it only after its migrations and its
+// testport.Free's, below the ephemeral range: svcd binds it only after its migrations and its
 // pool's connections, and a port ":0" handed out can meanwhile become the local port of any
 // outgoing connection of the box (svcd's own to PostgreSQL included), which makes the bind
 // fail with address already in use.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	return fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	return fmt.Sprintf("127.0.0.1:%d", testport.Free(t))
 }
 
 // TestServeAndShutdown starts the whole server in process (every route set, the exchanges,

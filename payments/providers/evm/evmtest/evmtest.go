@@ -12,12 +12,11 @@ import (
 	_ "embed"
 	"fmt"
 	"math/big"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"svc/testport"
 	"sync"
 	"testing"
 	"time"
@@ -123,33 +122,11 @@ func Start(t testing.TB) *Node {
 	if bin == "" {
 		t.Skip("no geth for the chain tests: " + why)
 	}
-	n := &Node{t: t, bin: bin, dir: t.TempDir(), port: freePort(t), Period: 1}
+	n := &Node{t: t, bin: bin, dir: t.TempDir(), port: testport.Free(t), Period: 1} // Restart binds it again: below the ephemeral range (testport)
 	n.URL = fmt.Sprintf("http://127.0.0.1:%d", n.port)
 	n.start()
 	t.Cleanup(n.Stop)
 	return n
-}
-
-// freePort picks a free port for geth, below Linux's ephemeral range (32768-60999 by
-// default): a port ":0" handed out is in that range, and once closed it can be taken, before
-// geth binds it, by any socket of the box (an outgoing connection to PostgreSQL included:
-// its local port blocks the bind too). Restart binds the same port again after the node was
-// down, 30 s in TestLiveChainNodeOutageResumesWithoutGap, in which the packages tested
-// beside this one open thousands of such connections. As svcd's crash tests
-// (cmd/svcd freePort).
-func freePort(t testing.TB) int {
-	t.Helper()
-	for range 200 {
-		port := 20000 + rand.IntN(12000)
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err != nil {
-			continue
-		}
-		l.Close()
-		return port
-	}
-	t.Fatal("no free port in 20000-31999")
-	return 0
 }
 
 func (n *Node) start() {
@@ -161,7 +138,7 @@ func (n *Node) start() {
 	n.log = logf
 	n.cmd = exec.Command(n.bin, "--dev", "--dev.period", fmt.Sprint(n.Period), "--datadir", filepath.Join(n.dir, "data"),
 		"--http", "--http.addr", "127.0.0.1", "--http.port", fmt.Sprint(n.port), "--http.api", "eth,net,web3,debug,txpool",
-		"--authrpc.port", fmt.Sprint(freePort(t)), "--port", "0", "--nodiscover", "--maxpeers", "0", "--ipcdisable",
+		"--authrpc.port", fmt.Sprint(testport.Free(t)), "--port", "0", "--nodiscover", "--maxpeers", "0", "--ipcdisable",
 		"--verbosity", "2", "--rpc.txfeecap", "0")
 	n.cmd.Stdout, n.cmd.Stderr = logf, logf
 	if err := n.cmd.Start(); err != nil {
