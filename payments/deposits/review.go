@@ -2,6 +2,7 @@ package deposits
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -133,43 +134,39 @@ func (s *Service) reverse(ctx context.Context, tx pgx.Tx, d Deposit, reason stri
 	if d.Settlement.Mode == onramps.ModeInternal {
 		holder = owner(d, ledger.Available)
 	}
-	bal, err := ledger.LockBalance(ctx, tx, m, env, holder, got.Asset)
-	if err != nil {
-		return Outcome{}, err
-	}
-	take := got
-	if bal.Amount.Cmp(got) < 0 {
-		take = bal.Amount
-		if take.Sign() < 0 {
-			take = money.Zero(got.Asset)
+	// The whole amount is posted first, so the common case takes its ledger locks in one
+	// round (ledger.Post: the holder and the FX and External shard accounts in id order), as
+	// every other posting does: locking the holder first (ledger.LockBalance) and the rest in
+	// the post after could deadlock with a deposit batch crediting the holder through the
+	// same FX shard (issue 27). A refused post writes nothing and keeps its row locks, so
+	// its error's balance (read under that lock) decides what the holder still covers.
+	take, short := got, money.Zero(got.Asset)
+	posted, err := s.post(ctx, tx, d, nil, "reverse", reversalDesc(d, take, short), reversalPostings(d, holder, take, short)...)
+	var ib *ledger.InsufficientBalanceError
+	if errors.As(err, &ib) && ib.Account == holder && ib.Asset == got.Asset {
+		// The money was spent: debit what is left, the rest goes on the receivable (same
+		// reference: the refused post wrote nothing). This post locks the receivable (and
+		// may create it) while holding the others, a second round; acceptable because it
+		// is rare (a reversal of a deposit whose money has left the balance) and
+		// postgres.InTx retries a deadlock, with nothing written by the victim.
+		take = money.New(got.Asset, max(0, min(ib.Balance, got.Minor)))
+		if short, err = got.Sub(take); err != nil {
+			return Outcome{}, err
 		}
+		posted, err = s.post(ctx, tx, d, nil, "reverse", reversalDesc(d, take, short), reversalPostings(d, holder, take, short)...)
 	}
-	short, err := got.Sub(take)
 	if err != nil {
-		return Outcome{}, err
-	}
-	var postings [][]ledger.Posting
-	if take.IsPositive() {
-		postings = append(postings, ledger.Move(holder, ledger.System(ledger.FX), take))
-	}
-	if short.IsPositive() {
-		postings = append(postings, ledger.Move(ledger.Merchant(m, ledger.Receivable), ledger.System(ledger.FX), short))
-	}
-	postings = append(postings, ledger.Move(ledger.System(ledger.FX), ledger.System(ledger.External), d.Amount))
-	desc := fmt.Sprintf("Reversal of deposit %s: %s %s debited back", d.PaymentReference, take, take.Asset)
-	if short.IsPositive() {
-		desc += fmt.Sprintf(", %s %s owed by the merchant (receivable)", short, short.Asset)
-	}
-	if _, err := s.post(ctx, tx, d, nil, "reverse", desc, postings...); err != nil {
 		return Outcome{}, err
 	}
 	if err := s.end(ctx, tx, &d, Reversed, reason); err != nil {
 		return Outcome{}, err
 	}
 	if holder.Owner == ledger.OwnerCustomer {
-		after, err := ledger.GetBalance(ctx, tx, m, env, holder, got.Asset)
-		if err != nil {
-			return Outcome{}, err
+		after, ok := posted.Find(holder, got.Asset)
+		if !ok { // nothing taken: the holder was not posted to
+			if after, err = ledger.GetBalance(ctx, tx, m, env, holder, got.Asset); err != nil {
+				return Outcome{}, err
+			}
 		}
 		id, why := d.ID.String(), reason
 		if short.IsPositive() {
@@ -184,6 +181,28 @@ func (s *Service) reverse(ctx context.Context, tx pgx.Tx, d Deposit, reason stri
 	}
 	out.Deposit, out.Changed, out.Debited, out.Shortfall = d, true, &take, &short
 	return out, nil
+}
+
+// reversalPostings is the reversal of d's postings: take debited from holder, short
+// booked on the merchant's receivable, the NGN returned to the sender through the FX desk.
+func reversalPostings(d Deposit, holder ledger.Account, take, short money.Amount) [][]ledger.Posting {
+	var postings [][]ledger.Posting
+	if take.IsPositive() {
+		postings = append(postings, ledger.Move(holder, ledger.System(ledger.FX), take))
+	}
+	if short.IsPositive() {
+		postings = append(postings, ledger.Move(ledger.Merchant(d.Tenant.MerchantID, ledger.Receivable), ledger.System(ledger.FX), short))
+	}
+	return append(postings, ledger.Move(ledger.System(ledger.FX), ledger.System(ledger.External), d.Amount))
+}
+
+// reversalDesc is the description of the reversal of d's ledger transaction.
+func reversalDesc(d Deposit, take, short money.Amount) string {
+	desc := fmt.Sprintf("Reversal of deposit %s: %s %s debited back", d.PaymentReference, take, take.Asset)
+	if short.IsPositive() {
+		desc += fmt.Sprintf(", %s %s owed by the merchant (receivable)", short, short.Asset)
+	}
+	return desc
 }
 
 // ClearTx is Clear in the caller's transaction.
