@@ -71,7 +71,7 @@ func isDeadlock(err error) bool {
 }
 
 // A reversal takes its ledger locks in one round with the other postings (issue 27). It
-// locked the credited balance first (ledger.LockBalance), then the FX desk's shard with
+// locked the credited balance first (ledger.LockBalance, since removed), then the FX desk's shard with
 // the rest in its post: a deposit batch crediting that customer through the same FX shard,
 // queued on that shard's row before it, then got the shard and waited for the customer's
 // row, which the reversal held while it waited for the shard: a deadlock (40P01 after

@@ -136,7 +136,7 @@ func (s *Service) reverse(ctx context.Context, tx pgx.Tx, d Deposit, reason stri
 	}
 	// The whole amount is posted first, so the common case takes its ledger locks in one
 	// round (ledger.Post: the holder and the FX and External shard accounts in id order), as
-	// every other posting does: locking the holder first (ledger.LockBalance) and the rest in
+	// every other posting does: locking the holder first (it read its balance so) and the rest in
 	// the post after could deadlock with a deposit batch crediting the holder through the
 	// same FX shard (issue 27). A refused post writes nothing and keeps its row locks, so
 	// its error's balance (read under that lock) decides what the holder still covers.

@@ -48,11 +48,12 @@
 // (FX bears the rounding); a withdrawal holds funds with Move(Merchant(m, Available),
 // Merchant(m, Pending), x), settles with Move(Merchant(m, Pending), System(External), x) and
 // fails with the reverse of the hold; a reversal the balance no longer covers debits what is
-// left and records the rest on Merchant(m, Receivable) (see LockBalance).
+// left and records the rest on Merchant(m, Receivable): it posts the whole debit first, and
+// on *InsufficientBalanceError posts what the balance it reports covers.
 //
 // # Reading and checking
 //
-// GetBalance, LockBalance, OwnerBalances and ListEntries read; Verify checks every invariant
+// GetBalance, OwnerBalances and ListEntries read; Verify checks every invariant
 // (zero sum, balance = sum of entries, entry sequences and running balances, no forbidden
 // negative balance) in one snapshot and returns the violations; `svc ledger verify` runs it.
 package ledger

@@ -601,16 +601,7 @@ func slotArrays(slots []slot) (owners []string, ownerIDs []uuid.UUID, assets, pu
 	return
 }
 
-// lockAccounts locks the existing accounts of slots in id order and returns them by slot.
-func lockAccounts(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, env string, slots []slot) (map[slot]*accountRow, error) {
-	owners, ownerIDs, assets, purposes := slotArrays(slots)
-	rows, err := tx.Query(ctx, lockSQL, merchantID, env, owners, ownerIDs, assets, purposes)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: lock accounts: %w", err)
-	}
-	return scanAccounts(rows, len(slots))
-}
-
+// lockSQL locks the existing accounts of the keys in id order.
 const lockSQL = `select a.id, a.owner_type, a.owner_id, a.asset, a.purpose, a.allow_negative, a.balance, a.last_seq
 		from ledger_accounts a
 		join unnest($3::text[], $4::uuid[], $5::text[], $6::text[]) as k(owner_type, owner_id, asset, purpose)
@@ -697,38 +688,6 @@ func GetBalance(ctx context.Context, q postgres.Querier, merchantID uuid.UUID, e
 		return b, fmt.Errorf("ledger: read balance: %w", err)
 	}
 	return b, nil
-}
-
-// LockBalance is GetBalance that also locks the account row (FOR UPDATE) until tx ends,
-// creating the account if needed, so the caller can decide a posting from the balance
-// (e.g. a reversal debiting what is left and recording the shortfall as receivable).
-// Lock accounts in a fixed order when you lock several; Post then locks the rest in a
-// second round, which can deadlock with a posting that holds one of the rest and waits for
-// this account (postgres.InTx retries it; the one caller, a deposit's reversal, is rare).
-// Not for system accounts (they may go negative, so no posting is decided from their balance; a
-// system account is kept in shards, and this would lock only the first).
-func LockBalance(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, env string, a Account, asset money.Asset) (Balance, error) {
-	if err := a.validate(); err != nil {
-		return Balance{}, err
-	}
-	if !asset.Valid() {
-		return Balance{}, invalid("unknown asset %q", asset)
-	}
-	s := []slot{{a, asset}}
-	rows, err := lockAccounts(ctx, tx, merchantID, env, s)
-	if err == nil && len(rows) == 0 {
-		if err = createAccounts(ctx, tx, merchantID, env, s); err == nil {
-			rows, err = lockAccounts(ctx, tx, merchantID, env, s)
-		}
-	}
-	if err != nil {
-		return Balance{}, err
-	}
-	r := rows[s[0]]
-	if r == nil {
-		return Balance{}, errors.New("ledger: account vanished")
-	}
-	return Balance{Account: a, Amount: money.New(asset, r.balance)}, nil
 }
 
 // OwnerBalances lists every account of one owner (all assets and purposes), by asset then
