@@ -280,6 +280,7 @@ type crashClient struct {
 
 	acked    map[string]*seenOrder
 	open     []string
+	placed   int // orders placed so far: the next client_order_id
 	unknown  int // no answer: the request may or may not have happened
 	rejected int
 	errs     []string
@@ -388,7 +389,11 @@ func (c *crashClient) place() {
 	r := c.rng
 	sym := crashSymbols[r.IntN(len(crashSymbols))]
 	side := []string{"buy", "sell"}[r.IntN(2)]
-	req := map[string]any{"symbol": sym, "side": side, "client_order_id": fmt.Sprintf("%s-%d", c.name, r.Uint32())}
+	// A counter, not a random number: a client places thousands of orders a run, and two
+	// random uint32s alike among them (about 1 run in 500 per client) made svcd answer 409
+	// CLIENT_ORDER_ID_IN_USE, rightly, and the test fail (CI at 9dd3682).
+	c.placed++
+	req := map[string]any{"symbol": sym, "side": side, "client_order_id": fmt.Sprintf("%s-%d", c.name, c.placed)}
 	switch k := r.IntN(100); {
 	case k < 80: // a limit order around 1500.00: about half cross
 		req["type"], req["price"], req["quantity"] = "limit", fmt.Sprintf("%d.00", 1495+r.IntN(11)), fmt.Sprintf("%d.00", 1+r.IntN(3))
