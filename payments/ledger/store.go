@@ -58,10 +58,9 @@ func (s slot) less(o slot) bool {
 // Missing accounts are created before any of t's accounts is locked, never while holding
 // them: a post that created an account (its row uncommitted until the commit) never waits
 // for a lock held by one waiting to create that account. The same holds only for a database
-// transaction that posts once: one that posts several times (or locks accounts with
-// LockBalance, then posts) takes its locks in several rounds, and two such transactions can
-// each hold an account the other's next round needs. Post such transactions with one
-// PostAll.
+// transaction that posts once: one that posts several times (or locks accounts itself, then
+// posts) takes its locks in several rounds, and two such transactions can each hold an
+// account the other's next round needs. Post such transactions with one PostAll.
 //
 // Errors: *InvalidTransactionError, *UnbalancedError, *InsufficientBalanceError,
 // ErrReferenceConflict, or the database's. The validation and balance errors are found
@@ -131,21 +130,19 @@ func PostAll(ctx context.Context, tx pgx.Tx, ts ...Transaction) ([]Posted, error
 			continue
 		}
 		k := tenant{p.t.MerchantID, p.t.Environment}
-		if err := p.checkEntries(func(s slot) int64 {
+		// What the transactions of ts before p left, else the locked row's.
+		balance := func(s slot) int64 {
 			if b, ok := balances[key{k, s}]; ok {
 				return b
 			}
 			return p.rows[s].balance
-		}); err != nil {
+		}
+		if err := p.checkEntries(balance); err != nil {
 			return nil, err
 		}
 		for _, s := range p.slots {
-			r := p.rows[s]
-			b, ok := balances[key{k, s}]
-			if !ok {
-				b = r.balance
-			}
-			if err := p.check(s, r, b); err != nil {
+			b := balance(s)
+			if err := p.check(s, p.rows[s], b); err != nil {
 				return nil, err
 			}
 			balances[key{k, s}] = b + p.net[s]
