@@ -271,7 +271,7 @@ func lockTenant(ctx context.Context, tx pgx.Tx, k tenant, ps []*prepared) error 
 		}
 	}
 	sort.Slice(slots, func(i, j int) bool { return slots[i].less(slots[j]) })
-	rows, stored, err := lockAndReplay(ctx, tx, k, slots, refs, true)
+	rows, stored, err := lockAndReplay(ctx, tx, k, slots, refs)
 	if err != nil {
 		return err
 	}
@@ -282,7 +282,7 @@ func lockTenant(ctx context.Context, tx pgx.Tx, k tenant, ps []*prepared) error 
 		if err := createAccounts(ctx, tx, k.merchantID, k.env, slots); err != nil {
 			return err
 		}
-		if rows, stored, err = lockAndReplay(ctx, tx, k, slots, refs, false); err != nil {
+		if rows, stored, err = lockAndReplay(ctx, tx, k, slots, refs); err != nil {
 			return err
 		}
 		if len(rows) < len(slots) {
@@ -520,16 +520,12 @@ type storedTx struct {
 const replaysSQL = `select reference, id, postings_hash, created_at from ledger_transactions
 		where merchant_id = $1 and environment = $2 and reference = any($3::text[])`
 
-// lockAndReplay locks the accounts of slots (lockAllSQL when all, lockSQL otherwise) and
-// then reads the earlier posts of refs, in one round trip.
-func lockAndReplay(ctx context.Context, tx pgx.Tx, k tenant, slots []slot, refs []string, all bool) (map[slot]*accountRow, map[string]storedTx, error) {
+// lockAndReplay locks the accounts of slots (all or none: lockSQL) and then reads the
+// earlier posts of refs, in one round trip.
+func lockAndReplay(ctx context.Context, tx pgx.Tx, k tenant, slots []slot, refs []string) (map[slot]*accountRow, map[string]storedTx, error) {
 	b := &pgx.Batch{}
 	owners, ownerIDs, assets, purposes := slotArrays(slots)
-	if all {
-		b.Queue(lockAllSQL, k.merchantID, k.env, owners, ownerIDs, assets, purposes, len(slots))
-	} else {
-		b.Queue(lockSQL, k.merchantID, k.env, owners, ownerIDs, assets, purposes)
-	}
+	b.Queue(lockSQL, k.merchantID, k.env, owners, ownerIDs, assets, purposes, len(slots))
 	b.Queue(replaysSQL, k.merchantID, k.env, refs)
 	br := tx.SendBatch(ctx, b)
 	defer br.Close()
@@ -598,19 +594,11 @@ func slotArrays(slots []slot) (owners []string, ownerIDs []uuid.UUID, assets, pu
 	return
 }
 
-// lockSQL locks the existing accounts of the keys in id order.
-const lockSQL = `select a.id, a.owner_type, a.owner_id, a.asset, a.purpose, a.allow_negative, a.balance, a.last_seq
-		from ledger_accounts a
-		join unnest($3::text[], $4::uuid[], $5::text[], $6::text[]) as k(owner_type, owner_id, asset, purpose)
-		  on a.owner_type = k.owner_type and a.owner_id = k.owner_id and a.asset = k.asset and a.purpose = k.purpose
-		where a.merchant_id = $1 and a.environment = $2
-		order by a.id
-		for update of a`
-
-// lockAllSQL is lockSQL when every account of the keys exists ($7 of them), and locks
-// nothing otherwise: a post creates its missing accounts holding no lock on its merchant's
-// accounts (Post).
-const lockAllSQL = `with k as (select * from unnest($3::text[], $4::uuid[], $5::text[], $6::text[]) as k(owner_type, owner_id, asset, purpose))
+// lockSQL locks the accounts of the keys, in id order, when every one of them exists ($7 of
+// them), and locks nothing otherwise: a post creates its missing accounts holding no lock on
+// its merchant's accounts (Post). Accounts are never deleted, so once created all are
+// locked.
+const lockSQL = `with k as (select * from unnest($3::text[], $4::uuid[], $5::text[], $6::text[]) as k(owner_type, owner_id, asset, purpose))
 		select a.id, a.owner_type, a.owner_id, a.asset, a.purpose, a.allow_negative, a.balance, a.last_seq
 		from ledger_accounts a
 		join k on a.owner_type = k.owner_type and a.owner_id = k.owner_id and a.asset = k.asset and a.purpose = k.purpose
