@@ -2,6 +2,7 @@ package partners_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -119,5 +120,70 @@ func TestRefundMachine(t *testing.T) {
 				t.Errorf("%s -> %s: %v", from, to, err)
 			}
 		}
+	}
+}
+
+// flakyRefunder is a partner unavailable at its first call that processes the refund at the
+// next (asking again answers the same refund: the reference is the refund's).
+type flakyRefunder struct{ calls atomic.Int32 }
+
+func (f *flakyRefunder) Refund(_ context.Context, req providers.RefundRequest) (providers.RefundResult, error) {
+	if f.calls.Add(1) == 1 {
+		return providers.RefundResult{}, errors.New("partner unavailable")
+	}
+	return providers.RefundResult{Status: providers.RefundProcessed, ProviderReference: "rfd_" + req.Reference}, nil
+}
+
+// A refund step's transaction that PostgreSQL aborts (here a serialization failure raised
+// once by a trigger, as a deadlock would) is run again by postgres.InTx: the step answers
+// what the run that committed found, not the aborted run's partner error too, which would
+// make the job retry a refund already recorded REFUNDED.
+func TestARerunRefundStepAnswersOnlyTheCommittedRun(t *testing.T) {
+	pool, _ := pgtest.New(t)
+	ctx := context.Background()
+	inserter, err := jobs.New(pool, jobs.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bank := partners.SandboxBankPartner(secret)
+	refunder := &flakyRefunder{}
+	bank.Refunder = refunder
+	svc, err := partners.New(pool, partners.Config{Partners: []partners.Partner{bank}, Jobs: inserter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	body, sig, _ := partners.SandboxNotification(secret, "in_rerun", partners.TypeInboundTransfer, now, partners.SandboxInbound{
+		Reference: "sbx_trf_rerun", BankCode: "999", AccountNumber: "0000000009", Amount: 2_500_000, Currency: "NGN", PaidAt: stamp(now)})
+	rc, err := svc.Receive(ctx, partners.SandboxBank, incoming(body, sig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := svc.Process(ctx, rc.ID); err != nil || res.Status != partners.Rejected {
+		t.Fatalf("%+v %v", res, err)
+	}
+	r, err := svc.RefundOf(ctx, rc.ID)
+	if err != nil || r.Status != partners.RefundPending {
+		t.Fatalf("%+v %v", r, err)
+	}
+	// The first write of the step aborts its transaction; a sequence, not rolled back with
+	// it, counts the writes.
+	if _, err := pool.Exec(ctx, `create sequence refund_writes;
+		create function abort_first_refund_write() returns trigger language plpgsql as $$ begin
+			if nextval('refund_writes') = 1 then
+				raise exception 'aborted by the test' using errcode = 'serialization_failure';
+			end if;
+			return new;
+		end $$;
+		create trigger abort_first_refund_write before update on partner_refunds
+			for each row execute function abort_first_refund_write()`); err != nil {
+		t.Fatal(err)
+	}
+	if wait, err := svc.AdvanceRefund(ctx, r.ID); err != nil || wait != 0 {
+		t.Fatalf("the step answered wait %v, %v; want 0 and no error: its committed run found the refund processed", wait, err)
+	}
+	r, _ = svc.RefundOf(ctx, rc.ID)
+	if r.Status != partners.RefundRefunded || refunder.calls.Load() != 2 {
+		t.Fatalf("after the rerun: %+v, %d partner calls; want REFUNDED after 2", r, refunder.calls.Load())
 	}
 }
