@@ -282,6 +282,18 @@ func TestLiveChainReorgBeforeConfirmationsCreditsNothing(t *testing.T) {
 
 func TestLiveChainDeepReorgOfACreditRaisesAnAlert(t *testing.T) {
 	t.Parallel()
+	deepReorgOfACredit(t, false)
+}
+
+// The rewind's transaction aborted once (a serialization failure raised by a trigger, as a
+// deadlock would) and rerun by postgres.InTx: the credit is still alerted once, the metric
+// 1, not the aborted run's rows counted again.
+func TestLiveChainDeepReorgAlertedOnceWhenTheRewindIsRerun(t *testing.T) {
+	t.Parallel()
+	deepReorgOfACredit(t, true)
+}
+
+func deepReorgOfACredit(t *testing.T, abortFirstRewind bool) {
 	r := newRig(t)
 	c := r.custody(r.node.URL, 1)
 	ctx := context.Background()
@@ -290,6 +302,22 @@ func TestLiveChainDeepReorgOfACreditRaisesAnAlert(t *testing.T) {
 	h := r.pay(p, 0, common.HexToAddress(addr), 7_000_000, 1)
 	r.node.Wait(h)
 	pollUntil(t, c, 30*time.Second, "the deposit credited", func() bool { return len(r.notes.all()) == 1 })
+	if abortFirstRewind {
+		// The rewind's last write (its cursor moved back) aborts the first time, after its
+		// transfers were marked and read; a sequence, not rolled back with the aborted
+		// transaction, counts the writes.
+		if _, err := r.pool.Exec(ctx, `create sequence rewind_writes;
+			create function abort_first_rewind() returns trigger language plpgsql as $$ begin
+				if nextval('rewind_writes') = 1 then
+					raise exception 'aborted by the test' using errcode = 'serialization_failure';
+				end if;
+				return new;
+			end $$;
+			create trigger abort_first_rewind before update on evm_cursors for each row
+				when (new.block_number < old.block_number) execute function abort_first_rewind()`); err != nil {
+			t.Fatal(err)
+		}
+	}
 	r.reorgOut(p, h)
 	r.node.WaitHead(r.node.Head() + 3)
 	pollUntil(t, c, 30*time.Second, "the alert", func() bool { return r.status(h) == "REORGED_AFTER_CREDIT" })
@@ -299,6 +327,12 @@ func TestLiveChainDeepReorgOfACreditRaisesAnAlert(t *testing.T) {
 	}
 	if testutil.ToFloat64(c.cfg.Metrics.ReorgedCredits.WithLabelValues("BASE")) != 1 {
 		t.Fatal("alert metric not raised")
+	}
+	if abortFirstRewind {
+		var writes int64
+		if err := r.pool.QueryRow(ctx, `select last_value from rewind_writes`).Scan(&writes); err != nil || writes < 2 {
+			t.Fatalf("the rewind's cursor written %d times (%v): the test never aborted it", writes, err)
+		}
 	}
 	if n := len(r.notes.all()); n != 1 {
 		t.Fatalf("%d notifications, want 1", n)
